@@ -1,0 +1,3 @@
+from slogqual.cli import main
+
+raise SystemExit(main())
