@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install slogqual's runtime and test dependencies on Debian 12, as root. Idempotent and quick on
+# a machine that has them: apt runs only when a package is missing, pip only when slogqual is not
+# installed from this tree. The lab's heavy set-up (QEMU, kernel, ZFS module) is contrib/lab/build.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  fio            # the measurement engine
+  gnuplot-nox    # plots
+  nbdkit         # nbd targets with added latency (delay filter) for tests and the lab
+  libnbd-bin     # nbdinfo: the size of an nbd export
+  util-linux     # lsblk, blkid, wipefs, losetup, findmnt
+  e2fsprogs      # mkfs.ext4 for the safety tests
+  python3-pip
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${missing[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Editable install: the console script runs this tree (also inside the lab guest, which sees the
+# host's root filesystem read-only).
+if ! python3 -c 'import slogqual, sys; sys.exit(0 if slogqual.__file__.startswith(sys.argv[1]) else 1)' "$PWD" 2>/dev/null \
+   || ! command -v slogqual >/dev/null; then
+  python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+fi
