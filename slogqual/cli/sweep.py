@@ -1,0 +1,163 @@
+"""slogqual sweep: QD1 sync-write sweeps of one or more targets."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+import time
+from typing import List, Optional
+
+from slogqual import target as targets
+from slogqual.errors import SlogqualError, UsageError
+from slogqual.progress import Progress
+from slogqual.report.text import diskinfo_lines, sweep_table
+from slogqual.results import SweepResult, STATUS_COMPLETE
+from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, prepare_resume, resume_target
+from slogqual.tools import fio
+from slogqual.units import DEFAULT_SIZES, parse_sizes
+
+
+def register(sub) -> None:
+    p = sub.add_parser("sweep", help="QD1 synchronous-write sweep, 512 B to 8 MiB (like diskinfo -wS)",
+                       description="For each TARGET (block device, regular file, nbd:// or nbd+unix:// URI; "
+                                   "default: a scratch file in the current directory) and each IO size, run "
+                                   "single-threaded QD1 synchronous random writes with fio.")
+    p.add_argument("targets", nargs="*", metavar="TARGET")
+    p.add_argument("--sizes", help="comma-separated IO sizes, e.g. 4k,128k,1m (default: 512 B ... 8 MiB, 15 sizes)")
+    p.add_argument("--mode", default="flush",
+                   help="flush: write then fdatasync per IO, O_DIRECT (default, what the ZIL and diskinfo do); "
+                        "dsync: O_DSYNC writes")
+    p.add_argument("--runtime", type=float, default=1.0, metavar="SECONDS", help="per size (default 1, like diskinfo)")
+    p.add_argument("--settle", type=float, default=1.0, metavar="SECONDS",
+                   help="sync and pause before each size (default 1, like diskinfo)")
+    p.add_argument("--allow-large", action="store_true", help="allow sizes above 8 MiB")
+    p.add_argument("--destroy-data", action="store_true",
+                   help="confirm that the named block devices may be overwritten")
+    p.add_argument("-o", "--output", metavar="PATH",
+                   help="result file (one target) or directory (several); default: slogqual-sweep-NAME-TIME.json here")
+    p.add_argument("--resume", metavar="RESULT", help="continue an interrupted sweep from its result file")
+    p.add_argument("--format", choices=("table", "json", "diskinfo"), default="table", help="what to print on stdout")
+    p.add_argument("--json", action="store_true", help="print the result document(s) (same as --format json)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=run)
+
+
+def _name_of(spec: Optional[str]) -> str:
+    if not spec:
+        return "scratch"
+    if targets.is_nbd_uri(spec):
+        return "nbd"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(spec.rstrip("/"))) or "target"
+
+
+def _output_paths(args, specs: List[Optional[str]]) -> List[str]:
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    names = [f"slogqual-sweep-{_name_of(s)}-{stamp}.json" for s in specs]
+    if len(set(names)) != len(names):
+        names = [f"slogqual-sweep-{i}-{_name_of(s)}-{stamp}.json" for i, s in enumerate(specs, 1)]
+    if not args.output:
+        return [os.path.abspath(n) for n in names]
+    out = args.output
+    if len(specs) == 1 and not (os.path.isdir(out) or out.endswith("/")):
+        parent = os.path.dirname(os.path.abspath(out))
+        if not os.path.isdir(parent):
+            raise UsageError(f"{out}: directory {parent} does not exist")
+        return [os.path.abspath(out)]
+    os.makedirs(out, exist_ok=True)
+    return [os.path.join(os.path.abspath(out), n) for n in names]
+
+
+def _validate(args) -> SweepParams:
+    if args.mode not in fio.MODES:
+        raise UsageError(f"unknown mode {args.mode!r}: use one of {', '.join(fio.MODES)}")
+    if not args.runtime > 0:
+        raise UsageError("--runtime must be more than 0 seconds")
+    if args.settle < 0:
+        raise UsageError("--settle cannot be negative")
+    sizes = parse_sizes(args.sizes, args.allow_large) if args.sizes else list(DEFAULT_SIZES)
+    return SweepParams(mode=args.mode, sizes=sizes, runtime_s=args.runtime, settle_s=args.settle)
+
+
+def _terminate_as_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _emit(args, results: List[SweepResult]) -> None:
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        docs = [r.to_dict() for r in results]
+        json.dump(docs[0] if len(docs) == 1 else docs, sys.stdout, indent=2)
+        print()
+    elif fmt == "diskinfo":
+        for r in results:
+            print(r.target.get("path"))
+            print(diskinfo_lines(r))
+            print()
+    else:
+        print("\n\n".join(sweep_table(r) for r in results))
+
+
+def run(args) -> int:
+    signal.signal(signal.SIGTERM, _terminate_as_interrupt)  # SIGTERM saves like Ctrl-C
+    fio_version = fio.check_version()
+    progress = Progress(quiet=args.quiet)
+    argv = ["slogqual", *sys.argv[1:]]
+
+    if args.resume:
+        if args.targets or args.sizes:
+            raise UsageError("--resume takes its target and sizes from the result file")
+        result = prepare_resume(args.resume, fio_version, argv)
+        if result.status == STATUS_COMPLETE and all(result.point(s) for s in result.params["sizes"]):
+            progress.say(f"{args.resume}: already complete")
+            _emit(args, [result])
+            return 0
+        params = SweepParams.from_dict(result.params)
+        plan = [(resume_target(result, os.getcwd()), os.path.abspath(args.resume), result)]
+    else:
+        params = _validate(args)
+        specs: List[Optional[str]] = list(args.targets) or [None]
+        outputs = _output_paths(args, specs)
+        largest = max(params.sizes)
+        # Resolve every target before measuring any: bad input costs nothing.
+        resolved = [targets.resolve(s, largest) if s else None for s in specs]
+        plan = []
+        for spec, tgt, out in zip(specs, resolved, outputs):
+            plan.append((tgt if tgt else targets.create_scratch(os.getcwd(), largest), out, None))
+
+    done: List[SweepResult] = []
+    worst = 0
+    try:
+        for tgt, out, previous in plan:
+            try:
+                with claim_target(tgt, args.destroy_data):
+                    for note in tgt.notes:
+                        progress.say(f"note: {note}")
+                    sweep = SyncWriteSweep(tgt, params, out, progress, result=previous,
+                                           fio_version=fio_version, argv=argv)
+                    for w in (previous.warnings if previous else []):
+                        progress.say(f"WARNING: {w}")
+                    result = sweep.run()
+                    for w in result.warnings:
+                        progress.say(f"WARNING: {w}")
+                    done.append(result)
+                    progress.say(f"result: {out}")
+            except SlogqualError as exc:
+                # One target failing (or refused) does not stop the others; its result file
+                # keeps every size measured before the failure.
+                print(f"slogqual: {exc}", file=sys.stderr)
+                if os.path.exists(out):
+                    print(f"slogqual: partial result kept: {out} (continue with --resume)", file=sys.stderr)
+                worst = max(worst, exc.exit_code)
+            finally:
+                targets.remove_scratch(tgt)
+    except KeyboardInterrupt:
+        for tgt, out, _ in plan:
+            targets.remove_scratch(tgt)
+        print("slogqual: interrupted; measured sizes are kept, continue with --resume", file=sys.stderr)
+        return 130
+    if done:
+        _emit(args, done)
+    return worst

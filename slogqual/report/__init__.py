@@ -1,0 +1,1 @@
+"""Presentation of results: text tables, diskinfo-style lines, plots, HTML."""

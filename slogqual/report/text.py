@@ -1,0 +1,52 @@
+"""Text renderings of a sweep: a tabulate table, and FreeBSD diskinfo -wS lines."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+from tabulate import tabulate
+
+from slogqual.results import LAT_BASIS_FLUSH_BOUND, SweepResult
+from slogqual.units import size_label
+
+
+def _num(v: Optional[float], fmt: str = "{:.1f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def sweep_title(result: SweepResult) -> str:
+    dev = result.device or {}
+    name = " ".join(str(x) for x in (dev.get("vendor"), dev.get("model")) if x) or result.target.get("path")
+    p = result.params
+    return (f"{name} ({result.target.get('kind')}, {result.target.get('path')}): "
+            f"mode={p.get('mode')} runtime={p.get('runtime_s')}s direct={p.get('direct')} [{result.status}]")
+
+
+def sweep_table(result: SweepResult) -> str:
+    rows = []
+    bound = False
+    for pt in result.points:
+        mark = "*" if pt.lat_basis == LAT_BASIS_FLUSH_BOUND else ""
+        bound = bound or bool(mark)
+        rows.append([size_label(pt.size), _num(pt.lat_us.mean), _num(pt.lat_us.p99) + mark,
+                     _num(pt.lat_us.max) + mark, _num(pt.iops, "{:.0f}"), _num(pt.mbps, "{:.2f}"), pt.ios])
+    headers = ["size", "mean µs", "p99 µs", "max µs", "IOPS", "MiB/s", "IOs"]
+    lines: List[str] = [sweep_title(result), tabulate(rows, headers=headers, disable_numparse=True,
+                                                      colalign=("right",) * len(headers))]
+    if bound:
+        lines.append("* write+flush upper bound from fio's separate write and flush percentiles (mean is exact)")
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    for w in result.warnings:
+        lines.append(f"WARNING: {w}")
+    if result.error:
+        lines.append(f"error: {result.error}")
+    return "\n".join(lines)
+
+
+def diskinfo_lines(result: SweepResult) -> str:
+    """The 'Synchronous random writes:' block exactly as diskinfo.c slogbench() prints it."""
+    out = ["Synchronous random writes:"]
+    for pt in result.points:
+        out.append("\t%4.4g kbytes: " % (pt.size / 1024) + "%8.1f usec/IO = %8.1f Mbytes/s" % (pt.lat_us.mean, pt.mbps))
+    return "\n".join(out)

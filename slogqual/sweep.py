@@ -1,0 +1,222 @@
+"""The sync-write sweep: QD1 synchronous writes at every IO size, one fio job each.
+
+The result document is saved (atomically) before the first size and after every
+size, so a killed run loses at most the size in progress and can be resumed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional
+
+from slogqual import environment
+from slogqual.errors import MeasurementError, RefusedError, UsageError
+from slogqual.progress import Progress
+from slogqual.results import (
+    LAT_BASIS_COMPLETION,
+    LAT_BASIS_FLUSH_BOUND,
+    STATUS_COMPLETE,
+    STATUS_FAILED,
+    STATUS_INTERRUPTED,
+    STATUS_RUNNING,
+    LatencyStats,
+    SweepPoint,
+    SweepResult,
+    load_sweep,
+    save_sweep,
+)
+from slogqual.target import KIND_BLOCK, KIND_NBD, KIND_SCRATCH, Target
+from slogqual import target as targets
+from slogqual.tools import fio
+from slogqual.units import MiB, size_label
+
+# Below this many IOs a point's percentiles mean little; the point says so.
+FEW_IOS = 10
+
+
+@dataclass
+class SweepParams:
+    mode: str = "flush"
+    sizes: List[int] = field(default_factory=list)
+    runtime_s: float = 1.0
+    settle_s: float = 1.0
+
+    def to_dict(self, target: Target) -> Dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "sizes": list(self.sizes),
+            "runtime_s": self.runtime_s,
+            "settle_s": self.settle_s,
+            "engine": "nbd" if target.kind == KIND_NBD else "psync",
+            "direct": target.direct,
+            "iodepth": 1,
+            "numjobs": 1,
+            "offsets": "random, size-aligned",
+            "region_bytes": target.size,
+            "flush": ("fsync (NBD_CMD_FLUSH)" if target.kind == KIND_NBD else "fdatasync")
+            if self.mode == "flush" else "O_DSYNC",
+        }
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "SweepParams":
+        return cls(mode=d["mode"], sizes=list(d["sizes"]), runtime_s=float(d["runtime_s"]),
+                   settle_s=float(d.get("settle_s", 1.0)))
+
+
+# --- device hooks: identity and the safety interlocks (slogqual.device) ----------------------
+
+@contextlib.contextmanager
+def claim_target(target: Target, destroy_data: bool) -> Iterator[None]:
+    """Hold the right to write target destructively for the duration, or refuse."""
+    if target.kind == KIND_BLOCK and not destroy_data:
+        raise RefusedError(f"refusing to write {target.path}: a sweep destroys the data on a block device; "
+                           "name it with --destroy-data to confirm")
+    yield
+
+
+def describe_target(target: Target) -> Optional[Dict[str, Any]]:
+    """The device identity record embedded in the result (None where there is none yet)."""
+    return None
+
+
+def device_warnings(device: Optional[Dict[str, Any]]) -> List[str]:
+    return list((device or {}).get("warnings") or [])
+
+
+# --- measurement ------------------------------------------------------------------------------
+
+def _stats(lat: fio.FioLatency) -> LatencyStats:
+    return LatencyStats(mean=lat.mean, p50=lat.pct(50.0), p99=lat.pct(99.0), p999=lat.pct(99.9),
+                        max=lat.max, min=lat.min, stddev=lat.stddev)
+
+
+def _bound(write: fio.FioLatency, flush: fio.FioLatency, q: float) -> Optional[float]:
+    # Union bound: P(W+F > a+b) <= P(W > a) + P(F > b); with a, b the ((1+q)/2)-quantiles
+    # the right side is 1-q, so a+b bounds the q-quantile of W+F from above.
+    half = (100.0 + q) / 2.0
+    a, b = write.pct(half), flush.pct(half)
+    return None if a is None or b is None else a + b
+
+
+def point_from_fio(size: int, r: fio.FioWriteResult, started: str) -> SweepPoint:
+    if r.sync_lat is not None:
+        w, f = r.write_lat, r.sync_lat
+        lat = LatencyStats(mean=w.mean + f.mean, p50=_bound(w, f, 50.0), p99=_bound(w, f, 99.0),
+                           p999=_bound(w, f, 99.9), max=w.max + f.max)
+        point = SweepPoint(size=size, ios=r.ios, lat_us=lat, iops=r.iops, mbps=r.bw_bytes / MiB,
+                           runtime_ms=r.runtime_ms, lat_basis=LAT_BASIS_FLUSH_BOUND,
+                           write_lat_us=_stats(w), flush_lat_us=_stats(f), started=started)
+    else:
+        point = SweepPoint(size=size, ios=r.ios, lat_us=_stats(r.write_lat), iops=r.iops,
+                           mbps=r.bw_bytes / MiB, runtime_ms=r.runtime_ms,
+                           lat_basis=LAT_BASIS_COMPLETION, started=started)
+    if r.ios < FEW_IOS:
+        point.notes.append(f"only {r.ios} IOs: percentiles are not meaningful; raise --runtime")
+    return point
+
+
+def settle(seconds: float) -> None:
+    """diskinfo's T0(): flush dirty data system-wide and let the device go idle."""
+    os.sync()
+    if seconds > 0:
+        time.sleep(seconds)
+        os.sync()
+
+
+class SyncWriteSweep:
+    """Measure one target at every size of params, saving the result after each size."""
+
+    def __init__(self, target: Target, params: SweepParams, output: str,
+                 progress: Optional[Progress] = None, result: Optional[SweepResult] = None,
+                 fio_version: str = "", argv: Optional[List[str]] = None):
+        self.target = target
+        self.params = params
+        self.output = output
+        self.progress = progress or Progress(quiet=True)
+        self.fio_version = fio_version
+        self.argv = argv
+        self.result = result
+
+    def _new_result(self) -> SweepResult:
+        device = describe_target(self.target)
+        return SweepResult(
+            target=self.target.to_dict(),
+            params=self.params.to_dict(self.target),
+            environment=environment.collect(self.fio_version, self.argv),
+            device=device,
+            notes=list(self.target.notes),
+            warnings=device_warnings(device),
+        )
+
+    def _job(self, size: int) -> fio.FioJob:
+        if self.target.kind == KIND_NBD:
+            return fio.FioJob(bs=size, runtime_s=self.params.runtime_s, mode=self.params.mode, uri=self.target.path)
+        return fio.FioJob(bs=size, runtime_s=self.params.runtime_s, mode=self.params.mode,
+                          filename=self.target.path, region_bytes=self.target.size, direct=self.target.direct)
+
+    def run(self) -> SweepResult:
+        if self.result is None:
+            self.result = self._new_result()
+        result = self.result
+        result.status, result.error = STATUS_RUNNING, None
+        save_sweep(self.output, result)
+        todo = [s for s in self.params.sizes if result.point(s) is None]
+        estimate = self.params.runtime_s + self.params.settle_s + 0.3
+        self.progress.reset()
+        try:
+            for i, size in enumerate(todo, 1):
+                self.progress.begin(f"{self.target.path} {size_label(size)}", i, len(todo), estimate)
+                settle(self.params.settle_s)
+                started = environment.now_iso()
+                try:
+                    r = fio.run_job(self._job(size))
+                except MeasurementError as exc:
+                    result.status, result.error = STATUS_FAILED, str(exc)
+                    save_sweep(self.output, result)
+                    raise
+                point = point_from_fio(size, r, started)
+                result.add_point(point)
+                save_sweep(self.output, result)
+                self.progress.end(f"{size_label(size)}: {point.lat_us.mean:.1f} us mean, "
+                                  f"{point.iops:.0f} IOPS, {point.mbps:.1f} MiB/s ({point.ios} IOs)")
+        except KeyboardInterrupt:
+            result.status = STATUS_INTERRUPTED
+            save_sweep(self.output, result)
+            raise
+        result.status = STATUS_COMPLETE
+        save_sweep(self.output, result)
+        return result
+
+
+def resume_target(result: SweepResult, scratch_dir: str) -> Target:
+    """The target of an unfinished sweep, checked again before any write."""
+    recorded = result.target
+    largest = max(result.params["sizes"])
+    if recorded.get("kind") == KIND_SCRATCH:
+        return targets.create_scratch(scratch_dir, largest)
+    target = targets.resolve(recorded["path"], largest)
+    if recorded.get("size") is not None and target.size is not None and target.size != recorded["size"]:
+        raise UsageError(f"{target.path}: now {target.size} bytes, the sweep started on {recorded['size']}; "
+                         "start a new sweep")
+    if target.kind != recorded.get("kind"):
+        raise UsageError(f"{target.path}: is now a {target.kind}, the sweep started on a {recorded.get('kind')}")
+    return target
+
+
+def prepare_resume(path: str, fio_version: str, argv: Optional[List[str]]) -> SweepResult:
+    result = load_sweep(path)
+    if result.source != "slogqual":
+        raise UsageError(f"{path}: a {result.source} import cannot be resumed")
+    env = result.environment
+    env.setdefault("resumed", []).append({
+        "started": environment.now_iso(),
+        "fio_version": fio_version,
+        "kernel": environment.collect(fio_version, argv)["kernel"],
+        "argv": list(argv or []),
+    })
+    if env.get("fio_version") and env["fio_version"] != fio_version:
+        result.warnings.append(f"resumed with {fio_version}; earlier points were measured with {env['fio_version']}")
+    return result

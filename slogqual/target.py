@@ -1,0 +1,173 @@
+"""What a sweep writes to: a block device, a regular file, an NBD export, or a scratch file.
+
+Resolution checks everything that can be checked before any write (existence,
+permission, size against the largest IO size, O_DIRECT support) so that bad
+input fails with one line and exit code 2 before anything is measured.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+from slogqual.errors import SlogqualError, UsageError
+from slogqual.tools import nbdkit
+from slogqual.units import MiB
+
+NBD_SCHEMES = ("nbd://", "nbd+unix://", "nbds://", "nbds+unix://")
+
+KIND_BLOCK = "block"
+KIND_FILE = "file"
+KIND_NBD = "nbd"
+KIND_SCRATCH = "scratch"
+
+# A scratch file holds this many of the largest writes, so random offsets really vary.
+SCRATCH_SLOTS = 32
+SCRATCH_MIN = 64 * MiB
+
+
+@dataclass
+class Target:
+    path: str  # filesystem path, or the URI for nbd
+    kind: str
+    size: Optional[int]
+    direct: bool = True
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def is_uri(self) -> bool:
+        return self.kind == KIND_NBD
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"path": self.path, "kind": self.kind, "size": self.size}
+
+
+def is_nbd_uri(spec: str) -> bool:
+    return spec.startswith(NBD_SCHEMES)
+
+
+def _check_writable(path: str, kind: str) -> None:
+    """Open for writing (writing nothing): mode bits alone mislead root, and a read-only
+    loop device, an immutable file or a read-only mount refuse only at open time."""
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except PermissionError:
+        who = ", usually root" if kind == KIND_BLOCK else ""
+        raise UsageError(f"{path}: permission denied (writing needs write access{who})") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot open for writing: {exc.strerror}") from None
+    os.close(fd)
+
+
+def _device_size(path: str) -> int:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.lseek(fd, 0, os.SEEK_END)
+    finally:
+        os.close(fd)
+
+
+def probe_direct(path: str, opener: Callable[[str, int], int] = os.open) -> Optional[str]:
+    """None if O_DIRECT opens work on path; otherwise the reason they do not."""
+    flag = getattr(os, "O_DIRECT", 0)
+    if not flag:
+        return "this platform has no O_DIRECT"
+    try:
+        fd = opener(path, os.O_WRONLY | flag)
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            return f"the filesystem of {path} does not support O_DIRECT"
+        raise
+    os.close(fd)
+    return None
+
+
+def _apply_direct_probe(target: Target, opener=os.open) -> None:
+    reason = probe_direct(target.path, opener)
+    if reason:
+        target.direct = False
+        target.notes.append(f"O_DIRECT unavailable ({reason}): writes go through the page cache; "
+                            "each fdatasync/O_DSYNC still forces them to the device")
+
+
+def resolve(spec: str, largest_io: int) -> Target:
+    """Turn a command-line TARGET into a checked Target (no writes)."""
+    if is_nbd_uri(spec):
+        try:
+            size = nbdkit.export_size(spec)
+        except SlogqualError as exc:
+            raise UsageError(str(exc)) from None
+        target = Target(path=spec, kind=KIND_NBD, size=size, direct=False)
+        if size is None:
+            target.notes.append("export size unknown (nbdinfo not installed): not checked against the IO sizes")
+    else:
+        try:
+            st = os.stat(spec)
+        except FileNotFoundError:
+            raise UsageError(f"{spec}: no such file or device") from None
+        except PermissionError:
+            raise UsageError(f"{spec}: permission denied") from None
+        if stat.S_ISBLK(st.st_mode):
+            kind = KIND_BLOCK
+        elif stat.S_ISREG(st.st_mode):
+            kind = KIND_FILE
+        else:
+            raise UsageError(f"{spec}: not a block device, regular file or nbd:// URI")
+        _check_writable(spec, kind)
+        try:
+            size = _device_size(spec) if kind == KIND_BLOCK else st.st_size
+        except PermissionError:
+            raise UsageError(f"{spec}: permission denied") from None
+        target = Target(path=spec, kind=kind, size=size)
+        _apply_direct_probe(target)
+    if target.size is not None and target.size < largest_io:
+        raise UsageError(f"{spec}: {target.size} bytes is too small for {largest_io}-byte writes")
+    return target
+
+
+def scratch_size(largest_io: int) -> int:
+    return max(SCRATCH_MIN, SCRATCH_SLOTS * largest_io)
+
+
+def create_scratch(directory: str, largest_io: int) -> Target:
+    """A preallocated scratch file in directory, removed by remove_scratch().
+
+    It is filled with data rather than left sparse so that the sweep measures
+    overwrites, not block allocation by the filesystem.
+    """
+    size = scratch_size(largest_io)
+    try:
+        free = os.statvfs(directory).f_bavail * os.statvfs(directory).f_frsize
+    except OSError as exc:
+        raise UsageError(f"{directory}: {exc.strerror}") from None
+    if free < size + 16 * MiB:
+        raise UsageError(f"{directory}: {free // MiB} MiB free, a scratch file needs {size // MiB} MiB")
+    path = os.path.join(os.path.abspath(directory), f"slogqual-scratch-{os.getpid()}.img")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except PermissionError:
+        raise UsageError(f"{directory}: permission denied (cannot create the scratch file)") from None
+    try:
+        chunk = bytes(range(256)) * (MiB // 256)
+        for _ in range(size // MiB):
+            os.write(fd, chunk)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(path)
+        raise
+    os.close(fd)
+    target = Target(path=path, kind=KIND_SCRATCH, size=size)
+    _apply_direct_probe(target)
+    return target
+
+
+def remove_scratch(target: Target) -> None:
+    if target.kind == KIND_SCRATCH:
+        try:
+            os.unlink(target.path)
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,209 @@
+"""fio: the measurement engine. Builds QD1 sync-write jobs, runs them, parses JSON.
+
+Only this module spawns fio. A job is one IO size against one target; the
+sweep (slogqual.sweep) strings jobs together.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from slogqual.errors import MeasurementError, MissingDependencyError, UsageError
+from slogqual.tools import run as _run
+
+# fio 3.19 is the first release with the nbd engine; JSON lat_ns/sync sections are older.
+MIN_VERSION = (3, 19)
+
+# Percentiles fio is asked for. 75, 99.5 and 99.95 are there for the union bound of
+# flush mode (docs/results.md): p(q) of write+flush <= p((1+q)/2) of each part.
+PERCENTILES = (50.0, 75.0, 99.0, 99.5, 99.9, 99.95)
+
+MODES = ("flush", "dsync")
+
+
+@dataclass
+class FioJob:
+    """One QD1, one-thread, one-job synchronous random-write job."""
+
+    bs: int
+    runtime_s: float
+    mode: str = "flush"  # flush: write then fdatasync per IO; dsync: O_DSYNC writes
+    filename: Optional[str] = None  # file or block device (psync engine)
+    uri: Optional[str] = None  # nbd:// or nbd+unix:// (nbd engine)
+    region_bytes: Optional[int] = None  # --size: span of the random offsets
+    direct: bool = True
+    name: str = "slogqual"
+
+    @property
+    def engine(self) -> str:
+        return "nbd" if self.uri else "psync"
+
+
+@dataclass
+class FioLatency:
+    """A fio latency section (lat_ns), converted to microseconds."""
+
+    n: int
+    mean: float
+    min: float
+    max: float
+    stddev: float
+    percentiles: Dict[float, float] = field(default_factory=dict)
+
+    def pct(self, q: float) -> Optional[float]:
+        return self.percentiles.get(q)
+
+
+@dataclass
+class FioWriteResult:
+    ios: int
+    runtime_ms: float
+    iops: float
+    bw_bytes: float
+    write_lat: FioLatency
+    sync_lat: Optional[FioLatency]
+    error: int
+    fio_version: str
+    options: Dict[str, str] = field(default_factory=dict)
+
+
+def _escape_filename(path: str) -> str:
+    # fio separates several files with ':'; a literal colon must be escaped.
+    return path.replace("\\", "\\\\").replace(":", "\\:")
+
+
+def build_argv(job: FioJob) -> List[str]:
+    if job.mode not in MODES:
+        raise UsageError(f"unknown mode {job.mode!r}: use one of {', '.join(MODES)}")
+    runtime_ms = max(1, int(round(job.runtime_s * 1000)))
+    argv = [
+        "fio",
+        f"--name={job.name}",
+        "--output-format=json",
+        "--rw=randwrite",
+        f"--bs={job.bs}",
+        "--iodepth=1",
+        "--numjobs=1",
+        "--time_based",
+        f"--runtime={runtime_ms}ms",
+        # Random offsets with repeats allowed, like diskinfo's random() % (mediasize / size).
+        "--norandommap",
+        "--randrepeat=0",
+        "--lat_percentiles=1",
+        "--percentile_list=" + ":".join(f"{p:g}" for p in PERCENTILES),
+    ]
+    if job.uri:
+        if job.mode == "dsync":
+            raise UsageError("--mode dsync needs a file or block device: fio's nbd engine has no FUA/O_DSYNC writes")
+        # The nbd engine implements fsync as NBD_CMD_FLUSH and rejects fdatasync (EINVAL).
+        argv += ["--ioengine=nbd", f"--uri={job.uri}", "--fsync=1"]
+    else:
+        argv += [
+            "--ioengine=psync",
+            f"--filename={_escape_filename(job.filename)}",
+            "--allow_file_create=0",  # never create a file at a mistyped path
+            f"--direct={1 if job.direct else 0}",
+        ]
+        argv += ["--fdatasync=1"] if job.mode == "flush" else ["--sync=dsync"]
+    if job.region_bytes:
+        argv.append(f"--size={job.region_bytes}")
+    return argv
+
+
+def version() -> Tuple[Tuple[int, ...], str]:
+    ver, raw = _run.get_version("fio", ["--version"], r"fio-(\d+)\.(\d+)")
+    return ver, raw
+
+
+def check_version() -> str:
+    """Raise MissingDependencyError unless fio is present and new enough; return its version."""
+    ver, raw = version()
+    if ver < MIN_VERSION:
+        need = ".".join(map(str, MIN_VERSION))
+        raise MissingDependencyError(f"fio {raw} is too old: slogqual needs fio {need} or newer")
+    return raw
+
+
+def extract_json(stdout: str) -> dict:
+    """The JSON object in fio's stdout; some engines print text lines before it."""
+    for m in re.finditer(r"^\{", stdout, flags=re.MULTILINE):
+        try:
+            return json.loads(stdout[m.start():])
+        except json.JSONDecodeError:
+            continue
+    raise ValueError("no JSON object in fio output")
+
+
+def _latency(section: dict) -> FioLatency:
+    pct = {float(k): v / 1000.0 for k, v in (section.get("percentile") or {}).items()}
+    return FioLatency(
+        n=int(section.get("N", 0)),
+        mean=section.get("mean", 0.0) / 1000.0,
+        min=section.get("min", 0) / 1000.0,
+        max=section.get("max", 0) / 1000.0,
+        stddev=section.get("stddev", 0.0) / 1000.0,
+        percentiles=pct,
+    )
+
+
+def parse_result(doc: dict) -> FioWriteResult:
+    """Parse fio's JSON document of a single write job."""
+    try:
+        job = doc["jobs"][0]
+        write = job["write"]
+        sync = job.get("sync") or {}
+        sync_lat = _latency(sync["lat_ns"]) if sync.get("lat_ns", {}).get("N") else None
+        return FioWriteResult(
+            ios=int(write["total_ios"]),
+            runtime_ms=float(write.get("runtime") or job.get("job_runtime") or 0),
+            iops=float(write["iops"]),
+            bw_bytes=float(write["bw_bytes"]),
+            write_lat=_latency(write["lat_ns"]),
+            sync_lat=sync_lat,
+            error=int(job.get("error", 0)),
+            fio_version=doc.get("fio version", ""),
+            options=dict(job.get("job options") or {}),
+        )
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise ValueError(f"unexpected fio JSON layout: {exc!r}") from None
+
+
+_NOISE = ("fio: connected to NBD server",)
+
+
+def error_line(stderr: str, fallback: str) -> str:
+    """The most telling line of fio's stderr, e.g. the io_u error with its errno text."""
+    lines = [ln.strip() for ln in (stderr or "").splitlines() if ln.strip() and ln.strip() not in _NOISE]
+    for ln in lines:
+        if "io_u error" in ln or "error=" in ln or "err=" in ln:
+            return ln
+    return lines[0] if lines else fallback
+
+
+def interpret(stdout: str, stderr: str, returncode: int, where: str, bs: int) -> FioWriteResult:
+    """Turn one fio run's output into a result, or a MeasurementError naming the cause."""
+    try:
+        result = parse_result(extract_json(stdout))
+    except ValueError:
+        raise MeasurementError(f"fio failed on {where} at bs={bs}: "
+                               + error_line(stderr, f"exit code {returncode}, no result")) from None
+    if returncode != 0 or result.error:
+        raise MeasurementError(f"fio failed on {where} at bs={bs}: " + error_line(stderr, f"error {result.error}"))
+    if result.ios == 0:
+        raise MeasurementError(f"fio completed no writes on {where} at bs={bs}")
+    return result
+
+
+def run_job(job: FioJob, timeout: Optional[float] = None) -> FioWriteResult:
+    argv = build_argv(job)
+    if timeout is None:
+        timeout = job.runtime_s * 3 + 120
+    try:
+        proc = _run.run(argv, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise MeasurementError(f"fio did not finish within {timeout:.0f} s at bs={job.bs}") from None
+    return interpret(proc.stdout, proc.stderr, proc.returncode, job.uri or job.filename, job.bs)

@@ -1,0 +1,43 @@
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FIXTURES = os.path.join(HERE, "fixtures")
+
+
+def fixture_path(*parts):
+    return os.path.join(FIXTURES, *parts)
+
+
+def read_fixture(*parts):
+    with open(fixture_path(*parts)) as fh:
+        return fh.read()
+
+
+def slogqual(*args, env=None, cwd=None, timeout=600):
+    """Run the real CLI (python -m slogqual) and capture its output."""
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = ROOT + os.pathsep + full_env.get("PYTHONPATH", "")
+    if env:
+        full_env.update(env)
+    return subprocess.run([sys.executable, "-m", "slogqual", *map(str, args)], capture_output=True, text=True,
+                          env=full_env, cwd=cwd, timeout=timeout)
+
+
+def load(path):
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def need(*programs):
+    missing = [p for p in programs if shutil.which(p) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (contrib/install-deps.sh)")
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices)")
