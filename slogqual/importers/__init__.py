@@ -1,0 +1,1 @@
+"""Readers that turn other tools' output into slogqual result documents."""

@@ -1,0 +1,363 @@
+"""Read FreeBSD ``diskinfo -wS`` output into ``slogqual.sweep/1`` documents.
+
+What diskinfo prints (usr.sbin/diskinfo/diskinfo.c): ``-S`` implies ``-v``, so
+each device starts with its name on a line of its own and a verbose header of
+``\\t<value>\\t# <name>`` lines (sectorsize, mediasize, ``Disk descr.`` = model,
+``Disk ident.`` = serial, ...), then::
+
+    Synchronous random writes:
+    \\t 0.5 kbytes:    138.3 usec/IO =      3.5 Mbytes/s      ("\\t%4.4g kbytes: " "%8.1f usec/IO = %8.1f Mbytes/s")
+
+one line per size from the sector size to 8 MiB, doubling. People paste this
+into web pages, which collapse the tabs and padding and often drop the header,
+so the reader takes any whitespace and any subset of the parts. Lines of
+diskinfo's other tests (-c, -i, -t) are recognised and passed over; anything
+else is garbage, reported with its line number.
+
+Only the mean is printed. ``ios`` is derived from diskinfo's loop (batches of
+250 writes until at least 1 s has passed), which the result notes say.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from slogqual import __version__
+from slogqual.errors import UsageError
+from slogqual.results import (
+    LAT_BASIS_COMPLETION,
+    STATUS_COMPLETE,
+    SweepPoint,
+    SweepResult,
+    LatencyStats,
+)
+from slogqual.units import MAX_SIZE, size_label
+
+SOURCE = "diskinfo"
+BATCH = 250  # diskinfo writes in batches of 250 and checks the clock after each
+MIN_SECONDS = 1.0
+PARALLEL_ABOVE = 128 * 1024  # MAXIO: larger writes are split into 128 KiB pieces written in parallel
+
+_NUM = r"\d+(?:\.\d*)?(?:[eE][+-]?\d+)?"
+RESULT_RE = re.compile(
+    rf"^\s*(?P<kb>{_NUM})\s*kbytes:\s*(?P<us>{_NUM})\s*usec/IO\s*=\s*(?P<mb>{_NUM})\s*Mbytes/s\s*$"
+)
+HEADING_RE = re.compile(r"^\s*Synchronous random writes:\s*$")
+HEADER_RE = re.compile(r"^\s*(?P<value>[^#]*?)\s*#\s*(?P<name>\S.*?)\s*$")
+COMMAND_RE = re.compile(r"^.*?(?:^|[\s#$%>])diskinfo\s+(?P<args>(?:-\S+\s+)*-\S*S\S*(?:\s+.*)?)$")
+DEVICE_RE = re.compile(r"^(?:/\S+|[A-Za-z][\w.-]*\d[\w.-]*)$")
+# Other diskinfo tests (-c, -i, -t) in the same paste: recognised, not imported.
+OTHER_RES = [
+    re.compile(r"^\s*(Seek times|Transfer rates|I/O command overhead|Asynchronous random reads):\s*$"),
+    re.compile(rf"^\s*[\w ]+:\s*\d+\s+iter in\s+{_NUM}\s+sec\s*=\s*{_NUM}\s+msec\s*$"),
+    re.compile(rf"^\s*\w+:\s*{_NUM}\s+kbytes in\s+{_NUM}\s+sec\s*=\s*{_NUM}\s+kbytes/sec\s*$"),
+    re.compile(rf"^\s*[\w ]+:\s*{_NUM}\s+ops in\s+{_NUM}\s+sec\s*=\s*{_NUM}\s+IOPS\s*$"),
+    re.compile(rf"^\s*time to read \d+\s*\w+\s+(block|sectors)\s+{_NUM}\s+sec\s*=\s*{_NUM}\s+msec/sector\s*$"),
+    re.compile(rf"^\s*calculated command overhead\s*=\s*{_NUM}\s+msec/sector\s*$"),
+]
+
+# Header names diskinfo prints (the part after '# '), mapped to device-record keys.
+_HEADER_KEYS = {
+    "sectorsize": "sector_size",
+    "mediasize in bytes": "media_size",
+    "mediasize in sectors": "media_sectors",
+    "stripesize": "stripe_size",
+    "stripeoffset": "stripe_offset",
+    "disk descr.": "model",
+    "disk ident.": "serial",
+    "physical path": "physical_path",
+    "trim/unmap support": "trim",
+    "rotation rate in rpm": "rotation_rate",
+    "zone mode": "zone_mode",
+    "attachment": "attachment",
+}
+
+
+@dataclass
+class DiskinfoPoint:
+    line: int
+    kbytes_text: str
+    size: int
+    usec: float
+    mbps: float
+
+
+@dataclass
+class DiskinfoDevice:
+    """One device's part of the output, as printed."""
+
+    first_line: Optional[int] = None
+    name: Optional[str] = None
+    header: Dict[str, str] = field(default_factory=dict)  # diskinfo's name -> value, raw
+    points: List[DiskinfoPoint] = field(default_factory=list)
+    command: Optional[str] = None
+
+    @property
+    def empty(self) -> bool:
+        return not (self.name or self.header or self.points)
+
+
+@dataclass
+class ParsedDiskinfo:
+    path: str
+    devices: List[DiskinfoDevice]
+    garbage: List[Tuple[int, str]]
+    skipped_other_tests: int = 0
+
+
+def _size_from_kbytes(text: str, line_no: int, where: str) -> int:
+    size = float(text) * 1024
+    rounded = int(round(size))
+    if rounded <= 0 or abs(size - rounded) > 1e-6 * max(1.0, size) or rounded % 512:
+        raise UsageError(f"{where}: line {line_no}: {text} kbytes is not a whole number of 512-byte sectors")
+    return rounded
+
+
+def _header_key(name: str) -> str:
+    key = name.strip().lower()
+    key = re.sub(r"\s*\(.*\)$", "", key)  # "mediasize in bytes (400G)"
+    return key
+
+
+def parse(text: str, path: str = "<input>") -> ParsedDiskinfo:
+    """Split diskinfo output into devices; never raises on garbage (see import_text)."""
+    devices: List[DiskinfoDevice] = []
+    garbage: List[Tuple[int, str]] = []
+    other = 0
+    cur = DiskinfoDevice()
+    pending_names: List[str] = []
+
+    def start_new(line_no: int) -> None:
+        nonlocal cur
+        if not cur.empty:
+            devices.append(cur)
+        cur = DiskinfoDevice(first_line=line_no)
+        if pending_names:
+            cur.name = pending_names.pop(0)
+
+    for line_no, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip("\r\n")
+        stripped = line.strip()
+        if not stripped:
+            continue
+        m = COMMAND_RE.match(stripped)
+        if m and "kbytes:" not in stripped:
+            args = [a for a in m.group("args").split() if not a.startswith("-")]
+            start_new(line_no)
+            pending_names = args[1:]
+            cur.name = args[0] if args else None
+            cur.command = stripped
+            continue
+        if stripped.startswith("#"):
+            continue  # a comment (fixture headers, notes people add)
+        if cur.first_line is None:
+            cur.first_line = line_no
+        m = RESULT_RE.match(line)
+        if m:
+            size = _size_from_kbytes(m.group("kb"), line_no, path)
+            if cur.points and size <= cur.points[-1].size:
+                start_new(line_no)  # sizes only grow within one device
+            cur.points.append(DiskinfoPoint(line_no, m.group("kb"), size, float(m.group("us")), float(m.group("mb"))))
+            continue
+        if HEADING_RE.match(line):
+            if cur.points:
+                start_new(line_no)
+            continue
+        if any(r.match(line) for r in OTHER_RES):
+            other += 1
+            continue
+        m = HEADER_RE.match(line)
+        if m and m.group("value"):
+            if cur.points:
+                start_new(line_no)
+            cur.header[m.group("name")] = m.group("value")
+            continue
+        if DEVICE_RE.match(stripped) and not line[:1].isspace():
+            if cur.name is None and not cur.header and not cur.points:
+                cur.name = stripped
+            else:
+                start_new(line_no)
+                cur.name = stripped
+            continue
+        garbage.append((line_no, stripped))
+    if not cur.empty:
+        devices.append(cur)
+    return ParsedDiskinfo(path=path, devices=devices, garbage=garbage, skipped_other_tests=other)
+
+
+def derived_ios(mean_us: float) -> int:
+    """Writes diskinfo timed for a size: whole batches of 250 until >= 1 s had passed."""
+    if mean_us <= 0:
+        return BATCH
+    return BATCH * max(1, math.ceil(MIN_SECONDS * 1e6 / (BATCH * mean_us) - 1e-9))
+
+
+def _mbps_consistent(size: int, usec: float, mbps: float) -> bool:
+    """Does the printed MiB/s follow from the printed mean (each rounded to 0.1)?"""
+    if usec <= 0:
+        return False
+    lo = size / ((usec + 0.05) * 1e-6) / 2**20
+    hi = size / (max(usec - 0.05, 1e-9) * 1e-6) / 2**20
+    return lo - 0.05 - 1e-9 <= mbps <= hi + 0.05 + 1e-9
+
+
+def _device_record(dev: DiskinfoDevice) -> Optional[Dict[str, Any]]:
+    if not dev.header:
+        return None
+    rec: Dict[str, Any] = {"source": "diskinfo -v header"}
+    for name, value in dev.header.items():
+        key = _HEADER_KEYS.get(_header_key(name))
+        if key is None:
+            continue
+        value = value.strip()
+        if key in ("sector_size", "media_size", "media_sectors", "stripe_size", "stripe_offset"):
+            try:
+                rec[key] = int(value)
+            except ValueError:
+                rec[key] = value
+        elif key == "trim":
+            rec[key] = {"yes": True, "no": False}.get(value.lower(), value)
+        elif key == "rotation_rate":
+            rec[key] = value
+            if value == "0":
+                rec["rotational"] = False
+            elif value.isdigit():
+                rec["rotational"] = True
+        else:
+            rec[key] = value
+    rec["diskinfo_header"] = dict(dev.header)
+    return rec
+
+
+def _to_result(dev: DiskinfoDevice, index: int, path: str, label: Optional[str]) -> SweepResult:
+    notes = [
+        f"imported from diskinfo -wS output ({os.path.basename(path)}, line {dev.first_line}): "
+        "diskinfo prints only the mean latency and MiB/s per size",
+        f"ios is derived, not printed: diskinfo writes batches of {BATCH} until at least 1 s has passed",
+    ]
+    warnings: List[str] = []
+    points: List[SweepPoint] = []
+    for p in dev.points:
+        ios = derived_ios(p.usec)
+        pt = SweepPoint(
+            size=p.size,
+            ios=ios,
+            lat_us=LatencyStats(mean=p.usec),
+            iops=1e6 / p.usec if p.usec > 0 else 0.0,
+            mbps=p.mbps,
+            runtime_ms=round(ios * p.usec / 1000.0, 1),
+            lat_basis=LAT_BASIS_COMPLETION,
+        )
+        if not _mbps_consistent(p.size, p.usec, p.mbps):
+            warnings.append(
+                f"line {p.line}: {p.mbps} Mbytes/s does not follow from {p.usec} usec/IO at {size_label(p.size)} "
+                "(edited or mistyped output?)"
+            )
+        points.append(pt)
+    sizes = [p.size for p in dev.points]
+    for a, b in zip(sizes, sizes[1:]):
+        if b != 2 * a:
+            notes.append(f"sizes jump from {size_label(a)} to {size_label(b)}: diskinfo doubles each step, lines are missing")
+    if sizes and sizes[-1] < MAX_SIZE:
+        notes.append(f"the output ends at {size_label(sizes[-1])}; diskinfo goes on to 8M (truncated paste?)")
+    record = _device_record(dev) or {}
+    sector_size = record.get("sector_size")
+    if isinstance(sector_size, int) and sizes and sizes[0] != sector_size:
+        notes.append(f"the first size is {size_label(sizes[0])}, the sector size is {sector_size}: lines are missing")
+
+    name = dev.name
+    target: Dict[str, Any] = {
+        "path": name or f"{os.path.basename(path)}#{index}",
+        "kind": "block" if name and (name.startswith("/dev/") or re.match(r"^[a-z]+\d+$", name)) else "unknown",
+        "size": record.get("media_size") if isinstance(record.get("media_size"), int) else None,
+    }
+    if label:
+        target["label"] = label
+    params = {
+        "mode": "flush",
+        "sizes": sizes,
+        "runtime_s": MIN_SECONDS,
+        "settle_s": 1.0,
+        "engine": "diskinfo -wS (slogbench)",
+        "direct": True,
+        "iodepth": 1,
+        "numjobs": 1,
+        "offsets": "random, size-aligned",
+        "flush": "DIOCGFLUSH after every write (fsync on a regular file)",
+        "parallel_above": PARALLEL_ABOVE,
+    }
+    environment = {
+        "system": "FreeBSD",
+        "tool": "diskinfo -wS",
+        "command": dev.command,
+        "imported_from": os.path.abspath(path) if path != "<input>" else path,
+        "imported_line": dev.first_line,
+        "imported_at": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
+        "slogqual_version": __version__,
+    }
+    return SweepResult(
+        target=target,
+        params=params,
+        environment=environment,
+        points=points,
+        device=record or None,
+        source=SOURCE,
+        status=STATUS_COMPLETE,
+        notes=notes,
+        warnings=warnings,
+    )
+
+
+def to_results(parsed: ParsedDiskinfo, labels: Sequence[str] = ()) -> List[SweepResult]:
+    devices = [d for d in parsed.devices if d.points]
+    if labels and len(labels) != len(devices):
+        raise UsageError(f"{parsed.path}: {len(labels)} --name given for {len(devices)} device(s) with results")
+    return [
+        _to_result(dev, i, parsed.path, labels[i - 1] if labels else None)
+        for i, dev in enumerate(devices, 1)
+    ]
+
+
+def import_text(text: str, path: str = "<input>", *, skip_garbage: bool = False,
+                labels: Sequence[str] = ()) -> List[SweepResult]:
+    """Parse and convert; garbage is an error unless skip_garbage (then a note)."""
+    parsed = parse(text, path)
+    if parsed.garbage and not skip_garbage:
+        line_no, line = parsed.garbage[0]
+        more = f" (and {len(parsed.garbage) - 1} more line(s): " + ", ".join(
+            str(n) for n, _ in parsed.garbage[1:6]) + ("…" if len(parsed.garbage) > 6 else "") + ")" \
+            if len(parsed.garbage) > 1 else ""
+        shown = line if len(line) <= 60 else line[:57] + "..."
+        raise UsageError(f"{path}: line {line_no}: not diskinfo -wS output: {shown!r}{more}; "
+                         "use --skip-garbage to pass over such lines")
+    if not any(d.points for d in parsed.devices):
+        raise UsageError(f"{path}: no diskinfo -wS result lines ('<size> kbytes: <t> usec/IO = <r> Mbytes/s')")
+    headless = [d for d in parsed.devices if not d.points and (d.header or d.name)]
+    results = to_results(parsed, labels)
+    if parsed.garbage:
+        numbers = ", ".join(str(n) for n, _ in parsed.garbage[:10]) + ("…" if len(parsed.garbage) > 10 else "")
+        for r in results:
+            r.notes.append(f"{len(parsed.garbage)} line(s) of {os.path.basename(path)} were not diskinfo output "
+                           f"and were skipped (lines {numbers})")
+    for d in headless:
+        for r in results:
+            r.notes.append(f"line {d.first_line}: device {d.name or '(unnamed)'} has a header but no results")
+    return results
+
+
+def import_file(path: str, *, skip_garbage: bool = False, labels: Sequence[str] = ()) -> List[SweepResult]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory") from None
+    except PermissionError:
+        raise UsageError(f"{path}: permission denied") from None
+    return import_text(text, path, skip_garbage=skip_garbage, labels=labels)
