@@ -60,6 +60,18 @@ def _check_writable(path: str, kind: str) -> None:
     except OSError as exc:
         raise UsageError(f"{path}: cannot open for writing: {exc.strerror}") from None
     os.close(fd)
+    if kind == KIND_BLOCK and _block_read_only(path):
+        raise UsageError(f"{path}: the device is read-only (kernel ro flag), writing is not possible")
+
+
+def _block_read_only(path: str) -> bool:
+    # Linux lets a read-only block device be opened for writing; only the writes fail.
+    rdev = os.stat(path).st_rdev
+    try:
+        with open(f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}/ro") as fh:
+            return fh.read().strip() == "1"
+    except OSError:
+        return False
 
 
 def _device_size(path: str) -> int:

@@ -41,3 +41,19 @@ def need(*programs):
 
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices)")
+
+
+@pytest.fixture
+def loop_device(tmp_path):
+    """A fresh 64 MiB loop device over a file, detached afterwards whatever happens."""
+    img = tmp_path / "loop.img"
+    with open(img, "wb") as fh:
+        fh.truncate(64 << 20)
+    dev = subprocess.run(["losetup", "-f", "--show", str(img)], capture_output=True, text=True)
+    if dev.returncode != 0:
+        pytest.skip(f"no loop device: {dev.stderr.strip()}")
+    path = dev.stdout.strip()
+    try:
+        yield path
+    finally:
+        subprocess.run(["losetup", "-d", path], capture_output=True)

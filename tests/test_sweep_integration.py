@@ -1,0 +1,256 @@
+"""slogqual sweep end to end with real fio on files, loop devices and nbdkit targets."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, load, need, needs_root, slogqual
+from slogqual.tools.nbdkit import NbdServer
+
+pytestmark = [pytest.mark.integration, need("fio")]
+
+FAST = ["--runtime", "0.3", "--settle", "0"]
+
+
+def test_default_target_is_a_scratch_file_that_is_removed(tmp_path):
+    out = tmp_path / "r.json"
+    proc = slogqual("sweep", "--sizes", "4k,64k", *FAST, "-o", out, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = load(out)
+    assert doc["schema"] == "slogqual.sweep/1" and doc["status"] == "complete"
+    assert doc["target"]["kind"] == "scratch" and doc["target"]["size"] >= 64 << 20
+    assert [p["size"] for p in doc["points"]] == [4096, 65536]
+    assert all(p["ios"] > 0 and p["lat_us"]["mean"] > 0 and p["iops"] > 0 for p in doc["points"])
+    env = doc["environment"]
+    assert env["fio_version"].startswith("fio-") and env["kernel"] and env["slogqual_version"]
+    assert doc["params"]["mode"] == "flush" and doc["params"]["iodepth"] == 1
+    assert not [f for f in os.listdir(tmp_path) if f.startswith("slogqual-scratch")]
+    # progress on stderr names the size and step with an ETA; the table goes to stdout
+    assert "4K (1/2) ETA" in proc.stderr and "64K (2/2) ETA" in proc.stderr
+    assert "mean µs" in proc.stdout and "64K" in proc.stdout
+
+
+def test_file_target_json_and_quiet(tmp_path):
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (16 << 20))
+    proc = slogqual("sweep", img, "--sizes", "512,8k", *FAST, "--json", "--quiet", "-o", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    doc = json.loads(proc.stdout)
+    assert doc["target"] == {"path": str(img), "kind": "file", "size": 16 << 20}
+    assert doc == load(tmp_path / "r.json")
+
+
+def test_dsync_mode_and_diskinfo_format(tmp_path):
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (16 << 20))
+    proc = slogqual("sweep", img, "--sizes", "512,4k", "--mode", "dsync", *FAST, "--format", "diskinfo",
+                    "--quiet", "-o", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[1] == "Synchronous random writes:"
+    assert lines[2].startswith("\t 0.5 kbytes: ") and lines[3].startswith("\t   4 kbytes: ")
+    assert " usec/IO = " in lines[2] and lines[2].endswith(" Mbytes/s")
+    doc = load(tmp_path / "r.json")
+    assert all(p["lat_basis"] == "completion" and "flush_lat_us" not in p for p in doc["points"])
+
+
+def test_several_targets_write_one_result_each(tmp_path):
+    a, b = tmp_path / "a.img", tmp_path / "b.img"
+    for f in (a, b):
+        f.write_bytes(b"\0" * (8 << 20))
+    proc = slogqual("sweep", a, b, "--sizes", "4k", *FAST, "--quiet", "-o", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    docs = [load(tmp_path / "out" / f) for f in sorted(os.listdir(tmp_path / "out"))]
+    assert sorted(d["target"]["path"] for d in docs) == [str(a), str(b)]
+
+
+@pytest.mark.parametrize("args,text", [
+    (["/nonexistent/disk"], "no such file or device"),
+    (["--sizes", "1000"], "not a multiple of 512"),
+    (["--sizes", "16m"], "above 8 MiB"),
+    (["--mode", "fua"], "unknown mode"),
+    (["--runtime", "0"], "--runtime"),
+    (["--sizes", "4k,zz"], "bad size"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, text):
+    proc = slogqual("sweep", *args, "--quiet", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert text in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert os.listdir(tmp_path) == []  # nothing created, nothing measured
+
+
+def test_target_too_small_for_the_sizes(tmp_path):
+    img = tmp_path / "small.img"
+    img.write_bytes(b"\0" * 65536)
+    proc = slogqual("sweep", img, "--sizes", "4k,1m", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 2 and "too small" in proc.stderr
+
+
+def test_directory_target_is_rejected(tmp_path):
+    proc = slogqual("sweep", tmp_path, "--quiet", cwd=tmp_path)
+    assert proc.returncode == 2 and "not a block device" in proc.stderr
+
+
+def test_allow_large_lets_16m_through(tmp_path):
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (32 << 20))
+    proc = slogqual("sweep", img, "--sizes", "16m", "--allow-large", *FAST, "--quiet", "-o", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    assert load(tmp_path / "r.json")["points"][0]["size"] == 16 << 20
+
+
+def _fake_fio(tmp_path, version_line):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "fio"
+    fake.write_text(f"#!/bin/sh\necho {version_line}\n")
+    fake.chmod(0o755)
+    return str(bindir)
+
+
+def test_fio_too_old(tmp_path):
+    path = _fake_fio(tmp_path, "fio-2.2.10") + os.pathsep + os.environ["PATH"]
+    proc = slogqual("sweep", "--quiet", env={"PATH": path}, cwd=tmp_path)
+    assert proc.returncode == 2 and "too old" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_fio_missing(tmp_path):
+    path = os.pathsep.join(os.path.dirname(p) for p in (sys.executable,))
+    proc = slogqual("sweep", "--quiet", env={"PATH": path}, cwd=tmp_path)
+    assert proc.returncode == 2 and "fio not found" in proc.stderr
+
+
+@needs_root
+def test_block_device_needs_destroy_data_then_sweeps(loop_device, tmp_path):
+    proc = slogqual("sweep", loop_device, "--sizes", "4k", *FAST, "--quiet", "-o", tmp_path / "r.json")
+    assert proc.returncode == 3 and loop_device in proc.stderr and "--destroy-data" in proc.stderr
+    assert not (tmp_path / "r.json").exists()
+    proc = slogqual("sweep", loop_device, "--sizes", "4k,1m", *FAST, "--destroy-data", "--quiet",
+                    "-o", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    doc = load(tmp_path / "r.json")
+    assert doc["target"]["kind"] == "block" and doc["target"]["size"] == 64 << 20
+    assert doc["params"]["direct"] is True
+
+
+@needs_root
+def test_read_only_device_is_permission_error(tmp_path):
+    img = tmp_path / "ro.img"
+    img.write_bytes(b"\0" * (8 << 20))
+    dev = subprocess.run(["losetup", "-f", "--show", "-r", str(img)], capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        proc = slogqual("sweep", dev, "--sizes", "4k", "--destroy-data", "--quiet", cwd=tmp_path)
+        assert proc.returncode == 2 and dev in proc.stderr and "read-only" in proc.stderr
+        assert os.listdir(tmp_path) == ["ro.img"]
+    finally:
+        subprocess.run(["losetup", "-d", dev])
+
+
+@need("nbdkit")
+def test_nbd_delay_shows_in_mean_latency(tmp_path):
+    """An nbdkit delay filter adds 2 ms to each write: the sweep must see about that much more."""
+    img = tmp_path / "n.img"
+    img.write_bytes(b"\0" * (16 << 20))
+    means = {}
+    for name, filters, fargs in (("plain", [], {}), ("slow", ["delay"], {"wdelay": "2ms"})):
+        with NbdServer("file", [str(img)], filters=filters, filter_args=fargs, socket_dir=str(tmp_path)) as srv:
+            out = tmp_path / f"{name}.json"
+            proc = slogqual("sweep", srv.uri, "--sizes", "512,4k", "--runtime", "0.5", "--settle", "0",
+                            "--quiet", "-o", out)
+            assert proc.returncode == 0, proc.stderr
+            doc = load(out)
+            assert doc["target"]["kind"] == "nbd" and doc["target"]["size"] == 16 << 20
+            assert doc["params"]["engine"] == "nbd"
+            means[name] = {p["size"]: p["lat_us"]["mean"] for p in doc["points"]}
+    for size in (512, 4096):
+        extra = means["slow"][size] - means["plain"][size]
+        assert 1500 < extra < 50000, (size, means)
+
+
+@need("nbdkit")
+def test_enospc_is_exit_1_with_the_cause(tmp_path):
+    with NbdServer("full", ["16M"], socket_dir=str(tmp_path)) as srv:
+        proc = slogqual("sweep", srv.uri, "--sizes", "4k", *FAST, "--quiet", "-o", tmp_path / "r.json")
+    assert proc.returncode == 1 and "No space left on device" in proc.stderr
+    doc = load(tmp_path / "r.json")
+    assert doc["status"] == "failed" and "No space left" in doc["error"] and doc["points"] == []
+
+
+def _wait_for_points(path, n, proc, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            doc = load(path)  # always valid JSON: results are replaced atomically
+            if len(doc["points"]) >= n:
+                return doc
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("sweep made no progress")
+
+
+def _start(args, cwd):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.Popen([sys.executable, "-m", "slogqual", *map(str, args)], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@need("nbdkit")
+def test_eio_mid_run_keeps_measured_sizes_and_resume_completes(tmp_path):
+    """IO errors start after the first size (nbdkit error filter + trigger file): exit 1,
+    earlier sizes kept; once the errors stop, --resume measures exactly the rest."""
+    trigger = tmp_path / "fail-now"
+    out = tmp_path / "r.json"
+    sizes = "4k,8k,16k,32k"
+    with NbdServer("memory", ["32M"], filters=["error"], socket_dir=str(tmp_path),
+                   filter_args={"error-pwrite": "EIO", "error-pwrite-rate": "100%",
+                                "error-pwrite-file": str(trigger)}) as srv:
+        proc = _start(["sweep", srv.uri, "--sizes", sizes, "--runtime", "0.5", "--settle", "0.2", "--quiet",
+                       "-o", out], tmp_path)
+        _wait_for_points(out, 1, proc)
+        trigger.touch()
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 1, err
+        assert "Input/output error" in err and "--resume" in err
+        doc = load(out)
+        assert doc["status"] == "failed" and 1 <= len(doc["points"]) < 4
+        kept = {p["size"]: p for p in doc["points"]}
+        trigger.unlink()
+        done = slogqual("sweep", "--resume", out, "--runtime", "0.3", "--settle", "0", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    doc = load(out)
+    assert doc["status"] == "complete" and doc["error"] is None
+    assert [p["size"] for p in doc["points"]] == [4096, 8192, 16384, 32768]
+    for size, p in kept.items():  # measured points are kept, not re-measured
+        assert doc["points"][[q["size"] for q in doc["points"]].index(size)] == p
+    assert len(doc["environment"]["resumed"]) == 1
+
+
+def test_sigint_saves_interrupted_result_and_resume_finishes(tmp_path):
+    out = tmp_path / "r.json"
+    proc = _start(["sweep", "--sizes", "4k,8k,16k,32k,64k", "--runtime", "0.5", "--settle", "0.3", "-o", out], tmp_path)
+    _wait_for_points(out, 1, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    doc = load(out)
+    assert doc["status"] == "interrupted" and 1 <= len(doc["points"]) < 5
+    assert not [f for f in os.listdir(tmp_path) if f.startswith("slogqual-scratch")]
+    done = slogqual("sweep", "--resume", out, "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    doc = load(out)
+    assert doc["status"] == "complete" and len(doc["points"]) == 5
+    assert not [f for f in os.listdir(tmp_path) if f.startswith("slogqual-scratch")]
+
+
+def test_resume_of_complete_result_measures_nothing(tmp_path):
+    out = tmp_path / "r.json"
+    assert slogqual("sweep", "--sizes", "4k", *FAST, "--quiet", "-o", out, cwd=tmp_path).returncode == 0
+    before = out.read_text()
+    proc = slogqual("sweep", "--resume", out, cwd=tmp_path)
+    assert proc.returncode == 0 and "already complete" in proc.stderr and out.read_text() == before
