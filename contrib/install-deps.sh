@@ -29,5 +29,10 @@ fi
 # host's root filesystem read-only).
 if ! python3 -c 'import slogqual, sys; sys.exit(0 if slogqual.__file__.startswith(sys.argv[1]) else 1)' "$PWD" 2>/dev/null \
    || ! command -v slogqual >/dev/null; then
-  python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+  pip_flags=(-q --disable-pip-version-check --root-user-action=ignore)
+  # Debian's own python3 is "externally managed" (PEP 668); this is a test/lab machine, install anyway.
+  if python3 -c 'import os, sys, sysconfig; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")) else 1)'; then
+    pip_flags+=(--break-system-packages)
+  fi
+  python3 -m pip install "${pip_flags[@]}" -e ".[test]"
 fi

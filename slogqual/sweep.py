@@ -88,9 +88,15 @@ def device_warnings(device: Optional[Dict[str, Any]]) -> List[str]:
 
 # --- measurement ------------------------------------------------------------------------------
 
+def _capped(value: Optional[float], ceiling: float) -> Optional[float]:
+    # fio's percentiles are histogram bucket values (about 1.5 % wide) and can sit a
+    # little above the exact maximum it also reports; no percentile exceeds the max.
+    return None if value is None else min(value, ceiling)
+
+
 def _stats(lat: fio.FioLatency) -> LatencyStats:
-    return LatencyStats(mean=lat.mean, p50=lat.pct(50.0), p99=lat.pct(99.0), p999=lat.pct(99.9),
-                        max=lat.max, min=lat.min, stddev=lat.stddev)
+    return LatencyStats(mean=lat.mean, p50=_capped(lat.pct(50.0), lat.max), p99=_capped(lat.pct(99.0), lat.max),
+                        p999=_capped(lat.pct(99.9), lat.max), max=lat.max, min=lat.min, stddev=lat.stddev)
 
 
 def _bound(write: fio.FioLatency, flush: fio.FioLatency, q: float) -> Optional[float]:
@@ -104,8 +110,9 @@ def _bound(write: fio.FioLatency, flush: fio.FioLatency, q: float) -> Optional[f
 def point_from_fio(size: int, r: fio.FioWriteResult, started: str) -> SweepPoint:
     if r.sync_lat is not None:
         w, f = r.write_lat, r.sync_lat
-        lat = LatencyStats(mean=w.mean + f.mean, p50=_bound(w, f, 50.0), p99=_bound(w, f, 99.0),
-                           p999=_bound(w, f, 99.9), max=w.max + f.max)
+        top = w.max + f.max
+        lat = LatencyStats(mean=w.mean + f.mean, p50=_capped(_bound(w, f, 50.0), top),
+                           p99=_capped(_bound(w, f, 99.0), top), p999=_capped(_bound(w, f, 99.9), top), max=top)
         point = SweepPoint(size=size, ios=r.ios, lat_us=lat, iops=r.iops, mbps=r.bw_bytes / MiB,
                            runtime_ms=r.runtime_ms, lat_basis=LAT_BASIS_FLUSH_BOUND,
                            write_lat_us=_stats(w), flush_lat_us=_stats(f), started=started)
