@@ -1,0 +1,1 @@
+"""Pure functions over result documents: classes, comparisons. No processes, no files."""

@@ -1,0 +1,164 @@
+"""Reference device classes (BRIEF.md "Reference figures", from the SDC 2019 talk) and a classifier.
+
+The talk quotes single-threaded sync-write latency at small IO sizes per class,
+sometimes as a range ("10–30 ms", "20–30 µs") and sometimes as an approximate
+value ("~1 ms", "~0.1 ms", "~2.5 µs"). A band here is the quoted range, or
+half to twice an approximate value, widened to the ops/s the talk gives for the
+same class where that reaches further. Bands are guidance for a reader's eye and
+for plain words, not pass/fail limits.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence
+
+from slogqual.results import SweepResult
+from slogqual.units import KiB, size_label
+
+
+@dataclass(frozen=True)
+class RefClass:
+    key: str
+    name: str  # plain words, used as "<name>-class"
+    lat_lo_us: float
+    lat_hi_us: float
+    quoted: str  # what the talk says
+    examples: str
+    colour: str  # band fill in plots and reports
+
+    @property
+    def iops_lo(self) -> float:
+        return 1e6 / self.lat_hi_us
+
+    @property
+    def iops_hi(self) -> float:
+        return 1e6 / self.lat_lo_us
+
+    def contains(self, lat_us: float) -> bool:
+        return self.lat_lo_us <= lat_us <= self.lat_hi_us
+
+
+# Fastest first.
+REFERENCE_CLASSES: List[RefClass] = [
+    RefClass("nvdimm", "NVDIMM", 1.25, 5.0, "~2.5 µs, ~400k ops/s (mirrored to the partner controller)",
+             "16 GB NVDIMM", "#b07aa1"),
+    RefClass("nvme", "enterprise NVMe / Optane", 10.0, 40.0,
+             "20–30 µs, 60–80k ops/s; Optane tens of µs, ~100k ops/s",
+             "PM1725a, SN150, SSD 750, Optane 900P, Optane M.2", "#59a14f"),
+    RefClass("sas", "enterprise SAS SSD", 50.0, 200.0, "~0.1 ms, ~10k ops/s; capped by 6/12G SAS at large sizes",
+             "HGST SS300, SSD800MH, ZeusRAM", "#4e79a7"),
+    RefClass("sata", "SATA flash", 500.0, 2000.0,
+             "~1 ms, ~1,000 ops/s: consumer and enterprise SATA SSDs, consumer NVMe, SSHD",
+             "MX300, DC S3700 (PLP), 960 EVO (no PLP), SSHD", "#f28e2b"),
+    RefClass("hdd", "7.2K HDD", 8000.0, 30000.0, "10–30 ms, ~60–120 ops/s", "2.5\" laptop HDD, 10 TB helium HDD",
+             "#9c755f"),
+]
+
+SMALL_IO_MAX = 4 * KiB  # "small IO" for the class: the ZIL's common 4K-and-under writes
+PLATEAU_FRACTION = 0.9  # within 10% of the peak counts as on the plateau
+RISING_STEP = 1.10  # still gaining more than 10% per doubling at the largest size
+FALL_FRACTION = 0.7  # the largest size below 70% of the peak: bandwidth falls off
+
+
+def fmt_us(us: float) -> str:
+    """138.3 -> '138 µs', 2092.9 -> '2.09 ms', 2.5 -> '2.5 µs'."""
+    if us >= 1e6:
+        return f"{us / 1e6:.3g} s"
+    if us >= 1000:
+        return f"{us / 1000:.3g} ms"
+    return f"{us:.3g} µs"
+
+
+def fmt_band(c: RefClass) -> str:
+    return f"{fmt_us(c.lat_lo_us)}–{fmt_us(c.lat_hi_us)}"
+
+
+def by_key(key: str) -> RefClass:
+    for c in REFERENCE_CLASSES:
+        if c.key == key:
+            return c
+    raise KeyError(key)
+
+
+@dataclass
+class Classification:
+    small_io_latency_us: Optional[float]
+    small_io_sizes: List[int]
+    class_key: Optional[str]  # the band it falls in, or the nearest
+    in_band: bool
+    latency_words: str
+    bandwidth_words: str
+    peak_mbps: Optional[float] = None
+    plateau_from: Optional[int] = None
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def summary(self) -> str:
+        return "; ".join(w for w in (self.latency_words, self.bandwidth_words) if w)
+
+
+def _latency_words(lat: float) -> (str, Optional[str], bool):
+    for c in REFERENCE_CLASSES:
+        if c.contains(lat):
+            return f"{c.name}-class small-IO latency ({fmt_us(lat)}; band {fmt_band(c)})", c.key, True
+    fastest, slowest = REFERENCE_CLASSES[0], REFERENCE_CLASSES[-1]
+    if lat < fastest.lat_lo_us:
+        return (f"small-IO latency of {fmt_us(lat)} is below every reference class (NVDIMM is ~2.5 µs): "
+                "check that the flushes reach stable media", fastest.key, False)
+    if lat > slowest.lat_hi_us:
+        return f"small-IO latency of {fmt_us(lat)} is slower than the 7.2K HDD class ({fmt_band(slowest)})", \
+            slowest.key, False
+    for faster, slower in zip(REFERENCE_CLASSES, REFERENCE_CLASSES[1:]):
+        if faster.lat_hi_us < lat < slower.lat_lo_us:
+            d_fast = math.log(lat / faster.lat_hi_us)
+            d_slow = math.log(slower.lat_lo_us / lat)
+            near = faster if d_fast <= d_slow else slower
+            return (f"small-IO latency of {fmt_us(lat)} lies between the {faster.name} class ({fmt_band(faster)}) "
+                    f"and the {slower.name} class ({fmt_band(slower)}), nearer {near.name}", near.key, False)
+    raise AssertionError("bands cover the axis")  # pragma: no cover
+
+
+def _bandwidth(result: SweepResult) -> (str, Optional[float], Optional[int]):
+    pts = [p for p in result.points if p.mbps and p.mbps > 0]
+    if len(pts) < 3:
+        return "", None, None
+    peak = max(pts, key=lambda p: p.mbps)
+    last, prev = pts[-1], pts[-2]
+    if last is peak and last.mbps > prev.mbps * RISING_STEP:
+        return (f"bandwidth still rising at {size_label(last.size)} ({last.mbps:.0f} MiB/s): no cap reached",
+                peak.mbps, None)
+    if last.mbps < FALL_FRACTION * peak.mbps:
+        return (f"bandwidth peaks at {peak.mbps:.0f} MiB/s at {size_label(peak.size)} and falls to "
+                f"{last.mbps:.0f} MiB/s at {size_label(last.size)}", peak.mbps, None)
+    start = next(p for p in pts if p.mbps >= PLATEAU_FRACTION * peak.mbps)
+    if start is last:
+        return f"bandwidth highest at {size_label(last.size)} ({last.mbps:.0f} MiB/s)", peak.mbps, None
+    return (f"bandwidth-capped at ~{peak.mbps:.0f} MiB/s from {size_label(start.size)} up", peak.mbps, start.size)
+
+
+def classify(result: SweepResult) -> Classification:
+    """Which reference class a sweep's curve matches, in plain words."""
+    pts = [p for p in result.points if p.lat_us and p.lat_us.mean and p.lat_us.mean > 0]
+    if not pts:
+        return Classification(None, [], None, False, "no latency measured", "")
+    small = [p for p in pts if p.size <= SMALL_IO_MAX] or [pts[0]]
+    notes = []
+    if small[0].size > SMALL_IO_MAX:
+        notes.append(f"no point at 4K or below: the class is judged at {size_label(small[0].size)}")
+    lat = statistics.median(p.lat_us.mean for p in small)
+    words, key, in_band = _latency_words(lat)
+    bw_words, peak, plateau = _bandwidth(result)
+    return Classification(lat, [p.size for p in small], key, in_band, words, bw_words, peak, plateau, notes)
+
+
+def classes_for_axis(lo: float, hi: float, metric: str) -> Sequence[RefClass]:
+    """Bands that overlap a plotted y range (µs for latency metrics, ops/s for iops)."""
+    out = []
+    for c in REFERENCE_CLASSES:
+        a, b = (c.lat_lo_us, c.lat_hi_us) if metric != "iops" else (c.iops_lo, c.iops_hi)
+        if b >= lo and a <= hi:
+            out.append(c)
+    return out
