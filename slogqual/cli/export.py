@@ -1,0 +1,32 @@
+"""slogqual export --csv: the points of one or more results as CSV."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from slogqual.errors import UsageError
+from slogqual.report.export import to_csv
+from slogqual.report.inputs import load_results
+
+
+def register(sub) -> None:
+    p = sub.add_parser("export", help="export result points (CSV) for spreadsheets and acceptance scripts",
+                       description="Write every point of the given results, one row per result and size.")
+    p.add_argument("results", nargs="+", metavar="RESULT.json")
+    p.add_argument("--csv", action="store_true", help="CSV (the only format so far; required)")
+    p.add_argument("-o", "--output", metavar="FILE.csv", help="write here instead of stdout")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if not args.csv:
+        raise UsageError("export needs a format: --csv")
+    results = load_results(args.results)
+    text = to_csv(results, [os.path.basename(p) for p in args.results])
+    if args.output:
+        with open(args.output, "w", newline="") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0

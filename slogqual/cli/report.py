@@ -1,0 +1,43 @@
+"""slogqual report: one self-contained HTML file (or Markdown) for a lab to mail or archive."""
+
+from __future__ import annotations
+
+import os
+
+from slogqual.errors import UsageError
+from slogqual.report import html as html_report
+from slogqual.report import markdown as md_report
+from slogqual.report.inputs import load_results
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report", help="write a report: HTML with inline charts (default) or Markdown",
+                       description="Charts (gnuplot), tables, device identity, link and write-cache verdicts, "
+                                   "environment and parameters of the given results, in one file.")
+    p.add_argument("results", nargs="+", metavar="RESULT.json")
+    p.add_argument("-o", "--output", required=True, metavar="report.html|report.md")
+    p.add_argument("--format", choices=("html", "md"), help="default: from the file name (.md -> md, else html)")
+    p.add_argument("--title", help="report title")
+    p.add_argument("--no-bands", action="store_true", help="leave the reference class bands out of the charts")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    fmt = args.format or ("md" if args.output.lower().endswith((".md", ".markdown")) else "html")
+    directory = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(directory):
+        raise UsageError(f"cannot write {args.output}: no directory {directory}")
+    results = load_results(args.results)
+    bands = not args.no_bands
+    if fmt == "html":
+        charts = html_report.render_charts(results, bands=bands)
+        text = html_report.build_html(results, args.results, charts, title=args.title, bands=bands)
+    else:
+        charts = md_report.render_chart_files(results, args.output, bands=bands)
+        text = md_report.build_markdown(results, args.results, charts, title=args.title, bands=bands)
+    tmp = args.output + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, args.output)
+    print(args.output)
+    return 0

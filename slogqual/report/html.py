@@ -1,0 +1,192 @@
+"""One self-contained HTML report: inline CSS and inline SVG charts drawn by gnuplot, no script.
+
+A lab mails or archives the single file; it shows the same in any browser,
+offline, years later. Charts come from :mod:`slogqual.report.plot` through the
+gnuplot svg terminal and are inlined with their element ids made unique per
+chart (gnuplot reuses the same ids in every picture).
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+from slogqual import __version__
+from slogqual.analysis.classes import REFERENCE_CLASSES, fmt_band
+from slogqual.report import plot as plots
+from slogqual.report.document import SUMMARY_HEADERS, DeviceSection, device_section, summary_row
+from slogqual.results import SweepResult
+
+CHART_SIZE = (960, 540)
+
+
+@dataclass
+class Chart:
+    key: str
+    caption: str
+    svg: str  # inline-ready <svg> element
+    notes: List[str]
+
+
+def inline_svg(svg_text: str, prefix: str, caption: str = "") -> str:
+    """gnuplot's standalone SVG file -> an <svg> element fit for inlining in HTML."""
+    text = re.sub(r"<\?xml[^>]*\?>", "", svg_text)
+    text = re.sub(r"<!DOCTYPE[^>]*>", "", text, flags=re.S)
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    ids = {m.group(2) for m in re.finditer(r"""\bid=(['"])([^'"]+)\1""", text)}
+    for ident in sorted(ids, key=len, reverse=True):
+        esc = re.escape(ident)
+        text = re.sub(rf"""\bid=(['"]){esc}\1""", rf"id=\g<1>{prefix}-{ident}\g<1>", text)
+        text = re.sub(rf"""href=(['"])#{esc}\1""", rf"href=\g<1>#{prefix}-{ident}\g<1>", text)
+        text = re.sub(rf"url\(#{esc}\)", f"url(#{prefix}-{ident})", text)
+    # Scale with the page: keep the viewBox, drop the fixed pixel size.
+    text = re.sub(r"<svg\b([^>]*?)\swidth=\"[^\"]*\"", r"<svg\1", text, count=1)
+    text = re.sub(r"<svg\b([^>]*?)\sheight=\"[^\"]*\"", r"<svg\1", text, count=1)
+    text = re.sub(r"<title>.*?</title>", f'<title id="{prefix}-title">{html.escape(caption or "chart")}</title>',
+                  text, count=1, flags=re.S)
+    text = text.replace("<svg", f'<svg class="chart" role="img" aria-labelledby="{prefix}-title"', 1)
+    return text.strip()
+
+
+def render_charts(results: Sequence[SweepResult], bands: bool = True,
+                  size: Tuple[int, int] = CHART_SIZE) -> List[Chart]:
+    charts: List[Chart] = []
+    wanted = [("latency", "Mean latency of a synchronous write (write + cache flush) against IO size")]
+    if any(p.lat_us.p99 is not None for r in results for p in r.points):
+        wanted.append(("p99", "99th percentile latency against IO size"))
+    wanted += [("iops", "Synchronous writes per second against IO size (QD1)"),
+               ("mbps", "Bandwidth of synchronous writes against IO size (QD1)")]
+    with tempfile.TemporaryDirectory(prefix="slogqual-report-") as tmp:
+        for n, (metric, caption) in enumerate(wanted, 1):
+            spec = plots.build_spec(results, metric, bands=bands)
+            out = os.path.join(tmp, f"{metric}.svg")
+            plots.render(spec, out, "svg", size)
+            with open(out, encoding="utf-8") as fh:
+                charts.append(Chart(metric, caption, inline_svg(fh.read(), f"c{n}", caption), spec.notes))
+    return charts
+
+
+CSS = """
+:root { --ink:#1d2329; --muted:#5b6670; --line:#d9dee3; --bad:#b3261e; --bad-bg:#fdecea; --good:#1e6b34;
+        --good-bg:#e7f4ea; --neutral-bg:#f1f3f5; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 "DejaVu Sans", "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink);
+       margin: 0 auto; padding: 24px 32px 48px; max-width: 1180px; background: #fff; }
+h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 19px; margin: 32px 0 8px; border-bottom: 2px solid var(--line);
+padding-bottom: 4px; } h3 { font-size: 16px; margin: 20px 0 6px; }
+.meta { color: var(--muted); margin: 0 0 16px; }
+table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
+th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.kv th { width: 190px; }
+figure { margin: 12px 0 24px; } figcaption { color: var(--muted); font-size: 13px; margin-top: 4px; }
+svg.chart { width: 100%; height: auto; max-width: 960px; border: 1px solid var(--line); display: block; }
+.verdicts { display: flex; flex-wrap: wrap; gap: 10px; margin: 8px 0 12px; }
+.verdict { border-radius: 6px; padding: 8px 12px; min-width: 260px; flex: 1 1 260px; background: var(--neutral-bg); }
+.verdict.bad { background: var(--bad-bg); border-left: 5px solid var(--bad); }
+.verdict.good { background: var(--good-bg); border-left: 5px solid var(--good); }
+.verdict.neutral { border-left: 5px solid #98a2ab; }
+.verdict b { display: block; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
+.verdict small { display: block; color: var(--muted); margin-top: 2px; }
+.class { font-size: 15px; background: #eef4fb; border-left: 5px solid #4e79a7; padding: 8px 12px; margin: 8px 0; }
+ul.warnings li { color: var(--bad); } ul.notes li { color: var(--muted); }
+.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; vertical-align: -1px; margin-right: 6px; }
+footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
+"""
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 99, cls: str = "") -> str:
+    out = [f'<table class="{cls}">' if cls else "<table>", "<thead><tr>"]
+    out += [f'<th class="num">{_e(h)}</th>' if i >= numeric_from else f"<th>{_e(h)}</th>" for i, h in enumerate(headers)]
+    out.append("</tr></thead><tbody>")
+    for row in rows:
+        out.append("<tr>" + "".join(f'<td class="num">{_e(c)}</td>' if i >= numeric_from else f"<td>{_e(c)}</td>"
+                                    for i, c in enumerate(row)) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _kv(rows: Sequence[Tuple[str, str]]) -> str:
+    return ('<table class="kv"><tbody>' + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+            + "</tbody></table>")
+
+
+def _device_html(s: DeviceSection, n: int) -> str:
+    r = s.result
+    out = [f'<section class="device" id="device-{n}">', f"<h2>{n}. {_e(s.name)}</h2>",
+           f'<p class="meta">Result file {_e(s.path)} · source {_e(r.source)} · status {_e(r.status)}'
+           + (f" · error: {_e(r.error)}" if r.error else "") + "</p>"]
+    out.append('<div class="verdicts">')
+    for v in s.verdicts:
+        detail = "".join(f"<small>{_e(k)}: {_e(val)}</small>" for k, val in v.detail[:6])
+        out.append(f'<div class="verdict {v.tone}"><b>{_e(v.label)}</b>{_e(v.text)}{detail}</div>')
+    out.append("</div>")
+    out.append(f'<p class="class"><strong>Class:</strong> {_e(s.classification.summary)}</p>')
+    for note in s.classification.notes:
+        out.append(f'<p class="meta">{_e(note)}</p>')
+    if r.warnings:
+        out.append("<h3>Warnings</h3><ul class=\"warnings\">" + "".join(f"<li>{_e(w)}</li>" for w in r.warnings) + "</ul>")
+    out.append("<h3>Device identity</h3>" + _kv(s.identity))
+    out.append("<h3>Results per IO size</h3>" + _table(s.point_headers, s.point_rows, numeric_from=1))
+    if s.upper_bound_percentiles:
+        out.append('<p class="meta">Percentiles and max of write+flush pairs are upper bounds; the mean is exact '
+                   "(docs/results.md, lat_basis).</p>")
+    if r.source == "diskinfo":
+        out.append('<p class="meta">diskinfo prints only the mean; IO counts marked ~ follow from its loop '
+                   "(batches of 250 writes until 1 s has passed).</p>")
+    out.append("<h3>Parameters</h3>" + _kv(s.params))
+    out.append("<h3>Environment</h3>" + _kv(s.environment))
+    if r.notes:
+        out.append("<h3>Notes</h3><ul class=\"notes\">" + "".join(f"<li>{_e(x)}</li>" for x in r.notes) + "</ul>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def build_html(results: Sequence[SweepResult], paths: Sequence[str], charts: Sequence[Chart],
+               title: Optional[str] = None, bands: bool = True) -> str:
+    sections = [device_section(r, p) for r, p in zip(results, paths)]
+    names = [s.name for s in sections]
+    title = title or ("SLOG qualification: " + ", ".join(names[:4]) + (" …" if len(names) > 4 else ""))
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f'<meta name="generator" content="slogqual {_e(__version__)}">',
+           f"<title>{_e(title)}</title><style>{CSS}</style></head><body>",
+           f"<h1>{_e(title)}</h1>",
+           f'<p class="meta">Generated {_e(now)} by slogqual {_e(__version__)} from {len(results)} result(s). '
+           "Single-threaded (QD1) synchronous writes, each followed by a cache flush, as the ZFS intent log "
+           "writes them.</p>",
+           "<h2>Summary</h2>", _table(SUMMARY_HEADERS, [summary_row(s) for s in sections], numeric_from=99)]
+    bad = [(s.name, w) for s in sections for w in s.result.warnings]
+    if bad:
+        out.append('<ul class="warnings">' + "".join(f"<li><strong>{_e(n)}:</strong> {_e(w)}</li>" for n, w in bad)
+                   + "</ul>")
+    out.append("<h2>Charts</h2>")
+    for n, c in enumerate(charts, 1):
+        out.append(f'<figure id="chart-{_e(c.key)}">{c.svg}<figcaption>Figure {n}. {_e(c.caption)}'
+                   + "".join(f"<br>{_e(x)}" for x in c.notes) + "</figcaption></figure>")
+    if bands:
+        out.append("<h3>Reference classes (shaded bands)</h3>")
+        out.append("<table><thead><tr><th>class</th><th>small-IO latency band</th><th>the talk says</th>"
+                   "<th>examples</th></tr></thead><tbody>")
+        for c in REFERENCE_CLASSES:
+            out.append(f'<tr><td><span class="swatch" style="background:{_e(c.colour)}"></span>{_e(c.name)}</td>'
+                       f"<td>{_e(fmt_band(c))}</td><td>{_e(c.quoted)}</td><td>{_e(c.examples)}</td></tr>")
+        out.append("</tbody></table><p class=\"meta\">Bands from the SDC 2019 talk \"Real-world Performance "
+                   "Advantages of NVDIMM and NVMe\" (single-threaded sync writes); a quoted \"~X\" is drawn as X/2 "
+                   "to 2X. Guidance for the eye, not pass/fail limits.</p>")
+    for n, s in enumerate(sections, 1):
+        out.append(_device_html(s, n))
+    out.append(f"<footer>slogqual {_e(__version__)} · schema slogqual.sweep/1 · this file is self-contained "
+               "(no scripts, no external resources).</footer></body></html>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,94 @@
+"""The report as Markdown: the same sections as the HTML, charts as PNG files beside it."""
+
+from __future__ import annotations
+
+import datetime
+import os
+from typing import List, Optional, Sequence, Tuple
+
+from slogqual import __version__
+from slogqual.analysis.classes import REFERENCE_CLASSES, fmt_band
+from slogqual.report import plot as plots
+from slogqual.report.document import SUMMARY_HEADERS, DeviceSection, device_section, summary_row
+from slogqual.results import SweepResult
+
+CHARTS = [("latency", "Mean latency per synchronous write"), ("p99", "99th percentile latency"),
+          ("iops", "Synchronous writes per second"), ("mbps", "Bandwidth of synchronous writes")]
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 99) -> str:
+    out = ["| " + " | ".join(_cell(h) for h in headers) + " |",
+           "|" + "|".join("---:" if i >= numeric_from else "---" for i in range(len(headers))) + "|"]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def md_kv(rows: Sequence[Tuple[str, str]]) -> str:
+    return md_table(["", ""], rows)
+
+
+def render_chart_files(results: Sequence[SweepResult], output: str, bands: bool = True) -> List[Tuple[str, str, List[str]]]:
+    """PNG charts next to the Markdown file: [(file name, caption, notes)]."""
+    stem = os.path.splitext(output)[0]
+    out = []
+    for metric, caption in CHARTS:
+        if metric == "p99" and not any(p.lat_us.p99 is not None for r in results for p in r.points):
+            continue
+        path = f"{stem}-{metric}.png"
+        spec = plots.build_spec(results, metric, bands=bands)
+        plots.render(spec, path, "png")
+        out.append((os.path.basename(path), caption, spec.notes))
+    return out
+
+
+def _device_md(s: DeviceSection, n: int) -> str:
+    r = s.result
+    out = [f"## {n}. {s.name}", "", f"Result file `{s.path}` · source {r.source} · status {r.status}"
+           + (f" · error: {r.error}" if r.error else ""), ""]
+    for v in s.verdicts:
+        mark = {"bad": "**WARNING**", "good": "OK", "neutral": "–"}[v.tone]
+        detail = "; ".join(f"{k}: {val}" for k, val in v.detail[:6])
+        out.append(f"- **{v.label}:** {v.text} ({mark})" + (f" — {detail}" if detail else ""))
+    out += ["", f"**Class:** {s.classification.summary}", ""]
+    out += [f"_{note}_" for note in s.classification.notes]
+    if r.warnings:
+        out += ["### Warnings", ""] + [f"- **{w}**" for w in r.warnings] + [""]
+    out += ["### Device identity", "", md_kv(s.identity), "", "### Results per IO size", "",
+            md_table(s.point_headers, s.point_rows, numeric_from=1), ""]
+    if s.upper_bound_percentiles:
+        out += ["Percentiles and max of write+flush pairs are upper bounds; the mean is exact.", ""]
+    if r.source == "diskinfo":
+        out += ["diskinfo prints only the mean; IO counts marked ~ follow from its loop (batches of 250 writes "
+                "until 1 s has passed).", ""]
+    out += ["### Parameters", "", md_kv(s.params), "", "### Environment", "", md_kv(s.environment), ""]
+    if r.notes:
+        out += ["### Notes", ""] + [f"- {x}" for x in r.notes] + [""]
+    return "\n".join(out)
+
+
+def build_markdown(results: Sequence[SweepResult], paths: Sequence[str], charts: Sequence[Tuple[str, str, List[str]]],
+                   title: Optional[str] = None, bands: bool = True) -> str:
+    sections = [device_section(r, p) for r, p in zip(results, paths)]
+    names = [s.name for s in sections]
+    title = title or ("SLOG qualification: " + ", ".join(names[:4]) + (" …" if len(names) > 4 else ""))
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+    out = [f"# {title}", "", f"Generated {now} by slogqual {__version__} from {len(results)} result(s). "
+           "Single-threaded (QD1) synchronous writes, each followed by a cache flush.", "",
+           "## Summary", "", md_table(SUMMARY_HEADERS, [summary_row(s) for s in sections]), ""]
+    for s in sections:
+        out += [f"- **{s.name}: {w}**" for w in s.result.warnings]
+    out += ["", "## Charts", ""]
+    for n, (name, caption, notes) in enumerate(charts, 1):
+        out += [f"![{caption}]({name})", "", f"_Figure {n}. {caption}._" + "".join(f" {x}" for x in notes), ""]
+    if bands:
+        out += ["### Reference classes (shaded bands)", "",
+                md_table(["class", "small-IO latency band", "the talk says", "examples"],
+                         [[c.name, fmt_band(c), c.quoted, c.examples] for c in REFERENCE_CLASSES]), "",
+                "Bands from the SDC 2019 talk (single-threaded sync writes); a quoted \"~X\" is drawn as X/2 to 2X.", ""]
+    for n, s in enumerate(sections, 1):
+        out.append(_device_md(s, n))
+    return "\n".join(out).rstrip() + "\n"
