@@ -20,7 +20,6 @@ from slogqual.errors import SlogqualError
 # Modules in slogqual.cli that provide subcommands, in --help order.
 COMMAND_MODULES = [
     "sweep",
-    "lab",
     "plot",
     "import_cmd",
     "compare",
