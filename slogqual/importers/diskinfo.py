@@ -241,6 +241,7 @@ def _to_result(dev: DiskinfoDevice, index: int, path: str, label: Optional[str])
         f"ios is derived, not printed: diskinfo writes batches of {BATCH} until at least 1 s has passed",
     ]
     warnings: List[str] = []
+    mismatched: List[DiskinfoPoint] = []
     points: List[SweepPoint] = []
     for p in dev.points:
         ios = derived_ios(p.usec)
@@ -254,11 +255,16 @@ def _to_result(dev: DiskinfoDevice, index: int, path: str, label: Optional[str])
             lat_basis=LAT_BASIS_COMPLETION,
         )
         if not _mbps_consistent(p.size, p.usec, p.mbps):
-            warnings.append(
-                f"line {p.line}: {p.mbps} Mbytes/s does not follow from {p.usec} usec/IO at {size_label(p.size)} "
-                "(edited or mistyped output?)"
-            )
+            mismatched.append(p)
         points.append(pt)
+    if mismatched:
+        # diskinfo derives both figures from one timing (dt/N and size*N/dt), so they always agree;
+        # other tools printing diskinfo's format (slogqual sweep: MiB/s over the wall-clock runtime) may not.
+        first = mismatched[0]
+        notes.append(
+            f"{len(mismatched)} line(s) where Mbytes/s does not equal size / usec/IO, e.g. line {first.line}: "
+            f"{first.mbps} Mbytes/s vs {first.size / first.usec * 1e6 / 2**20:.1f} from {first.usec} usec/IO at "
+            f"{size_label(first.size)}: not diskinfo's own arithmetic (edited, or printed by another tool)")
     sizes = [p.size for p in dev.points]
     for a, b in zip(sizes, sizes[1:]):
         if b != 2 * a:
