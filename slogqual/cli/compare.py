@@ -52,7 +52,7 @@ def run(args) -> int:
                  else r.flag] for r in c.rows]
         unit = c.metric.unit
         print(tabulate(rows, headers=["size", f"A {c.metric.label} ({unit})", f"B ({unit})", "B/A", "change", "flag"],
-                       colalign=("right", "right", "right", "right", "right", "left")))
+                       colalign=("right", "right", "right", "right", "right", "left"), disable_numparse=True))
         for note in c.notes:
             print(f"note: {note}")
         print(c.summary())
