@@ -1,0 +1,100 @@
+"""findmnt (util-linux): the mount table as JSON, with each mount's device number.
+
+``findmnt -J -l -o SOURCE,TARGET,FSTYPE,MAJ:MIN`` lists every mount of this
+mount namespace. MAJ:MIN identifies the block device even when SOURCE is a
+/dev/disk/by-* alias; btrfs reports an anonymous MAJ:MIN (0:NN), so SOURCE is
+also kept. When findmnt is absent the kernel's /proc/self/mountinfo (which
+findmnt reads too) is parsed instead. Only this module spawns findmnt.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import List, Optional
+
+from slogqual.tools import run as _run
+
+PROGRAM = "findmnt"
+MOUNTINFO = "/proc/self/mountinfo"
+
+
+@dataclass
+class Mount:
+    source: str
+    target: str
+    fstype: Optional[str]
+    devnum: Optional[str]  # "MAJ:MIN"
+
+
+def available() -> bool:
+    return _run.which(PROGRAM) is not None
+
+
+def argv() -> List[str]:
+    return [PROGRAM, "-J", "-l", "-o", "SOURCE,TARGET,FSTYPE,MAJ:MIN"]
+
+
+def parse(text: str) -> List[Mount]:
+    if not text or not text.strip():
+        raise ValueError("empty findmnt output")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"findmnt output is not JSON ({exc.msg})") from None
+    fss = doc.get("filesystems") if isinstance(doc, dict) else None
+    if not isinstance(fss, list):
+        raise ValueError("findmnt JSON has no 'filesystems' list")
+    out: List[Mount] = []
+
+    def walk(items):
+        for fs in items:
+            if not isinstance(fs, dict):
+                continue
+            out.append(Mount(source=str(fs.get("source") or ""), target=str(fs.get("target") or ""),
+                             fstype=fs.get("fstype"), devnum=fs.get("maj:min")))
+            walk(fs.get("children") or [])  # tree output, should -l be dropped
+
+    walk(fss)
+    return out
+
+
+def _unescape(field: str) -> str:
+    # mountinfo escapes space, tab, newline and backslash as \ooo octal
+    out, i = [], 0
+    while i < len(field):
+        if field[i] == "\\" and i + 4 <= len(field) and field[i + 1:i + 4].isdigit():
+            out.append(chr(int(field[i + 1:i + 4], 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+def parse_mountinfo(text: str) -> List[Mount]:
+    """/proc/PID/mountinfo: 'ID PARENT MAJ:MIN ROOT TARGET OPTS [TAGS...] - FSTYPE SOURCE SUPEROPTS'."""
+    out = []
+    for line in (text or "").splitlines():
+        parts = line.split()
+        if len(parts) < 10 or "-" not in parts[6:]:
+            continue
+        sep = parts.index("-", 6)
+        if len(parts) < sep + 3:
+            continue
+        out.append(Mount(source=_unescape(parts[sep + 2]), target=_unescape(parts[4]),
+                         fstype=parts[sep + 1], devnum=parts[2]))
+    return out
+
+
+def mounts() -> List[Mount]:
+    """All mounts. Raises ValueError if neither findmnt nor /proc/self/mountinfo can be read."""
+    if available():
+        proc = _run.run(argv(), timeout=30)
+        if proc.returncode == 0:
+            return parse(proc.stdout)
+    try:
+        with open(MOUNTINFO) as fh:
+            return parse_mountinfo(fh.read())
+    except OSError as exc:
+        raise ValueError(f"cannot read the mount table: {exc.strerror}") from None

@@ -1,0 +1,147 @@
+"""camcontrol(8): ``camcontrol identify DEV`` (ATA) and ``camcontrol inquiry DEV`` (SCSI).
+
+Both start with CAM's announce lines, the same the kernel prints at attach
+time: ``pass0: <MODEL REV> ACS-3 ATA SATA 3.x device``,
+``da0: Serial Number X``, ``pass0: 600.000MB/s transfers (SATA 3.x, ...)``.
+``identify`` then prints ``key  value`` lines (device model, firmware
+revision, serial number, sector size, media RPM) and a feature table whose
+``write cache`` row has Support and Enabled columns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from slogqual.tools import run as _run
+
+PROGRAM = "camcontrol"
+
+_ANNOUNCE = re.compile(r"^(\w+\d+):\s+<(.*)>\s+(.*?)\s*$")
+_SERIAL = re.compile(r"^(\w+\d+):\s+Serial Number\s+(.*?)\s*$")
+_XFER = re.compile(r"^(\w+\d+):\s+([0-9.]+)MB/s transfers(?:\s*\((.*)\))?")
+
+
+@dataclass
+class Feature:
+    supported: Optional[bool]
+    enabled: Optional[bool]
+
+
+@dataclass
+class CamInfo:
+    unit: Optional[str] = None  # pass0 / da0
+    inquiry: Optional[str] = None  # "<...>" contents: vendor/model and revision
+    device_kind: Optional[str] = None  # "ACS-3 ATA SATA 3.x device", "Fixed Direct Access SPC-4 SCSI device"
+    serial: Optional[str] = None
+    transfer_mbps: Optional[float] = None  # negotiated, MB/s
+    transfer_detail: Optional[str] = None  # "SATA 3.x, UDMA6, PIO 8192bytes"
+    model: Optional[str] = None
+    firmware: Optional[str] = None
+    wwn: Optional[str] = None
+    logical_sector: Optional[int] = None
+    physical_sector: Optional[int] = None
+    sectors: Optional[int] = None  # LBA48 (or LBA) supported sectors
+    media_rpm: Optional[int] = None  # 0 for "non-rotating"
+    media_rpm_raw: Optional[str] = None
+    features: Dict[str, Feature] = field(default_factory=dict)
+    fields: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def write_cache(self) -> Optional[Feature]:
+        return self.features.get("write cache")
+
+
+def argv_identify(device: str) -> List[str]:
+    return [PROGRAM, "identify", device]
+
+
+def argv_inquiry(device: str) -> List[str]:
+    return [PROGRAM, "inquiry", device]
+
+
+def _yesno(v: Optional[str]) -> Optional[bool]:
+    if v is None:
+        return None
+    v = v.strip().lower()
+    return True if v == "yes" else False if v == "no" else None
+
+
+def parse(text: str) -> CamInfo:
+    """identify or inquiry output. ValueError when nothing recognisable is in it."""
+    info = CamInfo()
+    in_features = False
+    for raw in (text or "").splitlines():
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        m = _ANNOUNCE.match(line)
+        if m and info.inquiry is None:
+            info.unit, info.inquiry, info.device_kind = m.group(1), m.group(2), m.group(3)
+            continue
+        m = _SERIAL.match(line)
+        if m:
+            info.serial = info.serial or (m.group(2) or None)
+            continue
+        m = _XFER.match(line)
+        if m:
+            info.transfer_mbps = float(m.group(2))
+            info.transfer_detail = m.group(3)
+            continue
+        if re.match(r"^Feature\s{2,}Support", line):
+            in_features = True
+            continue
+        cols = re.split(r"\s{2,}", line.strip())
+        if in_features:
+            if cols:
+                name = cols[0].lower()
+                info.features[name] = Feature(supported=_yesno(cols[1]) if len(cols) > 1 else None,
+                                              enabled=_yesno(cols[2]) if len(cols) > 2 else None)
+            continue
+        if len(cols) >= 2:
+            info.fields[cols[0].lower()] = cols[1]
+        elif len(cols) == 1:
+            info.fields.setdefault(cols[0].lower(), "")
+    f = info.fields
+    info.model = f.get("device model") or None
+    info.firmware = f.get("firmware revision") or None
+    info.serial = f.get("serial number") or info.serial
+    info.wwn = f.get("wwn") or None
+    m = re.search(r"logical\s+(\d+),\s*physical\s+(\d+)", f.get("sector size", ""))
+    if m:
+        info.logical_sector, info.physical_sector = int(m.group(1)), int(m.group(2))
+    m = re.match(r"(\d+)\s+sectors", f.get("lba48 supported", "") or f.get("lba supported", ""))
+    if m:
+        info.sectors = int(m.group(1))
+    rpm = f.get("media rpm")
+    info.media_rpm_raw = rpm
+    if rpm:
+        if rpm.strip().lower().startswith("non-rotating"):
+            info.media_rpm = 0
+        elif rpm.strip().isdigit():
+            info.media_rpm = int(rpm.strip())
+    if info.inquiry is None and not info.fields and not info.features:
+        raise ValueError("no camcontrol identify/inquiry lines found")
+    if info.model is None and info.inquiry:
+        # "<ST8000VN002-2ZM188 SC60>": model, then the revision as the last word
+        parts = info.inquiry.rsplit(None, 1)
+        info.model = parts[0] if len(parts) == 2 else info.inquiry
+        info.firmware = info.firmware or (parts[1] if len(parts) == 2 else None)
+    return info
+
+
+def identify(device: str) -> CamInfo:
+    proc = _run.run(argv_identify(device), timeout=30)
+    if proc.returncode != 0:
+        msg = (proc.stderr or "").strip().splitlines()
+        raise ValueError(msg[-1] if msg else f"camcontrol identify exited {proc.returncode}")
+    return parse(proc.stdout)
+
+
+def inquiry(device: str) -> CamInfo:
+    proc = _run.run(argv_inquiry(device), timeout=30)
+    if proc.returncode != 0:
+        msg = (proc.stderr or "").strip().splitlines()
+        raise ValueError(msg[-1] if msg else f"camcontrol inquiry exited {proc.returncode}")
+    return parse(proc.stdout)

@@ -1,0 +1,44 @@
+"""sysctl(8) on FreeBSD: ``sysctl kern.disks`` (disk names) and ``name: value`` lines generally.
+
+``sysctl NAME`` prints ``NAME: value``; ``sysctl -n NAME`` the value alone.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List
+
+from slogqual.tools import run as _run
+
+PROGRAM = "sysctl"
+
+
+def argv(*names: str) -> List[str]:
+    return [PROGRAM, *names]
+
+
+def parse(text: str) -> Dict[str, str]:
+    out: Dict[str, str] = {}
+    for line in (text or "").splitlines():
+        name, sep, value = line.partition(":")
+        name = name.strip()
+        if sep and name and " " not in name and "." in name:
+            out[name] = value.strip()
+    return out
+
+
+def disks(text: str) -> List[str]:
+    """Disk names from ``sysctl kern.disks`` output (or ``-n``'s bare list)."""
+    values = parse(text)
+    raw = values.get("kern.disks")
+    if raw is None:
+        stripped = (text or "").strip()
+        raw = stripped if stripped and ":" not in stripped else ""
+    return raw.split()
+
+
+def get(*names: str) -> Dict[str, str]:
+    proc = _run.run(argv(*names), timeout=30)
+    if proc.returncode != 0:
+        msg = (proc.stderr or "").strip().splitlines()
+        raise ValueError(msg[-1] if msg else f"sysctl exited {proc.returncode}")
+    return parse(proc.stdout)

@@ -1,0 +1,71 @@
+"""wipefs (util-linux), listing only: every signature on a device with its offset.
+
+``wipefs --no-act --json DEV`` (without ``--all``) only lists; it writes
+nothing. It finds signatures blkid's single answer hides: backup GPT headers,
+ZFS labels (one entry per label), several filesystems at once. Empty output
+means no signatures. Only this module spawns wipefs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import List, Optional
+
+from slogqual.tools import run as _run
+
+PROGRAM = "wipefs"
+
+
+@dataclass
+class Signature:
+    device: str
+    offset: Optional[int]
+    type: str
+    uuid: Optional[str] = None
+    label: Optional[str] = None
+
+
+def available() -> bool:
+    return _run.which(PROGRAM) is not None
+
+
+def argv(device: str) -> List[str]:
+    return [PROGRAM, "--no-act", "--json", device]
+
+
+def _offset(v) -> Optional[int]:
+    if v is None:
+        return None
+    try:
+        return int(str(v), 0)
+    except ValueError:
+        return None
+
+
+def parse(text: str) -> List[Signature]:
+    """Signatures in ``wipefs -J`` output; empty text means none. ValueError on anything else."""
+    if not text or not text.strip():
+        return []
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"wipefs output is not JSON ({exc.msg})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("signatures"), list):
+        raise ValueError("wipefs JSON has no 'signatures' list")
+    out = []
+    for s in doc["signatures"]:
+        if not isinstance(s, dict) or not s.get("type"):
+            continue
+        out.append(Signature(device=str(s.get("device") or ""), offset=_offset(s.get("offset")),
+                             type=str(s["type"]), uuid=s.get("uuid"), label=s.get("label")))
+    return out
+
+
+def list_signatures(device: str) -> List[Signature]:
+    """Raises ValueError (wipefs's message) when wipefs cannot read the device."""
+    proc = _run.run(argv(device), timeout=60)
+    if proc.returncode != 0:
+        msg = (proc.stderr or "").strip().splitlines()
+        raise ValueError(msg[-1] if msg else f"wipefs exited {proc.returncode}")
+    return parse(proc.stdout)
