@@ -1,0 +1,172 @@
+"""Thread-scaling curves of pool scenarios: knee, SLOG benefit, bottleneck, and the verdict.
+
+Pure functions over measured steps (no processes, no files). A curve is one pool configuration's
+throughput at each thread step; the verdict compares the configurations the way the SDC 2019 talk
+does: sync=standard is the ceiling, sync=always without a SLOG the floor, and the SLOG is judged by
+where it lands between them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+# A doubling of threads that buys less than this much throughput is past the knee.
+KNEE_GAIN_PER_DOUBLING = 0.10
+# Within this fraction, two peaks are "the same" (the measurement noise of a short step).
+SAME = 0.10
+# A SLOG's throughput "matches" its sweep bandwidth within this fraction.
+MATCH = 0.25
+
+
+@dataclass
+class Step:
+    threads: int  # total threads (all LUNs)
+    iops: float
+    mbps: float  # MiB/s
+    lat_p99_us: Optional[float] = None
+    slog_bytes: Optional[int] = None  # ZIL bytes to log vdevs during the step (kstat delta)
+    normal_bytes: Optional[int] = None  # ZIL bytes to the main pool during the step
+
+    def value(self, metric: str) -> float:
+        return self.iops if metric == "iops" else self.mbps
+
+
+@dataclass
+class Curve:
+    config: str
+    sync: str
+    log: str  # none | single | mirror | stripe
+    steps: List[Step] = field(default_factory=list)
+
+    @property
+    def uses_slog(self) -> bool:
+        return self.log != "none"
+
+
+@dataclass
+class Knee:
+    threads: int
+    value: float
+    saturated: bool  # False: throughput still grew at the last step, the knee lies beyond it
+
+
+def knee(steps: Sequence[Step], metric: str, min_gain: float = KNEE_GAIN_PER_DOUBLING) -> Optional[Knee]:
+    """The first step after which doubling the threads buys less than min_gain more throughput."""
+    pts = sorted(steps, key=lambda s: s.threads)
+    if not pts:
+        return None
+    for a, b in zip(pts, pts[1:]):
+        va, vb = a.value(metric), b.value(metric)
+        doublings = math.log2(b.threads / a.threads)
+        if va <= 0 or doublings <= 0:
+            continue
+        gain = (vb / va) ** (1.0 / doublings) - 1.0 if vb > 0 else -1.0
+        if gain < min_gain:
+            return Knee(threads=a.threads, value=va, saturated=True)
+    last = pts[-1]
+    return Knee(threads=last.threads, value=last.value(metric), saturated=False)
+
+
+def peak(steps: Sequence[Step], metric: str) -> Optional[Step]:
+    return max(steps, key=lambda s: s.value(metric)) if steps else None
+
+
+def ratios(a: Curve, b: Curve, metric: str) -> Dict[int, float]:
+    """a/b at each thread count both curves measured."""
+    bvals = {s.threads: s.value(metric) for s in b.steps}
+    return {s.threads: s.value(metric) / bvals[s.threads]
+            for s in a.steps if s.threads in bvals and bvals[s.threads] > 0}
+
+
+def roles(curves: Sequence[Curve]) -> Dict[str, Curve]:
+    """baseline (sync=standard, no log), slog (sync=always with a log), noslog (sync=always, none)."""
+    found: Dict[str, Curve] = {}
+    for c in curves:
+        role = ("baseline" if c.sync == "standard" and not c.uses_slog else
+                "slog" if c.sync == "always" and c.uses_slog else
+                "noslog" if c.sync == "always" and not c.uses_slog else None)
+        if role and role not in found:
+            found[role] = c
+    return found
+
+
+def log_usage_problems(curve: Curve) -> List[str]:
+    """Loud one-liners where the kstats contradict the configuration."""
+    problems = []
+    for s in curve.steps:
+        if s.slog_bytes is None:
+            continue
+        if curve.uses_slog and curve.sync == "always" and s.slog_bytes == 0:
+            problems.append(f"{curve.config}: the SLOG received no ZIL bytes at {s.threads} threads "
+                            f"({s.normal_bytes or 0} bytes went to the main pool): logbias=throughput, "
+                            "writes at or above zfs_immediate_write_sz, or a misconfigured pool — "
+                            "this step does not measure the SLOG")
+        if not curve.uses_slog and s.slog_bytes > 0:
+            problems.append(f"{curve.config}: {s.slog_bytes} ZIL bytes went to a log vdev in a configuration "
+                            "without one: the pool is not what the scenario declared")
+    return problems
+
+
+@dataclass
+class Verdict:
+    sentence: str  # what the user acts on
+    bottleneck: str  # in plain words
+    benefit_at_peak: Optional[float] = None  # slog peak / noslog peak
+    of_standard_at_peak: Optional[float] = None  # slog peak / baseline peak
+    details: List[str] = field(default_factory=list)
+
+
+def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float] = None,
+            log_sweep_lat_us: Optional[float] = None, bs_label: str = "") -> Verdict:
+    """What the SLOG bought for this load, and what limits it.
+
+    log_sweep_mbps / log_sweep_lat_us: the log device's QD1 sweep at the scenario's write size, when
+    known, to name the log device as the limit with numbers rather than by elimination.
+    """
+    unit = "IOPS" if metric == "iops" else "MiB/s"
+    r = roles(curves)
+    slog, noslog, base = r.get("slog"), r.get("noslog"), r.get("baseline")
+    if not slog or not slog.steps:
+        return Verdict("No sync=always configuration with a SLOG was measured: nothing to judge.", "unknown")
+    ps = peak(slog.steps, metric)
+    pn = peak(noslog.steps, metric) if noslog and noslog.steps else None
+    pb = peak(base.steps, metric) if base and base.steps else None
+    benefit = ps.value(metric) / pn.value(metric) if pn and pn.value(metric) > 0 else None
+    of_std = ps.value(metric) / pb.value(metric) if pb and pb.value(metric) > 0 else None
+    details = []
+    k = knee(slog.steps, metric)
+    if k:
+        details.append(f"{slog.config}: knee at {k.threads} threads ({k.value:.0f} {unit})"
+                       if k.saturated else f"{slog.config}: still scaling at {k.threads} threads ({k.value:.0f} {unit})")
+    matches_bw = (log_sweep_mbps is not None and log_sweep_mbps > 0
+                  and abs(ps.mbps - log_sweep_mbps) <= MATCH * log_sweep_mbps)
+    if matches_bw:
+        bottleneck = (f"log device bandwidth: {ps.mbps:.0f} MiB/s, matching its sweep at {bs_label} "
+                      f"({log_sweep_mbps:.0f} MiB/s)")
+    elif of_std is not None and of_std >= 1 - SAME:
+        bottleneck = "the pool, not the log: the SLOG keeps up with sync=standard"
+    elif k and k.saturated:
+        bottleneck = f"the log device: {slog.config} stops scaling at {k.threads} threads"
+        if log_sweep_lat_us:
+            bottleneck += f" (its QD1 sync write at {bs_label} takes {log_sweep_lat_us:.0f} µs)"
+    else:
+        bottleneck = "not reached: throughput still grew at the last thread step; add steps"
+
+    if benefit is not None and benefit < 1 - SAME:
+        sentence = (f"For this workload the pool is faster with no SLOG: sync=always reaches "
+                    f"{pn.value(metric):.0f} {unit} without it and {ps.value(metric):.0f} {unit} with it.")
+    elif benefit is not None and benefit <= 1 + SAME:
+        sentence = (f"The SLOG buys nothing here: sync=always peaks at {ps.value(metric):.0f} {unit} with it "
+                    f"and {pn.value(metric):.0f} {unit} without.")
+    elif benefit is not None:
+        sentence = (f"The SLOG makes sync=always {benefit:.1f}x faster ({ps.value(metric):.0f} vs "
+                    f"{pn.value(metric):.0f} {unit} at peak)")
+        sentence += (f", reaching {of_std:.0%} of sync=standard." if of_std is not None else ".")
+    else:
+        sentence = f"sync=always with the SLOG peaks at {ps.value(metric):.0f} {unit} (no run without a SLOG to compare)."
+    for c in curves:
+        details.extend(log_usage_problems(c))
+    return Verdict(sentence=sentence, bottleneck=bottleneck, benefit_at_peak=benefit,
+                   of_standard_at_peak=of_std, details=details)

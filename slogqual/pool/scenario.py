@@ -1,0 +1,226 @@
+"""Declarative pool scenarios (TOML files in scenarios/): loading and validation.
+
+A scenario names a load (fio on zvol LUNs or on files in a dataset), the thread steps to scale it
+over, and the pool configurations to run it under. A bad file gets one line naming the file and the
+key; see docs/scenarios.md for every key.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, List, Optional
+
+from slogqual.errors import UsageError
+from slogqual.units import parse_size
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python < 3.11
+    import tomli as tomllib
+
+SCENARIO_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scenarios")
+
+KINDS = ("zvol", "dataset")
+RWS = ("randwrite", "write")
+WRITE_SYNCS = ("none", "dsync", "fsync")
+SYNCS = ("standard", "always", "disabled")
+LOGS = ("none", "single", "mirror", "stripe")
+
+_TOP_KEYS = {"name", "description", "kind", "luns", "lun_size", "volblocksize", "recordsize", "rw", "bs",
+             "write_sync", "threads", "runtime", "ramp", "config", "quick"}
+_QUICK_KEYS = {"luns", "lun_size", "threads", "runtime", "ramp"}
+_CONFIG_KEYS = {"name", "sync", "log", "logbias"}
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    """One way to run the load: the pool's sync property and its log vdev layout."""
+
+    name: str
+    sync: str = "standard"
+    log: str = "none"  # none | single | mirror | stripe
+    logbias: str = "latency"
+
+    @property
+    def uses_slog(self) -> bool:
+        return self.log != "none"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"name": self.name, "sync": self.sync, "log": self.log, "logbias": self.logbias}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    kind: str
+    luns: int
+    lun_size: int
+    rw: str
+    bs: int
+    write_sync: str
+    threads: List[int]
+    runtime_s: float
+    ramp_s: float
+    configs: List[PoolConfig]
+    description: str = ""
+    volblocksize: Optional[int] = None
+    recordsize: Optional[int] = None
+    source: str = ""
+    quick_overrides: Dict[str, Any] = field(default_factory=dict)
+
+    def quick(self) -> "Scenario":
+        """The few-steps, short-runtime form for CI and demos."""
+        return replace(self, **self.quick_overrides, quick_overrides={})
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"name": self.name, "description": self.description, "kind": self.kind, "luns": self.luns,
+                "lun_size": self.lun_size, "volblocksize": self.volblocksize, "recordsize": self.recordsize,
+                "rw": self.rw, "bs": self.bs, "write_sync": self.write_sync, "threads": list(self.threads),
+                "runtime_s": self.runtime_s, "ramp_s": self.ramp_s,
+                "configs": [c.to_dict() for c in self.configs], "source": self.source}
+
+
+class _Checker:
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, key: str, why: str) -> UsageError:
+        return UsageError(f"{self.source}: key '{key}' {why}")
+
+    def known(self, table: Dict[str, Any], allowed: set, where: str = "") -> None:
+        for key in table:
+            if key not in allowed:
+                raise self.fail(where + key, f"is not a scenario key (known: {', '.join(sorted(allowed))})")
+
+    def choice(self, table, key, choices, default=None, where=""):
+        value = table.get(key, default)
+        if value not in choices:
+            raise self.fail(where + key, f"must be one of {', '.join(choices)}, not {value!r}")
+        return value
+
+    def size(self, table, key, where="", required=True):
+        if key not in table:
+            if required:
+                raise self.fail(where + key, "is missing")
+            return None
+        value = table[key]
+        try:
+            size = parse_size(str(value)) if not isinstance(value, bool) else None
+        except UsageError:
+            size = None
+        if not size or size % 512:
+            raise self.fail(where + key, f"must be a size such as \"4k\" or \"1G\" (a multiple of 512), not {value!r}")
+        return size
+
+    def positive_int(self, table, key, where="", required=True):
+        if key not in table:
+            if required:
+                raise self.fail(where + key, "is missing")
+            return None
+        value = table[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.fail(where + key, f"must be a whole number of at least 1, not {value!r}")
+        return value
+
+    def seconds(self, table, key, where="", required=True, minimum=0.0):
+        if key not in table:
+            if required:
+                raise self.fail(where + key, "is missing")
+            return None
+        value = table[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+            raise self.fail(where + key, f"must be a number of seconds (at least {minimum:g}), not {value!r}")
+        return float(value)
+
+    def threads(self, table, key, where="", required=True):
+        if key not in table:
+            if required:
+                raise self.fail(where + key, "is missing")
+            return None
+        value = table[key]
+        if (not isinstance(value, list) or not value
+                or any(isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in value)):
+            raise self.fail(where + key, f"must be a list of thread counts such as [1, 2, 4], not {value!r}")
+        if value != sorted(set(value)):
+            raise self.fail(where + key, "must be ascending without repeats")
+        return list(value)
+
+
+def parse_scenario(doc: Dict[str, Any], source: str) -> Scenario:
+    c = _Checker(source)
+    c.known(doc, _TOP_KEYS)
+    name = doc.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise c.fail("name", "must be a non-empty string")
+    kind = c.choice(doc, "kind", KINDS)
+    if kind == "zvol" and "recordsize" in doc:
+        raise c.fail("recordsize", "applies to kind = \"dataset\"; a zvol has volblocksize")
+    if kind == "dataset" and "volblocksize" in doc:
+        raise c.fail("volblocksize", "applies to kind = \"zvol\"; a dataset has recordsize")
+    bs = c.size(doc, "bs")
+    lun_size = c.size(doc, "lun_size")
+    if lun_size < bs:
+        raise c.fail("lun_size", f"({lun_size} bytes) is smaller than bs ({bs} bytes)")
+    raw_configs = doc.get("config")
+    if not isinstance(raw_configs, list) or not raw_configs:
+        raise c.fail("config", "must hold at least one [[config]] table")
+    configs, names = [], set()
+    for i, cfg in enumerate(raw_configs):
+        where = f"config[{i}]."
+        if not isinstance(cfg, dict):
+            raise c.fail(f"config[{i}]", "must be a table")
+        c.known(cfg, _CONFIG_KEYS, where)
+        cname = cfg.get("name")
+        if not isinstance(cname, str) or not cname.strip():
+            raise c.fail(where + "name", "must be a non-empty string")
+        if cname in names:
+            raise c.fail(where + "name", f"repeats the configuration name {cname!r}")
+        names.add(cname)
+        configs.append(PoolConfig(name=cname, sync=c.choice(cfg, "sync", SYNCS, "standard", where),
+                                  log=c.choice(cfg, "log", LOGS, "none", where),
+                                  logbias=c.choice(cfg, "logbias", ("latency", "throughput"), "latency", where)))
+    quick = doc.get("quick", {})
+    if not isinstance(quick, dict):
+        raise c.fail("quick", "must be a table")
+    c.known(quick, _QUICK_KEYS, "quick.")
+    overrides = {k: v for k, v in {
+        "luns": c.positive_int(quick, "luns", "quick.", required=False),
+        "lun_size": c.size(quick, "lun_size", "quick.", required=False),
+        "threads": c.threads(quick, "threads", "quick.", required=False),
+        "runtime_s": c.seconds(quick, "runtime", "quick.", required=False, minimum=1),
+        "ramp_s": c.seconds(quick, "ramp", "quick.", required=False),
+    }.items() if v is not None}
+    return Scenario(
+        name=name.strip(), description=str(doc.get("description", "")), kind=kind,
+        luns=c.positive_int(doc, "luns"), lun_size=lun_size,
+        volblocksize=c.size(doc, "volblocksize", required=False) if kind == "zvol" else None,
+        recordsize=c.size(doc, "recordsize", required=False) if kind == "dataset" else None,
+        rw=c.choice(doc, "rw", RWS), bs=bs, write_sync=c.choice(doc, "write_sync", WRITE_SYNCS, "none"),
+        threads=c.threads(doc, "threads"), runtime_s=c.seconds(doc, "runtime", minimum=1),
+        ramp_s=c.seconds(doc, "ramp", required=False) or 0.0, configs=configs, source=source,
+        quick_overrides=overrides,
+    )
+
+
+def builtin_names() -> List[str]:
+    return sorted(f[:-5] for f in os.listdir(SCENARIO_DIR)
+                  if f.endswith(".toml") and f != "lab-devices.toml" and os.path.isfile(os.path.join(SCENARIO_DIR, f)))
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    """A shipped scenario by name (iscsi-4k-randwrite, ...) or a user's TOML file by path."""
+    path = name_or_path
+    if not os.path.exists(path) and os.sep not in name_or_path and not name_or_path.endswith(".toml"):
+        path = os.path.join(SCENARIO_DIR, name_or_path + ".toml")
+        if not os.path.exists(path):
+            raise UsageError(f"no scenario {name_or_path!r}: shipped ones are {', '.join(builtin_names())}")
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: not valid TOML ({exc})") from None
+    return parse_scenario(doc, path)

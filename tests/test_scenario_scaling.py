@@ -1,0 +1,130 @@
+"""Scenario files (shipped and broken ones) and the scaling analysis on synthetic curves."""
+
+import pytest
+
+from slogqual.analysis.scaling import Curve, Step, knee, log_usage_problems, ratios, verdict
+from slogqual.errors import UsageError
+from slogqual.pool.scenario import builtin_names, load_scenario, parse_scenario
+
+
+def test_shipped_scenarios_load():
+    assert {"iscsi-4k-randwrite", "iscsi-128k-seqwrite", "nfs-sync"} <= set(builtin_names())
+    s = load_scenario("iscsi-4k-randwrite")
+    assert (s.kind, s.luns, s.bs, s.rw, s.threads) == ("zvol", 8, 4096, "randwrite", [1, 2, 4, 8, 16, 32])
+    assert [(c.sync, c.log) for c in s.configs] == [("standard", "none"), ("always", "single"), ("always", "none")]
+    q = s.quick()
+    assert q.threads == [1, 4] and q.luns == 2 and q.runtime_s == 5 and q.configs == s.configs
+    assert load_scenario("iscsi-128k-seqwrite").luns == 12
+    nfs = load_scenario("nfs-sync")
+    assert nfs.kind == "dataset" and nfs.write_sync == "dsync" and nfs.recordsize == 128 << 10
+
+
+GOOD = {"name": "t", "kind": "zvol", "luns": 2, "lun_size": "64M", "rw": "randwrite", "bs": "4k",
+        "threads": [1, 2], "runtime": 5, "config": [{"name": "a", "sync": "always", "log": "single"}]}
+
+
+@pytest.mark.parametrize("change,key", [
+    ({"thread": [1]}, "thread"),
+    ({"luns": 0}, "luns"),
+    ({"bs": "3000"}, "bs"),
+    ({"threads": [4, 2]}, "threads"),
+    ({"threads": []}, "threads"),
+    ({"kind": "lun"}, "kind"),
+    ({"recordsize": "128k"}, "recordsize"),
+    ({"config": [{"name": "a", "sync": "sometimes"}]}, "config[0].sync"),
+    ({"config": [{"name": "a", "logg": "single"}]}, "config[0].logg"),
+    ({"config": [{"name": "a"}, {"name": "a"}]}, "config[1].name"),
+    ({"config": []}, "config"),
+    ({"quick": {"runtime": 0}}, "quick.runtime"),
+    ({"lun_size": "1k"}, "lun_size"),
+])
+def test_bad_scenarios_name_the_file_and_key(change, key):
+    doc = dict(GOOD, **change)
+    with pytest.raises(UsageError) as exc:
+        parse_scenario(doc, "my.toml")
+    msg = str(exc.value)
+    assert msg.startswith("my.toml: key '" + key + "'") and "\n" not in msg
+
+
+def test_missing_key_and_bad_toml(tmp_path):
+    doc = dict(GOOD)
+    del doc["runtime"]
+    with pytest.raises(UsageError, match="key 'runtime' is missing"):
+        parse_scenario(doc, "x.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = \n")
+    with pytest.raises(UsageError, match="not valid TOML"):
+        load_scenario(str(bad))
+    with pytest.raises(UsageError, match="shipped ones are"):
+        load_scenario("no-such-scenario")
+
+
+def curve(name, sync, log, values, metric="iops"):
+    steps = [Step(threads=t, iops=v if metric == "iops" else v * 10, mbps=v if metric == "mbps" else v / 100)
+             for t, v in values]
+    return Curve(name, sync, log, steps)
+
+
+def test_knee_is_where_doubling_stops_paying():
+    steps = curve("c", "always", "single", [(1, 1000), (2, 1900), (4, 3500), (8, 3700), (16, 3750)]).steps
+    k = knee(steps, "iops")
+    assert (k.threads, k.saturated) == (4, True)
+    rising = curve("c", "always", "single", [(1, 100), (2, 200), (4, 400)]).steps
+    assert knee(rising, "iops").saturated is False and knee(rising, "iops").threads == 4
+    # uneven steps: 1 -> 4 threads is two doublings; 30 % more in total is < 10 % per doubling? no: 14 %
+    assert knee(curve("c", "a", "n", [(1, 100), (4, 130)]).steps, "iops").saturated is False
+    assert knee(curve("c", "a", "n", [(1, 100), (4, 115)]).steps, "iops").saturated is True
+
+
+TALK_4K = [  # shaped like the SDC 2019 iSCSI 4 KiB curves: standard high, SAS SSD SLOG knee, no SLOG low
+    curve("sync=standard", "standard", "none", [(8, 9000), (16, 17000), (32, 30000), (64, 40000), (128, 42500)]),
+    curve("sync=always + SLOG", "always", "single", [(8, 4000), (16, 6500), (32, 7000), (64, 7100), (128, 7150)]),
+    curve("sync=always, no SLOG", "always", "none", [(8, 700), (16, 900), (32, 1000), (64, 1000), (128, 1000)]),
+]
+
+
+def test_verdict_slog_helps_but_is_the_bottleneck():
+    v = verdict(TALK_4K, "iops", log_sweep_lat_us=95.0, bs_label="4K")
+    assert v.benefit_at_peak == pytest.approx(7.15)
+    assert v.of_standard_at_peak == pytest.approx(7150 / 42500)
+    assert v.sentence.startswith("The SLOG makes sync=always 7.2x faster") and "17% of sync=standard" in v.sentence
+    assert "the log device" in v.bottleneck and "16 threads" in v.bottleneck and "95 µs" in v.bottleneck
+
+
+def test_verdict_pool_faster_without_slog_and_bandwidth_match():
+    curves = [
+        curve("sync=standard", "standard", "none", [(12, 1500), (24, 2500), (48, 2750)], "mbps"),
+        curve("sync=always + SLOG", "always", "single", [(12, 400), (24, 408), (48, 410)], "mbps"),
+        curve("sync=always, no SLOG", "always", "none", [(12, 500), (24, 800), (48, 900)], "mbps"),
+    ]
+    v = verdict(curves, "mbps", log_sweep_mbps=405.0, bs_label="128K")
+    assert v.sentence.startswith("For this workload the pool is faster with no SLOG")
+    assert v.bottleneck == "log device bandwidth: 410 MiB/s, matching its sweep at 128K (405 MiB/s)"
+
+
+def test_verdict_slog_keeps_up_with_standard():
+    curves = [curve("std", "standard", "none", [(1, 100), (2, 200)]),
+              curve("nv", "always", "single", [(1, 98), (2, 195)]),
+              curve("no", "always", "none", [(1, 20), (2, 30)])]
+    v = verdict(curves, "iops")
+    assert "the pool, not the log" in v.bottleneck
+    assert v.sentence.startswith("The SLOG makes sync=always 6.5x faster") and "98% of sync=standard" in v.sentence
+
+
+def test_unused_slog_is_reported_loudly():
+    c = curve("sync=always + SLOG", "always", "single", [(1, 100)])
+    c.steps[0].slog_bytes, c.steps[0].normal_bytes = 0, 123456
+    problems = log_usage_problems(c)
+    assert len(problems) == 1 and "received no ZIL bytes" in problems[0] and "123456" in problems[0]
+    ok = curve("sync=always + SLOG", "always", "single", [(1, 100)])
+    ok.steps[0].slog_bytes = 4096
+    assert log_usage_problems(ok) == []
+    ghost = curve("sync=always, no SLOG", "always", "none", [(1, 100)])
+    ghost.steps[0].slog_bytes = 4096
+    assert "without one" in log_usage_problems(ghost)[0]
+
+
+def test_ratios_only_at_common_steps():
+    a = curve("a", "always", "single", [(1, 100), (2, 300), (4, 400)])
+    b = curve("b", "always", "none", [(1, 50), (4, 100)])
+    assert ratios(a, b, "iops") == {1: 2.0, 4: 4.0}
