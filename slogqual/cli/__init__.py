@@ -20,6 +20,7 @@ from slogqual.errors import SlogqualError
 # Modules in slogqual.cli that provide subcommands, in --help order.
 COMMAND_MODULES = [
     "sweep",
+    "devices",
     "plot",
     "import_cmd",
     "compare",

@@ -1,0 +1,130 @@
+"""slogqual devices / slogqual inspect DEV: device identity, class, link, write cache, in-use state."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Dict, List
+
+from slogqual import device
+from slogqual.errors import UsageError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("devices", help="list candidate block devices with class, write cache and in-use state",
+                       description="List whole block devices (disks, NVMe namespaces, pmem, attached loop devices) "
+                                   "with their class, transport, size, write-cache verdict and whether the safety "
+                                   "interlocks would let a sweep write to them.")
+    p.add_argument("--json", action="store_true", help="print a JSON list of device records (each with 'safety')")
+    p.add_argument("--all", action="store_true", help="also list zram/ram, md and device-mapper devices")
+    p.set_defaults(func=run_devices)
+
+    q = sub.add_parser("inspect", help="identify one device, file or nbd URI",
+                       description="Show what slogqual knows about DEV (block device, regular file or nbd:// URI): "
+                                   "identity, class with its evidence, link, write-cache verdict, what is unknown "
+                                   "and why, and whether the safety interlocks would refuse it.")
+    q.add_argument("dev", metavar="DEV")
+    q.add_argument("--json", action="store_true", help="print the device record (the one sweep results embed)")
+    q.set_defaults(func=run_inspect)
+
+
+def _safety(path: str) -> Dict[str, Any]:
+    try:
+        findings = device.safety_findings(path)
+    except (OSError, UsageError) as exc:
+        return {"state": "unknown", "reasons": [str(exc)]}
+    if not findings:
+        return {"state": "free", "reasons": []}
+    hard = [f for f in findings if not f.overridable]
+    return {"state": "in-use" if hard else "has-data",
+            "reasons": list(dict.fromkeys(f.message for f in findings))}
+
+
+def _size(n) -> str:
+    if n is None:
+        return "?"
+    for unit, div in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= div:
+            return f"{n / div:.1f}{unit}"
+    return f"{n}B"
+
+
+def run_devices(args) -> int:
+    rows: List[Dict[str, Any]] = []
+    for path in device.candidates(include_all=args.all):
+        rec = device.identify(path).to_dict()
+        rec["safety"] = _safety(path)
+        rows.append(rec)
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    from tabulate import tabulate
+
+    table = [[r["path"], r["class"], r["transport"], _size(r["capacity"]), r["model"] or "-",
+              r["write_cache"]["verdict"], r["link"]["verdict"],
+              r["safety"]["state"] + (f": {r['safety']['reasons'][0]}" if r["safety"]["reasons"] else "")]
+             for r in rows]
+    print(tabulate(table, headers=["DEVICE", "CLASS", "TRANSPORT", "SIZE", "MODEL", "WRITE CACHE", "LINK", "STATE"],
+                   tablefmt="plain"))
+    for r in rows:
+        for w in r["warnings"]:
+            print(f"WARNING: {w}", file=sys.stderr)
+    return 0
+
+
+def _fmt_link(link: Dict[str, Any]) -> str:
+    def end(e):
+        s = e.get("speed") or (f"{e['rate']:g}" if e.get("rate") is not None else "?")
+        return s + (f" x{e['width']}" if e.get("width") is not None else "")
+
+    if link["verdict"] in ("not-applicable",) or (link.get("kind") is None and link["verdict"] == "unknown"):
+        return f"{link['verdict']} ({link.get('reason')})"
+    return (f"{link.get('kind')} {link.get('scope') or ''} {link.get('address') or ''}: current {end(link['current'])}, "
+            f"max {end(link['max'])} -> {link['verdict']}").replace("  ", " ")
+
+
+def run_inspect(args) -> int:
+    rec = device.identify(args.dev)
+    d = rec.to_dict()
+    if args.json:
+        json.dump(d, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        for w in d["warnings"]:
+            print(f"WARNING: {w}", file=sys.stderr)
+        return 0
+    for w in d["warnings"]:
+        print(f"WARNING: {w}")
+    lines = [
+        ("path", d["path"]), ("kind", d["kind"]), ("name", d["name"]), ("partition of", d["partition_of"]),
+        ("model", d["model"]), ("vendor", d["vendor"]), ("serial", d["serial"]), ("firmware", d["firmware"]),
+        ("capacity", f"{d['capacity']} bytes ({_size(d['capacity'])})" if d["capacity"] is not None else None),
+        ("sectors", f"logical {d['logical_sector']}, physical {d['physical_sector']}"
+         if d["logical_sector"] or d["physical_sector"] else None),
+        ("transport", d["transport"]), ("rotational", d["rotational"]), ("rotation rate", d["rotation_rate"]),
+        ("class", f"{d['class']}  ({'; '.join(d['class_evidence'])})"),
+        ("emulated", d["emulated"]),
+        ("link", _fmt_link(d["link"])),
+    ]
+    if d["controller_link"]:
+        lines.append(("controller link", _fmt_link(d["controller_link"])))
+    wc = d["write_cache"]
+    lines.append(("write cache", f"{wc['verdict']}  ({wc['reason']})"))
+    for e in wc["evidence"]:
+        lines.append(("", e))
+    safety = _safety(args.dev) if d["kind"] != "nbd" else {"state": "n/a (URI)", "reasons": []}
+    lines.append(("safety", safety["state"] + (": " + "; ".join(safety["reasons"]) if safety["reasons"] else "")))
+    for k, v in lines:
+        if v is None and k not in ("model", "vendor", "serial", "firmware", "capacity"):
+            continue
+        print(f"{k:>16}: {v if v is not None else 'unknown'}" if k else f"{'':>16}  {v}")
+    if d["unknown"]:
+        print(f"{'unknown':>16}:")
+        for k, why in d["unknown"].items():
+            print(f"{'':>16}  {k}: {why}")
+    for n in d["notes"]:
+        print(f"{'note':>16}: {n}")
+    tools = ", ".join(f"{k} {v}" for k, v in d["tools"].items())
+    if tools:
+        print(f"{'tools':>16}: {tools}")
+    return 0

@@ -1,0 +1,213 @@
+"""Device identification on FreeBSD: geom, diskinfo -v, camcontrol identify/inquiry, nvmecontrol identify.
+
+:func:`build` turns the tools' outputs into a DeviceRecord and does no I/O, so
+it is tested on recorded outputs; :func:`identify` runs the tools on a FreeBSD
+host and hands their outputs to build(). The safety interlocks are Linux-only
+for now (FreeBSD's ``geom`` Mode ``rXwYeZ`` with e>0 is what a port would use).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Dict, Optional
+
+from slogqual.device import classify as C
+from slogqual.device.record import DeviceRecord, Link, LinkEnd
+from slogqual.errors import UsageError
+from slogqual.tools.freebsd import camcontrol, diskinfo, geom, nvmecontrol
+
+SATA_GEN_GBPS = {"1": 1.5, "2": 3.0, "3": 6.0}
+
+
+def transport_of(name: str, attachment: Optional[str] = None) -> str:
+    if name.startswith("ada"):
+        return "sata"
+    if name.startswith(("nvd", "nda")):
+        return "nvme"
+    if name.startswith("vtbd"):
+        return "virtio"
+    if name.startswith("md"):
+        return "ram"
+    if name.startswith("pmem"):
+        return "pmem"
+    if name.startswith("da"):
+        att = (attachment or "").lower()
+        if att.startswith("umass"):
+            return "usb"
+        if re.match(r"(mpr|mps|mpt|mrsas|pmspcv|hpt)", att):
+            return "sas"
+        return "scsi"
+    return "unknown"
+
+
+def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[str] = None,
+          camcontrol_text: Optional[str] = None, nvmecontrol_text: Optional[str] = None,
+          tools: Optional[Dict[str, str]] = None) -> DeviceRecord:
+    """A record from whichever outputs are given (None = that tool was not available)."""
+    name = os.path.basename(path)
+    rec = DeviceRecord(path=path, kind="block", name=name, platform="freebsd")
+    rec.tools.update(tools or {})
+    errors: Dict[str, str] = {}
+
+    g = None
+    if geom_text is not None:
+        try:
+            disks = geom.parse(geom_text)
+            g = next((d for d in disks if d.name == name), disks[0] if disks else None)
+            rec.tools.setdefault("geom", "used" if g else "failed: no disk in output")
+        except ValueError as exc:
+            errors["geom"] = str(exc)
+    di = None
+    if diskinfo_text is not None:
+        try:
+            di = diskinfo.parse(diskinfo_text)
+            rec.tools.setdefault("diskinfo", "used")
+        except ValueError as exc:
+            errors["diskinfo"] = str(exc)
+    cam = None
+    if camcontrol_text is not None:
+        try:
+            cam = camcontrol.parse(camcontrol_text)
+            rec.tools.setdefault("camcontrol", "used")
+        except ValueError as exc:
+            errors["camcontrol"] = str(exc)
+    nv = None
+    if nvmecontrol_text is not None:
+        try:
+            nv = nvmecontrol.parse(nvmecontrol_text)
+            rec.tools.setdefault("nvmecontrol", "used")
+        except ValueError as exc:
+            errors["nvmecontrol"] = str(exc)
+    for t, e in errors.items():
+        rec.tools[t] = f"failed: {e}"
+
+    if nv:
+        rec.set("model", nv.model, "nvmecontrol")
+        rec.set("serial", nv.serial, "nvmecontrol")
+        rec.set("firmware", nv.firmware, "nvmecontrol")
+    if cam:
+        rec.set("model", cam.model, "camcontrol")
+        rec.set("serial", cam.serial, "camcontrol")
+        rec.set("firmware", cam.firmware, "camcontrol")
+        rec.set("wwn", cam.wwn, "camcontrol")
+        rec.set("logical_sector", cam.logical_sector, "camcontrol")
+        rec.set("physical_sector", cam.physical_sector, "camcontrol")
+        if cam.logical_sector and cam.sectors:
+            rec.set("capacity", cam.logical_sector * cam.sectors, "camcontrol")
+        if cam.media_rpm is not None:
+            rec.rotation_rate, rec.sources["rotation_rate"] = cam.media_rpm, "camcontrol"
+    if g:
+        rec.set("model", g.descr, "geom")
+        rec.set("serial", g.ident, "geom")
+        rec.set("capacity", g.mediasize, "geom")
+        rec.set("logical_sector", g.sectorsize, "geom")
+        if g.stripesize:
+            rec.set("physical_sector", g.stripesize, "geom")
+        if rec.rotation_rate is None and g.rotationrate is not None:
+            rec.rotation_rate, rec.sources["rotation_rate"] = g.rotationrate, "geom"
+    if di:
+        rec.set("model", di.descr, "diskinfo")
+        rec.set("serial", di.ident, "diskinfo")
+        rec.set("capacity", di.mediasize, "diskinfo")
+        rec.set("logical_sector", di.sectorsize, "diskinfo")
+        if di.stripesize:
+            rec.set("physical_sector", di.stripesize, "diskinfo")
+        if rec.rotation_rate is None and di.rotation_rate is not None:
+            rec.rotation_rate, rec.sources["rotation_rate"] = di.rotation_rate, "diskinfo"
+    if rec.rotation_rate is not None:
+        rec.rotational = rec.rotation_rate > 1
+        rec.sources["rotational"] = rec.sources["rotation_rate"]
+
+    rec.transport = transport_of(name, di.attachment if di else None)
+    rec.sources["transport"] = "device name" + (" + diskinfo attachment" if di and di.attachment else "")
+    rec.device_class, rec.class_evidence = C.classify(rec.transport, rec.rotational, rec.rotation_rate,
+                                                      rec.model, rec.vendor)
+    emu = C.emulated_by(rec.model, rec.vendor)
+    if emu:
+        rec.emulated = True
+        rec.class_evidence.append(f"emulated by {emu}: the class is what the device presents, not real media")
+
+    # link: SATA from camcontrol (negotiated transfer rate vs the generation the device announces)
+    if cam and rec.transport == "sata":
+        cur = C.parse_gbps(f"{cam.transfer_mbps}MB/s") if cam.transfer_mbps else None
+        m = re.search(r"SATA (\d)\.x", cam.device_kind or "")
+        mx = SATA_GEN_GBPS.get(m.group(1)) if m else None
+        rec.link = Link(kind="sata", scope="device", current=LinkEnd(speed=f"{cam.transfer_mbps}MB/s" if cam.transfer_mbps else None, rate=cur),
+                        max=LinkEnd(speed=f"SATA {m.group(1)}.x" if m else None, rate=mx))
+        rec.link.evidence.append(f"camcontrol: {cam.device_kind!r}, transfers {cam.transfer_mbps} MB/s "
+                                 f"({cam.transfer_detail})")
+        C.judge_link(rec.link)
+    elif rec.transport == "nvme":
+        rec.link = Link(reason="the PCIe link is read with pciconf -lc, which slogqual does not parse yet")
+    else:
+        rec.link = Link(reason=f"no link information for a {rec.transport} device on FreeBSD")
+
+    # write cache
+    signals = []
+    if nv and nv.vwc_present is not None:
+        if nv.vwc_present:
+            signals.append(C.CacheSignal("nvmecontrol identify", True, "Volatile Write Cache: Present (the feature "
+                                         "state is not printed; enabled is the default)"))
+        else:
+            signals.append(C.CacheSignal("nvmecontrol identify", False, "Volatile Write Cache: Not Present"))
+    if cam and cam.write_cache is not None:
+        wc = cam.write_cache
+        if wc.supported is False:
+            signals.append(C.CacheSignal("camcontrol identify", False, "write cache not supported"))
+        elif wc.enabled is not None:
+            signals.append(C.CacheSignal("camcontrol identify", wc.enabled,
+                                         "write cache supported, " + ("enabled" if wc.enabled else "disabled")))
+    rec.write_cache = C.judge_write_cache(signals, None, rec.transport)
+    if not signals:
+        if rec.transport == "nvme":
+            rec.write_cache.reason = "nvmecontrol identify did not report the Volatile Write Cache field"
+        elif rec.transport in ("sata",):
+            rec.write_cache.reason = "camcontrol identify did not report the write cache feature"
+        elif rec.transport in ("sas", "scsi"):
+            rec.write_cache.reason = "the SCSI WCE bit (camcontrol modepage -m 8) is not read yet"
+
+    for f in ("model", "serial", "firmware", "capacity", "logical_sector", "physical_sector", "rotational"):
+        if getattr(rec, f) is None:
+            given = [t for t, txt in (("geom", geom_text), ("diskinfo", diskinfo_text),
+                                      ("camcontrol", camcontrol_text), ("nvmecontrol", nvmecontrol_text)) if txt is not None]
+            rec.unknown[f] = ("not reported by " + ", ".join(given)) if given else "no FreeBSD tool output available"
+    rec.unknown.setdefault("vendor", "FreeBSD tools report the vendor as part of the model")
+    if rec.device_class == "unknown":
+        rec.unknown["class"] = "; ".join(rec.class_evidence)
+    return rec
+
+
+def _run_text(fn) -> Optional[str]:
+    from slogqual.tools import run as _run
+
+    argv = fn
+    if _run.which(argv[0]) is None:
+        return None
+    proc = _run.run(argv, timeout=60)
+    return proc.stdout if proc.returncode == 0 else ""
+
+
+def identify(path: str) -> DeviceRecord:
+    from slogqual.device.linux import is_uri
+
+    if is_uri(path):
+        rec = DeviceRecord(path=path, kind="nbd", transport="nbd", platform="freebsd")
+        rec.device_class, rec.class_evidence = C.classify("nbd", None, None, None)
+        rec.write_cache = C.judge_write_cache([], None, "nbd")
+        return rec
+    if not os.path.exists(path):
+        raise UsageError(f"{path}: no such file or device")
+    name = os.path.basename(os.path.realpath(path))
+    texts = {
+        "geom_text": _run_text(geom.argv(name)),
+        "diskinfo_text": _run_text(diskinfo.argv(path)),
+    }
+    if name.startswith("ada"):
+        texts["camcontrol_text"] = _run_text(camcontrol.argv_identify(name))
+    elif name.startswith("da"):
+        texts["camcontrol_text"] = _run_text(camcontrol.argv_inquiry(name))
+    elif name.startswith(("nvd", "nda")):
+        ctrl = "nvme" + re.sub(r"\D", "", name) if name.startswith("nvd") else name.replace("nda", "nvme")
+        texts["nvmecontrol_text"] = _run_text(nvmecontrol.argv(ctrl))
+    return build(path, **texts)

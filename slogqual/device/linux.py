@@ -1,0 +1,339 @@
+"""Device identification on Linux: sysfs first, then lsblk, smartctl, nvme-cli and lspci.
+
+Each tool is optional. A field is filled by the first source that knows it
+(sysfs is the kernel's own answer and costs nothing; smartctl and nvme-cli ask
+the device itself and win for the write cache). What stays unknown is listed in
+``record.unknown`` with the reason, including which tool was missing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from typing import List, Optional
+
+from slogqual.device import classify as C
+from slogqual.device.record import DeviceRecord, Link, LinkEnd
+from slogqual.errors import UsageError
+from slogqual.tools import lsblk, lspci, nvme, smartctl, sysfs
+from slogqual.tools import run as _run
+
+NBD_SCHEMES = ("nbd://", "nbd+unix://", "nbds://", "nbds+unix://", "nbd+vsock://")
+
+IDENTITY_FIELDS = ("model", "vendor", "serial", "firmware", "capacity", "logical_sector", "physical_sector",
+                   "rotational")
+
+
+def is_uri(spec: str) -> bool:
+    return spec.startswith(NBD_SCHEMES)
+
+
+def _tool_state(name: str) -> str:
+    hint = _run.INSTALL_HINTS.get(name)
+    return f"absent (install {hint})" if hint else "absent"
+
+
+def identify(spec: str, sysroot: str = sysfs.SYS) -> DeviceRecord:
+    if is_uri(spec):
+        return _identify_nbd(spec)
+    try:
+        st = os.stat(spec)
+    except FileNotFoundError:
+        raise UsageError(f"{spec}: no such file or device") from None
+    except PermissionError:
+        raise UsageError(f"{spec}: permission denied") from None
+    if stat.S_ISREG(st.st_mode):
+        return _identify_file(spec, st, sysroot)
+    if not stat.S_ISBLK(st.st_mode):
+        raise UsageError(f"{spec}: not a block device, regular file or nbd:// URI")
+    return _identify_block(spec, f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}", sysroot)
+
+
+# --- regular files and NBD ----------------------------------------------------------------
+
+def _identify_file(path: str, st: os.stat_result, sysroot: str) -> DeviceRecord:
+    rec = DeviceRecord(path=path, kind="file", transport="file", platform="linux")
+    rec.capacity = st.st_size
+    rec.sources["capacity"] = "stat"
+    rec.device_class, rec.class_evidence = C.classify("file", None, None, None)
+    under = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    info = sysfs.block_info(under, sysroot)
+    kernel = None
+    if info is not None:
+        rec.notes.append(f"the file lives on /dev/{info.name} ({under})")
+        kernel = info.write_cache
+    else:
+        rec.notes.append(f"the file's filesystem has no block device in sysfs (device {under}: tmpfs, overlay, "
+                         "network or ZFS)")
+    for f in ("model", "vendor", "serial", "firmware", "logical_sector", "physical_sector", "rotational"):
+        rec.unknown[f] = "a regular file has no hardware identity; see the record of the device under it"
+    rec.link = C.no_link("a regular file has no link of its own")
+    rec.write_cache = C.judge_write_cache([], None, "file")
+    if kernel:
+        rec.write_cache.evidence.append(f"device under the file (/dev/{info.name}): queue/write_cache = {kernel}")
+    return rec
+
+
+def _identify_nbd(uri: str) -> DeviceRecord:
+    rec = DeviceRecord(path=uri, kind="nbd", transport="nbd", platform="linux")
+    rec.device_class, rec.class_evidence = C.classify("nbd", None, None, None)
+    try:
+        from slogqual.tools import nbdkit  # nbdinfo lives in the nbdkit module
+
+        size = nbdkit.export_size(uri)
+        rec.tools["nbdinfo"] = "used" if size is not None else _tool_state("nbdinfo")
+        if size is not None:
+            rec.capacity = size
+            rec.sources["capacity"] = "nbdinfo"
+        else:
+            rec.unknown["capacity"] = "nbdinfo is not installed"
+    except Exception as exc:  # an unreachable export is a sweep error, not an identity one
+        rec.tools["nbdinfo"] = f"failed: {exc}"
+        rec.unknown["capacity"] = f"nbdinfo could not reach the export ({exc})"
+    for f in ("model", "vendor", "serial", "firmware", "logical_sector", "physical_sector", "rotational"):
+        rec.unknown[f] = "an NBD export does not describe the hardware behind the server"
+    rec.link = C.no_link("an NBD export is reached over a socket")
+    rec.write_cache = C.judge_write_cache([], None, "nbd")
+    return rec
+
+
+# --- block devices ------------------------------------------------------------------------
+
+def transport_of(info: sysfs.BlockInfo, tran: Optional[str]) -> str:
+    """Transport from the kernel's view (sysfs path, driver) with lsblk's TRAN as a hint."""
+    name = info.name if not info.is_partition else (info.parent or info.name)
+    if name.startswith("loop"):
+        return "loop"
+    if name.startswith("nbd"):
+        return "nbd"
+    if name.startswith("pmem") or "ndbus" in "/".join(info.bus_path):
+        return "pmem"
+    if name.startswith("nvme") or info.nvme_ctrl:
+        return "nvme"
+    if name.startswith(("zram", "ram")):
+        return "ram"
+    if name.startswith("md"):
+        return "md"
+    if name.startswith("dm-"):
+        return "dm"
+    if info.driver == "virtio_blk" or name.startswith("vd"):
+        return "virtio"
+    t = (tran or "").lower()
+    if t in ("sata", "ata"):
+        return "sata"
+    if t in ("sas",):
+        return "sas"
+    if t in ("usb",):
+        return "usb"
+    if t in ("nvme",):
+        return "nvme"
+    if t in ("fc", "iscsi", "spi", "srp"):
+        return "scsi"
+    path = "/".join(info.bus_path)
+    if re.search(r"/ata\d+/", "/" + path + "/"):
+        return "sata"
+    if "/usb" in "/" + path:
+        return "usb"
+    if re.search(r"/port-\d+:\d+|/end_device-", path):
+        return "sas"
+    if re.search(r"/host\d+/target\d+", path):
+        return "scsi"
+    return "unknown"
+
+
+def _pci_link(info: sysfs.BlockInfo, scope: str) -> Optional[Link]:
+    p = info.pci
+    if p is None:
+        return None
+    link = Link(kind="pcie", scope=scope, address=p.address)
+    if p.current_speed or p.max_speed or p.current_width or p.max_width:
+        link.current = LinkEnd(speed=p.current_speed, rate=C.parse_gts(p.current_speed), width=p.current_width)
+        link.max = LinkEnd(speed=p.max_speed, rate=C.parse_gts(p.max_speed), width=p.max_width)
+        link.evidence.append(f"sysfs {p.address}: current_link_speed={p.current_speed!r} "
+                             f"current_link_width={p.current_width} max_link_speed={p.max_speed!r} "
+                             f"max_link_width={p.max_width}")
+    elif lspci.available():
+        l2 = lspci.link(p.address)
+        if l2 is not None:
+            link.current = LinkEnd(speed=f"{l2.sta_gts}GT/s" if l2.sta_gts else None, rate=l2.sta_gts,
+                                   width=l2.sta_width)
+            link.max = LinkEnd(speed=f"{l2.cap_gts}GT/s" if l2.cap_gts else None, rate=l2.cap_gts, width=l2.cap_width)
+            link.evidence.append(f"lspci -vv -s {p.address}: LnkSta {l2.sta_gts} GT/s x{l2.sta_width}, "
+                                 f"LnkCap {l2.cap_gts} GT/s x{l2.cap_width}")
+        else:
+            link.reason = f"{p.address} has no PCIe link attributes (conventional PCI or virtual function)"
+    else:
+        link.reason = f"{p.address}: sysfs has no link attributes and lspci is not installed"
+    return C.judge_link(link)
+
+
+def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
+    rec = DeviceRecord(path=path, kind="block", devnum=devnum, platform="linux")
+    info = sysfs.block_info(devnum, sysroot)
+    if info is None:
+        raise UsageError(f"{path}: block device {devnum} is not in sysfs")
+    rec.name = info.name
+    rec.partition_of = info.parent if info.is_partition else None
+    if info.is_partition:
+        rec.notes.append(f"a partition of /dev/{info.parent}: hardware fields describe that disk")
+    rec.tools["sysfs"] = "used"
+
+    lb = None
+    if lsblk.available():
+        try:
+            devs = lsblk.query(path)
+            lb = devs[0] if devs else None
+            rec.tools["lsblk"] = "used"
+        except ValueError as exc:
+            rec.tools["lsblk"] = f"failed: {exc}"
+    else:
+        rec.tools["lsblk"] = _tool_state("lsblk")
+
+    rec.set("capacity", info.size, "sysfs")
+    rec.set("logical_sector", info.logical_block_size, "sysfs")
+    rec.set("physical_sector", info.physical_block_size, "sysfs")
+    rec.set("rotational", info.rotational, "sysfs")
+    rec.set("model", info.model, "sysfs")
+    rec.set("vendor", info.vendor, "sysfs")
+    rec.set("serial", info.serial, "sysfs")
+    rec.set("firmware", info.revision, "sysfs")
+    rec.set("wwn", info.wwid, "sysfs")
+    if lb is not None:
+        for f, v in (("capacity", lb.size), ("logical_sector", lb.logical_sector),
+                     ("physical_sector", lb.physical_sector), ("rotational", lb.rotational), ("model", lb.model),
+                     ("vendor", None if (lb.vendor or "").startswith("0x") else lb.vendor),  # virtio: a PCI id
+                     ("serial", lb.serial), ("firmware", lb.revision), ("wwn", lb.wwn)):
+            rec.set(f, v, "lsblk")
+    rec.transport = transport_of(info, lb.transport if lb else None)
+    rec.sources["transport"] = "sysfs" + ("+lsblk" if lb and lb.transport else "")
+
+    signals: List[C.CacheSignal] = []
+    physical = rec.transport in ("sata", "sas", "scsi", "usb", "nvme")
+
+    # smartctl: asks the device (ATA IDENTIFY / SCSI INQUIRY+VPD / NVMe Identify)
+    smart = None
+    if not physical:
+        rec.tools["smartctl"] = f"not used: {rec.transport} device"
+    elif not smartctl.available():
+        rec.tools["smartctl"] = _tool_state("smartctl")
+    else:
+        try:
+            smart = smartctl.query(path, nvme=rec.transport == "nvme")
+            rec.tools["smartctl"] = "used" if smart.usable else "failed: " + ("; ".join(smart.errors) or
+                                                                                "device not identified")
+            if not smart.usable:
+                smart = None
+        except ValueError as exc:
+            rec.tools["smartctl"] = f"failed: {exc}"
+    if smart is not None:
+        for f, v in (("model", smart.model), ("vendor", smart.vendor), ("serial", smart.serial),
+                     ("firmware", smart.firmware), ("capacity", smart.capacity),
+                     ("logical_sector", smart.logical_block_size), ("physical_sector", smart.physical_block_size)):
+            rec.set(f, v, "smartctl")
+        if smart.rotation_rate is not None:
+            rec.rotation_rate = smart.rotation_rate
+            rec.sources["rotation_rate"] = "smartctl"
+        if smart.write_cache_enabled is not None:
+            signals.append(C.CacheSignal("smartctl -g wcache", smart.write_cache_enabled,
+                                         "write cache " + ("enabled" if smart.write_cache_enabled else "disabled")))
+        if smart.scsi_transport and rec.transport == "scsi" and "sas" in smart.scsi_transport.lower():
+            rec.transport = "sas"
+            rec.sources["transport"] += "+smartctl"
+
+    # nvme-cli: Identify Controller VWC bit 0 and the Volatile Write Cache feature
+    if rec.transport == "nvme":
+        if not info.nvme_ctrl:
+            rec.tools["nvme"] = "not used: no NVMe controller in sysfs"
+        elif not nvme.available():
+            rec.tools["nvme"] = _tool_state("nvme")
+        else:
+            ctrl = f"/dev/{info.nvme_ctrl}"
+            try:
+                ident = nvme.id_ctrl(ctrl)
+                rec.tools["nvme"] = "used"
+                rec.set("model", ident.model, "nvme id-ctrl")
+                rec.set("serial", ident.serial, "nvme id-ctrl")
+                rec.set("firmware", ident.firmware, "nvme id-ctrl")
+                if ident.vwc_present is False:
+                    signals.append(C.CacheSignal("nvme id-ctrl", False, f"vwc={ident.vwc} (bit 0 clear: no volatile "
+                                                                         "write cache present)"))
+                elif ident.vwc_present:
+                    enabled = nvme.get_vwc_enabled(ctrl)
+                    if enabled is None:
+                        signals.append(C.CacheSignal("nvme id-ctrl", True, f"vwc={ident.vwc} (bit 0 set: volatile "
+                                                                            "write cache present; feature 06h state "
+                                                                            "unreadable, enabled is the default)"))
+                    else:
+                        signals.append(C.CacheSignal("nvme get-feature -f 6", enabled,
+                                                     f"vwc={ident.vwc} present; Volatile Write Cache feature "
+                                                     + ("enabled" if enabled else "disabled")))
+            except ValueError as exc:
+                rec.tools["nvme"] = f"failed: {exc}"
+
+    # SCSI cache_type (sd driver): "write back" = WCE 1, "write through"/"none" = WCE 0
+    if info.scsi_cache_type and not any(s.source.startswith("smartctl") for s in signals):
+        ct = info.scsi_cache_type.lower()
+        signals.append(C.CacheSignal("sysfs scsi_disk/cache_type", ct.startswith("write back"),
+                                     f"{info.scsi_cache_type!r} (WCE={'1' if ct.startswith('write back') else '0'})"))
+
+    # emulation, class
+    emu = C.emulated_by(rec.model, rec.vendor)
+    rec.emulated = bool(emu) if physical or rec.transport == "pmem" else None
+    rec.device_class, rec.class_evidence = C.classify(rec.transport, rec.rotational, rec.rotation_rate,
+                                                      rec.model, rec.vendor)
+    if emu:
+        rec.class_evidence.append(f"emulated by {emu}: the class is what the device presents, not real media")
+    if info.loop_backing_file:
+        rec.notes.append(f"loop device backed by {info.loop_backing_file}")
+
+    # link
+    if rec.transport == "nvme":
+        link = _pci_link(info, "device") if info.nvme_transport in (None, "pcie") else None
+        rec.link = link or C.no_link(f"NVMe over {info.nvme_transport or 'an unknown transport'}: no PCIe link")
+    elif rec.transport in ("sata", "sas", "scsi", "usb"):
+        if smart is not None and (smart.link_current or smart.link_max):
+            cur, mx = smart.link_current, smart.link_max
+            rec.link = Link(kind="sata" if rec.transport == "sata" else rec.transport, scope="device",
+                            current=LinkEnd(speed=cur.text if cur else None, rate=cur.gbps if cur else None),
+                            max=LinkEnd(speed=mx.text if mx else None, rate=mx.gbps if mx else None))
+            rec.link.evidence.append(f"smartctl interface_speed: max {mx.text if mx else None!r}, "
+                                     f"current {cur.text if cur else None!r}")
+            C.judge_link(rec.link)
+        else:
+            rec.link = Link(reason="no tool reported the disk's link speed (smartctl "
+                                   + ("not usable" if smartctl.available() else "not installed") + ")")
+        rec.controller_link = _pci_link(info, "controller")
+    elif rec.transport == "virtio":
+        rec.link = C.no_link("virtio-blk has no physical link")
+    else:
+        rec.link = C.no_link(f"a {rec.transport} device has no physical link")
+
+    # write cache
+    rec.write_cache = C.judge_write_cache(signals, info.write_cache, rec.transport)
+    if rec.transport == "virtio" and not signals:
+        rec.write_cache.reason += " (for virtio the hypervisor decides what a flush does)"
+
+    _explain_unknowns(rec, info, smart)
+    return rec
+
+
+def _explain_unknowns(rec: DeviceRecord, info: sysfs.BlockInfo, smart) -> None:
+    if rec.transport in ("loop", "nbd", "ram", "md", "dm"):
+        why = f"a {rec.transport} device has no hardware identity"
+        for f in ("model", "vendor", "serial", "firmware"):
+            rec.mark_unknown(f, why)
+    elif rec.transport == "virtio":
+        for f in ("model", "vendor", "firmware"):
+            rec.mark_unknown(f, "virtio-blk reports no model, vendor or firmware")
+        rec.mark_unknown("serial", "the hypervisor set no serial for this disk")
+    tools = [f"{t} {s}" for t, s in rec.tools.items() if s != "used"]
+    generic = "not reported by " + ", ".join(t for t, s in rec.tools.items() if s == "used")
+    if tools:
+        generic += "; " + "; ".join(tools)
+    for f in IDENTITY_FIELDS:
+        rec.mark_unknown(f, generic)
+    if rec.vendor is None and rec.transport in ("sata", "nvme"):
+        rec.unknown["vendor"] = f"{rec.transport} devices report no separate vendor field (it is part of the model)"
+    if rec.device_class == "unknown":
+        rec.unknown["class"] = "; ".join(rec.class_evidence)
