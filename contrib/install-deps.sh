@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   fio            # the measurement engine
   gnuplot-nox    # plots
+  fonts-dejavu-core  # the font the plots ask gnuplot for
+  chromium       # headless browser check of the HTML report (tests/test_report_chromium.py)
   nbdkit         # nbd targets with added latency (delay filter) for tests and the lab
   libnbd-bin     # nbdinfo: the size of an nbd export
   util-linux     # lsblk, blkid, wipefs, losetup, findmnt
