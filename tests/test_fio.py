@@ -130,3 +130,32 @@ def test_percentiles_never_exceed_the_max():
         for stats in (p.lat_us, p.write_lat_us, p.flush_lat_us):
             if stats is not None:
                 assert max(stats.p50, stats.p99, stats.p999) <= stats.max
+
+
+def test_load_argv_zvols_one_job_per_lun_with_threads():
+    argv = fio.build_load_argv(fio.FioLoad(rw="randwrite", bs=4096, threads_per_lun=4, runtime_s=5, ramp_s=1,
+                                           devices=["/dev/zvol/p/lun0", "/dev/zvol/p/lun1"]))
+    assert "--group_reporting" in argv and "--direct=1" in argv and "--ramp_time=1000ms" in argv
+    assert argv.count("--numjobs=4") == 2
+    i = argv.index("--name=lun0")
+    assert argv[i + 1] == "--filename=/dev/zvol/p/lun0"
+    assert argv.index("--rw=randwrite") < i  # global options precede the first job
+    assert not any(a.startswith("--sync") or a.startswith("--fsync") for a in argv)
+
+
+def test_load_argv_dataset_files_per_thread_with_dsync():
+    argv = fio.build_load_argv(fio.FioLoad(rw="write", bs=65536, threads_per_lun=2, runtime_s=5, directory="/mnt/x",
+                                           files=3, file_size=1 << 24, write_sync="dsync", direct=False))
+    assert "--sync=dsync" in argv and "--directory=/mnt/x" in argv and "--size=16777216" in argv
+    assert [a for a in argv if a.startswith("--name=")] == ["--name=file0", "--name=file1", "--name=file2"]
+    assert not any(a.startswith("--filename") for a in argv)  # each clone gets its own file
+
+
+def test_load_runs_for_real_on_files(tmp_path):
+    import shutil
+    if not shutil.which("fio"):
+        pytest.skip("needs fio")
+    r = fio.run_load(fio.FioLoad(rw="write", bs=65536, threads_per_lun=2, runtime_s=0.3, directory=str(tmp_path),
+                                 files=2, file_size=4 << 20, write_sync="dsync", direct=False))
+    assert r.ios > 0 and r.write_lat.n == r.ios  # one aggregated group for 2 files x 2 threads
+    assert len(list(tmp_path.iterdir())) == 4

@@ -207,3 +207,64 @@ def run_job(job: FioJob, timeout: Optional[float] = None) -> FioWriteResult:
     except subprocess.TimeoutExpired:
         raise MeasurementError(f"fio did not finish within {timeout:.0f} s at bs={job.bs}") from None
     return interpret(proc.stdout, proc.stderr, proc.returncode, job.uri or job.filename, job.bs)
+
+
+# --- pool scenario loads: several LUNs (zvols or files), several threads each ----------------
+
+@dataclass
+class FioLoad:
+    """A thread-scaled load over several LUNs, reported as one group (group_reporting)."""
+
+    rw: str  # randwrite | write
+    bs: int
+    threads_per_lun: int
+    runtime_s: float
+    ramp_s: float = 0.0
+    devices: List[str] = field(default_factory=list)  # zvol block devices, one job section each
+    directory: Optional[str] = None  # dataset mountpoint: files per thread instead of devices
+    files: int = 0  # with directory: file groups (LUNs)
+    file_size: Optional[int] = None  # with directory: bytes per thread's file
+    write_sync: str = "none"  # none | dsync | fsync
+    direct: bool = True
+
+
+def build_load_argv(load: FioLoad) -> List[str]:
+    if load.rw not in ("randwrite", "write"):
+        raise UsageError(f"unknown rw {load.rw!r}")
+    argv = ["fio", "--output-format=json", "--group_reporting", f"--rw={load.rw}", f"--bs={load.bs}",
+            "--ioengine=psync", "--iodepth=1", "--time_based", f"--runtime={max(1, int(load.runtime_s * 1000))}ms",
+            "--norandommap", "--randrepeat=0", "--lat_percentiles=1",
+            "--percentile_list=" + ":".join(f"{p:g}" for p in PERCENTILES),
+            f"--direct={1 if load.direct else 0}"]
+    if load.ramp_s > 0:
+        argv.append(f"--ramp_time={max(1, int(load.ramp_s * 1000))}ms")
+    if load.write_sync == "dsync":
+        argv.append("--sync=dsync")
+    elif load.write_sync == "fsync":
+        argv.append("--fsync=1")
+    elif load.write_sync != "none":
+        raise UsageError(f"unknown write_sync {load.write_sync!r}")
+    if load.devices:
+        argv.append("--allow_file_create=0")
+        for i, dev in enumerate(load.devices):
+            argv += [f"--name=lun{i}", f"--filename={_escape_filename(dev)}", f"--numjobs={load.threads_per_lun}"]
+    elif load.directory:
+        # No --filename: every clone of a job gets its own file (name.clone.0), like separate clients.
+        argv += [f"--directory={_escape_filename(load.directory)}", f"--size={load.file_size}"]
+        for i in range(load.files):
+            argv += [f"--name=file{i}", f"--numjobs={load.threads_per_lun}"]
+    else:
+        raise UsageError("a load needs devices or a directory")
+    return argv
+
+
+def run_load(load: FioLoad, timeout: Optional[float] = None) -> FioWriteResult:
+    argv = build_load_argv(load)
+    if timeout is None:
+        timeout = (load.runtime_s + load.ramp_s) * 3 + 300
+    try:
+        proc = _run.run(argv, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise MeasurementError(f"fio did not finish within {timeout:.0f} s") from None
+    where = load.directory or ",".join(load.devices)
+    return interpret(proc.stdout, proc.stderr, proc.returncode, where, load.bs)
