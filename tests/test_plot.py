@@ -137,6 +137,7 @@ def test_many_devices_cycle_colour_then_dash():
     assert len(styles) == 12
     assert len({(c, d) for c, d, _ in styles}) == 12  # no two series look alike
     assert styles[8][0] == styles[0][0] and styles[8][1] != styles[0][1]  # colour repeats, dash differs
+    assert styles[8][2] != styles[0][2]  # and so does the point shape
 
 
 def test_bands_only_where_they_mean_something():

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import fixture_path, load, need, slogqual
+from slogqual.device.record import LINK_DEGRADED, WC_ENABLED, DeviceRecord, Link, LinkEnd, WriteCache
 from slogqual.importers import diskinfo
 from slogqual.report import document
 from slogqual.report.export import COLUMNS, rows, to_csv
@@ -15,22 +16,25 @@ from slogqual.results import SweepResult, save_sweep
 FIXTURE = fixture_path("diskinfo", "freebsd-r320683-intel710-samsung950pro.collapsed.txt")
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
-# A partial device record of the kind slogqual's device inspection writes (fields may be missing).
-DEVICE = {
-    "model": "INTEL SSDPE21D480GA", "serial": "PHM2913000QM480BGN", "firmware": "E2010435",
-    "transport": "nvme", "class": "nvme",
-    "write_cache": {"verdict": "volatile write cache present, no power-loss protection claimed",
-                    "source": "nvme id-ctrl: vwc bit 0 = 1"},
-    "link": {"verdict": "degraded: PCIe 3.0 x2 of x4 capable", "current": "8GT/s x2", "capable": "8GT/s x4"},
-}
+
+
+def device_record():
+    """A slogqual.device/1 record as slogqual inspect builds it (some fields unknown)."""
+    rec = DeviceRecord(path="/dev/nvme0n1", model="INTEL SSDPE21D480GA", serial="PHM2913000QM480BGN",
+                       firmware="E2010435", transport="nvme", device_class="optane")
+    rec.write_cache = WriteCache(verdict=WC_ENABLED, reason="NVMe VWC bit 0 is set",
+                                 evidence=["nvme id-ctrl: vwc 0x1"])
+    rec.link = Link(kind="pcie", verdict=LINK_DEGRADED, current=LinkEnd("8.0 GT/s PCIe", 8.0, 2),
+                    max=LinkEnd("8.0 GT/s PCIe", 8.0, 4))
+    rec.mark_unknown("wwn", "nvme id-ns not readable")
+    return rec.to_dict()
 
 
 @pytest.fixture
 def results(tmp_path):
     """Two real diskinfo imports (one with a device record added) saved as result files."""
     intel, samsung = diskinfo.import_file(FIXTURE, labels=["Intel 710", "Samsung 950 PRO"])
-    samsung.device = dict(DEVICE)
-    samsung.warnings.append("volatile write cache: flush latency may not reflect stable media")
+    samsung.device = device_record()
     paths = [str(tmp_path / "intel.json"), str(tmp_path / "samsung.json")]
     save_sweep(paths[0], intel)
     save_sweep(paths[1], samsung)
@@ -50,6 +54,19 @@ def real_sweep(tmp_path_factory):
 
 def svgs_of(html):
     return re.findall(r"<svg\b.*?</svg>", html, re.S)
+
+
+def test_verdicts_of_a_device_record():
+    good = DeviceRecord(path="/dev/sda")
+    good.write_cache = WriteCache(verdict="no-volatile-cache", kernel="write through")
+    good.link = Link(verdict="ok")
+    r = diskinfo.import_file(FIXTURE)[0]
+    r.device = good.to_dict()
+    v = {x.label: x for x in document.verdicts(r)}
+    assert v["Write cache / PLP"].tone == "good" and ("kernel", "write through") in v["Write cache / PLP"].detail
+    assert v["Link"].tone == "good" and "Controller link" not in v
+    r.device = None
+    assert [(x.label, x.tone) for x in document.verdicts(r)] == [("Write cache / PLP", "neutral"), ("Link", "neutral")]
 
 
 def test_verdict_tones():
@@ -90,11 +107,15 @@ def test_html_report_shows_identity_verdicts_class_and_warnings(results, tmp_pat
     assert "<title>Lab 7 &lt;acceptance&gt;</title>" in html
     for text in ("INTEL SSDPE21D480GA", "PHM2913000QM480BGN", "E2010435", "nvme"):
         assert f"<td>{text}</td>" in html
-    assert re.search(r'class="verdict bad"><b>Write cache / PLP</b>volatile write cache present', html)
-    assert re.search(r'class="verdict bad"><b>Link</b>degraded: PCIe 3.0 x2 of x4 capable', html)
+    assert re.search(r'class="verdict bad"><b>Write cache / PLP</b>VOLATILE WRITE CACHE ENABLED: unsafe as a SLOG '
+                     r'unless the device has power-loss protection<small>why: NVMe VWC bit 0 is set</small>'
+                     r'<small>evidence: nvme id-ctrl: vwc 0x1</small>', html)
+    assert re.search(r'class="verdict bad"><b>Link</b>LINK BELOW CAPABILITY: bandwidth is capped'
+                     r'<small>current: 8.0 GT/s PCIe x2</small><small>capable: 8.0 GT/s PCIe x4</small>', html)
     assert "not determined (not known from diskinfo output)" in html  # the Intel run has no record
     assert "enterprise SAS SSD-class small-IO latency" in html
-    assert "volatile write cache: flush latency may not reflect stable media" in html
+    assert "<li>VOLATILE WRITE CACHE ENABLED on /dev/nvme0n1" in html  # the record's loud warnings
+    assert "<th>Not determined</th><td>wwn (nvme id-ns not readable)</td>" in html
     assert "<th>engine</th><td>diskinfo -wS (slogbench)</td>" in html  # parameters
     assert "<th>system</th><td>FreeBSD</td>" in html  # environment
     assert "<td class=\"num\">~7,250</td>" in html  # derived IO counts are marked
@@ -125,7 +146,8 @@ def test_markdown_report_with_png_charts(results, tmp_path):
     for name in images:
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| device | source | sizes |" in md
-    assert "- **Write cache / PLP:** volatile write cache present, no power-loss protection claimed (**WARNING**)" in md
+    assert ("- **Write cache / PLP:** VOLATILE WRITE CACHE ENABLED: unsafe as a SLOG unless the device has "
+            "power-loss protection (**WARNING**) — why: NVMe VWC bit 0 is set; evidence: nvme id-ctrl: vwc 0x1") in md
     assert "| 512 | ~7,250 | 138.3 | – | – | – | – | 7,231 | 3.5 |" in md
     assert "## 2. INTEL SSDPE21D480GA" in md
 

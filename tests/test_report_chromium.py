@@ -7,6 +7,7 @@ console error shows that the error detection itself works.
 """
 
 import base64
+import fcntl
 import json
 import os
 import select
@@ -37,8 +38,12 @@ class Browser:
         self._r, from_chrome_w = os.pipe()
 
         def fds():  # Chromium reads commands on fd 3 and writes replies on fd 4
-            os.dup2(to_chrome_r, 3)
-            os.dup2(from_chrome_w, 4)
+            # Move both ends above 3 and 4 first: a pipe end may already be fd 3 or 4, and dup2 onto
+            # itself would leave it close-on-exec.
+            high_r = fcntl.fcntl(to_chrome_r, fcntl.F_DUPFD, 10)
+            high_w = fcntl.fcntl(from_chrome_w, fcntl.F_DUPFD, 10)
+            os.dup2(high_r, 3)
+            os.dup2(high_w, 4)
 
         self.proc = tools_run.popen(["chromium", *FLAGS, f"--user-data-dir={profile_dir}", "about:blank"],
                                     preexec_fn=fds, close_fds=False, stdin=open(os.devnull),

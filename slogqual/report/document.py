@@ -18,17 +18,28 @@ from slogqual.report.plot import series_label
 from slogqual.results import LAT_BASIS_FLUSH_BOUND, SweepResult
 from slogqual.units import size_label
 
-# Identity fields in the order a reader looks for them.
+# Identity fields in the order a reader looks for them (slogqual.device/1 records, diskinfo headers).
 IDENTITY_KEYS = [
-    ("model", "Model"), ("serial", "Serial"), ("firmware", "Firmware"), ("vendor", "Vendor"),
-    ("transport", "Transport"), ("class", "Device class"), ("capacity", "Capacity"), ("size", "Capacity"),
-    ("sector_size", "Sector size"), ("logical_block_size", "Logical block"), ("physical_block_size", "Physical block"),
-    ("media_size", "Media size (bytes)"), ("rotational", "Rotational"), ("rotation_rate", "Rotation rate"),
+    ("model", "Model"), ("vendor", "Vendor"), ("serial", "Serial"), ("firmware", "Firmware"), ("wwn", "WWN"),
+    ("transport", "Transport"), ("class", "Device class"), ("class_evidence", "Class evidence"),
+    ("capacity", "Capacity (bytes)"), ("media_size", "Media size (bytes)"),
+    ("logical_sector", "Logical sector"), ("physical_sector", "Physical sector"), ("sector_size", "Sector size"),
+    ("rotational", "Rotational"), ("rotation_rate", "Rotation rate"), ("emulated", "Emulated"),
     ("trim", "TRIM/UNMAP"), ("attachment", "Attachment"), ("physical_path", "Physical path"),
-    ("path", "Path"), ("source", "Identity from"),
+    ("path", "Path"), ("partition_of", "Partition of"), ("platform", "Platform"), ("source", "Identity from"),
 ]
-VERDICT_KEYS = [("write_cache", "Write cache / PLP"), ("link", "Link"), ("safety", "Safety")]
-BAD_RE = re.compile(r"volatile|unsafe|degraded|downgrad|below|slow|no plp|not protected|lost|refused|warn", re.I)
+VERDICT_KEYS = [("write_cache", "Write cache / PLP"), ("link", "Link"), ("controller_link", "Controller link")]
+# The verdict codes of slogqual.device/1 (slogqual/device/record.py) in plain words, with their tone.
+VERDICT_WORDS = {
+    "no-volatile-cache": ("no volatile write cache: an acknowledged write is on stable media", "good"),
+    "volatile-cache-enabled": ("VOLATILE WRITE CACHE ENABLED: unsafe as a SLOG unless the device has "
+                               "power-loss protection", "bad"),
+    "ok": ("link runs at its full capability", "good"),
+    "below-capability": ("LINK BELOW CAPABILITY: bandwidth is capped", "bad"),
+    "not-applicable": ("no link to check", "neutral"),
+    "unknown": ("not determined", "neutral"),
+}
+BAD_RE = re.compile(r"volatile|unsafe|degraded|downgrad|below|no plp|not protected|lost|refused", re.I)
 GOOD_RE = re.compile(r"non-?volatile|write-?through|\bsafe\b|plp|protected|full|\bok\b|as capable|matches", re.I)
 
 
@@ -64,16 +75,39 @@ def scalar(value: Any) -> str:
     return str(value)
 
 
+def _link_end(end: Any) -> str:
+    if not isinstance(end, dict):
+        return scalar(end)
+    speed = end.get("speed") or (f"{end['rate']:g}" if end.get("rate") is not None else "")
+    return " ".join(x for x in (speed, f"x{end['width']}" if end.get("width") else "") if x) or "?"
+
+
 def _verdict(label: str, value: Any) -> Verdict:
     if isinstance(value, dict):
-        head = None
-        for key in ("verdict", "summary", "state", "status", "text", "value"):
-            if value.get(key) not in (None, ""):
-                head = scalar(value[key])
-                break
-        detail = [(k, scalar(v)) for k, v in value.items() if v not in (None, "", [], {}) and scalar(v) != head]
-        text = head or scalar(value) or "not determined"
+        code = value.get("verdict")
+        detail: List[Tuple[str, str]] = []
+        if value.get("reason"):
+            detail.append(("why", scalar(value["reason"])))
+        if isinstance(value.get("current"), dict) and any(value["current"].values()):
+            detail.append(("current", _link_end(value["current"])))
+        if isinstance(value.get("max"), dict) and any(value["max"].values()):
+            detail.append(("capable", _link_end(value["max"])))
+        for key in ("kind", "scope", "address", "kernel"):
+            if value.get(key):
+                detail.append((key, scalar(value[key])))
+        for line in value.get("evidence") or []:
+            detail.append(("evidence", scalar(line)))
+        if code in VERDICT_WORDS:
+            words, tone = VERDICT_WORDS[code]
+            return Verdict(label, words, tone, detail)
+        text = scalar(code) if code else (scalar(value.get("summary") or value.get("state")) or "not determined")
+        known = {k for k, _ in detail}
+        detail += [(k, scalar(v)) for k, v in value.items()
+                   if k not in known and k not in ("verdict", "current", "max", "evidence") and v not in (None, "", [], {})]
         return Verdict(label, text, tone_of(text), detail)
+    if isinstance(value, str) and value in VERDICT_WORDS:
+        words, tone = VERDICT_WORDS[value]
+        return Verdict(label, words, tone)
     text = scalar(value) or "not determined"
     return Verdict(label, text, tone_of(text) if value is not None else "neutral")
 
@@ -101,6 +135,10 @@ def identity_rows(result: SweepResult) -> List[Tuple[str, str]]:
         if key in dev and label not in seen and dev[key] not in (None, "", [], {}):
             rows.append((label, scalar(dev[key])))
             seen.add(label)
+    if isinstance(dev.get("unknown"), dict) and dev["unknown"]:
+        rows.append(("Not determined", "; ".join(f"{k} ({v})" for k, v in dev["unknown"].items())))
+    if isinstance(dev.get("sources"), dict) and dev["sources"]:
+        rows.append(("Sources", "; ".join(f"{k}: {v}" for k, v in dev["sources"].items())))
     target = result.target or {}
     rows.append(("Target", f"{target.get('path', '?')} ({target.get('kind', '?')})"))
     if target.get("size"):
@@ -112,9 +150,9 @@ def verdicts(result: SweepResult) -> List[Verdict]:
     dev = result.device if isinstance(result.device, dict) else None
     out = []
     for key, label in VERDICT_KEYS:
-        if dev is not None and key in dev:
+        if dev is not None and dev.get(key) is not None:
             out.append(_verdict(label, dev[key]))
-        elif key != "safety":
+        elif key != "controller_link":
             why = "no device record" if dev is None else "not in the device record"
             if result.source == "diskinfo":
                 why = "not known from diskinfo output"
@@ -126,6 +164,16 @@ def _num(v: Optional[float], digits: int = 1) -> str:
     if v is None:
         return "–"
     return f"{v:,.{digits}f}"
+
+
+def all_warnings(result: SweepResult) -> List[str]:
+    """The result's warnings, then the device record's that the result does not already carry."""
+    out = list(result.warnings)
+    dev = result.device if isinstance(result.device, dict) else {}
+    for w in dev.get("warnings") or []:
+        if w not in out:
+            out.append(str(w))
+    return out
 
 
 def point_table(result: SweepResult) -> Tuple[List[str], List[List[str]]]:

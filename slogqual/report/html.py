@@ -19,7 +19,7 @@ from typing import List, Optional, Sequence, Tuple
 from slogqual import __version__
 from slogqual.analysis.classes import REFERENCE_CLASSES, fmt_band
 from slogqual.report import plot as plots
-from slogqual.report.document import SUMMARY_HEADERS, DeviceSection, device_section, summary_row
+from slogqual.report.document import SUMMARY_HEADERS, DeviceSection, all_warnings, device_section, summary_row
 from slogqual.results import SweepResult
 
 CHART_SIZE = (960, 540)
@@ -134,8 +134,9 @@ def _device_html(s: DeviceSection, n: int) -> str:
     out.append(f'<p class="class"><strong>Class:</strong> {_e(s.classification.summary)}</p>')
     for note in s.classification.notes:
         out.append(f'<p class="meta">{_e(note)}</p>')
-    if r.warnings:
-        out.append("<h3>Warnings</h3><ul class=\"warnings\">" + "".join(f"<li>{_e(w)}</li>" for w in r.warnings) + "</ul>")
+    warnings = all_warnings(r)
+    if warnings:
+        out.append("<h3>Warnings</h3><ul class=\"warnings\">" + "".join(f"<li>{_e(w)}</li>" for w in warnings) + "</ul>")
     out.append("<h3>Device identity</h3>" + _kv(s.identity))
     out.append("<h3>Results per IO size</h3>" + _table(s.point_headers, s.point_rows, numeric_from=1))
     if s.upper_bound_percentiles:
@@ -167,7 +168,7 @@ def build_html(results: Sequence[SweepResult], paths: Sequence[str], charts: Seq
            "Single-threaded (QD1) synchronous writes, each followed by a cache flush, as the ZFS intent log "
            "writes them.</p>",
            "<h2>Summary</h2>", _table(SUMMARY_HEADERS, [summary_row(s) for s in sections], numeric_from=99)]
-    bad = [(s.name, w) for s in sections for w in s.result.warnings]
+    bad = [(s.name, w) for s in sections for w in all_warnings(s.result)]
     if bad:
         out.append('<ul class="warnings">' + "".join(f"<li><strong>{_e(n)}:</strong> {_e(w)}</li>" for n, w in bad)
                    + "</ul>")

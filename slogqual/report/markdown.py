@@ -9,7 +9,7 @@ from typing import List, Optional, Sequence, Tuple
 from slogqual import __version__
 from slogqual.analysis.classes import REFERENCE_CLASSES, fmt_band
 from slogqual.report import plot as plots
-from slogqual.report.document import SUMMARY_HEADERS, DeviceSection, device_section, summary_row
+from slogqual.report.document import SUMMARY_HEADERS, DeviceSection, all_warnings, device_section, summary_row
 from slogqual.results import SweepResult
 
 CHARTS = [("latency", "Mean latency per synchronous write"), ("p99", "99th percentile latency"),
@@ -55,8 +55,9 @@ def _device_md(s: DeviceSection, n: int) -> str:
         out.append(f"- **{v.label}:** {v.text} ({mark})" + (f" — {detail}" if detail else ""))
     out += ["", f"**Class:** {s.classification.summary}", ""]
     out += [f"_{note}_" for note in s.classification.notes]
-    if r.warnings:
-        out += ["### Warnings", ""] + [f"- **{w}**" for w in r.warnings] + [""]
+    warnings = all_warnings(r)
+    if warnings:
+        out += ["### Warnings", ""] + [f"- **{w}**" for w in warnings] + [""]
     out += ["### Device identity", "", md_kv(s.identity), "", "### Results per IO size", "",
             md_table(s.point_headers, s.point_rows, numeric_from=1), ""]
     if s.upper_bound_percentiles:
@@ -80,7 +81,7 @@ def build_markdown(results: Sequence[SweepResult], paths: Sequence[str], charts:
            "Single-threaded (QD1) synchronous writes, each followed by a cache flush.", "",
            "## Summary", "", md_table(SUMMARY_HEADERS, [summary_row(s) for s in sections]), ""]
     for s in sections:
-        out += [f"- **{s.name}: {w}**" for w in s.result.warnings]
+        out += [f"- **{s.name}: {w}**" for w in all_warnings(s.result)]
     out += ["", "## Charts", ""]
     for n, (name, caption, notes) in enumerate(charts, 1):
         out += [f"![{caption}]({name})", "", f"_Figure {n}. {caption}._" + "".join(f" {x}" for x in notes), ""]

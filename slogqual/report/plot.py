@@ -137,7 +137,8 @@ def _ytick_label(v: float, unit: str) -> str:
 
 def style(i: int) -> Tuple[str, str, int]:
     """(colour, dashtype, pointtype) of series i: colours cycle first, then dashes."""
-    return COLOURS[i % len(COLOURS)], DASHES[(i // len(COLOURS)) % len(DASHES)], POINTS[i % len(POINTS)]
+    cycle = i // len(COLOURS)
+    return COLOURS[i % len(COLOURS)], DASHES[cycle % len(DASHES)], POINTS[(i + cycle) % len(POINTS)]
 
 
 def x_ticks(max_size: int = MAX_SIZE) -> List[int]:
