@@ -70,16 +70,32 @@ class SweepParams:
 
 @contextlib.contextmanager
 def claim_target(target: Target, destroy_data: bool) -> Iterator[None]:
-    """Hold the right to write target destructively for the duration, or refuse."""
-    if target.kind == KIND_BLOCK and not destroy_data:
-        raise RefusedError(f"refusing to write {target.path}: a sweep destroys the data on a block device; "
-                           "name it with --destroy-data to confirm")
-    yield
+    """Hold the right to write target destructively for the duration, or refuse.
+
+    slogqual.device.claim_for_writing runs every interlock (mounted, swap, holders, root,
+    imported pool, signatures) and holds the per-device lock and an O_EXCL open until the
+    sweep ends; signatures it was told to overwrite become notes of the result. A block
+    device additionally needs --destroy-data even when it carries no signature.
+    """
+    from slogqual import device
+
+    with device.claim_for_writing(target.path, destroy_data) as claim:
+        if target.kind == KIND_BLOCK and not destroy_data:
+            raise RefusedError(f"refusing to write {target.path}: a sweep destroys the data on a block device; "
+                               "name it with --destroy-data to confirm")
+        target.notes.extend(n for n in claim.notes if n not in target.notes)
+        yield
 
 
 def describe_target(target: Target) -> Optional[Dict[str, Any]]:
-    """The device identity record embedded in the result (None where there is none yet)."""
-    return None
+    """The device identity record (slogqual.device/1, as `slogqual inspect --json` prints it)."""
+    from slogqual import device
+
+    try:
+        return device.identify(target.path).to_dict()
+    except Exception as exc:  # identification must not cost the measurement; say why it is missing
+        return {"schema": "slogqual.device/1", "path": target.path, "error": f"identification failed: {exc}",
+                "warnings": []}
 
 
 def device_warnings(device: Optional[Dict[str, Any]]) -> List[str]:

@@ -394,7 +394,8 @@ def claim_for_writing(path: str, destroy_data: bool, lock_dir: Optional[str] = N
             claim = Claim(path=path, kind="block", devnum=devnum, lock_path=lp,
                           overridden=[f.message for f in soft])
             if soft:
-                claim.notes.append("--destroy-data: overwriting " + "; ".join(f.message for f in soft))
+                claim.notes.append(f"--destroy-data: overwriting {path} ("
+                                   + "; ".join(dict.fromkeys(f.message for f in soft)) + ")")
             yield claim
         finally:
             os.close(excl)
