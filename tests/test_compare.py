@@ -137,3 +137,16 @@ def test_bandwidth_falling_off_like_a_small_optane():
         if p.size >= 1048576:
             p.mbps = 171.0 * 1048576 / p.size  # controller limit: MiB/s fall as writes grow
     assert "falls to" in classes.classify(r).bandwidth_words
+
+
+def test_classifier_says_when_the_target_is_a_stack_not_a_device():
+    intel, _ = intel_samsung()
+    r = copy.deepcopy(intel)
+    r.target["kind"] = "scratch"
+    assert classes.classify(r).summary.startswith(
+        "a scratch target (the class of the whole stack under it): enterprise SAS SSD-class")
+    r.target["kind"] = "block"
+    r.device = {"class": "virtual", "transport": "virtio"}
+    assert classes.classify(r).summary.startswith("a virtual target")
+    r.device = {"class": "sas-ssd", "transport": "sas"}
+    assert classes.classify(r).summary.startswith("enterprise SAS SSD-class")

@@ -27,6 +27,8 @@ def device_record():
     rec.link = Link(kind="pcie", verdict=LINK_DEGRADED, current=LinkEnd("8.0 GT/s PCIe", 8.0, 2),
                     max=LinkEnd("8.0 GT/s PCIe", 8.0, 4))
     rec.mark_unknown("wwn", "nvme id-ns not readable")
+    rec.mark_unknown("vendor", "nvme id-ns not readable")
+    rec.mark_unknown("capacity", "no size from the kernel")
     return rec.to_dict()
 
 
@@ -115,7 +117,8 @@ def test_html_report_shows_identity_verdicts_class_and_warnings(results, tmp_pat
     assert "not determined (not known from diskinfo output)" in html  # the Intel run has no record
     assert "enterprise SAS SSD-class small-IO latency" in html
     assert "<li>VOLATILE WRITE CACHE ENABLED on /dev/nvme0n1" in html  # the record's loud warnings
-    assert "<th>Not determined</th><td>wwn (nvme id-ns not readable)</td>" in html
+    assert ("<th>Not determined</th><td>wwn, vendor (nvme id-ns not readable); capacity (no size from the "
+            "kernel)</td>") in html
     assert "<th>engine</th><td>diskinfo -wS (slogbench)</td>" in html  # parameters
     assert "<th>system</th><td>FreeBSD</td>" in html  # environment
     assert "<td class=\"num\">~7,250</td>" in html  # derived IO counts are marked

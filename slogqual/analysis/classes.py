@@ -139,6 +139,20 @@ def _bandwidth(result: SweepResult) -> (str, Optional[float], Optional[int]):
     return (f"bandwidth-capped at ~{peak.mbps:.0f} MiB/s from {size_label(start.size)} up", peak.mbps, start.size)
 
 
+STACK_KINDS = ("file", "scratch", "nbd", "loop", "virtual")
+
+
+def _stack_target(result: SweepResult) -> str:
+    """Words for a target that is not one physical device (a file, an nbd export, a virtual disk)."""
+    kind = (result.target or {}).get("kind")
+    dev = result.device if isinstance(result.device, dict) else {}
+    dev_class, transport = dev.get("class"), dev.get("transport")
+    what = next((k for k in (kind, transport, dev_class) if k in STACK_KINDS), None)
+    if not what:
+        return ""
+    return f"a {what} target (the class of the whole stack under it)"
+
+
 def classify(result: SweepResult) -> Classification:
     """Which reference class a sweep's curve matches, in plain words."""
     pts = [p for p in result.points if p.lat_us and p.lat_us.mean and p.lat_us.mean > 0]
@@ -150,6 +164,9 @@ def classify(result: SweepResult) -> Classification:
         notes.append(f"no point at 4K or below: the class is judged at {size_label(small[0].size)}")
     lat = statistics.median(p.lat_us.mean for p in small)
     words, key, in_band = _latency_words(lat)
+    stack = _stack_target(result)
+    if stack:
+        words = f"{stack}: {words}"
     bw_words, peak, plateau = _bandwidth(result)
     return Classification(lat, [p.size for p in small], key, in_band, words, bw_words, peak, plateau, notes)
 

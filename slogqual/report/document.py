@@ -136,7 +136,10 @@ def identity_rows(result: SweepResult) -> List[Tuple[str, str]]:
             rows.append((label, scalar(dev[key])))
             seen.add(label)
     if isinstance(dev.get("unknown"), dict) and dev["unknown"]:
-        rows.append(("Not determined", "; ".join(f"{k} ({v})" for k, v in dev["unknown"].items())))
+        by_reason: Dict[str, List[str]] = {}
+        for k, v in dev["unknown"].items():
+            by_reason.setdefault(str(v), []).append(str(k))
+        rows.append(("Not determined", "; ".join(f"{', '.join(ks)} ({why})" for why, ks in by_reason.items())))
     if isinstance(dev.get("sources"), dict) and dev["sources"]:
         rows.append(("Sources", "; ".join(f"{k}: {v}" for k, v in dev["sources"].items())))
     target = result.target or {}
