@@ -190,3 +190,18 @@ def test_csv_export_of_a_real_sweep_keeps_percentiles(real_sweep):
     for r, p in zip(table, doc["points"]):
         assert float(r["lat_p99_us"]) == p["lat_us"]["p99"] and int(r["ios"]) == p["ios"]
     assert json.loads(json.dumps(table))
+
+
+@need("gnuplot")
+def test_report_of_a_sweep_that_failed_before_any_point(results, tmp_path):
+    doc = load(results[0])
+    doc.update(points=[], status="failed", error="fio: pwrite: Input/output error")
+    failed = tmp_path / "failed.json"
+    failed.write_text(json.dumps(doc))
+    proc = slogqual("report", failed, "-o", tmp_path / "f.html")
+    assert proc.returncode == 0, proc.stderr
+    html = (tmp_path / "f.html").read_text()
+    assert "No measured points to chart." in html and "<svg" not in html
+    assert "status failed · error: fio: pwrite: Input/output error" in html
+    proc = slogqual("report", failed, results[1], "-o", tmp_path / "g.html")  # the other still charted
+    assert proc.returncode == 0 and len(svgs_of((tmp_path / "g.html").read_text())) == 3

@@ -56,6 +56,9 @@ def inline_svg(svg_text: str, prefix: str, caption: str = "") -> str:
 def render_charts(results: Sequence[SweepResult], bands: bool = True,
                   size: Tuple[int, int] = CHART_SIZE) -> List[Chart]:
     charts: List[Chart] = []
+    results = [r for r in results if r.points]  # a sweep that failed before its first size has no curve
+    if not results:
+        return charts
     wanted = [("latency", "Mean latency of a synchronous write (write + cache flush) against IO size")]
     if any(p.lat_us.p99 is not None for r in results for p in r.points):
         wanted.append(("p99", "99th percentile latency against IO size"))
@@ -173,6 +176,8 @@ def build_html(results: Sequence[SweepResult], paths: Sequence[str], charts: Seq
         out.append('<ul class="warnings">' + "".join(f"<li><strong>{_e(n)}:</strong> {_e(w)}</li>" for n, w in bad)
                    + "</ul>")
     out.append("<h2>Charts</h2>")
+    if not charts:
+        out.append('<p class="meta">No measured points to chart.</p>')
     for n, c in enumerate(charts, 1):
         out.append(f'<figure id="chart-{_e(c.key)}">{c.svg}<figcaption>Figure {n}. {_e(c.caption)}'
                    + "".join(f"<br>{_e(x)}" for x in c.notes) + "</figcaption></figure>")

@@ -34,7 +34,10 @@ def md_kv(rows: Sequence[Tuple[str, str]]) -> str:
 def render_chart_files(results: Sequence[SweepResult], output: str, bands: bool = True) -> List[Tuple[str, str, List[str]]]:
     """PNG charts next to the Markdown file: [(file name, caption, notes)]."""
     stem = os.path.splitext(output)[0]
-    out = []
+    out: List[Tuple[str, str, List[str]]] = []
+    results = [r for r in results if r.points]  # a sweep that failed before its first size has no curve
+    if not results:
+        return out
     for metric, caption in CHARTS:
         if metric == "p99" and not any(p.lat_us.p99 is not None for r in results for p in r.points):
             continue
@@ -83,6 +86,8 @@ def build_markdown(results: Sequence[SweepResult], paths: Sequence[str], charts:
     for s in sections:
         out += [f"- **{s.name}: {w}**" for w in all_warnings(s.result)]
     out += ["", "## Charts", ""]
+    if not charts:
+        out += ["No measured points to chart.", ""]
     for n, (name, caption, notes) in enumerate(charts, 1):
         out += [f"![{caption}]({name})", "", f"_Figure {n}. {caption}._" + "".join(f" {x}" for x in notes), ""]
     if bands:
