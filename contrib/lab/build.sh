@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# Build the slogqual lab: a QEMU guest kernel with a real OpenZFS module, and its busybox initramfs.
+#
+# Run as root on Debian 12 (bookworm). Idempotent: the result is cached under
+#   ${SLOGQUAL_LAB_CACHE:-/var/cache/slogqual/lab}/<kernel release>_zfs-<zfs-dkms version>/
+# and a repeat run that finds a complete build (and the host packages in place) does nothing but say so.
+#
+# What it does, once:
+#   1. adds Debian's `contrib` component (bookworm, bookworm-backports) and installs, with services kept
+#      from starting (policy-rc.d): qemu-system-x86, busybox-static, udev, the kernel headers for the
+#      guest ABI, and OpenZFS's userland (zfsutils-linux, python3-pyzfs) from bookworm-backports. The
+#      guest runs the HOST's root filesystem read-only over virtio-9p, so this userland is the guest's.
+#   2. downloads (and keeps) linux-image-<abi>-amd64 and zfs-dkms .debs without installing them,
+#      builds spl.ko and zfs.ko against the headers (make -j${SLOGQUAL_LAB_JOBS:-2}), strips them,
+#      puts them into a copy of the guest kernel's module tree and runs depmod -b on it;
+#   3. builds the busybox initramfs (virtio/9p/overlay modules in `modprobe --show-depends` order);
+#   4. writes lab.json (the manifest slogqual reads) and points ${CACHE}/current at the build.
+#
+# Environment:
+#   SLOGQUAL_LAB_CACHE       cache directory (default /var/cache/slogqual/lab)
+#   SLOGQUAL_LAB_KERNEL      guest kernel release, e.g. 6.1.0-56-amd64 (default: what linux-headers-amd64
+#                            depends on in the mirror now)
+#   SLOGQUAL_LAB_ZFS_SUITE   suite for zfs-dkms/zfsutils-linux (default bookworm-backports)
+#   SLOGQUAL_LAB_REFRESH=1   ask the mirror again for the newest kernel/ZFS (default: reuse `current`)
+#   SLOGQUAL_LAB_REBUILD=1   rebuild even when the cache holds this build
+#   SLOGQUAL_LAB_JOBS        make -j (default 2)
+set -euo pipefail
+
+CACHE=${SLOGQUAL_LAB_CACHE:-/var/cache/slogqual/lab}
+ZFS_SUITE=${SLOGQUAL_LAB_ZFS_SUITE:-bookworm-backports}
+JOBS=${SLOGQUAL_LAB_JOBS:-2}
+HERE=$(cd "$(dirname "$0")" && pwd)
+T0=$(date +%s)
+
+log() { echo "lab-build: $*" >&2; }
+die() { echo "lab-build: error: $*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root (apt-get, depmod into the cache)"
+[ -r /etc/debian_version ] || die "Debian 12 (bookworm) is required"
+command -v apt-get >/dev/null || die "apt-get not found"
+
+HOST_PROGRAMS=(qemu-system-x86_64 busybox zpool zfs /lib/systemd/systemd-udevd udevadm fio nbdkit cpio depmod)
+
+host_ready() {
+  local p
+  for p in "${HOST_PROGRAMS[@]}"; do
+    if [ "${p#/}" != "$p" ]; then [ -x "$p" ] || return 1; else command -v "$p" >/dev/null || return 1; fi
+  done
+  [ -e /usr/share/qemu/bios-256k.bin ] || [ -e /usr/share/seabios/bios-256k.bin ] || return 1
+}
+
+manifest_field() {  # manifest_field FILE KEY -> value of a top-level string key of lab.json
+  sed -n "s/^ *\"$2\": \"\\([^\"]*\\)\".*/\\1/p" "$1" | head -n1
+}
+
+zfs_userland_version() {
+  dpkg-query -W -f='${Version}' zfsutils-linux 2>/dev/null || true
+}
+
+# ---- fast path: a complete build is cached and the host has everything -------------------------
+if [ -z "${SLOGQUAL_LAB_REFRESH:-}" ] && [ -z "${SLOGQUAL_LAB_REBUILD:-}" ] && [ -z "${SLOGQUAL_LAB_KERNEL:-}" ] \
+   && [ -f "$CACHE/current/lab.json" ] && host_ready; then
+  cur_zfs=$(manifest_field "$CACHE/current/lab.json" zfs_version)
+  if [ "$cur_zfs" = "$(zfs_userland_version)" ]; then
+    log "cache hit: $(readlink -f "$CACHE/current") (kernel $(manifest_field "$CACHE/current/lab.json" kernel_release), OpenZFS $cur_zfs); nothing to build"
+    exit 0
+  fi
+  log "cached build has OpenZFS $cur_zfs but the host userland is $(zfs_userland_version); re-resolving"
+fi
+
+# ---- 1. apt sources and host packages -----------------------------------------------------------
+SOURCES=/etc/apt/sources.list.d/slogqual-lab.sources
+need_update=
+if [ ! -f "$SOURCES" ]; then
+  log "adding Debian contrib (bookworm, bookworm-backports) in $SOURCES"
+  cat > "$SOURCES" <<'EOF'
+# Added by slogqual contrib/lab/build.sh: OpenZFS lives in Debian's contrib component;
+# bookworm-backports carries OpenZFS 2.3.
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: contrib
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main contrib
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+  need_update=1
+fi
+if [ -n "$need_update" ] || [ -n "${SLOGQUAL_LAB_REFRESH:-}" ] || ! apt-cache show zfs-dkms >/dev/null 2>&1 \
+   || ! apt-cache show linux-headers-amd64 >/dev/null 2>&1; then
+  log "apt-get update"
+  apt-get update -qq
+fi
+
+KREL=${SLOGQUAL_LAB_KERNEL:-}
+if [ -z "$KREL" ] && [ -z "${SLOGQUAL_LAB_REFRESH:-}" ] && [ -f "$CACHE/current/lab.json" ]; then
+  KREL=$(manifest_field "$CACHE/current/lab.json" kernel_release)
+  apt-cache show "linux-headers-$KREL" >/dev/null 2>&1 || [ -d "/usr/src/linux-headers-$KREL" ] || KREL=
+fi
+if [ -z "$KREL" ]; then
+  KREL=$(apt-cache depends linux-headers-amd64 | sed -n 's/^ *Depends: linux-headers-\([0-9][^ ]*-amd64\)$/\1/p' | head -n1)
+  [ -n "$KREL" ] || die "cannot tell which kernel ABI the mirror offers (apt-cache depends linux-headers-amd64)"
+fi
+KCOMMON=${KREL%-amd64}-common
+log "guest kernel: $KREL"
+
+POLICY=/usr/sbin/policy-rc.d
+policy_added=
+cleanup() {
+  if [ -n "$policy_added" ]; then rm -f "$POLICY"; fi
+  if [ -n "${BUILD_TMP:-}" ]; then rm -rf "$BUILD_TMP"; fi
+}
+trap cleanup EXIT
+
+apt_install() {  # apt_install [apt options...] -- packages...
+  local opts=() pkgs=() missing=() p
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
+  shift
+  pkgs=("$@")
+  for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  if [ ! -e "$POLICY" ]; then
+    printf '#!/bin/sh\n# slogqual lab build: no services start during package installation\nexit 101\n' > "$POLICY"
+    chmod 755 "$POLICY"
+    policy_added=1
+  fi
+  log "apt-get install ${opts[*]} ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${opts[@]}" "${missing[@]}" >/dev/null
+}
+
+apt_install -- qemu-system-x86 qemu-utils busybox-static udev kmod cpio gzip fio nbdkit libnbd-bin \
+  binutils make gcc "linux-headers-$KREL"
+# OpenZFS userland matching the module we build (the guest uses the host's).
+apt_install -t "$ZFS_SUITE" -- zfsutils-linux python3-pyzfs
+ZFS_USER=$(zfs_userland_version)
+[ -n "$ZFS_USER" ] || die "zfsutils-linux did not install"
+
+# ---- 2. resolve the build key; keep the .debs --------------------------------------------------
+DEBS="$CACHE/debs"
+mkdir -p "$DEBS"
+fetch_deb() {  # fetch_deb PACKAGE VERSION -> path of the .deb in $DEBS
+  local pkg=$1 ver=$2 f
+  f=$(ls "$DEBS/${pkg}_${ver//:/%3a}_"*.deb 2>/dev/null | head -n1 || true)
+  if [ -z "$f" ]; then
+    log "downloading $pkg $ver"
+    (cd "$DEBS" && apt-get download -q -o APT::Sandbox::User=root "$pkg=$ver" >/dev/null)
+    f=$(ls "$DEBS/${pkg}_${ver//:/%3a}_"*.deb 2>/dev/null | head -n1 || true)
+  fi
+  [ -n "$f" ] || die "could not download $pkg=$ver"
+  echo "$f"
+}
+KIMG_VER=$(apt-cache policy "linux-image-$KREL" | sed -n 's/^ *Candidate: //p')
+if [ -z "$KIMG_VER" ] || [ "$KIMG_VER" = "(none)" ]; then
+  f=$(ls "$DEBS/linux-image-${KREL}_"*.deb 2>/dev/null | head -n1 || true)
+  [ -n "$f" ] || die "linux-image-$KREL is neither in the mirror nor in $DEBS"
+  KIMG_DEB=$f
+else
+  KIMG_DEB=$(fetch_deb "linux-image-$KREL" "$KIMG_VER")
+fi
+ZFS_DEB=$(fetch_deb zfs-dkms "$ZFS_USER")
+
+KEY="${KREL}_zfs-${ZFS_USER}"
+OUT="$CACHE/$KEY"
+if [ -f "$OUT/lab.json" ] && [ -z "${SLOGQUAL_LAB_REBUILD:-}" ]; then
+  ln -sfn "$KEY" "$CACHE/current"
+  log "cache hit: $OUT (kernel $KREL, OpenZFS $ZFS_USER); nothing to build"
+  exit 0
+fi
+
+# ---- 3. build spl.ko and zfs.ko ------------------------------------------------------------------
+log "building $KEY (cache miss)"
+BUILD_TMP=$(mktemp -d "$CACHE/.build.XXXXXX")
+STAGE="$BUILD_TMP/out"
+mkdir -p "$STAGE"
+dpkg-deb -x "$KIMG_DEB" "$BUILD_TMP/kimage"
+KO="$CACHE/ko/$KEY"  # compiled, stripped modules, kept apart so a later failure does not recompile
+build_s=0
+if [ -f "$KO/zfs.ko" ] && [ -f "$KO/spl.ko" ] && [ -z "${SLOGQUAL_LAB_REBUILD:-}" ]; then
+  log "reusing the modules compiled before in $KO"
+  build_s=$(cat "$KO/build-seconds" 2>/dev/null || echo 0)
+else
+  dpkg-deb -x "$ZFS_DEB" "$BUILD_TMP/zfs"
+  SRC=$(ls -d "$BUILD_TMP"/zfs/usr/src/zfs-* | head -n1)
+  [ -x "$SRC/configure" ] || die "no configure script in the zfs-dkms source"
+  [ -d "/usr/src/linux-headers-$KREL" ] || die "/usr/src/linux-headers-$KREL missing"
+  t_mod=$(date +%s)
+  log "configure + make -j$JOBS -C module (a few minutes)"
+  (
+    cd "$SRC"
+    ./configure --with-config=kernel --with-linux="/usr/src/linux-headers-$KCOMMON" \
+      --with-linux-obj="/usr/src/linux-headers-$KREL" > "$BUILD_TMP/configure.log" 2>&1 \
+      || { tail -n 30 "$BUILD_TMP/configure.log" >&2; exit 1; }
+    make -j"$JOBS" -C module > "$BUILD_TMP/make.log" 2>&1 || { tail -n 40 "$BUILD_TMP/make.log" >&2; exit 1; }
+  )
+  build_s=$(( $(date +%s) - t_mod ))
+  mkdir -p "$KO.tmp"
+  for ko in spl zfs; do
+    f=$(find "$SRC/module" -name "$ko.ko" | head -n1)
+    [ -n "$f" ] || die "$ko.ko was not built"
+    strip --strip-debug -o "$KO.tmp/$ko.ko" "$f"
+  done
+  echo "$build_s" > "$KO.tmp/build-seconds"
+  rm -rf "$KO"
+  mv "$KO.tmp" "$KO"
+  log "modules compiled in ${build_s}s: $(du -h "$KO/zfs.ko" | cut -f1) zfs.ko (stripped)"
+fi
+MODDIR="$STAGE/modules/lib/modules/$KREL"
+mkdir -p "$STAGE/modules/lib/modules"
+cp -a "$BUILD_TMP/kimage/lib/modules/$KREL" "$MODDIR"
+mkdir -p "$MODDIR/extra"
+cp "$KO/spl.ko" "$KO/zfs.ko" "$MODDIR/extra/"
+depmod -b "$STAGE/modules" "$KREL"
+cp "$BUILD_TMP/kimage/boot/vmlinuz-$KREL" "$STAGE/vmlinuz"
+
+# ---- 4. initramfs -----------------------------------------------------------------------------
+IR="$BUILD_TMP/initramfs"
+mkdir -p "$IR"/{bin,dev,proc,sys,lower,rw,newroot,lib/modules}
+cp /bin/busybox "$IR/bin/busybox"
+for a in sh mount umount mkdir insmod switch_root sleep cat echo poweroff ls; do ln -s busybox "$IR/bin/$a"; done
+: > "$IR/lib/modules/order"
+# Modules the initramfs needs before the root share is up; anything built in is skipped.
+for m in virtio_pci 9pnet_virtio 9p overlay; do
+  modprobe -d "$STAGE/modules" -S "$KREL" --show-depends "$m" || die "modprobe --show-depends $m failed"
+done | while read -r kind path _; do
+      [ "$kind" = insmod ] || continue
+      name=$(basename "$path")
+      grep -qx "$name" "$IR/lib/modules/order" && continue
+      cp "$path" "$IR/lib/modules/$name"
+      echo "$name" >> "$IR/lib/modules/order"
+    done
+install -m 755 "$HERE/init" "$IR/init"
+(cd "$IR" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) > "$STAGE/initrd.img"
+log "initramfs: $(tr '\n' ' ' < "$IR/lib/modules/order")"
+
+# ---- 5. manifest, publish -----------------------------------------------------------------------
+cat > "$STAGE/lab.json" <<EOF
+{
+  "schema": "slogqual.lab/1",
+  "kernel_release": "$KREL",
+  "kernel_package": "$(basename "$KIMG_DEB")",
+  "zfs_version": "$ZFS_USER",
+  "zfs_package": "$(basename "$ZFS_DEB")",
+  "kernel": "vmlinuz",
+  "initrd": "initrd.img",
+  "modules": "modules",
+  "built": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
+  "module_build_seconds": "$build_s"
+}
+EOF
+rm -rf "$OUT"
+mv "$STAGE" "$OUT"
+ln -sfn "$KEY" "$CACHE/current"
+log "built $OUT in $(( $(date +%s) - T0 ))s"

@@ -1,0 +1,193 @@
+"""Emulated device classes of the lab, declared in a TOML file a user can extend.
+
+A class says which transport the guest sees (``sata`` = ide-hd on q35's AHCI, ``sas`` = scsi-hd on
+virtio-scsi with SCSI vendor/product, ``nvme`` = QEMU's NVMe controller, ``pmem`` = a QEMU NVDIMM,
+``/dev/pmemN`` in the guest), what identity it reports (model or vendor/product, serial prefix,
+rotation rate) and how slow it is: ``write_delay_ms`` is nbdkit's delay filter (added to every write
+request; nbdkit 1.32 cannot delay flushes), ``bandwidth`` its rate filter, ``iops_limit`` QEMU's
+throttling (a rate cap, not a latency). Block classes are RAM disks served by nbdkit's memory plugin,
+so nothing is left on the host's disk.
+
+File format (see scenarios/lab-devices.toml)::
+
+    [class.hdd]
+    description = "7200 rpm SATA disk"
+    transport = "sata"
+    model = "SLOGQUAL LAB HDD 7200"
+    serial_prefix = "SQLHDD"
+    size = "2G"
+    rotation_rate = 7200
+    write_delay_ms = 8.0
+    bandwidth = "150M"          # bytes per second
+
+A file given with ``--devices-file`` is read after the built-in one; a class of the same name
+replaces the built-in class.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+try:  # Python 3.11+
+    import tomllib as _toml
+except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+    import tomli as _toml  # type: ignore[no-redef]
+
+from slogqual.errors import UsageError
+from slogqual.units import MiB, parse_size
+
+TRANSPORTS = ("sata", "sas", "nvme", "pmem")
+_KEYS = {
+    "description", "transport", "model", "vendor", "product", "serial_prefix", "size", "rotation_rate",
+    "write_delay_ms", "read_delay_ms", "bandwidth", "iops_limit", "logical_block_size",
+    "physical_block_size", "expect_write_ms",
+}
+
+#: The file shipped with slogqual (the repository's scenarios/lab-devices.toml).
+DEFAULT_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                            "scenarios", "lab-devices.toml")
+
+
+@dataclass(frozen=True)
+class DeviceClass:
+    name: str
+    transport: str
+    description: str = ""
+    model: str = ""  # ATA model (sata); NVMe model is fixed by QEMU 7.2 ("QEMU NVMe Ctrl")
+    vendor: str = ""  # SCSI vendor (sas), at most 8 characters
+    product: str = ""  # SCSI product (sas), at most 16 characters
+    serial_prefix: str = "SQLAB"
+    size: int = 1024 * MiB
+    rotation_rate: int = 0  # 1 = non-rotating (SSD), 7200 = a 7200 rpm disk, 0 = not reported
+    write_delay_ms: float = 0.0
+    read_delay_ms: float = 0.0
+    bandwidth: int = 0  # bytes/s, 0 = unlimited
+    iops_limit: int = 0
+    logical_block_size: int = 512
+    physical_block_size: int = 4096
+    expect_write_ms: Optional[float] = None  # what a QD1 4 KiB sync write should take, if stated
+
+    def serial(self, index: int) -> str:
+        return f"{self.serial_prefix}{index:04d}"
+
+    @property
+    def nbd(self) -> bool:
+        """Served by nbdkit (every block transport); pmem is a QEMU memory backend."""
+        return self.transport != "pmem"
+
+
+def _num(cls: str, key: str, value, kind=float):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UsageError(f"lab device class {cls}: {key} must be a number, not {value!r}")
+    if value < 0:
+        raise UsageError(f"lab device class {cls}: {key} must not be negative")
+    return kind(value)
+
+
+def _size(cls: str, key: str, value) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return parse_size(value)
+    raise UsageError(f"lab device class {cls}: {key} must be a size such as \"2G\"")
+
+
+def parse_class(name: str, table: Dict) -> DeviceClass:
+    unknown = set(table) - _KEYS
+    if unknown:
+        raise UsageError(f"lab device class {name}: unknown key(s) {', '.join(sorted(unknown))}")
+    transport = table.get("transport")
+    if transport not in TRANSPORTS:
+        raise UsageError(f"lab device class {name}: transport must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
+    kw = {"name": name, "transport": transport}
+    for key in ("description", "model", "vendor", "product", "serial_prefix"):
+        if key in table:
+            if not isinstance(table[key], str):
+                raise UsageError(f"lab device class {name}: {key} must be a string")
+            kw[key] = table[key]
+    if "size" in table:
+        kw["size"] = _size(name, "size", table["size"])
+    if "bandwidth" in table:
+        kw["bandwidth"] = _size(name, "bandwidth", table["bandwidth"])
+    for key in ("write_delay_ms", "read_delay_ms", "expect_write_ms"):
+        if key in table:
+            kw[key] = _num(name, key, table[key])
+    for key in ("rotation_rate", "iops_limit", "logical_block_size", "physical_block_size"):
+        if key in table:
+            kw[key] = _num(name, key, table[key], int)
+    cls = DeviceClass(**kw)
+    if cls.size < 64 * MiB:
+        raise UsageError(f"lab device class {name}: size must be at least 64M (ZFS's smallest vdev)")
+    if len(cls.serial_prefix) > 16 or not cls.serial_prefix.isalnum():
+        raise UsageError(f"lab device class {name}: serial_prefix must be 1-16 letters/digits")
+    if transport == "sas" and (len(cls.vendor) > 8 or len(cls.product) > 16):
+        raise UsageError(f"lab device class {name}: SCSI vendor is at most 8 and product at most 16 characters")
+    if transport == "sata" and len(cls.model) > 40:
+        raise UsageError(f"lab device class {name}: an ATA model is at most 40 characters")
+    if transport == "pmem" and (cls.write_delay_ms or cls.read_delay_ms or cls.bandwidth or cls.iops_limit):
+        raise UsageError(f"lab device class {name}: a pmem class cannot be slowed down (it is guest memory)")
+    for key in ("logical_block_size", "physical_block_size"):
+        v = getattr(cls, key)
+        if v < 512 or v & (v - 1):
+            raise UsageError(f"lab device class {name}: {key} must be a power of two ≥ 512")
+    return cls
+
+
+def parse_text(text: str, source: str = "<string>") -> Dict[str, DeviceClass]:
+    try:
+        doc = _toml.loads(text)
+    except _toml.TOMLDecodeError as exc:
+        raise UsageError(f"{source}: {exc}") from None
+    classes = doc.get("class")
+    if not isinstance(classes, dict) or not classes:
+        raise UsageError(f"{source}: no [class.NAME] tables")
+    out = {}
+    for name, table in classes.items():
+        if not isinstance(table, dict):
+            raise UsageError(f"{source}: class.{name} must be a table")
+        out[name] = parse_class(name, table)
+    return out
+
+
+def load(paths: Optional[List[str]] = None) -> Dict[str, DeviceClass]:
+    """The built-in classes, then each file of ``paths`` on top (same name replaces)."""
+    files = [DEFAULT_FILE] if os.path.exists(DEFAULT_FILE) else []
+    files += list(paths or [])
+    if not files:
+        raise UsageError(f"no lab device classes: {DEFAULT_FILE} is missing")
+    classes: Dict[str, DeviceClass] = {}
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+        classes.update(parse_text(text, path))
+    return classes
+
+
+@dataclass
+class DeviceInstance:
+    """One emulated device of a run: its class, its place in --device order, its identity."""
+
+    cls: DeviceClass
+    index: int  # position among the run's devices (0-based)
+    serial: str = ""
+    node: str = field(default="")  # QEMU node/device id
+
+    def __post_init__(self):
+        if not self.serial:
+            self.serial = self.cls.serial(self.index)
+        if not self.node:
+            self.node = f"lab{self.index}"
+
+
+def instances(names: List[str], classes: Dict[str, DeviceClass]) -> List[DeviceInstance]:
+    out = []
+    for i, name in enumerate(names):
+        if name not in classes:
+            raise UsageError(f"unknown lab device class {name!r} (known: {', '.join(sorted(classes))})")
+        out.append(DeviceInstance(classes[name], i))
+    return out

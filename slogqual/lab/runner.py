@@ -1,0 +1,311 @@
+"""Boot a lab guest, run one job in it, bring its results and exit status back.
+
+The host side of a run:
+
+1. a private job directory (``$SLOGQUAL_LAB_TMP`` or the system temp dir) holding ``stage2.sh``,
+   ``lab.env``, ``job.sh`` and ``out/``; it is the guest's writable 9p share ``/lab``;
+2. one nbdkit per block disk (memory plugin behind the rate/delay filters of its class) on a Unix
+   socket in the job directory; a sparse backing file per NVDIMM;
+3. QEMU (TCG) with the host's root filesystem as the read-only root share, the console on a pipe
+   copied to ``console.log`` (and to the terminal with ``echo``);
+4. afterwards: ``/lab/status`` is the job's exit status, ``/lab/marks`` the guest's timing marks
+   (seconds of guest uptime), ``out/`` is copied to the caller's output directory.
+
+Whatever happens (error, Ctrl-C, SIGTERM), QEMU and every nbdkit are ended by their own PIDs and the
+job directory is removed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, TextIO
+
+from slogqual.errors import SlogqualError, UsageError
+from slogqual.lab.devices import DeviceInstance
+from slogqual.lab.image import LabImage
+from slogqual.tools import qemu as _qemu
+from slogqual.tools import run as _run
+
+log = logging.getLogger("slogqual.lab")
+
+STAGE2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stage2.sh")
+KERNEL_APPEND = "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init 8250.nr_uarts=1 mitigations=off tsc=reliable"
+UDEV_MATCH = " ".join(f"--subsystem-match={s}" for s in ("pci", "virtio", "acpi", "nd", "scsi", "block", "nvme", "ata_port", "ata_device", "ata_link", "misc"))
+SBIN = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+class _Terminated(Exception):
+    """SIGTERM during a run: handled like Ctrl-C."""
+
+
+def guest_path() -> str:
+    """PATH in the guest: this Python's bin directory first (slogqual's console script is there)."""
+    parts = [os.path.dirname(sys.executable)]
+    for p in (os.environ.get("PATH", "") + ":" + SBIN).split(":"):
+        if p and p not in parts and "/shims" not in p:
+            parts.append(p)
+    return ":".join(parts)
+
+
+@dataclass
+class RunResult:
+    status: Optional[int]  # the job's exit status, None when the guest never wrote one
+    marks: Dict[str, float]  # guest uptime (s) at stage2, udev, zfs, devices, job, end
+    devices: List[dict]
+    wall_s: float  # host wall time from QEMU start to QEMU exit
+    console: str  # the whole serial console
+    output_dir: Optional[str]
+
+
+def parse_marks(text: str) -> Dict[str, float]:
+    marks: Dict[str, float] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            try:
+                marks.setdefault(parts[0], float(parts[1]))
+            except ValueError:
+                continue
+    return marks
+
+
+@dataclass
+class LabRun:
+    image: LabImage
+    devices: List[DeviceInstance]
+    command: Sequence[str] = ()
+    mode: str = "run"  # run | shell
+    output_dir: Optional[str] = None
+    echo: Optional[TextIO] = None  # copy the console here as it comes
+    memory_mb: int = 1024
+    cpus: int = 1
+    timeout: float = 3600.0
+    tmp_base: Optional[str] = None
+    job_dir: Optional[str] = field(default=None, init=False)
+    qemu: Optional[subprocess.Popen] = field(default=None, init=False)
+    servers: list = field(default_factory=list, init=False)
+
+    # -- set-up --------------------------------------------------------------------------------
+    def _write(self, name: str, text: str, mode: int = 0o644) -> str:
+        path = os.path.join(self.job_dir, name)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(path, mode)
+        return path
+
+    def _prepare(self) -> None:
+        base = self.tmp_base or os.environ.get("SLOGQUAL_LAB_TMP") or None
+        self.job_dir = tempfile.mkdtemp(prefix="slogqual-lab-", dir=base)
+        os.chmod(self.job_dir, 0o755)
+        os.mkdir(os.path.join(self.job_dir, "out"))
+        shutil.copyfile(STAGE2, os.path.join(self.job_dir, "stage2.sh"))
+        specs = " ".join(f"{d.index}:{d.cls.name}:{d.cls.transport}:{d.serial}" for d in self.devices)
+        env = {
+            "LAB_MODE": self.mode,
+            "LAB_KREL": self.image.kernel_release,
+            "LAB_MODULES": self.image.modules,
+            "LAB_PATH": guest_path(),
+            "LAB_DEVICES": specs,
+            "LAB_UDEV_MATCH": os.environ.get("SLOGQUAL_LAB_UDEV_MATCH", UDEV_MATCH),
+            "LAB_TERM": os.environ.get("TERM", "linux") if self.mode == "shell" else "dumb",
+        }
+        self._write("lab.env", "".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items()))
+        self._write("job.sh", "exec " + " ".join(shlex.quote(a) for a in self.command) + "\n" if self.command else "true\n")
+
+    def _disks(self) -> List[_qemu.Disk]:
+        from slogqual.tools.nbdkit import NbdServer
+
+        disks = []
+        for d in self.devices:
+            c = d.cls
+            disk = _qemu.Disk(node=d.node, transport=c.transport, serial=d.serial, model=c.model, vendor=c.vendor,
+                              product=c.product, rotation_rate=c.rotation_rate, iops_limit=c.iops_limit,
+                              logical_block_size=c.logical_block_size, physical_block_size=c.physical_block_size)
+            if c.transport == "pmem":
+                disk.pmem_path = os.path.join(self.job_dir, f"{d.node}.pmem")
+                with open(disk.pmem_path, "wb") as fh:
+                    fh.truncate(c.size)
+                disk.size = c.size
+            else:
+                filters, fargs = [], {}
+                if c.bandwidth:
+                    filters.append("rate")
+                    fargs["rate"] = str(c.bandwidth * 8)  # the rate filter counts bits per second
+                if c.write_delay_ms or c.read_delay_ms:
+                    filters.append("delay")
+                    if c.write_delay_ms:
+                        fargs["wdelay"] = f"{c.write_delay_ms:g}ms"
+                    if c.read_delay_ms:
+                        fargs["rdelay"] = f"{c.read_delay_ms:g}ms"
+                server = NbdServer(plugin="memory", plugin_args=[f"size={c.size}"], filters=filters,
+                                   filter_args=fargs, socket_dir=self.job_dir)
+                self.servers.append(server)
+                server.start()
+                disk.nbd_socket = server.socket
+            disks.append(disk)
+        return disks
+
+    def argv(self, disks: List[_qemu.Disk]) -> List[str]:
+        m = _qemu.Machine(
+            kernel=self.image.kernel, initrd=self.image.initrd, append=KERNEL_APPEND,
+            memory_mb=self.memory_mb, cpus=self.cpus,
+            shares=[_qemu.Share9p("root", "/", readonly=True), _qemu.Share9p("lab", self.job_dir)],
+            disks=disks, interactive=(self.mode == "shell"),
+        )
+        return _qemu.machine_argv(m)
+
+    # -- the run -------------------------------------------------------------------------------
+    def run(self) -> RunResult:
+        old_term = signal.getsignal(signal.SIGTERM)
+
+        def on_term(signum, frame):
+            raise _Terminated()
+
+        in_main = threading.current_thread() is threading.main_thread()
+        if in_main:
+            signal.signal(signal.SIGTERM, on_term)
+        try:
+            return self._run()
+        except _Terminated:
+            raise KeyboardInterrupt from None
+        finally:
+            self.cleanup()
+            if in_main:
+                signal.signal(signal.SIGTERM, old_term)
+
+    def _run(self) -> RunResult:
+        self._prepare()
+        disks = self._disks()
+        argv = self.argv(disks)
+        console_path = os.path.join(self.job_dir, "console.log")
+        t0 = time.monotonic()
+        if self.mode == "shell":
+            # The terminal is the guest's console; QEMU gets its own session only when not interactive.
+            self.qemu = _run.popen(argv)
+            self.qemu.wait()
+            console = ""
+        else:
+            self.qemu = _run.popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+            console = self._pump(console_path, t0)
+        wall = time.monotonic() - t0
+        rc = self.qemu.returncode
+        status = self._read_status()
+        marks = parse_marks(self._read("marks"))
+        devices = []
+        try:
+            devices = json.loads(self._read("devices.json") or "[]")
+        except ValueError:
+            pass
+        if "SLOGQUAL-LAB-INIT-FAILED" in console:
+            raise SlogqualError("the lab guest's initramfs failed: " + _last_lines(console, "lab-init:"))
+        if status is None and rc not in (0, None):
+            raise SlogqualError(f"QEMU exited with status {rc}: {_tail(console)}")
+        out = None
+        if self.output_dir:
+            out = self._collect(console)
+        return RunResult(status=status, marks=marks, devices=devices, wall_s=wall, console=console, output_dir=out)
+
+    def _pump(self, console_path: str, t0: float) -> str:
+        chunks = []
+        with open(console_path, "w", encoding="utf-8", errors="replace") as logf:
+            assert self.qemu.stdout is not None
+            fd = self.qemu.stdout.fileno()
+            while True:
+                if time.monotonic() - t0 > self.timeout:
+                    raise SlogqualError(f"the lab guest did not finish within {self.timeout:.0f} s")
+                ready, _, _ = select.select([fd], [], [], 1.0)
+                if not ready:
+                    continue
+                data = os.read(fd, 65536)
+                if not data:
+                    break
+                text = data.decode("utf-8", errors="replace")
+                chunks.append(text)
+                logf.write(text)
+                if self.echo is not None:
+                    self.echo.write(text)
+                    self.echo.flush()
+        self.qemu.wait()
+        return "".join(chunks)
+
+    def _read(self, name: str) -> str:
+        try:
+            with open(os.path.join(self.job_dir, name), encoding="utf-8", errors="replace") as fh:
+                return fh.read()
+        except OSError:
+            return ""
+
+    def _read_status(self) -> Optional[int]:
+        text = self._read("status").strip()
+        return int(text) if text.lstrip("-").isdigit() else None
+
+    def _collect(self, console: str) -> str:
+        dest = os.path.abspath(self.output_dir)
+        os.makedirs(dest, exist_ok=True)
+        src = os.path.join(self.job_dir, "out")
+        for name in os.listdir(src):
+            s, d = os.path.join(src, name), os.path.join(dest, name)
+            if os.path.isdir(s) and not os.path.islink(s):
+                shutil.copytree(s, d, dirs_exist_ok=True)
+            else:
+                shutil.copy2(s, d)
+        for name in ("marks", "devices.json"):
+            if os.path.exists(os.path.join(self.job_dir, name)):
+                shutil.copyfile(os.path.join(self.job_dir, name), os.path.join(dest, f"lab-{name}"))
+        with open(os.path.join(dest, "lab-console.log"), "w", encoding="utf-8") as fh:
+            fh.write(console)
+        return dest
+
+    # -- clean-up ------------------------------------------------------------------------------
+    def cleanup(self) -> None:
+        if self.qemu is not None and self.qemu.poll() is None:
+            try:
+                self.qemu.terminate()  # its own PID; QEMU exits on SIGTERM
+                self.qemu.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.qemu.kill()
+                self.qemu.wait()
+        if self.qemu is not None and self.qemu.stdout is not None:
+            self.qemu.stdout.close()
+        for server in self.servers:
+            try:
+                server.stop()
+            except Exception as exc:  # keep cleaning up
+                log.warning("stopping nbdkit: %s", exc)
+        self.servers = []
+        if self.job_dir and os.path.isdir(self.job_dir):
+            shutil.rmtree(self.job_dir, ignore_errors=True)
+        self.job_dir = None
+
+
+def _tail(text: str, n: int = 3) -> str:
+    lines = [l.strip() for l in text.strip().splitlines() if l.strip()]
+    return " | ".join(lines[-n:]) if lines else "(no console output)"
+
+
+def _last_lines(text: str, prefix: str) -> str:
+    lines = [l.strip() for l in text.splitlines() if prefix in l]
+    return lines[-1] if lines else _tail(text)
+
+
+def require_host() -> None:
+    """The host programs a run needs, with install advice."""
+    for prog in (_qemu.QEMU, "nbdkit"):
+        _run.require(prog)
+    if not os.path.exists("/lib/systemd/systemd-udevd"):
+        raise UsageError("/lib/systemd/systemd-udevd missing (Debian: apt-get install udev); contrib/lab/build.sh installs it")
+    if not os.path.exists("/bin/busybox"):
+        raise UsageError("/bin/busybox missing (Debian: apt-get install busybox-static)")

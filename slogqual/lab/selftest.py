@@ -1,0 +1,205 @@
+"""The lab self-test, run INSIDE the guest by ``slogqual lab check`` (``python -m slogqual.lab.selftest``).
+
+Steps, each timed and checked: zfs loaded; ``zpool create`` a mirror of the first two lab devices;
+``zpool add POOL log`` the third; a zvol with ``sync=always``; a short QD1 4 KiB random-write fio on
+it; the ZIL kstats (global and the zvol's objset) must show log records written to the SLOG
+(``zil_itx_metaslab_slog_count``/``_bytes`` grow) and ``zpool iostat -v`` writes on the log vdev;
+``zfs destroy``, ``zpool destroy`` and the pool must be gone. Writes ``check.json`` (and the raw
+command outputs under ``raw/``) to ``$SLOGQUAL_LAB_OUT``; exits 0 only if every step held.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Dict, List
+
+from slogqual.tools import kstat, zfs, zpool
+from slogqual.tools import run as _run
+
+POOL = "sqlabcheck"
+VOL = f"{POOL}/vol"
+FIO_RUNTIME_S = 3
+
+
+def uptime() -> float:
+    with open("/proc/uptime") as fh:
+        return float(fh.read().split()[0])
+
+
+def mark(name: str) -> None:
+    path = os.environ.get("SLOGQUAL_LAB_MARKS")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(f"{name} {uptime():.2f}\n")
+
+
+class Check:
+    def __init__(self, out: str):
+        self.out = out
+        self.raw = os.path.join(out, "raw")
+        os.makedirs(self.raw, exist_ok=True)
+        self.steps: List[Dict] = []
+        self.evidence: Dict = {}
+
+    def save(self, name: str, text: str) -> None:
+        with open(os.path.join(self.raw, name), "w") as fh:
+            fh.write(text)
+
+    def step(self, name: str, fn):
+        t0 = time.monotonic()
+        try:
+            detail = fn()
+            ok = True
+        except Exception as exc:  # every failure is reported, not raised
+            detail = f"{type(exc).__name__}: {exc}"
+            ok = False
+        rec = {"step": name, "ok": ok, "seconds": round(time.monotonic() - t0, 3), "uptime": round(uptime(), 2)}
+        if detail is not None:
+            rec["detail"] = detail
+        self.steps.append(rec)
+        mark(name)
+        print(f"lab check: {name}: {'ok' if ok else 'FAILED'} ({rec['seconds']:.2f} s){'' if ok else ' - ' + str(detail)}",
+              flush=True)
+        return ok
+
+    def write(self) -> bool:
+        ok = bool(self.steps) and all(s["ok"] for s in self.steps)
+        doc = {"schema": "slogqual.lab-check/1", "ok": ok, "pool": POOL, "steps": self.steps,
+               "evidence": self.evidence}
+        with open(os.path.join(self.out, "check.json"), "w") as fh:
+            json.dump(doc, fh, indent=2)
+        return ok
+
+
+def main() -> int:
+    out = os.environ.get("SLOGQUAL_LAB_OUT", ".")
+    devs = os.environ.get("SLOGQUAL_LAB_DEVICES", "").split()
+    c = Check(out)
+    if len(devs) < 3:
+        print("lab check: needs three lab devices (two data, one log)", file=sys.stderr)
+        c.step("devices", lambda: (_ for _ in ()).throw(RuntimeError(f"got {devs}")))
+        c.write()
+        return 1
+    data, log_dev = devs[:2], devs[2]
+    c.evidence["devices"] = {"data": data, "log": log_dev}
+    state: Dict = {}
+
+    def module():
+        if not os.path.isdir("/sys/module/zfs"):
+            raise RuntimeError("the zfs module is not loaded")
+        with open("/sys/module/zfs/version") as fh:
+            c.evidence["zfs_module_version"] = fh.read().strip()
+        return c.evidence["zfs_module_version"]
+
+    def create():
+        zpool.create(POOL, ["mirror", *data], force=True, fs_properties={"mountpoint": "none"})
+
+    def add_log():
+        zpool.add(POOL, [log_dev], log=True, force=True)
+        status = zpool.zpool(["zpool", "status", POOL])
+        c.save("zpool-status.txt", status)
+        if "logs" not in status:
+            raise RuntimeError("zpool status shows no logs section")
+
+    def zvol():
+        zfs.create(VOL, volsize=256 << 20, properties={"volblocksize": "4096", "sync": "always", "compression": "off"})
+        dev = f"/dev/zvol/{VOL}"
+        _run.run(["udevadm", "settle", "--timeout=30"], timeout=60)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(dev):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{dev} did not appear")
+            time.sleep(0.1)
+        state["dev"] = dev
+        state["objsetid"] = zfs.objsetid(VOL)
+        props = zfs.get(VOL, ["sync", "volblocksize", "logbias"])
+        c.evidence["zvol"] = {"path": dev, "objsetid": state["objsetid"], **props}
+        if props.get("sync") != "always":
+            raise RuntimeError(f"sync is {props.get('sync')}, not always")
+
+    def kstats_before():
+        c.save("zil-before.txt", open(kstat.ZIL_GLOBAL).read())
+        c.save("objset-before.txt", open(kstat.objset_path(POOL, state["objsetid"])).read())
+        state["g0"] = kstat.zil_stats()
+        state["o0"] = kstat.zil_stats(POOL, state["objsetid"])
+
+    def fio():
+        argv = ["fio", "--name=labcheck", f"--filename={state['dev']}", "--rw=randwrite", "--bs=4k",
+                "--ioengine=psync", "--direct=1", "--iodepth=1", "--numjobs=1", "--size=64M", "--time_based",
+                f"--runtime={FIO_RUNTIME_S}", "--output-format=json"]
+        proc = _run.run(argv, timeout=120)
+        c.save("fio.json", proc.stdout)
+        if proc.returncode != 0:
+            raise RuntimeError(f"fio exited {proc.returncode}: {proc.stderr.strip()[-200:]}")
+        job = json.loads(proc.stdout[proc.stdout.index("{"):])["jobs"][0]["write"]
+        c.evidence["fio"] = {"ios": job["total_ios"], "iops": round(job["iops"], 1),
+                             "clat_mean_us": round(job["clat_ns"]["mean"] / 1000, 1), "runtime_s": FIO_RUNTIME_S}
+        if job["total_ios"] <= 0:
+            raise RuntimeError("fio completed no writes")
+        return c.evidence["fio"]
+
+    def kstats_after():
+        c.save("zil-after.txt", open(kstat.ZIL_GLOBAL).read())
+        c.save("objset-after.txt", open(kstat.objset_path(POOL, state["objsetid"])).read())
+        dg = kstat.zil_stats() - state["g0"]
+        do = kstat.zil_stats(POOL, state["objsetid"]) - state["o0"]
+        io_text = zpool.zpool(zpool.iostat_argv(POOL))
+        c.save("zpool-iostat-vp.txt", io_text)
+        rows = zpool.parse_iostat_v(io_text)
+        log_rows = [r for r in rows if r.section == "logs"]
+        c.evidence["zil_global_delta"] = dg.as_dict()
+        c.evidence["zil_objset_delta"] = do.as_dict()
+        c.evidence["log_vdev_write_ops_per_s"] = sum(r.write_ops for r in log_rows)
+        problems = []
+        if do.commit_count <= 0:
+            problems.append("zil_commit_count did not grow")
+        if do.slog_count <= 0 or do.slog_bytes <= 0:
+            problems.append("zil_itx_metaslab_slog_count/bytes did not grow")
+        if not log_rows or all(r.write_ops == 0 for r in log_rows):
+            problems.append("zpool iostat -v shows no writes on the log vdev")
+        if problems:
+            raise RuntimeError("; ".join(problems))
+        return {"slog_bytes": do.slog_bytes, "slog_count": do.slog_count, "normal_bytes": do.normal_bytes,
+                "commits": do.commit_count}
+
+    def destroy():
+        # udev's probes of the zvol can hold it open for a moment after fio: settle, retry.
+        for attempt in range(20):
+            _run.run(["udevadm", "settle", "--timeout=10"], timeout=30)
+            try:
+                zpool.destroy(POOL)
+                break
+            except Exception:
+                if attempt == 19:
+                    raise
+                time.sleep(0.5)
+        if POOL in zpool.pools():
+            raise RuntimeError("the pool is still listed")
+
+    ok = c.step("zfs_loaded", module)
+    ok = ok and c.step("pool_created", create)
+    ok = ok and c.step("log_added", add_log)
+    if ok:
+        mark("pool_ready")
+    ok = ok and c.step("zvol_created", zvol)
+    ok = ok and c.step("kstats_before", kstats_before)
+    ok = ok and c.step("fio_sync_always", fio)
+    ok = ok and c.step("zil_slog_evidence", kstats_after)
+    # Always try to remove what was created.
+    if os.path.isdir("/proc/spl/kstat/zfs") and POOL in _pools_quiet():
+        c.step("pool_destroyed", destroy)
+    return 0 if c.write() else 1
+
+
+def _pools_quiet():
+    try:
+        return zpool.pools()
+    except Exception:
+        return {}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+#!/bin/sh
+# Stage 2 of the slogqual lab guest, PID 1 of the overlay root (the host's root filesystem, read-only
+# over 9p, under a tmpfs). The initramfs (contrib/lab/init) runs it from the job share /lab, where
+# slogqual put it with lab.env (the run's settings) and job.sh (the command). It mounts the API
+# filesystems, binds the lab's module tree, starts udev (Debian's libzfs waits for it), loads zfs,
+# finds the emulated disks by serial, runs the job with its output on the serial console, writes the
+# job's exit status to /lab/status (QEMU itself always exits 0) and powers the guest off.
+. /lab/lab.env
+export PATH="$LAB_PATH"
+export HOME=/root LANG=C.UTF-8 TERM="${LAB_TERM:-linux}"
+mount -t proc proc /proc
+mark() { read -r up _ < /proc/uptime; echo "$1 $up" >> /lab/marks; }
+mark stage2
+say() { echo "slogqual-lab: $*" > /dev/ttyS0; }
+finish() {
+  echo "$1" > /lab/status.tmp && mv /lab/status.tmp /lab/status
+  mark end
+  zpool export -a > /dev/null 2>&1
+  udevadm control --exit > /dev/null 2>&1
+  sync
+  /bin/busybox poweroff -f
+  echo o > /proc/sysrq-trigger
+  while :; do :; done  # PID 1 must not exit while the power goes off
+}
+mount -t sysfs sysfs /sys
+mount -t tmpfs -o mode=755 tmpfs /run
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=1777 tmpfs /var/tmp
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mkdir -p "/lib/modules/$LAB_KREL"
+mount --bind "$LAB_MODULES" "/lib/modules/$LAB_KREL" || { say "cannot bind the module tree"; finish 125; }
+hostname slogqual-lab
+rm -f /etc/zfs/zpool.cache
+
+export SYSTEMD_IGNORE_CHROOT=1
+/lib/systemd/systemd-udevd --daemon --resolve-names=never > /dev/null 2>&1 || { say "systemd-udevd failed"; finish 125; }
+udevadm trigger --type=subsystems --action=add
+# Coldplug only what carries the disks and their drivers (pci/virtio/acpi/nd load ahci, nvme,
+# virtio_scsi, nfit, nd_pmem; scsi/block/nvme make the /dev/disk links): every uevent costs
+# forks over 9p under TCG, and the hundreds of tty/mem/cpu devices would double the boot.
+udevadm trigger --type=devices --action=add $LAB_UDEV_MATCH
+udevadm settle --timeout=60
+mark udev
+modprobe zfs || { say "modprobe zfs failed"; finish 125; }
+mark zfs
+
+# LAB_DEVICES: "index:class:transport:serial ..." in --device order.
+paths=""
+pmem_n=0
+printf '[' > /lab/devices.json
+sep=""
+for spec in $LAB_DEVICES; do
+  set -- $(echo "$spec" | tr ':' ' ')
+  idx=$1 cls=$2 tr=$3 serial=$4 path="" byid=""
+  n=0
+  while [ -z "$path" ] && [ $n -lt 200 ]; do
+    if [ "$tr" = pmem ]; then
+      [ -b "/dev/pmem$pmem_n" ] && path="/dev/pmem$pmem_n"
+    else
+      for l in /dev/disk/by-id/*_"$serial" /dev/disk/by-id/*_"$serial"_1; do
+        [ -e "$l" ] && { path=$(readlink -f "$l"); byid=$l; break; }
+      done
+    fi
+    [ -n "$path" ] || { n=$((n + 1)); sleep 0.1; }
+  done
+  [ -n "$path" ] || { say "device $idx ($cls, serial $serial) did not appear"; finish 125; }
+  [ "$tr" = pmem ] && pmem_n=$((pmem_n + 1))
+  printf '%s{"index": %s, "class": "%s", "transport": "%s", "serial": "%s", "path": "%s", "by_id": "%s"}' \
+    "$sep" "$idx" "$cls" "$tr" "$serial" "$path" "$byid" >> /lab/devices.json
+  sep=", "
+  paths="$paths${paths:+ }$path"
+done
+printf ']\n' >> /lab/devices.json
+mark devices
+
+export SLOGQUAL_LAB=1 SLOGQUAL_LAB_DEVICES="$paths" SLOGQUAL_LAB_DEVICES_JSON=/lab/devices.json SLOGQUAL_LAB_OUT=/lab/out
+export SLOGQUAL_LAB_MARKS=/lab/marks
+mkdir -p /lab/out
+cd /lab/out
+if [ "$LAB_MODE" = shell ]; then
+  say "devices: $paths (SLOGQUAL_LAB_DEVICES); results in /lab/out; 'exit' powers off"
+  setsid -c /bin/bash -l <> /dev/ttyS0 >&0 2>&1
+  st=$?
+else
+  sh /lab/job.sh < /dev/null > /dev/ttyS0 2>&1
+  st=$?
+fi
+mark job
+finish $st

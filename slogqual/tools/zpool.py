@@ -1,0 +1,163 @@
+"""The ``zpool`` command: argv builders and parsers of its scripted (``-Hp``) output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Mapping, Optional, Sequence
+
+from slogqual.errors import MeasurementError
+from slogqual.tools import run as _run
+
+VDEV_TYPES = ("mirror", "raidz", "raidz1", "raidz2", "raidz3", "draid")
+SECTIONS = ("logs", "cache", "spares", "special", "dedup")
+
+
+def create_argv(pool: str, vdevs: Sequence[str], log: Sequence[str] = (), *,
+                properties: Optional[Mapping[str, str]] = None, fs_properties: Optional[Mapping[str, str]] = None,
+                force: bool = False, mountpoint: Optional[str] = None) -> List[str]:
+    """``zpool create [-f] [-o p=v] [-O p=v] [-m mnt] POOL VDEVS... [log LOGVDEVS...]``.
+
+    ``vdevs`` and ``log`` are zpool's own vdev grammar, e.g. ``["mirror", "/dev/sda", "/dev/sdb"]``.
+    """
+    if not vdevs:
+        raise ValueError("a pool needs at least one vdev")
+    argv = ["zpool", "create"]
+    if force:
+        argv.append("-f")
+    for k, v in (properties or {}).items():
+        argv += ["-o", f"{k}={v}"]
+    for k, v in (fs_properties or {}).items():
+        argv += ["-O", f"{k}={v}"]
+    if mountpoint is not None:
+        argv += ["-m", mountpoint]
+    argv += [pool, *vdevs]
+    if log:
+        argv += ["log", *log]
+    return argv
+
+
+def add_argv(pool: str, vdevs: Sequence[str], *, log: bool = False, force: bool = False) -> List[str]:
+    """``zpool add [-f] POOL [log] VDEVS...`` (e.g. a SLOG: ``log=True, vdevs=["/dev/nvme0n1"]``)."""
+    return ["zpool", "add", *(["-f"] if force else []), pool, *(["log"] if log else []), *vdevs]
+
+
+def destroy_argv(pool: str, force: bool = False) -> List[str]:
+    return ["zpool", "destroy", *(["-f"] if force else []), pool]
+
+
+def iostat_argv(pool: str) -> List[str]:
+    # Not -H: in scripted mode zpool prints the "logs"/"cache"/"special" section names as blank lines.
+    return ["zpool", "iostat", "-vp", pool]
+
+
+def list_argv(pool: Optional[str] = None) -> List[str]:
+    return ["zpool", "list", "-Hp", "-o", "name,size,alloc,free,health", *([pool] if pool else [])]
+
+
+@dataclass(frozen=True)
+class VdevIO:
+    """One row of ``zpool iostat -vp``: ops and bytes are per-second averages since import."""
+
+    name: str
+    section: str  # "" for the pool and its data vdevs, "logs", "cache", "special", ...
+    depth: int  # 0 the pool or a section's vdev tree top, 1 a top-level vdev, 2 a mirror member
+    alloc: Optional[int]
+    free: Optional[int]
+    read_ops: int
+    write_ops: int
+    read_bytes: int
+    write_bytes: int
+
+
+def _int(text: str) -> Optional[int]:
+    return None if text in ("-", "") else int(text)
+
+
+def parse_iostat_v(text: str) -> List[VdevIO]:
+    """Rows of one ``zpool iostat -vp POOL`` report (the table between the ``----`` rules).
+
+    Section rows (``logs  -  -  …``) carry no numbers; they set the section of the rows after them.
+    """
+    rows: List[VdevIO] = []
+    section = ""
+    rules = 0
+    for line in text.splitlines():
+        if line.startswith("----"):
+            rules += 1
+            if rules == 2:
+                break
+            continue
+        if rules != 1 or not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 7:
+            raise MeasurementError(f"unexpected zpool iostat line {line!r}")
+        name = parts[0]
+        if name in SECTIONS and all(p == "-" for p in parts[1:]):
+            section = name
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        try:
+            alloc, free = _int(parts[1]), _int(parts[2])
+            rops, wops, rb, wb = (_int(p) or 0 for p in parts[3:])
+        except ValueError:
+            raise MeasurementError(f"unexpected zpool iostat numbers in {line!r} (was -p given?)") from None
+        rows.append(VdevIO(name, section, depth, alloc, free, rops, wops, rb, wb))
+    if rules == 0:
+        raise MeasurementError("no zpool iostat table (no ---- rule)")
+    return rows
+
+
+@dataclass(frozen=True)
+class PoolInfo:
+    name: str
+    size: int
+    alloc: int
+    free: int
+    health: str
+
+
+def parse_list(text: str) -> List[PoolInfo]:
+    out = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        p = line.split("\t")
+        if len(p) != 5:
+            raise MeasurementError(f"unexpected zpool list line {line!r}")
+        out.append(PoolInfo(p[0], int(p[1]), int(p[2]), int(p[3]), p[4]))
+    return out
+
+
+def zpool(argv: List[str], timeout: float = 300) -> str:
+    proc = _run.run(argv, timeout=timeout)
+    if proc.returncode != 0:
+        err = (proc.stderr or proc.stdout or "").strip().splitlines()
+        raise MeasurementError(f"{' '.join(argv[:3])}… failed: {err[-1] if err else proc.returncode}")
+    return proc.stdout
+
+
+def create(pool: str, vdevs: Sequence[str], log: Sequence[str] = (), **kw) -> None:
+    zpool(create_argv(pool, vdevs, log, **kw))
+
+
+def add(pool: str, vdevs: Sequence[str], **kw) -> None:
+    zpool(add_argv(pool, vdevs, **kw))
+
+
+def destroy(pool: str, force: bool = False) -> None:
+    zpool(destroy_argv(pool, force))
+
+
+def iostat(pool: str) -> List[VdevIO]:
+    return parse_iostat_v(zpool(iostat_argv(pool)))
+
+
+def pools() -> Dict[str, PoolInfo]:
+    return {p.name: p for p in parse_list(zpool(list_argv()))}
+
+
+def iostat_interval_argv(pool: str, seconds: int) -> List[str]:
+    """One ``zpool iostat`` report averaged over the next ``seconds`` (``-y`` skips the
+    since-import report): per-vdev rates over a measured window, for step evidence."""
+    return ["zpool", "iostat", "-vHp", "-y", pool, str(max(1, int(seconds))), "1"]

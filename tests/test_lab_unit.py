@@ -1,0 +1,207 @@
+"""Fast tests of the lab's pieces that need no guest: device-class TOML, QEMU/zpool/zfs argv building,
+and parsers fed with outputs recorded from real lab guest runs (tests/fixtures/{kstat,zpool,zfs,lab})."""
+
+import os
+
+import pytest
+
+from slogqual.errors import MeasurementError, UsageError
+from slogqual.lab import devices
+from slogqual.lab.runner import parse_marks
+from slogqual.tools import kstat, qemu, zfs, zpool
+
+FIX = os.path.join(os.path.dirname(__file__), "fixtures")
+
+
+def fixture(*parts):
+    with open(os.path.join(FIX, *parts), encoding="utf-8") as fh:
+        return fh.read()
+
+
+# ---- device classes -----------------------------------------------------------------------------
+
+def test_shipped_classes_parse_and_are_ordered_by_added_latency():
+    classes = devices.load()
+    assert {"hdd", "sata-ssd", "sas-ssd", "nvme", "nvdimm"} <= set(classes)
+    order = ["hdd", "sata-ssd", "sas-ssd", "nvme"]
+    delays = [classes[n].write_delay_ms for n in order]
+    assert delays == sorted(delays, reverse=True) and delays[0] > delays[-1]
+    assert {classes[n].transport for n in classes} >= {"sata", "sas", "nvme", "pmem"}
+    assert classes["hdd"].rotation_rate == 7200 and classes["sata-ssd"].rotation_rate == 1
+    assert classes["nvdimm"].transport == "pmem" and not classes["nvdimm"].nbd
+
+
+def test_user_file_adds_and_replaces_classes(tmp_path):
+    extra = tmp_path / "mine.toml"
+    extra.write_text('[class.hdd]\ntransport = "sata"\nwrite_delay_ms = 12\nsize = "1G"\n'
+                     '[class.slowsas]\ntransport = "sas"\nvendor = "ACME"\nproduct = "SLOW"\nwrite_delay_ms = 5\n'
+                     'iops_limit = 200\nbandwidth = 104857600\n')
+    classes = devices.load([str(extra)])
+    assert classes["hdd"].write_delay_ms == 12.0 and classes["hdd"].size == 1 << 30
+    assert classes["slowsas"].iops_limit == 200 and classes["slowsas"].bandwidth == 100 << 20
+    assert "nvme" in classes  # the shipped ones stay
+
+
+@pytest.mark.parametrize("body, message", [
+    ('transport = "floppy"', "transport"),
+    ('transport = "sata"\nwrite_delay_ms = "fast"', "number"),
+    ('transport = "sata"\nwrite_delay_ms = -1', "negative"),
+    ('transport = "sata"\nsize = "1M"', "64M"),
+    ('transport = "sas"\nvendor = "MUCH TOO LONG"', "vendor"),
+    ('transport = "pmem"\nwrite_delay_ms = 1', "pmem"),
+    ('transport = "sata"\ncolour = "red"', "unknown key"),
+    ('transport = "sata"\nserial_prefix = "a b"', "serial_prefix"),
+    ('transport = "nvme"\nlogical_block_size = 1000', "power of two"),
+])
+def test_bad_classes_are_usage_errors(body, message):
+    with pytest.raises(UsageError, match=message):
+        devices.parse_text("[class.x]\n" + body)
+
+
+def test_unknown_class_and_bad_toml():
+    with pytest.raises(UsageError, match="unknown lab device class 'tape'"):
+        devices.instances(["tape"], devices.load())
+    with pytest.raises(UsageError, match="<string>"):
+        devices.parse_text("[class.x\n")
+
+
+def test_instances_have_distinct_serials_in_order():
+    inst = devices.instances(["hdd", "hdd", "nvme"], devices.load())
+    assert [i.index for i in inst] == [0, 1, 2]
+    assert len({i.serial for i in inst}) == 3 and inst[0].serial.startswith("SQLHDD")
+    assert all(len(i.serial) <= 20 for i in inst)  # an ATA serial holds 20 characters
+
+
+# ---- QEMU argv ----------------------------------------------------------------------------------
+
+def _machine(disks, **kw):
+    return qemu.Machine(kernel="/k", initrd="/i", append="console=ttyS0",
+                        shares=[qemu.Share9p("root", "/", True), qemu.Share9p("lab", "/tmp/j")], disks=disks, **kw)
+
+
+def test_machine_argv_tcg_9p_and_transports():
+    disks = [
+        qemu.Disk("lab0", "sata", "S0", model="M,X", rotation_rate=7200, nbd_socket="/s/0"),
+        qemu.Disk("lab1", "sas", "S1", vendor="V", product="P", rotation_rate=1, nbd_socket="/s/1"),
+        qemu.Disk("lab2", "nvme", "S2", nbd_socket="/s/2"),
+        qemu.Disk("lab3", "pmem", "S3", pmem_path="/tmp/j/p", size=256 << 20),
+    ]
+    argv = qemu.machine_argv(_machine(disks))
+    joined = " ".join(argv)
+    assert argv[0] == "qemu-system-x86_64"
+    assert argv[argv.index("-accel") + 1] == "tcg" and argv[argv.index("-cpu") + 1] == "max"
+    assert argv[argv.index("-machine") + 1] == "q35,nvdimm=on"
+    assert argv[argv.index("-m") + 1].startswith("1024M,slots=2,maxmem=")
+    assert "-no-reboot" in argv
+    assert "path=/,security_model=none,multidevs=remap,readonly=on" in joined
+    assert "mount_tag=root" in joined and "mount_tag=lab" in joined
+    assert "model=M,,X" in joined  # QEMU option commas are doubled
+    assert "ide-hd,bus=ide.0,drive=lab0" in joined and "rotation_rate=7200" in joined
+    assert "virtio-scsi-pci,id=scsi0" in joined and "scsi-hd,bus=scsi0.0,drive=lab1" in joined
+    assert "vendor=V" in joined and "product=P" in joined
+    assert "nvme,drive=lab2,id=lab2-dev,serial=S2" in joined
+    assert "driver=nbd,node-name=lab0,server.type=unix,server.path=/s/0" in joined
+    assert "memory-backend-file,id=lab3-mem,share=on,mem-path=/tmp/j/p,size=268435456" in joined
+    assert "nvdimm,id=lab3,memdev=lab3-mem" in joined
+
+
+def test_sata_ports_are_numbered_and_limited():
+    disks = [qemu.Disk(f"lab{i}", "sata", f"S{i}", nbd_socket=f"/s/{i}") for i in range(3)]
+    joined = " ".join(qemu.machine_argv(_machine(disks)))
+    assert "bus=ide.0,drive=lab0" in joined and "bus=ide.2,drive=lab2" in joined
+    many = [qemu.Disk(f"lab{i}", "sata", f"S{i}", nbd_socket=f"/s/{i}") for i in range(7)]
+    with pytest.raises(UsageError, match="at most 6 SATA"):
+        qemu.machine_argv(_machine(many))
+
+
+def test_iops_limit_puts_a_throttle_node_between():
+    d = qemu.Disk("lab0", "nvme", "S", nbd_socket="/s", iops_limit=150)
+    argv = qemu.disk_argv(d, 0)
+    joined = " ".join(argv)
+    assert "node-name=lab0-nbd" in joined
+    assert "throttle-group,id=lab0-tg,x-iops-total=150" in joined
+    assert "driver=throttle,node-name=lab0,throttle-group=lab0-tg,file=lab0-nbd" in joined
+    assert "-machine" not in argv  # a disk adds no machine options
+    plain = qemu.machine_argv(_machine([qemu.Disk("lab0", "nvme", "S", nbd_socket="/s")]))
+    assert plain[plain.index("-machine") + 1] == "q35" and plain[plain.index("-m") + 1] == "1024M"
+
+
+def test_interactive_console_passes_ctrl_c_to_the_guest():
+    assert "stdio,id=con,signal=off" in qemu.machine_argv(_machine([], interactive=True))
+    assert "stdio,id=con,signal=on" in qemu.machine_argv(_machine([]))
+
+
+# ---- zpool / zfs argv ---------------------------------------------------------------------------
+
+def test_zpool_argv():
+    assert zpool.create_argv("p", ["mirror", "/dev/sda", "/dev/sdb"], ["/dev/nvme0n1"], force=True,
+                             properties={"ashift": "12"}, fs_properties={"mountpoint": "none"}) == [
+        "zpool", "create", "-f", "-o", "ashift=12", "-O", "mountpoint=none", "p", "mirror", "/dev/sda", "/dev/sdb",
+        "log", "/dev/nvme0n1"]
+    assert zpool.add_argv("p", ["/dev/pmem0"], log=True) == ["zpool", "add", "p", "log", "/dev/pmem0"]
+    assert zpool.destroy_argv("p", force=True) == ["zpool", "destroy", "-f", "p"]
+    assert zpool.iostat_argv("p") == ["zpool", "iostat", "-vp", "p"]
+    with pytest.raises(ValueError):
+        zpool.create_argv("p", [])
+
+
+def test_zfs_argv():
+    assert zfs.create_argv("p/v", {"sync": "always"}, volsize=1 << 28, sparse=True) == [
+        "zfs", "create", "-s", "-V", str(1 << 28), "-o", "sync=always", "p/v"]
+    assert zfs.create_argv("p/fs", parents=True) == ["zfs", "create", "-p", "p/fs"]
+    assert zfs.get_argv("p/v", ["sync", "objsetid"]) == ["zfs", "get", "-Hp", "-o", "property,value", "sync,objsetid", "p/v"]
+    assert zfs.set_argv("p", {"sync": "disabled"}) == ["zfs", "set", "sync=disabled", "p"]
+    assert zfs.destroy_argv("p/v", recursive=True) == ["zfs", "destroy", "-r", "p/v"]
+    assert zfs.parse_get("sync\talways\nobjsetid\t140\n") == {"sync": "always", "objsetid": "140"}
+    with pytest.raises(MeasurementError):
+        zfs.parse_get("garbage line\n")
+
+
+# ---- parsers on recorded real outputs -----------------------------------------------------------
+
+def test_kstat_parse_recorded_zil_and_slog_growth():
+    before = kstat.parse_kstat(fixture("kstat", "zil-before.txt"))
+    after = kstat.parse_kstat(fixture("kstat", "zil-after.txt"))
+    assert isinstance(after["zil_commit_count"], int)
+    d = kstat.ZilStats.from_kstat(after) - kstat.ZilStats.from_kstat(before)
+    assert d.commit_count > 0 and d.slog_count > 0 and d.slog_bytes > 0
+    assert d.slog_share is not None and d.slog_share > 0.5
+
+
+def test_kstat_parse_recorded_objset_has_string_dataset_name():
+    ks = kstat.parse_kstat(fixture("kstat", "objset-after.txt"))
+    assert ks["dataset_name"] == "sqlabcheck/vol"
+    assert isinstance(ks["writes"], int) and ks["writes"] > 0
+    z = kstat.ZilStats.from_kstat(ks)
+    assert z.slog_bytes > 0 and z.slog_count > 0
+
+
+def test_kstat_rejects_non_kstat():
+    with pytest.raises(MeasurementError):
+        kstat.parse_kstat("hello\nworld\n")
+
+
+def test_zpool_iostat_recorded_log_section():
+    rows = zpool.parse_iostat_v(fixture("zpool", "iostat-vp-mirror-log.txt"))
+    names = [r.name for r in rows]
+    assert names == ["sqlabcheck", "mirror-0", "sda", "sdb", "nvme0n1"]
+    assert [r.depth for r in rows] == [0, 1, 2, 2, 1]
+    logs = [r for r in rows if r.section == "logs"]
+    assert [r.name for r in logs] == ["nvme0n1"] and logs[0].write_ops > 0 and logs[0].write_bytes > 0
+    assert all(r.section == "" for r in rows[:4])
+
+
+def test_zpool_iostat_recorded_sections():
+    rows = zpool.parse_iostat_v(fixture("zpool", "iostat-vp-special-logs-cache.txt"))
+    by_section = {}
+    for r in rows:
+        by_section.setdefault(r.section, []).append(r.name)
+    assert by_section == {"": ["p", "mirror-0", "sdb", "sdc"], "special": ["sdd"], "logs": ["nvme0n1", "pmem0"],
+                          "cache": ["sda"]}
+    with pytest.raises(MeasurementError):
+        zpool.parse_iostat_v("no table here\n")
+
+
+def test_lab_marks_recorded():
+    marks = parse_marks(fixture("lab", "marks.txt"))
+    assert marks["stage2"] < marks["udev"] < marks["zfs"] < marks["devices"] <= marks["pool_ready"] < marks["end"]
