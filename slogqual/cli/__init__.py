@@ -21,6 +21,7 @@ from slogqual.errors import SlogqualError
 COMMAND_MODULES = [
     "sweep",
     "devices",
+    "lab",
     "plot",
     "import_cmd",
     "compare",
