@@ -29,6 +29,7 @@ def many_devices(n):
         r.target["label"] = f"device {i:02d}"
         for p in r.points:  # spread the curves so each one is its own line
             p.lat_us.mean *= 1 + i * 0.15
+            p.iops /= 1 + i * 0.15
         out.append(r)
     return out
 

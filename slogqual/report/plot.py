@@ -190,10 +190,8 @@ def script(spec: PlotSpec, output: str, fmt: str, size: Tuple[int, int] = DEFAUL
     w('set grid xtics ytics mytics lc rgb "#d8d8d8" lw 1, lc rgb "#eeeeee" lw 0.5')
     w("set border 3 lc rgb \"#555555\"")
     w("set key outside right top vertical Left reverse noenhanced samplen 3 spacing 1.1 font \",9\"")
-    # Key outside on the right: leave it the room its longest title needs.
-    longest = max(len(s.label) for s in spec.series)
-    key_px = 60 + 6.2 * min(longest, 60) * (2 if len(spec.series) > 30 else 1)
-    w(f"set rmargin at screen {max(0.5, min(0.86, 1 - key_px / width)):.3f}")
+    # Key outside on the right: gnuplot sizes the right margin to the longest title (and adds
+    # columns when the entries outgrow the height).
     for n, c in enumerate(bands, 1):
         a, b = (c.lat_lo_us, c.lat_hi_us) if m.unit == "us" else (c.iops_lo, c.iops_hi)
         w(f"set object {n} rect from graph 0, first {a:g} to graph 1, first {b:g} behind "
