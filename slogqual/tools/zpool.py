@@ -50,6 +50,11 @@ def iostat_argv(pool: str) -> List[str]:
     return ["zpool", "iostat", "-vp", pool]
 
 
+def iostat_interval_argv(pool: str, seconds: int) -> List[str]:
+    """One report covering the next ``seconds`` (``-y``: without the since-import report first)."""
+    return ["zpool", "iostat", "-vpy", pool, str(max(1, int(seconds))), "1"]
+
+
 def list_argv(pool: Optional[str] = None) -> List[str]:
     return ["zpool", "list", "-Hp", "-o", "name,size,alloc,free,health", *([pool] if pool else [])]
 
@@ -74,20 +79,22 @@ def _int(text: str) -> Optional[int]:
 
 
 def parse_iostat_v(text: str) -> List[VdevIO]:
-    """Rows of one ``zpool iostat -vp POOL`` report (the table between the ``----`` rules).
+    """Rows of a ``zpool iostat -vp POOL [INTERVAL COUNT]`` report: the table between two ``----``
+    rules; when the text holds several reports, the last complete one.
 
     Section rows (``logs  -  -  …``) carry no numbers; they set the section of the rows after them.
     """
+    tables: List[List[VdevIO]] = []
     rows: List[VdevIO] = []
     section = ""
-    rules = 0
+    inside = False
     for line in text.splitlines():
         if line.startswith("----"):
-            rules += 1
-            if rules == 2:
-                break
+            if inside:
+                tables.append(rows)
+            rows, section, inside = [], "", not inside
             continue
-        if rules != 1 or not line.strip():
+        if not inside or not line.strip():
             continue
         parts = line.split()
         if len(parts) != 7:
@@ -103,9 +110,9 @@ def parse_iostat_v(text: str) -> List[VdevIO]:
         except ValueError:
             raise MeasurementError(f"unexpected zpool iostat numbers in {line!r} (was -p given?)") from None
         rows.append(VdevIO(name, section, depth, alloc, free, rops, wops, rb, wb))
-    if rules == 0:
-        raise MeasurementError("no zpool iostat table (no ---- rule)")
-    return rows
+    if not tables:
+        raise MeasurementError("no complete zpool iostat table (no pair of ---- rules)")
+    return tables[-1]
 
 
 @dataclass(frozen=True)
