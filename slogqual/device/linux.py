@@ -168,6 +168,17 @@ def _pci_link(info: sysfs.BlockInfo, scope: str) -> Optional[Link]:
     return C.judge_link(link)
 
 
+def link_from_smart(smart: smartctl.SmartInfo, transport: str) -> Link:
+    """The disk's own SATA/SAS link from smartctl's interface_speed (current vs max), judged."""
+    cur, mx = smart.link_current, smart.link_max
+    link = Link(kind="sata" if transport == "sata" else transport, scope="device",
+                current=LinkEnd(speed=cur.text if cur else None, rate=cur.gbps if cur else None),
+                max=LinkEnd(speed=mx.text if mx else None, rate=mx.gbps if mx else None))
+    link.evidence.append(f"smartctl interface_speed: max {mx.text if mx else None!r}, "
+                         f"current {cur.text if cur else None!r}")
+    return C.judge_link(link)
+
+
 def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
     rec = DeviceRecord(path=path, kind="block", devnum=devnum, platform="linux")
     info = sysfs.block_info(devnum, sysroot)
@@ -293,13 +304,7 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
         rec.link = link or C.no_link(f"NVMe over {info.nvme_transport or 'an unknown transport'}: no PCIe link")
     elif rec.transport in ("sata", "sas", "scsi", "usb"):
         if smart is not None and (smart.link_current or smart.link_max):
-            cur, mx = smart.link_current, smart.link_max
-            rec.link = Link(kind="sata" if rec.transport == "sata" else rec.transport, scope="device",
-                            current=LinkEnd(speed=cur.text if cur else None, rate=cur.gbps if cur else None),
-                            max=LinkEnd(speed=mx.text if mx else None, rate=mx.gbps if mx else None))
-            rec.link.evidence.append(f"smartctl interface_speed: max {mx.text if mx else None!r}, "
-                                     f"current {cur.text if cur else None!r}")
-            C.judge_link(rec.link)
+            rec.link = link_from_smart(smart, rec.transport)
         else:
             rec.link = Link(reason="no tool reported the disk's link speed (smartctl "
                                    + ("not usable" if smartctl.available() else "not installed") + ")")
