@@ -172,3 +172,9 @@ def test_cli_single_device_to_stdout_and_errors(tmp_path):
     assert proc.returncode == 2 and "no diskinfo -wS result lines" in proc.stderr
     proc = slogqual("import", "diskinfo", tmp_path / "missing.txt")
     assert proc.returncode == 2 and "no such file" in proc.stderr
+
+
+def test_web_copy_with_non_breaking_spaces_and_crlf():
+    text = _block(INTEL_710).replace("\t", "\u00a0\u00a0").replace(" ", "\u00a0").replace("\n", "\r\n")
+    (r,) = diskinfo.import_text(text, "web.txt")
+    assert triples(r) == INTEL_710

@@ -135,6 +135,11 @@ def compare(a: SweepResult, b: SweepResult, metric: str = "latency", threshold: 
             notes.append(f"{name} is a {r.source} import: mean only, about 1 s per size")
         if vals and all(v is None for v in vals.values()):
             notes.append(f"{name} has no {m.label} values")
+    if metric == "p99":
+        bases = [{p.lat_basis for p in r.points} for r in (a, b)]
+        if bases[0] != bases[1]:
+            notes.append("the p99 figures are of different kinds: " + ", ".join(
+                f"{n} {'/'.join(sorted(x))}" for n, x in zip("AB", bases)) + " (write+flush percentiles are upper bounds)")
     if a.params.get("mode") != b.params.get("mode"):
         notes.append(f"write modes differ: A {a.params.get('mode')}, B {b.params.get('mode')}")
     return Comparison(m, threshold, rows, notes)

@@ -141,8 +141,9 @@ def parse(text: str, path: str = "<input>") -> ParsedDiskinfo:
             cur.name = pending_names.pop(0)
 
     for line_no, raw in enumerate(text.splitlines(), 1):
-        line = raw.rstrip("\r\n")
-        stripped = line.strip()
+        # Web copies bring non-breaking spaces and collapsed or doubled blanks: match on one space.
+        indented = raw[:1].isspace()
+        line = stripped = " ".join(raw.split())
         if not stripped:
             continue
         m = COMMAND_RE.match(stripped)
@@ -177,7 +178,7 @@ def parse(text: str, path: str = "<input>") -> ParsedDiskinfo:
                 start_new(line_no)
             cur.header[m.group("name")] = m.group("value")
             continue
-        if DEVICE_RE.match(stripped) and not line[:1].isspace():
+        if DEVICE_RE.match(stripped) and not indented:
             if cur.name is None and not cur.header and not cur.points:
                 cur.name = stripped
             else:
