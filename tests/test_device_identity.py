@@ -1,0 +1,315 @@
+"""Device identity: class, link and write-cache verdicts, sysfs on a recorded tree, FreeBSD records from
+recorded outputs, and real identification of loop devices, partitions, files and NBD exports."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from slogqual.device import classify as C
+from slogqual.device import freebsd, identify, linux
+from slogqual.device.record import (LINK_DEGRADED, LINK_OK, LINK_UNKNOWN, WC_ENABLED, WC_NONE, WC_UNKNOWN,
+                                    DeviceRecord, Link, LinkEnd)
+from slogqual.errors import UsageError
+from slogqual.tools import lspci, nvme, smartctl, sysfs
+
+FIX = os.path.join(os.path.dirname(__file__), "fixtures")
+SYSROOT = os.path.join(FIX, "sysfs", "vda-and-partitioned-loop", "sys")
+
+
+def text(*parts):
+    with open(os.path.join(FIX, *parts), encoding="utf-8") as fh:
+        return fh.read()
+
+
+# --- class ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("transport, rot, rpm, model, expected", [
+    ("sata", False, 0, "INTEL SSDSC2BB120G4L", "sata-ssd"),
+    ("sata", True, 5400, "ST8000VN002-2ZM188", "hdd"),
+    ("sata", True, 7200, "ST2000DX002-2DV164", "sshd"),
+    ("sata", None, None, "ST1000LX015-1U7172", "unknown"),
+    ("sas", False, 0, "TOSHIBA KPM5XMUG400G", "sas-ssd"),
+    ("scsi", True, 15000, "SEAGATE ST600MP0036", "hdd"),
+    ("nvme", None, None, "SAMSUNG MZWLJ7T6HALA-00AU3", "nvme"),
+    ("nvme", None, None, "INTEL SSDPE21D480GA", "optane"),
+    ("nvme", None, None, "INTEL MEMPEK1W016GA", "optane"),
+    ("pmem", None, None, None, "nvdimm"),
+    ("loop", True, None, None, "virtual"),
+    ("virtio", True, None, None, "virtual"),
+    ("file", None, None, None, "virtual"),
+    ("nbd", None, None, None, "virtual"),
+    ("usb", False, 0, "Some Bridge", "unknown"),
+    ("unknown", False, None, None, "unknown"),
+])
+def test_classify(transport, rot, rpm, model, expected):
+    cls, evidence = C.classify(transport, rot, rpm, model)
+    assert cls == expected and evidence
+    if expected == "unknown":
+        assert any(w in " ".join(evidence) for w in ("unknown", "cannot", "not one"))
+
+
+def test_rotation_rate_beats_kernel_flag():
+    # smartctl's 0 rpm ("Solid State Device") wins over a kernel rotational=1 (USB bridges report 1)
+    assert C.classify("sata", True, 0, "X")[0] == "sata-ssd"
+
+
+def test_emulated_devices_keep_their_presented_class():
+    assert C.emulated_by("QEMU NVMe Ctrl", None) == "QEMU"
+    assert C.emulated_by("QEMU HARDDISK", "ATA") == "QEMU"
+    assert C.emulated_by("Samsung SSD 860", "ATA") is None
+
+
+# --- link ----------------------------------------------------------------------------------------------
+
+def test_link_below_capability_from_lspci_fixture():
+    l = lspci.parse(text("lspci", "kioxia-xg6-downgraded.txt"))
+    link = C.judge_link(Link(kind="pcie", scope="device", address=l.address,
+                             current=LinkEnd(rate=l.sta_gts, width=l.sta_width),
+                             max=LinkEnd(rate=l.cap_gts, width=l.cap_width)))
+    assert link.verdict == LINK_DEGRADED and "speed 5 < 8" in link.reason and "x1 < x4" in link.reason
+    rec = DeviceRecord(path="/dev/nvme0n1", transport="nvme", link=link)
+    (w,) = rec.warnings()
+    assert "LINK BELOW CAPABILITY" in w and "/dev/nvme0n1" in w and "5 GT/s x1" in w and "8 GT/s x4" in w
+
+
+def test_link_at_capability_and_unknown():
+    l = lspci.parse(text("lspci", "lsi-sas2008-grep-width.txt"))
+    ok = C.judge_link(Link(current=LinkEnd(rate=l.sta_gts, width=l.sta_width), max=LinkEnd(rate=l.cap_gts, width=l.cap_width)))
+    assert ok.verdict == LINK_OK
+    assert C.judge_link(Link()).verdict == LINK_UNKNOWN
+    half = C.judge_link(Link(current=LinkEnd(rate=8.0), max=LinkEnd()))
+    assert half.verdict == LINK_UNKNOWN and "only one" in half.reason
+    assert C.parse_gts("8.0 GT/s PCIe") == 8.0 and C.parse_gts("Unknown") is None
+    assert C.parse_gbps("600.000MB/s") == pytest.approx(6.0) and C.parse_gbps("6.0 Gb/s") == 6.0
+
+
+def test_sata_link_from_smartctl_fixture():
+    s = smartctl.parse(text("smartctl", "sata-ssd-intel-ssdsc2bb120g4l.info.json"))
+    link = linux.link_from_smart(s, "sata")
+    assert link.verdict == LINK_DEGRADED and link.current.rate == pytest.approx(3.0) and link.max.rate == pytest.approx(6.0)
+    rec = DeviceRecord(path="/dev/sdr", transport="sata", link=link)
+    assert "3 Gb/s but can do 6 Gb/s" in rec.warnings()[0]
+
+
+# --- write cache ---------------------------------------------------------------------------------------
+
+def test_write_cache_from_nvme_fixtures():
+    pm = nvme.parse_id_ctrl(text("nvme", "id-ctrl-H-samsung-pm1733.txt"))
+    wc = C.judge_write_cache([C.CacheSignal("nvme id-ctrl", pm.vwc_present, f"vwc={pm.vwc}")], "write through", "nvme")
+    assert wc.verdict == WC_NONE
+    sn = nvme.parse_id_ctrl(text("nvme", "id-ctrl-wdc-pc-sn730.json"))
+    wc = C.judge_write_cache([C.CacheSignal("nvme id-ctrl", sn.vwc_present, f"vwc={sn.vwc}")], "write back", "nvme")
+    assert wc.verdict == WC_ENABLED and any("vwc=7" in e for e in wc.evidence)
+
+
+def test_write_cache_conflict_is_a_loud_warning():
+    s = smartctl.parse(text("smartctl", "ata-hdd-samsung-hd204ui-usb.info.json"))
+    wc = C.judge_write_cache([C.CacheSignal("smartctl -g wcache", s.write_cache_enabled, "enabled")], "write through", "sata")
+    assert wc.verdict == WC_ENABLED
+    rec = DeviceRecord(path="/dev/sdb", write_cache=wc)
+    ws = rec.warnings()
+    assert any(w.startswith("VOLATILE WRITE CACHE ENABLED on /dev/sdb") for w in ws)
+    assert any("CONFLICT" in w and "drops flushes" in w for w in ws)
+
+
+def test_write_cache_fallbacks():
+    assert C.judge_write_cache([], "write back", "sata").verdict == WC_ENABLED
+    assert C.judge_write_cache([], "write through", "sas").verdict == WC_NONE
+    nothing = C.judge_write_cache([], None, "sata")
+    assert nothing.verdict == WC_UNKNOWN and "no tool" in nothing.reason
+    loop = C.judge_write_cache([], "write back", "loop")
+    assert loop.verdict == WC_UNKNOWN and "backing file" in loop.reason
+    disabled = C.judge_write_cache([C.CacheSignal("smartctl -g wcache", False, "disabled")], "write back", "sata")
+    assert disabled.verdict == WC_NONE
+
+
+# --- sysfs on a recorded tree ------------------------------------------------------------------------------
+
+def _loop_name():
+    return next(n for n in sysfs.block_devices(SYSROOT) if re.fullmatch(r"loop\d+", n))
+
+
+def test_sysfs_virtio_disk():
+    info = sysfs.block_info("254:0", SYSROOT)
+    assert info.name == "vda" and info.driver == "virtio_blk" and not info.is_partition
+    assert info.size == 256 * 1024 ** 3 and info.logical_block_size == 512 and info.physical_block_size == 4096
+    assert info.write_cache == "write back" and info.serial
+    assert info.pci.address == "0000:00:02.0" and info.pci.current_speed is None  # conventional PCI: no link
+    assert linux.transport_of(info, None) == "virtio"
+
+
+def test_sysfs_partitioned_loop():
+    name = _loop_name()
+    devnum = sysfs.read(os.path.join(SYSROOT, "class", "block", name, "dev"))
+    info = sysfs.block_info(devnum, SYSROOT)
+    assert info.partitions == [f"{name}p1", f"{name}p2"] and info.loop_backing_file.endswith("part.img")
+    assert info.pci is None and info.is_virtual and linux.transport_of(info, None) == "loop"
+    p1 = sysfs.block_info(sysfs.read(os.path.join(SYSROOT, "class", "block", f"{name}p1", "dev")), SYSROOT)
+    assert p1.is_partition and p1.parent == name and p1.size == 32 * 1024 * 1024
+    assert p1.logical_block_size == 512  # read from the disk's queue/
+    assert sysfs.block_info("8:0", SYSROOT) is None
+
+
+# --- FreeBSD records from recorded outputs -----------------------------------------------------------------
+
+def test_freebsd_sata_hdd_from_camcontrol():
+    r = freebsd.build("/dev/ada0", camcontrol_text=text("freebsd", "camcontrol-identify-st8000vn002.txt"))
+    d = r.to_dict()
+    assert (d["transport"], d["class"], d["model"], d["serial"]) == ("sata", "hdd", "ST8000VN002-2ZM188", "WPV28ZWK")
+    assert d["capacity"] == 15628053168 * 512 and d["physical_sector"] == 4096 and d["rotation_rate"] == 5400
+    assert d["write_cache"]["verdict"] == WC_ENABLED and d["link"]["verdict"] == LINK_OK
+    assert any("VOLATILE WRITE CACHE" in w for w in d["warnings"])
+
+
+def test_freebsd_ssd_from_geom_and_hdd_from_diskinfo():
+    r = freebsd.build("/dev/ada3", geom_text=text("freebsd", "geom-disk-list-corsair-f40.txt"))
+    assert (r.transport, r.device_class, r.capacity, r.physical_sector) == ("sata", "sata-ssd", 40018599936, 4096)
+    assert r.write_cache.verdict == WC_UNKNOWN and "camcontrol" in r.write_cache.reason
+    assert "firmware" in r.unknown and "geom" in r.unknown["firmware"]
+    r = freebsd.build("/dev/ada1", diskinfo_text=text("freebsd", "diskinfo-v-hgst-hdn726060ale614.txt"))
+    assert (r.device_class, r.model, r.rotation_rate) == ("hdd", "HGST HDN726060ALE614", 7200)
+
+
+def test_freebsd_nvme_without_vwc_field_is_unknown_not_guessed():
+    r = freebsd.build("/dev/nvd1", nvmecontrol_text=text("freebsd", "nvmecontrol-identify-samsung-pm983.collapsed.txt"))
+    assert (r.transport, r.device_class, r.model) == ("nvme", "nvme", "SAMSUNG MZQLB960HAJR-00007")
+    assert r.write_cache.verdict == WC_UNKNOWN and "Volatile Write Cache" in r.write_cache.reason
+    assert r.link.verdict == LINK_UNKNOWN and "pciconf" in r.link.reason
+
+
+def test_freebsd_scsi_announce_and_garbage():
+    r = freebsd.build("/dev/da82", camcontrol_text=text("freebsd", "cam-announce-da82-sas.txt"))
+    assert r.transport == "scsi" and r.model == "WDC WUH721818AL5204" and r.device_class == "unknown"
+    assert "rotation unknown" in r.unknown["class"]
+    bad = freebsd.build("/dev/ada9", geom_text="", diskinfo_text="garbage", camcontrol_text="", nvmecontrol_text="x")
+    assert bad.tools["diskinfo"].startswith("failed") and bad.tools["camcontrol"].startswith("failed")
+    assert bad.device_class == "unknown" and bad.unknown["model"]
+    none = freebsd.build("/dev/ada9")
+    assert none.unknown["model"] == "no FreeBSD tool output available"
+
+
+# --- Linux: real identification (loop devices, partitions, files, NBD) ----------------------------------
+
+def test_regular_file(tmp_path):
+    f = tmp_path / "t.img"
+    f.write_bytes(b"\0" * 8192)
+    d = identify(str(f)).to_dict()
+    assert (d["kind"], d["transport"], d["class"], d["capacity"]) == ("file", "file", "virtual", 8192)
+    assert d["write_cache"]["verdict"] == WC_UNKNOWN and d["unknown"]["model"]
+    json.dumps(d)  # JSON-able as is
+
+
+def test_missing_path_and_uri_is_never_opened():
+    with pytest.raises(UsageError):
+        identify("/nonexistent/device")
+    d = identify("nbd+unix:///?socket=/nonexistent/nbd.sock").to_dict()
+    assert (d["kind"], d["transport"], d["class"]) == ("nbd", "nbd", "virtual")
+    assert d["capacity"] is None and "capacity" in d["unknown"]
+
+
+@pytest.mark.integration
+def test_loop_device_and_partition(loops):
+    dev = loops.new(64)
+    d = identify(dev).to_dict()
+    assert (d["transport"], d["class"], d["capacity"]) == ("loop", "virtual", 64 * 1024 * 1024)
+    assert d["write_cache"]["verdict"] == WC_UNKNOWN and d["write_cache"]["kernel"] in ("write back", "write through")
+    assert d["tools"]["sysfs"] == "used" and d["tools"]["smartctl"].startswith("not used")
+    assert "loop device backed by" in " ".join(d["notes"])
+    p1, _ = loops.partition(dev)
+    pd = identify(p1).to_dict()
+    assert pd["partition_of"] == os.path.basename(dev) and pd["capacity"] == 32 * 1024 * 1024
+
+
+@pytest.mark.integration
+def test_each_tool_is_optional(loops, monkeypatch):
+    dev = loops.new()
+    from slogqual.tools import lsblk
+
+    monkeypatch.setattr(lsblk, "available", lambda: False)  # as if util-linux's lsblk were not installed
+    d = identify(dev).to_dict()
+    assert d["tools"]["lsblk"].startswith("absent") and d["capacity"] == 64 * 1024 * 1024
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "slogqual", *args], capture_output=True, text=True)
+
+
+@pytest.mark.integration
+def test_cli_inspect_loop_file_and_nbd(loops, tmp_path):
+    dev = loops.new()
+    p = _cli("inspect", dev, "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert (d["path"], d["transport"], d["class"]) == (dev, "loop", "virtual")
+    text_out = _cli("inspect", dev)
+    assert "transport: loop" in text_out.stdout and "safety: free" in text_out.stdout
+    f = tmp_path / "f.img"
+    f.write_bytes(b"\0" * 4096)
+    d = json.loads(_cli("inspect", str(f), "--json").stdout)
+    assert (d["transport"], d["class"]) == ("file", "virtual")
+    if shutil.which("nbdkit") is None or shutil.which("nbdinfo") is None:
+        pytest.skip("nbdkit/nbdinfo not installed")
+    from slogqual.tools.nbdkit import NbdServer
+
+    with NbdServer("memory", ["size=16M"]) as srv:
+        d = json.loads(_cli("inspect", srv.uri, "--json").stdout)
+        assert (d["transport"], d["class"], d["capacity"]) == ("nbd", "virtual", 16 * 1024 * 1024)
+        assert d["sources"]["capacity"] == "nbdinfo"
+
+
+@pytest.mark.integration
+def test_cli_devices_lists_state(loops):
+    blank, ext4 = loops.new(), loops.new()
+    loops.mkfs(ext4)
+    p = _cli("devices", "--json")
+    assert p.returncode == 0, p.stderr
+    rows = {r["path"]: r for r in json.loads(p.stdout)}
+    assert rows[blank]["safety"]["state"] == "free"
+    assert rows[ext4]["safety"]["state"] == "has-data" and "ext4" in rows[ext4]["safety"]["reasons"][0]
+    loops.mount(ext4)
+    rows = {r["path"]: r for r in json.loads(_cli("devices", "--json").stdout)}
+    assert rows[ext4]["safety"]["state"] == "in-use"
+    table = _cli("devices").stdout
+    assert blank in table and "CLASS" in table
+
+
+@pytest.fixture
+def loops(tmp_path):
+    from test_safety import Loops, loop_skip_reason
+
+    reason = loop_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    lp = Loops(tmp_path)
+    try:
+        yield lp
+    finally:
+        lp.cleanup()
+
+
+# --- lab guest (QEMU with emulated NVMe, SCSI, SATA, NVDIMM): run there by the lab ----------------------
+
+@pytest.mark.lab
+@pytest.mark.parametrize("pattern, transport, cls", [
+    ("nvme", "nvme", "nvme"), ("sd", None, None), ("pmem", "pmem", "nvdimm")])
+def test_lab_emulated_devices(pattern, transport, cls):
+    """In the lab guest: every emulated disk gets the right transport and class and says it is emulated."""
+    from slogqual.device import candidates
+
+    devs = [p for p in candidates() if os.path.basename(p).startswith(pattern)]
+    if not devs:
+        pytest.skip(f"no {pattern}* device here (not the lab guest)")
+    for dev in devs:
+        d = identify(dev).to_dict()
+        if transport:
+            assert (d["transport"], d["class"]) == (transport, cls)
+        else:  # emulated SATA (ide-hd/AHCI) or SCSI (scsi-hd): transport follows the bus
+            assert d["transport"] in ("sata", "sas", "scsi") and d["class"] in ("hdd", "sata-ssd", "sas-ssd")
+        if d["transport"] != "pmem":
+            assert d["emulated"] is True and d["model"]
+        assert d["write_cache"]["verdict"] in (WC_ENABLED, WC_NONE)
