@@ -149,8 +149,10 @@ class LabRun:
                         fargs["wdelay"] = f"{c.write_delay_ms:g}ms"
                     if c.read_delay_ms:
                         fargs["rdelay"] = f"{c.read_delay_ms:g}ms"
+                # A Unix socket path holds at most 107 bytes: a deep job directory uses the temp dir.
+                sock_dir = self.job_dir if len(self.job_dir) <= 60 else None
                 server = NbdServer(plugin="memory", plugin_args=[f"size={c.size}"], filters=filters,
-                                   filter_args=fargs, socket_dir=self.job_dir)
+                                   filter_args=fargs, socket_dir=sock_dir)
                 self.servers.append(server)
                 server.start()
                 disk.nbd_socket = server.socket

@@ -1,0 +1,158 @@
+"""The lab for real: QEMU (TCG) guests with the OpenZFS module built by contrib/lab/build.sh.
+
+Marked ``lab``; skipped with the reason when the lab image is not built or we are not root. They
+assert relations and evidence (kstats grew, the cache was not rebuilt, no process or file left),
+never absolute times.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from slogqual.lab.image import cache_dir, missing_reason
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(REPO, "contrib", "lab", "build.sh")
+
+pytestmark = pytest.mark.lab
+
+
+@pytest.fixture(autouse=True)
+def _lab_ready():
+    if os.geteuid() != 0:
+        pytest.skip("the lab needs root (QEMU's 9p share of / and nbdkit sockets)")
+    reason = missing_reason()
+    if reason:
+        pytest.skip(reason)
+
+
+def slogqual(*args, env=None, timeout=900):
+    return subprocess.run([sys.executable, "-m", "slogqual", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, timeout=timeout, env=env)
+
+
+def _children_of(parent):
+    """{pid: argv} of the processes whose parent is ``parent``."""
+    found = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            if ppid != parent:
+                continue
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                found[int(pid)] = fh.read().decode(errors="replace").split("\0")
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_check_pool_with_log_and_zil_evidence(tmp_path):
+    out = tmp_path / "check"
+    proc = slogqual("lab", "check", "--json", "-o", str(out))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    assert doc["ok"] and doc["status"] == 0
+    steps = [s["step"] for s in doc["check"]["steps"]]
+    assert steps[:3] == ["zfs_loaded", "pool_created", "log_added"] and steps[-1] == "pool_destroyed"
+    assert all(s["ok"] for s in doc["check"]["steps"])
+    ev = doc["check"]["evidence"]
+    # The SLOG took the log writes of the sync=always zvol, and the ZIL committed.
+    assert ev["zil_objset_delta"]["slog_bytes"] > 0 and ev["zil_objset_delta"]["slog_count"] > 0
+    assert ev["zil_objset_delta"]["commit_count"] > 0
+    assert ev["zil_global_delta"]["slog_bytes"] >= ev["zil_objset_delta"]["slog_bytes"]
+    assert ev["log_vdev_write_ops_per_s"] > 0
+    assert ev["zvol"]["sync"] == "always"
+    assert ev["zfs_module_version"].startswith(doc["check"].get("zfs_version_prefix", "2."))
+    t = doc["timings"]
+    assert 0 < t["root_ready_s"] < t["boot_s"] < t["pool_ready_s"] < t["total_s"]
+    assert t["module_load_s"] > 0
+    # Devices were found on their transports by serial.
+    assert [d["transport"] for d in doc["devices"]] == ["sata", "sata", "nvme"]
+    assert all(d["by_id"].startswith("/dev/disk/by-id/") for d in doc["devices"])
+    # Everything the job wrote came back; nothing is left in the pool list (the guest is gone anyway).
+    assert (out / "check.json").exists() and (out / "raw" / "zil-after.txt").exists()
+
+
+def test_second_build_is_a_cache_hit():
+    manifest = os.path.join(cache_dir(), "current", "lab.json")
+    before = os.stat(manifest).st_mtime_ns
+    t0 = time.monotonic()
+    proc = subprocess.run(["bash", BUILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "cache hit" in proc.stderr and "building" not in proc.stderr and "make" not in proc.stderr
+    assert os.stat(manifest).st_mtime_ns == before
+    with open(manifest) as fh:
+        build_s = int(json.load(fh)["module_build_seconds"])
+    assert took < max(build_s, 30)  # far less than compiling the module took
+
+
+def test_run_passes_status_devices_and_results(tmp_path):
+    out = tmp_path / "out"
+    script = ('echo "$SLOGQUAL_LAB_DEVICES" > devices.txt; cp "$SLOGQUAL_LAB_DEVICES_JSON" devices.json; '
+              'for d in $SLOGQUAL_LAB_DEVICES; do echo "$d $(cat /sys/block/${d#/dev/}/queue/rotational)"; done > rota.txt; '
+              'exit 7')
+    proc = slogqual("lab", "run", "-q", "--device", "hdd", "--device", "sas-ssd", "--device", "nvme", "--device", "nvdimm",
+                    "-o", str(out), "--", "sh", "-c", script)
+    assert proc.returncode == 7, proc.stderr[-2000:]
+    paths = (out / "devices.txt").read_text().split()
+    assert len(paths) == 4 and paths[3] == "/dev/pmem0" and paths[2].startswith("/dev/nvme")
+    devs = json.loads((out / "devices.json").read_text())
+    assert [d["class"] for d in devs] == ["hdd", "sas-ssd", "nvme", "nvdimm"]
+    assert [d["transport"] for d in devs] == ["sata", "sas", "nvme", "pmem"]
+    assert "ata-SLOGQUAL_LAB_HDD" in devs[0]["by_id"] and "scsi-" in devs[1]["by_id"] and "nvme-" in devs[2]["by_id"]
+    rota = dict(line.split() for line in (out / "rota.txt").read_text().splitlines())
+    assert rota[paths[0]] == "1" and rota[paths[1]] == "0"  # rotation_rate reaches the guest
+    assert (out / "lab-console.log").exists() and (out / "lab-marks").exists()
+
+
+def test_sigint_leaves_no_process_and_no_files(tmp_path):
+    labtmp = tmp_path / "labtmp"
+    labtmp.mkdir()
+    env = dict(os.environ, SLOGQUAL_LAB_TMP=str(labtmp))
+    proc = subprocess.Popen([sys.executable, "-m", "slogqual", "lab", "run", "-q", "--device", "hdd", "--device", "nvdimm",
+                             "-o", str(tmp_path / "out"), "--", "sleep", "600"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 300
+        running = False
+        while time.monotonic() < deadline and proc.poll() is None:
+            jobs = list(labtmp.iterdir())
+            if jobs and (jobs[0] / "marks").exists() and "devices" in (jobs[0] / "marks").read_text():
+                running = True
+                break
+            time.sleep(0.5)
+        assert running, "the guest never reached the job"
+        kids = _children_of(proc.pid)
+        names = sorted(os.path.basename(argv[0]) for argv in kids.values())
+        assert names == ["nbdkit", "qemu-system-x86_64"], names
+        sockets = [argv[argv.index("--unix") + 1] for argv in kids.values() if "--unix" in argv]
+        assert sockets and all(os.path.exists(s) for s in sockets)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    survivors = [pid for pid in kids if _alive(pid)]
+    assert survivors == [], f"processes left: {survivors}"
+    assert list(labtmp.iterdir()) == []  # job dir, pmem backing file: gone
+    assert not any(os.path.exists(os.path.dirname(s)) for s in sockets)  # nbdkit socket dirs: gone
