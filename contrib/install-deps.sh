@@ -14,6 +14,10 @@ APT_PACKAGES=(
   libnbd-bin     # nbdinfo: the size of an nbd export
   util-linux     # lsblk, blkid, wipefs, losetup, findmnt
   e2fsprogs      # mkfs.ext4 for the safety tests
+  fdisk          # sfdisk: partition tables for the safety tests
+  smartmontools  # smartctl --json: ATA/SCSI identity, rotation, SATA link, write cache
+  nvme-cli       # nvme id-ctrl (vwc) and get-feature 6: NVMe volatile write cache
+  pciutils       # lspci -vv LnkCap/LnkSta where sysfs lacks the link attributes
   python3-pip
 )
 

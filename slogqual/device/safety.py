@@ -193,11 +193,28 @@ def check_in_use(info: sysfs.BlockInfo, root: str = sysfs.SYS) -> List[Finding]:
     return findings
 
 
+def imported_pool_names() -> Optional[Set[str]]:
+    """Imported ZFS pools: the SPL kstat tree (no program needed) and, where installed, ``zpool list``.
+    None when neither source exists (ZFS not loaded and no zpool): then no pool can be imported."""
+    names = zfslabel.imported_pools()
+    found = set(names) if names is not None else None
+    from slogqual.tools import run as _run
+
+    if _run.which("zpool"):
+        try:
+            from slogqual.tools import zpool
+
+            found = (found or set()) | set(zpool.pools())
+        except Exception:  # zpool present but unusable (no module loaded): the kstat answer stands
+            pass
+    return found
+
+
 def check_pools(info: sysfs.BlockInfo, path: str, root: str = sysfs.SYS) -> List[Finding]:
     """ZFS labels on the device or its partitions: a member of an imported pool refuses always,
     any other label is a signature (overridable)."""
     findings: List[Finding] = []
-    imported = zfslabel.imported_pools()
+    imported = imported_pool_names()
     targets = [(path, info.name)] + [(f"/dev/{p}", p) for p in info.partitions]
     for dev, name in targets:
         try:
