@@ -178,3 +178,31 @@ def test_web_copy_with_non_breaking_spaces_and_crlf():
     text = _block(INTEL_710).replace("\t", "\u00a0\u00a0").replace(" ", "\u00a0").replace("\n", "\r\n")
     (r,) = diskinfo.import_text(text, "web.txt")
     assert triples(r) == INTEL_710
+    source = _block(INTEL_710).replace("\t", "&nbsp; &nbsp; ").replace("  ", " &nbsp;")  # a page's HTML
+    (r,) = diskinfo.import_text(source, "page.html.txt")
+    assert triples(r) == INTEL_710
+
+
+REAL_HEADER = fixture_path("diskinfo", "dainslef-notes-hgst-hdn726060ale614.v.txt")
+
+
+def test_real_verbose_header_parses_and_without_results_is_an_error():
+    with open(REAL_HEADER) as fh:
+        parsed = diskinfo.parse(fh.read(), REAL_HEADER)
+    assert parsed.garbage == [] and len(parsed.devices) == 1
+    dev = parsed.devices[0]
+    assert dev.name == "ada1" and dev.command == "$ diskinfo -v ada1" and dev.points == []
+    rec = diskinfo.header_record(dev)
+    assert (rec["model"], rec["serial"], rec["sector_size"], rec["media_size"]) == (
+        "HGST HDN726060ALE614", "K1JVDUGD", 512, 6001175126016)
+    assert rec["rotation_rate"] == "7200" and rec["rotational"] is True and rec["trim"] is False
+    assert rec["stripe_size"] == 4096 and rec["zone_mode"] == "Not_Zoned"
+    with pytest.raises(UsageError, match=r"no diskinfo -wS result lines .*\(diskinfo output of ada1 without the -S test\)"):
+        diskinfo.import_file(REAL_HEADER)
+
+
+def test_real_header_followed_by_results_names_the_device():
+    with open(REAL_HEADER) as fh:
+        text = fh.read()
+    (r,) = diskinfo.import_text(text + "\n" + _block(INTEL_710[:3]), "joined.txt")
+    assert r.target["path"] == "ada1" and r.target["kind"] == "block" and r.device["model"] == "HGST HDN726060ALE614"

@@ -21,6 +21,7 @@ Only the mean is printed. ``ios`` is derived from diskinfo's loop (batches of
 from __future__ import annotations
 
 import datetime
+import html
 import math
 import os
 import re
@@ -49,7 +50,9 @@ RESULT_RE = re.compile(
 )
 HEADING_RE = re.compile(r"^\s*Synchronous random writes:\s*$")
 HEADER_RE = re.compile(r"^\s*(?P<value>[^#]*?)\s*#\s*(?P<name>\S.*?)\s*$")
-COMMAND_RE = re.compile(r"^.*?(?:^|[\s#$%>])diskinfo\s+(?P<args>(?:-\S+\s+)*-\S*S\S*(?:\s+.*)?)$")
+# A shell prompt (or none), maybe sudo/doas, then diskinfo with options and device arguments.
+COMMAND_RE = re.compile(
+    r"^(?:[^\s#$%>]*\s?[#$%>]\s*)?(?:(?:sudo|doas)\s+)?(?:/\S*/)?diskinfo(?P<args>(?:\s+-\S+)*(?:\s+[^\s-]\S*)+)\s*$")
 DEVICE_RE = re.compile(r"^(?:/\S+|[A-Za-z][\w.-]*\d[\w.-]*)$")
 # Other diskinfo tests (-c, -i, -t) in the same paste: recognised, not imported.
 OTHER_RES = [
@@ -141,7 +144,10 @@ def parse(text: str, path: str = "<input>") -> ParsedDiskinfo:
             cur.name = pending_names.pop(0)
 
     for line_no, raw in enumerate(text.splitlines(), 1):
-        # Web copies bring non-breaking spaces and collapsed or doubled blanks: match on one space.
+        # Web copies bring non-breaking spaces (also as "&nbsp;" from a page's source) and collapsed or
+        # doubled blanks: match on one space.
+        if "&" in raw:
+            raw = html.unescape(raw)
         indented = raw[:1].isspace()
         line = stripped = " ".join(raw.split())
         if not stripped:
@@ -179,8 +185,8 @@ def parse(text: str, path: str = "<input>") -> ParsedDiskinfo:
             cur.header[m.group("name")] = m.group("value")
             continue
         if DEVICE_RE.match(stripped) and not indented:
-            if cur.name is None and not cur.header and not cur.points:
-                cur.name = stripped
+            if not cur.header and not cur.points:
+                cur.name = stripped  # diskinfo prints the name it was given: it names this device
             else:
                 start_new(line_no)
                 cur.name = stripped
@@ -205,6 +211,11 @@ def _mbps_consistent(size: int, usec: float, mbps: float) -> bool:
     lo = size / ((usec + 0.05) * 1e-6) / 2**20
     hi = size / (max(usec - 0.05, 1e-9) * 1e-6) / 2**20
     return lo - 0.05 - 1e-9 <= mbps <= hi + 0.05 + 1e-9
+
+
+def header_record(dev: DiskinfoDevice) -> Optional[Dict[str, Any]]:
+    """The device record a diskinfo verbose header gives (None without a header)."""
+    return _device_record(dev)
 
 
 def _device_record(dev: DiskinfoDevice) -> Optional[Dict[str, Any]]:
@@ -343,7 +354,10 @@ def import_text(text: str, path: str = "<input>", *, skip_garbage: bool = False,
         raise UsageError(f"{path}: line {line_no}: not diskinfo -wS output: {shown!r}{more}; "
                          "use --skip-garbage to pass over such lines")
     if not any(d.points for d in parsed.devices):
-        raise UsageError(f"{path}: no diskinfo -wS result lines ('<size> kbytes: <t> usec/IO = <r> Mbytes/s')")
+        named = [d.name for d in parsed.devices if d.name and (d.header or d.command)]
+        what = f" (diskinfo output of {', '.join(named)} without the -S test)" if named else ""
+        raise UsageError(f"{path}: no diskinfo -wS result lines ('<size> kbytes: <t> usec/IO = <r> Mbytes/s')"
+                         + what)
     headless = [d for d in parsed.devices if not d.points and (d.header or d.name)]
     results = to_results(parsed, labels)
     if parsed.garbage:
