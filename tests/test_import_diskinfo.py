@@ -102,6 +102,9 @@ def test_collapsed_header_and_two_named_devices():
 
 def test_shell_prompt_and_other_diskinfo_tests_are_not_garbage():
     text = ("root@freenas:~ # diskinfo -citwS /dev/da3\n"
+            "I/O command overhead:\n\ttime to read 10MB block      0.063105 sec\t=    0.003 msec/sector\n"
+            "\ttime to read 20480 sectors   1.243264 sec\t=    0.061 msec/sector\n"
+            "\tcalculated command overhead\t\t\t=    0.058 msec/sector\n"
             "Seek times:\n\tFull stroke:\t  250 iter in   0.050000 sec =    0.200 msec\n"
             "Transfer rates:\n\toutside:       102400 kbytes in   0.300000 sec =   341333 kbytes/sec\n"
             "Asynchronous random reads:\n\tsectorsize:    12345 ops in    3.000000 sec =     4115 IOPS\n"

@@ -60,7 +60,7 @@ OTHER_RES = [
     re.compile(rf"^\s*[\w ]+:\s*\d+\s+iter in\s+{_NUM}\s+sec\s*=\s*{_NUM}\s+msec\s*$"),
     re.compile(rf"^\s*\w+:\s*{_NUM}\s+kbytes in\s+{_NUM}\s+sec\s*=\s*{_NUM}\s+kbytes/sec\s*$"),
     re.compile(rf"^\s*[\w ]+:\s*{_NUM}\s+ops in\s+{_NUM}\s+sec\s*=\s*{_NUM}\s+IOPS\s*$"),
-    re.compile(rf"^\s*time to read \d+\s*\w+\s+(block|sectors)\s+{_NUM}\s+sec\s*=\s*{_NUM}\s+msec/sector\s*$"),
+    re.compile(rf"^\s*time to read \d+\w*\s+(block|sectors)\s+{_NUM}\s+sec\s*=\s*{_NUM}\s+msec/sector\s*$"),
     re.compile(rf"^\s*calculated command overhead\s*=\s*{_NUM}\s+msec/sector\s*$"),
 ]
 
