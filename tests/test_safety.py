@@ -367,3 +367,46 @@ def test_cli_second_concurrent_sweep_is_refused(loops, tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(first.pid, signal.SIGKILL)
             first.wait()
+
+
+# --- kernel features this host lacks (dm, ZFS): they run in the lab guest ------------------------------
+
+@pytest.mark.lab
+def test_device_mapper_holder_is_refused_always(loops):
+    if shutil.which("dmsetup") is None:
+        pytest.skip("dmsetup is not installed")
+    dev = loops.new()
+    name = f"slogqual-test-{os.getpid()}"
+    sectors = 64 * MiB // 512
+    made = subprocess.run(["dmsetup", "create", name, "--table", f"0 {sectors} linear {dev} 0"],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"device-mapper unavailable here ({made.stderr.strip()})")
+    try:
+        msg = refused(dev, destroy_data=True)
+        assert "is held by dm-" in msg and name in msg
+    finally:
+        subprocess.run(["dmsetup", "remove", name], capture_output=True)
+
+
+@pytest.mark.lab
+def test_zfs_pool_member_refused_always_while_imported(loops):
+    from slogqual.tools import run as _run
+
+    if _run.which("zpool") is None or not os.path.isdir("/sys/module/zfs"):
+        pytest.skip("ZFS (module and zpool) is not available here")
+    from slogqual.tools import zpool
+
+    dev = loops.new(128)
+    pool = f"sqsafety{os.getpid()}"
+    zpool.create(pool, [dev], force=True, mountpoint="none")
+    try:
+        msg = refused(dev, destroy_data=True)
+        assert f"imported ZFS pool {pool!r}" in msg or "kernel reports it busy" in msg
+    finally:
+        zpool.destroy(pool, force=True)
+    # destroyed pool: the labels remain; they are a signature that --destroy-data may override
+    msg = refused(dev, destroy_data=False)
+    assert "ZFS label" in msg or "zfs_member" in msg
+    with claim_for_writing(dev, destroy_data=True):
+        pass

@@ -26,6 +26,9 @@ OPTANE_RE = re.compile(r"optane|SSDPE21[DKM]|SSDPED1[DK]|SSDPEL1[CK]|SSDPF21Q|SS
 # SSHDs (ST500LM000, ST1000LM014), and models that say so.
 SSHD_RE = re.compile(r"\bSSHD\b|\bhybrid\b|^ST\d+[DL]X\d|^ST500LM000|^ST1000LM014", re.I)
 
+# PCI vendors of emulated controllers: Red Hat/QEMU (NVMe 1b36:0010), virtio, VMware, VirtualBox.
+EMULATOR_PCI_VENDORS = {"0x1b36": "QEMU", "0x1af4": "virtio", "0x15ad": "VMware", "0x80ee": "VirtualBox"}
+
 EMULATED_RE = re.compile(r"\bQEMU\b|\bVBOX\b|VMware|Virtual disk|Msft Virtual|\bBHYVE\b|Xen ?Virtual", re.I)
 
 

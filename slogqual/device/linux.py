@@ -290,7 +290,18 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
 
     # emulation, class
     emu = C.emulated_by(rec.model, rec.vendor)
-    rec.emulated = bool(emu) if physical or rec.transport == "pmem" else None
+    pci_vendor = (info.pci.vendor or "").lower() if info.pci else ""
+    if not emu and pci_vendor in C.EMULATOR_PCI_VENDORS and rec.transport == "nvme":
+        emu = C.EMULATOR_PCI_VENDORS[pci_vendor] + f" (PCI vendor {pci_vendor})"
+    if emu:
+        rec.emulated = True
+    elif physical or rec.transport == "pmem":
+        if _in_virtual_machine():
+            rec.emulated = None
+            rec.unknown["emulated"] = ("this host is a virtual machine (CPU hypervisor flag): an emulated disk with "
+                                       "a custom model cannot be told from a passed-through one")
+        else:
+            rec.emulated = False
     rec.device_class, rec.class_evidence = C.classify(rec.transport, rec.rotational, rec.rotation_rate,
                                                       rec.model, rec.vendor)
     if emu:
@@ -321,6 +332,17 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
 
     _explain_unknowns(rec, info, smart)
     return rec
+
+
+def _in_virtual_machine() -> bool:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return " hypervisor" in line
+    except OSError:
+        pass
+    return False
 
 
 def _explain_unknowns(rec: DeviceRecord, info: sysfs.BlockInfo, smart) -> None:
