@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "compare",
     "report",
     "export",
+    "qualify", "history",
 ]
 
 

@@ -268,3 +268,45 @@ def run_load(load: FioLoad, timeout: Optional[float] = None) -> FioWriteResult:
         raise MeasurementError(f"fio did not finish within {timeout:.0f} s") from None
     where = load.directory or ",".join(load.devices)
     return interpret(proc.stdout, proc.stderr, proc.returncode, where, load.bs)
+
+
+# --- preconditioning: a sequential fill (SNIA SSS PTS workload-independent preconditioning) ----
+
+@dataclass
+class FioFill:
+    """Sequential writes over the first ``bytes_`` of a target, ``loops`` times, then one flush."""
+
+    bytes_: int
+    loops: int = 1
+    bs: int = 128 * 1024  # SNIA's preconditioning block size
+    iodepth: int = 16
+    filename: Optional[str] = None
+    uri: Optional[str] = None
+    direct: bool = True
+    name: str = "slogqual-precondition"
+
+
+def build_fill_argv(fill: FioFill) -> List[str]:
+    if fill.bytes_ < fill.bs:
+        raise UsageError(f"a fill needs at least {fill.bs} bytes, not {fill.bytes_}")
+    size = fill.bytes_ - fill.bytes_ % fill.bs
+    argv = ["fio", f"--name={fill.name}", "--output-format=json", "--rw=write", f"--bs={fill.bs}",
+            f"--size={size}", f"--loops={max(1, fill.loops)}", "--numjobs=1", f"--iodepth={fill.iodepth}",
+            "--end_fsync=1"]
+    if fill.uri:
+        argv += ["--ioengine=nbd", f"--uri={fill.uri}"]
+    else:
+        argv += ["--ioengine=libaio" if fill.direct else "--ioengine=psync",
+                 f"--filename={_escape_filename(fill.filename)}", "--allow_file_create=0",
+                 f"--direct={1 if fill.direct else 0}"]
+    return argv
+
+
+def run_fill(fill: FioFill, timeout: Optional[float] = None) -> FioWriteResult:
+    """Run the fill; its result's ios/bw/runtime say how much was written how fast."""
+    argv = build_fill_argv(fill)
+    try:
+        proc = _run.run(argv, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise MeasurementError(f"the preconditioning fill did not finish within {timeout:.0f} s") from None
+    return interpret(proc.stdout, proc.stderr, proc.returncode, fill.uri or fill.filename, fill.bs)

@@ -1,0 +1,151 @@
+"""slogqual history: the runs in the result store; and the store side of compare/import.
+
+``compare --baseline model:M NEW.json`` and ``import`` call :func:`run_baseline` and
+:func:`record_files` from here, so the store logic stays in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Dict, List, Optional, Sequence
+
+from tabulate import tabulate
+
+from slogqual.errors import UsageError
+from slogqual.qualify import baseline as bl
+from slogqual.results import SWEEP_SCHEMA, SweepResult, load_json
+from slogqual.store import KIND_QUALIFICATION, KIND_SCENARIO, KIND_SWEEP, SCHEMA_KINDS, Store, digest_of
+from slogqual.units import size_label
+
+
+def register(sub) -> None:
+    p = sub.add_parser("history", help="list past sweeps, scenarios and qualifications from the result store",
+                       description="Runs recorded in the result store (SQLite), oldest first, keyed by model, serial "
+                                   "and firmware.")
+    p.add_argument("--model", help="only runs of this model")
+    p.add_argument("--serial", help="only runs of this serial")
+    p.add_argument("--firmware", help="only runs of this firmware")
+    p.add_argument("--kind", choices=(KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION), help="only this kind of run")
+    p.add_argument("--store", metavar="PATH", help="result store (default: $SLOGQUAL_STORE or "
+                                                  "~/.local/share/slogqual/results.sqlite)")
+    p.add_argument("--show", type=int, metavar="ID", help="print the stored JSON document of run ID")
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    with Store(args.store) as store:
+        if args.show is not None:
+            json.dump(store.document(args.show), sys.stdout, indent=2)
+            print()
+            return 0
+        runs = store.runs(model=args.model, serial=args.serial, kind=args.kind, firmware=args.firmware)
+    if args.json:
+        json.dump([r.__dict__ for r in runs], sys.stdout, indent=2)
+        print()
+        return 0
+    if not runs:
+        print(f"no runs in {store.path}" + (" matching" if (args.model or args.serial or args.kind) else ""))
+        return 0
+    rows = [[r.id, (r.started or r.recorded)[:19], r.kind, r.model or "-", r.serial or "-", r.firmware or "-",
+             r.target or "-", r.verdict or r.status or "-", r.summary or ""] for r in runs]
+    print(tabulate(rows, headers=["id", "started", "kind", "model", "serial", "firmware", "target", "status",
+                                  "summary"], disable_numparse=True))
+    return 0
+
+
+# --- compare --baseline ---------------------------------------------------------------------------
+
+def _parse_baseline(spec: str) -> Dict[str, str]:
+    out: Dict[str, str] = {}
+    for part in spec.split(","):
+        key, sep, value = part.partition(":")
+        key = key.strip()
+        if not sep or key not in ("model", "serial", "firmware") or not value.strip():
+            raise UsageError(f"bad --baseline {spec!r}: write model:M (optionally ,firmware:F or ,serial:S)")
+        out[key] = value.strip()
+    if "model" not in out and "serial" not in out:
+        raise UsageError(f"bad --baseline {spec!r}: name at least model:M or serial:S")
+    return out
+
+
+def sweep_of(doc: Dict[str, Any], path: str) -> SweepResult:
+    """The sweep in a sweep document, or inside a qualification document."""
+    if doc.get("schema") == "slogqual.qualification/1":
+        inner = (doc.get("sweep") or {}).get("document")
+        if not inner:
+            raise UsageError(f"{path}: this qualification has no sweep (verdict {doc.get('verdict')})")
+        doc = inner
+    if doc.get("schema") != SWEEP_SCHEMA:
+        raise UsageError(f"{path}: not a {SWEEP_SCHEMA} or slogqual.qualification/1 document")
+    return SweepResult.from_dict(doc)
+
+
+def _fmt(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v:.1f}" if abs(v) >= 10 else f"{v:.3g}"
+
+
+def run_baseline(spec: str, new_path: str, metric: str, store_path: Optional[str], as_json: bool,
+                 k: float = bl.K_SIGMA, floor: float = bl.FLOOR) -> int:
+    key = _parse_baseline(spec)
+    doc = load_json(new_path)
+    new = sweep_of(doc, new_path)
+    new_digest = digest_of(new.to_dict())
+    with Store(store_path) as store:
+        runs = store.runs(model=key.get("model"), serial=key.get("serial"), firmware=key.get("firmware"),
+                          kind=KIND_SWEEP)
+        stored = [(r, store.document(r.id)) for r in runs]
+    base = [SweepResult.from_dict(d) for r, d in stored if r.digest != new_digest]
+    left_out = len(stored) - len(base)
+    if not base:
+        raise UsageError(f"no stored sweeps of {spec} to compare with (slogqual history {'--model ' + key['model'] if 'model' in key else '--serial ' + key['serial']})")
+    c = bl.compare(new, base, metric, k=k, floor=floor)
+    if left_out:
+        c.notes.append(f"left out {left_out} stored run(s) identical to the new result")
+    if as_json:
+        json.dump({"schema": "slogqual.compare-baseline/1", "baseline": key, "new": new_path, "metric": c.metric.key,
+                   "unit": c.metric.unit, "runs": c.runs, "k_sigma": c.k_sigma, "floor": c.floor,
+                   "rows": [r.to_dict() for r in c.rows], "regressions": len(c.regressions),
+                   "summary": c.summary(), "notes": c.notes}, sys.stdout, indent=2)
+        print()
+    else:
+        print(f"baseline: {c.runs} stored sweep(s) of {spec}; new: {new_path}")
+        unit = c.metric.unit
+        rows = [[size_label(r.size), r.n, _fmt(r.mean), _fmt(r.sd), _fmt(min(r.values) if r.values else None),
+                 _fmt(max(r.values) if r.values else None), _fmt(r.limit), _fmt(r.new),
+                 r.flag.upper() if r.flag == bl.REGRESSION else r.flag] for r in c.rows]
+        print(tabulate(rows, headers=["size", "runs", f"mean ({unit})", "sd", "min", "max", "limit", "new", "flag"],
+                       colalign=("right",) * 8 + ("left",), disable_numparse=True))
+        for note in c.notes:
+            print(f"note: {note}")
+        print(f"{c.metric.label}: {c.summary()}")
+    return 1 if c.regressions else 0
+
+
+# --- import ---------------------------------------------------------------------------------------
+
+def record_documents(docs: Sequence[tuple], store_path: Optional[str]) -> List[Optional[int]]:
+    """Record (document, path) pairs; returns the new ids (None: already stored)."""
+    with Store(store_path) as store:
+        return [store.record(doc, path) for doc, path in docs]
+
+
+def record_files(paths: Sequence[str], store_path: Optional[str]) -> int:
+    """slogqual import json FILE...: every document (or list of documents) into the store."""
+    docs = []
+    for path in paths:
+        data = load_json(path)
+        for doc in data if isinstance(data, list) else [data]:
+            if not isinstance(doc, dict) or doc.get("schema") not in SCHEMA_KINDS:
+                got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+                raise UsageError(f"{path}: not a slogqual result document (schema: {got!r}; "
+                                 f"known: {', '.join(SCHEMA_KINDS)})")
+            if doc.get("schema") == SWEEP_SCHEMA:
+                SweepResult.from_dict(doc)  # malformed sweeps are refused here, not stored
+            docs.append((doc, path))
+    ids = record_documents(docs, store_path)
+    for (doc, path), rid in zip(docs, ids):
+        what = SCHEMA_KINDS[doc["schema"]]
+        print(f"{path}: {what} " + (f"recorded as run {rid}" if rid else "already in the store"), file=sys.stderr)
+    return 0

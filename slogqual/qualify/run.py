@@ -1,0 +1,325 @@
+"""The qualification run: identify, precondition, steady state, sweep, scenarios, judge — per device.
+
+Each device ends with its own ``slogqual.qualification/1`` document (docs/qualify.md), written
+even when the device was refused or failed part-way. One device failing does not stop the next.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from slogqual import environment
+from slogqual import target as targets
+from slogqual.errors import RefusedError, SlogqualError, UsageError
+from slogqual.progress import Progress
+from slogqual.qualify import judge, steady
+from slogqual.qualify import precondition as precond
+from slogqual.qualify.profile import Profile
+from slogqual.results import SweepResult, load_json, write_json_atomic
+from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, point_from_fio
+from slogqual.target import KIND_NBD, Target
+from slogqual.tools import fio
+from slogqual.units import size_label
+
+QUALIFICATION_SCHEMA = "slogqual.qualification/1"
+SCENARIO_SCHEMA = "slogqual.scenario/1"
+
+
+@dataclass
+class Options:
+    profile: Profile
+    devices: List[str]
+    out_dir: str
+    precondition: str = "none"
+    destroy_data: bool = False
+    sizes: List[int] = field(default_factory=list)
+    runtime_s: float = 1.0
+    settle_s: float = 1.0
+    round_runtime_s: float = 1.0
+    max_rounds: int = steady.MAX_ROUNDS
+    quick_bytes: int = precond.QUICK_BYTES
+    lab: bool = False
+    data: List[str] = field(default_factory=list)
+    scenario_quick: bool = False
+    scenario_results: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # name -> entry
+    labels: Dict[str, str] = field(default_factory=dict)  # model/serial/firmware given by the user
+    argv: List[str] = field(default_factory=list)
+    fio_version: str = ""
+
+
+def load_scenario_results(paths: List[str]) -> Dict[str, Dict[str, Any]]:
+    """--scenario-result FILE...: name -> {"document", "source", "path"}; bad files are bad input."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for path in paths:
+        doc = load_json(path)
+        if not isinstance(doc, dict) or doc.get("schema") != SCENARIO_SCHEMA:
+            got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+            raise UsageError(f"{path}: not a {SCENARIO_SCHEMA} document (schema: {got!r})")
+        name = (doc.get("scenario") or {}).get("name")
+        if not name:
+            raise UsageError(f"{path}: the scenario result names no scenario")
+        if name in out:
+            raise UsageError(f"{path}: a second result of scenario {name!r} (first: {out[name]['path']})")
+        out[name] = {"document": doc, "source": f"file {path}", "path": os.path.abspath(path)}
+    return out
+
+
+def file_stem(spec: str) -> str:
+    if targets.is_nbd_uri(spec):
+        return "nbd"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(spec.rstrip("/"))) or "device"
+
+
+def stems(specs: List[str]) -> List[str]:
+    names = [file_stem(s) for s in specs]
+    if len(set(names)) == len(names):
+        return names
+    return [f"{i}-{n}" for i, n in enumerate(names, 1)]
+
+
+# --- scenarios ------------------------------------------------------------------------------------
+
+def _lab_unavailable() -> str:
+    try:
+        from slogqual.lab import image as lab_image
+        from slogqual.lab import runner as lab_runner
+    except Exception as exc:  # the lab package is absent or broken in this install
+        return f"the lab is not available ({type(exc).__name__}: {exc})"
+    reason = lab_image.missing_reason()
+    if reason:
+        return f"the lab is not available: {reason}"
+    try:
+        lab_runner.require_host()
+    except SlogqualError as exc:
+        return f"the lab is not available: {exc}"
+    return ""
+
+
+def _run_scenario_cli(argv: List[str], output: str) -> Dict[str, Any]:
+    from slogqual.cli import main as slogqual_main  # the scenario command is the one door to pool runs
+
+    rc = slogqual_main(argv)
+    if os.path.exists(output):
+        doc = load_json(output)
+        entry = {"document": doc, "path": output}
+        if rc != 0:
+            entry["note"] = f"the scenario run ended with exit code {rc} (status {doc.get('status')})"
+        return entry
+    return {"document": None, "reason": f"the scenario run failed (exit code {rc}) and wrote no result"}
+
+
+def scenario_entries(opts: Options, spec: str, stem: str, lab_cache: Dict[str, Dict[str, Any]],
+                     progress: Progress) -> Dict[str, Dict[str, Any]]:
+    out: Dict[str, Dict[str, Any]] = {}
+    for name in opts.profile.scenarios:
+        if name in opts.scenario_results:
+            out[name] = opts.scenario_results[name]
+        elif opts.lab:
+            if name not in lab_cache:
+                why = _lab_unavailable()
+                if why:
+                    lab_cache[name] = {"document": None, "reason": why}
+                else:
+                    path = os.path.join(opts.out_dir, f"scenario-{name}-lab.json")
+                    progress.say(f"scenario {name}: running in the lab (--quick)")
+                    entry = _run_scenario_cli(["scenario", "run", name, "--lab", "--quick", "--quiet", "-o", path],
+                                              path)
+                    entry["source"] = "the QEMU lab (--quick)"
+                    entry.setdefault("note", "measured on the lab's emulated devices, not on the device under test")
+                    lab_cache[name] = entry
+            out[name] = lab_cache[name]
+        elif opts.data:
+            path = os.path.join(opts.out_dir, f"{stem}.scenario-{name}.json")
+            progress.say(f"scenario {name}: data {' '.join(opts.data)}, log {spec}")
+            argv = ["scenario", "run", name, "--data", *opts.data, "--log", spec, "--quiet", "-o", path]
+            if opts.destroy_data:
+                argv.append("--destroy-data")
+            if opts.scenario_quick:
+                argv.append("--quick")
+            entry = _run_scenario_cli(argv, path)
+            entry["source"] = f"a pool on {' '.join(opts.data)}"
+            out[name] = entry
+        else:
+            out[name] = {"document": None,
+                         "reason": "no scenario result: give --scenario-result FILE, --lab, or --data DEV..."}
+    return out
+
+
+# --- one device -----------------------------------------------------------------------------------
+
+def _identity(record: Optional[Dict[str, Any]], labels: Dict[str, str]) -> Dict[str, Any]:
+    ident: Dict[str, Any] = {"sources": {}}
+    for key in ("model", "serial", "firmware", "class"):
+        value = (record or {}).get(key)
+        if value and value != "unknown":
+            ident[key] = value
+            ident["sources"][key] = "device record"
+        elif labels.get(key):
+            ident[key] = labels[key]
+            ident["sources"][key] = f"--{key} (given by the user)"
+        else:
+            ident[key] = value
+    return ident
+
+
+class DeviceRun:
+    def __init__(self, opts: Options, spec: str, stem: str, progress: Progress,
+                 lab_cache: Dict[str, Dict[str, Any]]):
+        self.opts, self.spec, self.stem, self.progress, self.lab_cache = opts, spec, stem, progress, lab_cache
+        self.doc_path = os.path.join(opts.out_dir, f"{stem}.qualification.json")
+        self.sweep_path = os.path.join(opts.out_dir, f"{stem}.sweep.json")
+        self.record: Optional[Dict[str, Any]] = None
+        self.sweep: Optional[SweepResult] = None
+        self.steady: Optional[steady.SteadyState] = None
+        self.pre: Optional[precond.Preconditioning] = None
+        self.scenarios: Dict[str, Dict[str, Any]] = {}
+        self.error: Optional[str] = None
+        self.exit_code = 0
+        self.verdict = ""
+        self.judgements: List[judge.Judgement] = []
+        self.notes: List[str] = []
+        self.warnings: List[str] = []
+        self.started = environment.now_iso()
+        self.doc: Dict[str, Any] = {}
+
+    # The measurement steps, all inside the claim.
+    def _rounds(self, target: Target) -> steady.SteadyState:
+        p = self.opts.profile
+        st = steady.SteadyState(size=p.steady_size, round_runtime_s=self.opts.round_runtime_s,
+                                max_rounds=self.opts.max_rounds, window=p.window,
+                                range_fraction=p.range_fraction, slope_fraction=p.slope_fraction)
+
+        def measure(n: int) -> steady.Round:
+            job = (fio.FioJob(bs=p.steady_size, runtime_s=self.opts.round_runtime_s, mode=p.mode, uri=target.path)
+                   if target.kind == KIND_NBD else
+                   fio.FioJob(bs=p.steady_size, runtime_s=self.opts.round_runtime_s, mode=p.mode,
+                              filename=target.path, region_bytes=target.size, direct=target.direct))
+            pt = point_from_fio(p.steady_size, fio.run_job(job), environment.now_iso())
+            return steady.Round(n, pt.iops, pt.lat_us.mean, pt.lat_us.p99, pt.ios)
+
+        def report(r: steady.Round, c: steady.SteadyCheck) -> None:
+            self.progress.say(f"steady state round {r.n}/{st.max_rounds}: {r.iops:.0f} IOPS, "
+                              f"{r.mean_us:.1f} µs mean" + (" — reached" if c.reached else ""))
+
+        return steady.run_rounds(st, measure, report)
+
+    def _measure(self, target: Target) -> None:
+        opts, p = self.opts, self.opts.profile
+        self.pre = precond.plan(opts.precondition, target.size, opts.quick_bytes)
+        if self.pre.mode != "none":
+            self.progress.say(f"{self.spec}: preconditioning ({self.pre.note})")
+            self.pre = precond.run(target, opts.precondition, opts.quick_bytes)
+            self.progress.say(f"  wrote {self.pre.written // (1 << 20)} MiB in {self.pre.seconds:.1f} s "
+                              f"({self.pre.mbps:.0f} MiB/s)")
+        self.steady = self._rounds(target)
+        params = SweepParams(mode=p.mode, sizes=list(opts.sizes), runtime_s=opts.runtime_s, settle_s=opts.settle_s)
+        result = SweepResult(target=target.to_dict(), params=params.to_dict(target),
+                             environment=environment.collect(opts.fio_version, opts.argv),
+                             device=self.record, notes=list(target.notes),
+                             warnings=list((self.record or {}).get("warnings") or []))
+        result.notes.append(f"measured by slogqual qualify (profile {p.name}); preconditioning: "
+                            f"{self.pre.mode}; steady state: {self.steady.label}")
+        if self.steady.checked and not self.steady.reached:
+            result.warnings.append(f"STEADY STATE NOT REACHED in {len(self.steady.rounds)} rounds of "
+                                   f"{size_label(p.steady_size)} writes: the figures may still drift")
+        sweep = SyncWriteSweep(target, params, self.sweep_path, self.progress, result=result,
+                               fio_version=opts.fio_version, argv=opts.argv)
+        self.sweep = result
+        sweep.run()
+
+    def run(self) -> Dict[str, Any]:
+        from slogqual import device as _device
+
+        opts = self.opts
+        largest = max(opts.sizes + [opts.profile.steady_size])
+        claimed = False
+        try:
+            target = targets.resolve(self.spec, largest)
+            try:
+                rec = _device.identify(self.spec)
+                self.record = rec.to_dict()
+            except SlogqualError as exc:
+                self.notes.append(f"device identity unavailable: {exc}")
+            for w in (self.record or {}).get("warnings") or []:
+                self.progress.say(f"WARNING: {w}")
+            if self.record is not None:
+                self.record.setdefault("labels", {k: v for k, v in opts.labels.items() if v})
+            with claim_target(target, opts.destroy_data):  # every interlock, the lock, --destroy-data
+                claimed = True
+                self._measure(target)
+        except RefusedError as exc:
+            self.error, self.exit_code, self.verdict = str(exc), exc.exit_code, judge.VERDICT_REFUSED
+        except SlogqualError as exc:
+            self.error, self.exit_code, self.verdict = str(exc), exc.exit_code, judge.VERDICT_ERROR
+        except KeyboardInterrupt:
+            self.error, self.exit_code, self.verdict = "interrupted", 130, judge.VERDICT_ERROR
+            self._finish()
+            raise
+        if not self.error or (claimed and self.sweep is not None and self.sweep.points):
+            # Scenarios need the device free again (the scenario run claims it itself).
+            try:
+                self.scenarios = scenario_entries(opts, self.spec, self.stem, self.lab_cache, self.progress)
+            except SlogqualError as exc:
+                self.notes.append(f"scenarios: {exc}")
+        return self._finish()
+
+    def _finish(self) -> Dict[str, Any]:
+        p = self.opts.profile
+        steady_doc = self.steady.to_dict() if self.steady else None
+        self.judgements = judge.judge_all(p.criteria, self.sweep, self.record, steady_doc, self.scenarios)
+        if self.error:
+            for j in self.judgements:
+                if j.result == judge.NOT_EVALUATED:
+                    j.detail = f"{self.verdict}: {self.error}"
+        if not self.verdict:
+            self.verdict = judge.verdict_of(self.judgements)
+            self.exit_code = 0 if self.verdict == judge.VERDICT_PASS else 1
+        if self.steady and self.steady.checked and not self.steady.reached:
+            self.warnings.append(f"steady state NOT reached in {len(self.steady.rounds)} rounds: "
+                                 "every figure of this qualification is marked so")
+        warnings = list((self.record or {}).get("warnings") or []) + self.warnings
+        self.doc = {
+            "schema": QUALIFICATION_SCHEMA,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "error": self.error,
+            "target": self.spec,
+            "name": self.stem,
+            "identity": _identity(self.record, self.opts.labels),
+            "device": self.record,
+            "profile": p.to_dict(),
+            "precondition": self.pre.to_dict() if self.pre else None,
+            "steady_state": steady_doc,
+            "sweep": {"path": self.sweep_path if self.sweep is not None else None,
+                      "status": self.sweep.status if self.sweep is not None else None,
+                      "document": self.sweep.to_dict() if self.sweep is not None else None},
+            "scenarios": [{"name": n, "source": e.get("source"), "path": e.get("path"),
+                           "status": (e.get("document") or {}).get("status"), "reason": e.get("reason"),
+                           "note": e.get("note")} for n, e in self.scenarios.items()],
+            "criteria": [j.to_dict() for j in self.judgements],
+            "summary": judge.counts(self.judgements),
+            "warnings": warnings,
+            "notes": self.notes,
+            "environment": environment.collect(self.opts.fio_version, self.opts.argv),
+            "started": self.started,
+            "finished": environment.now_iso(),
+            "store": None,
+        }
+        write_json_atomic(self.doc_path, self.doc)
+        return self.doc
+
+    def rewrite(self) -> None:
+        write_json_atomic(self.doc_path, self.doc)
+
+
+def scenario_documents(run: DeviceRun) -> List[tuple]:
+    """(document, path) of the scenario results this device's run used."""
+    return [(e["document"], e.get("path")) for e in run.scenarios.values() if e.get("document")]
+
+
+def say_error(text: str) -> None:
+    print(f"slogqual: {text}", file=sys.stderr)

@@ -1,0 +1,277 @@
+"""The result store: every sweep, scenario and qualification, in one SQLite file, keyed by identity.
+
+Runs are keyed by the device's model, serial and firmware (what ``slogqual.device`` identified,
+or what the user labelled a device with when it has no identity of its own, e.g. an NBD export).
+Every row keeps the whole JSON document, so nothing is lost by storing; a digest of the document
+makes recording the same file twice a no-op.
+
+Path: ``--store PATH``, else ``$SLOGQUAL_STORE``, else ``$XDG_DATA_HOME/slogqual/results.sqlite``
+(``~/.local/share/slogqual/results.sqlite``). A store that is corrupt, locked or unwritable raises
+:class:`StoreError` with one line; callers write their JSON results first, so a store failure
+never loses a measurement.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional
+
+from slogqual.errors import SlogqualError
+
+STORE_ENV = "SLOGQUAL_STORE"
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_S = 3.0  # a store write is a few rows: waiting longer means another writer is stuck
+
+KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION = "sweep", "scenario", "qualification"
+SCHEMA_KINDS = {"slogqual.sweep/1": KIND_SWEEP, "slogqual.scenario/1": KIND_SCENARIO,
+                "slogqual.qualification/1": KIND_QUALIFICATION}
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,              -- sweep | scenario | qualification
+    recorded TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+    started TEXT,
+    model TEXT, serial TEXT, firmware TEXT,
+    device_class TEXT,
+    target TEXT,
+    source TEXT,                     -- slogqual | diskinfo | ...
+    status TEXT,
+    verdict TEXT,                    -- qualifications: pass | fail | incomplete | refused | error
+    profile TEXT,
+    summary TEXT,
+    path TEXT,                       -- the JSON file the run was recorded from or written to
+    digest TEXT NOT NULL UNIQUE,
+    document TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_model ON runs (model);
+CREATE INDEX IF NOT EXISTS runs_serial ON runs (serial);
+CREATE TABLE IF NOT EXISTS points (
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    size INTEGER NOT NULL,
+    ios INTEGER, mean_us REAL, p50_us REAL, p99_us REAL, p999_us REAL, max_us REAL,
+    iops REAL, mbps REAL, lat_basis TEXT,
+    PRIMARY KEY (run_id, size)
+);
+"""
+
+
+class StoreError(SlogqualError):
+    """The store cannot be opened or written (corrupt, locked, unwritable)."""
+
+    exit_code = 1
+
+
+def default_path() -> str:
+    if os.environ.get(STORE_ENV):
+        return os.environ[STORE_ENV]
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "slogqual", "results.sqlite")
+
+
+@dataclass
+class Run:
+    id: int
+    kind: str
+    recorded: str
+    started: Optional[str]
+    model: Optional[str]
+    serial: Optional[str]
+    firmware: Optional[str]
+    device_class: Optional[str]
+    target: Optional[str]
+    source: Optional[str]
+    status: Optional[str]
+    verdict: Optional[str]
+    profile: Optional[str]
+    summary: Optional[str]
+    path: Optional[str]
+    digest: str
+
+    def document(self, store: "Store") -> Dict[str, Any]:
+        return store.document(self.id)
+
+
+def _digest(doc: Dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def identity_of(doc: Dict[str, Any]) -> Dict[str, Optional[str]]:
+    """model/serial/firmware/class/target of any of the three documents."""
+    schema = doc.get("schema")
+    if schema == "slogqual.qualification/1":
+        ident = doc.get("identity") or {}
+        return {"model": ident.get("model"), "serial": ident.get("serial"), "firmware": ident.get("firmware"),
+                "class": ident.get("class"), "target": doc.get("target")}
+    if schema == "slogqual.scenario/1":
+        pool = doc.get("pool") or {}
+        logs = pool.get("log") or []
+        dev = (pool.get("devices") or {}).get(logs[0]) if logs else None
+        dev = dev or {}
+        return {"model": dev.get("model"), "serial": dev.get("serial"), "firmware": dev.get("firmware"),
+                "class": dev.get("class"), "target": logs[0] if logs else None}
+    dev = doc.get("device") or {}
+    target = doc.get("target") if isinstance(doc.get("target"), dict) else {}
+    return {"model": dev.get("model") or target.get("label"), "serial": dev.get("serial"),
+            "firmware": dev.get("firmware"), "class": dev.get("class"), "target": target.get("path")}
+
+
+def _summary(kind: str, doc: Dict[str, Any]) -> str:
+    if kind == KIND_SWEEP:
+        pts = doc.get("points") or []
+        four = next((p for p in pts if p.get("size") == 4096), None)
+        head = f"{len(pts)} sizes"
+        if four:
+            head += f"; 4K mean {four['lat_us']['mean']:.1f} µs, {four['iops']:.0f} IOPS"
+        return head
+    if kind == KIND_SCENARIO:
+        a = doc.get("analysis") or {}
+        return str(a.get("verdict") or f"{len(doc.get('steps') or [])} steps")
+    s = doc.get("summary") or {}
+    ss = (doc.get("steady_state") or {}).get("label", "")
+    return f"{s.get('pass', 0)} pass, {s.get('fail', 0)} fail, {s.get('not-evaluated', 0)} not evaluated; " \
+           f"steady state {ss}"
+
+
+class Store:
+    def __init__(self, path: Optional[str] = None, timeout: float = BUSY_TIMEOUT_S):
+        self.path = path or default_path()
+        self.timeout = timeout
+        self._conn: Optional[sqlite3.Connection] = None
+
+    def _fail(self, exc: BaseException) -> StoreError:
+        text = str(exc).strip() or type(exc).__name__
+        hint = ""
+        if "locked" in text or "busy" in text:
+            hint = f" (another process holds it for more than {self.timeout:g} s)"
+        elif "not a database" in text or "malformed" in text or "corrupt" in text:
+            hint = " (move the file aside or point --store / $SLOGQUAL_STORE elsewhere)"
+        return StoreError(f"result store {self.path}: {text}{hint}")
+
+    def open(self) -> "Store":
+        try:
+            directory = os.path.dirname(os.path.abspath(self.path))
+            os.makedirs(directory, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA foreign_keys = ON")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                conn.close()
+                raise StoreError(f"result store {self.path}: schema version {version} is newer than this "
+                                 f"slogqual ({SCHEMA_VERSION})")
+            if version < SCHEMA_VERSION:
+                conn.execute("BEGIN IMMEDIATE")
+                for statement in _DDL.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                conn.execute("COMMIT")
+            self._conn = conn
+        except StoreError:
+            raise
+        except (sqlite3.Error, OSError) as exc:
+            raise self._fail(exc) from None
+        return self
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> "Store":
+        return self.open()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.open()
+        return self._conn
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            yield conn
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise self._fail(exc) from None
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def record(self, doc: Dict[str, Any], path: Optional[str] = None,
+               identity: Optional[Dict[str, Optional[str]]] = None) -> Optional[int]:
+        """Store one document; the id of its row (None when it was already stored)."""
+        kind = SCHEMA_KINDS.get(doc.get("schema"))
+        if kind is None:
+            raise StoreError(f"result store: cannot record a document of schema {doc.get('schema')!r}")
+        ident = dict(identity_of(doc))
+        for k, v in (identity or {}).items():
+            if v and not ident.get(k):
+                ident[k] = v
+        started = (doc.get("environment") or {}).get("started") or doc.get("started")
+        digest = _digest(doc)
+        with self._tx() as conn:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO runs (kind, started, model, serial, firmware, device_class, target, source, "
+                "status, verdict, profile, summary, path, digest, document) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (kind, started, ident.get("model"), ident.get("serial"), ident.get("firmware"), ident.get("class"),
+                 ident.get("target"), doc.get("source", "slogqual"), doc.get("status"), doc.get("verdict"),
+                 (doc.get("profile") or {}).get("name") if kind == KIND_QUALIFICATION else None,
+                 _summary(kind, doc), os.path.abspath(path) if path else None, digest,
+                 json.dumps(doc, separators=(",", ":"))))
+            if cur.rowcount == 0:
+                return None
+            run_id = cur.lastrowid
+            if kind == KIND_SWEEP:
+                for p in doc.get("points") or []:
+                    lat = p.get("lat_us") or {}
+                    conn.execute("INSERT OR REPLACE INTO points VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                                 (run_id, p["size"], p.get("ios"), lat.get("mean"), lat.get("p50"), lat.get("p99"),
+                                  lat.get("p999"), lat.get("max"), p.get("iops"), p.get("mbps"), p.get("lat_basis")))
+            return run_id
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def runs(self, model: Optional[str] = None, serial: Optional[str] = None, kind: Optional[str] = None,
+             firmware: Optional[str] = None, limit: Optional[int] = None) -> List[Run]:
+        where, args = [], []
+        for col, val in (("model", model), ("serial", serial), ("kind", kind), ("firmware", firmware)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                args.append(val)
+        sql = ("SELECT id, kind, recorded, started, model, serial, firmware, device_class, target, source, status, "
+               "verdict, profile, summary, path, digest FROM runs")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY COALESCE(started, recorded), id"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        try:
+            return [Run(**dict(r)) for r in self.conn.execute(sql, args).fetchall()]
+        except sqlite3.Error as exc:
+            raise self._fail(exc) from None
+
+    def document(self, run_id: int) -> Dict[str, Any]:
+        try:
+            row = self.conn.execute("SELECT document FROM runs WHERE id = ?", (run_id,)).fetchone()
+        except sqlite3.Error as exc:
+            raise self._fail(exc) from None
+        if row is None:
+            raise StoreError(f"result store {self.path}: no run {run_id}")
+        return json.loads(row[0])
+
+
+def digest_of(doc: Dict[str, Any]) -> str:
+    return _digest(doc)
