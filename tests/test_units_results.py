@@ -84,3 +84,9 @@ def test_table_has_every_size_and_the_notes():
     for label in ("512", "4K", "1M", "mean µs", "p99 µs", "IOPS", "MiB/s"):
         assert label in text
     assert "note: O_DIRECT unavailable" in text and "WARNING: volatile write cache enabled" in text
+
+
+def test_diskinfo_usec_per_io_is_elapsed_time_over_ios():
+    r = make_result((4096,))
+    r.points[0].runtime_ms, r.points[0].ios = 1000.0, 4000
+    assert diskinfo_lines(r).splitlines()[1] == "\t   4 kbytes:    250.0 usec/IO = %8.1f Mbytes/s" % r.points[0].mbps
