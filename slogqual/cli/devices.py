@@ -78,8 +78,9 @@ def _fmt_link(link: Dict[str, Any]) -> str:
         s = e.get("speed") or (f"{e['rate']:g}" if e.get("rate") is not None else "?")
         return s + (f" x{e['width']}" if e.get("width") is not None else "")
 
-    if link["verdict"] in ("not-applicable",) or (link.get("kind") is None and link["verdict"] == "unknown"):
-        return f"{link['verdict']} ({link.get('reason')})"
+    if link["verdict"] in ("not-applicable", "unknown"):
+        where = " ".join(x for x in (link.get("kind"), link.get("scope"), link.get("address")) if x)
+        return f"{link['verdict']}" + (f" [{where}]" if where else "") + f" ({link.get('reason')})"
     return (f"{link.get('kind')} {link.get('scope') or ''} {link.get('address') or ''}: current {end(link['current'])}, "
             f"max {end(link['max'])} -> {link['verdict']}").replace("  ", " ")
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from slogqual.device.record import (LINK_DEGRADED, LINK_NA, LINK_OK, LINK_UNKNOWN, WC_ENABLED, WC_NONE,
+from slogqual.device.record import (LINK_DEGRADED, LINK_NA, LINK_OK, LINK_UNKNOWN, WC_ENABLED, WC_NONE,  # noqa: F401
                                     WC_UNKNOWN, Link, LinkEnd, WriteCache)
 
 VIRTUAL_TRANSPORTS = {"loop": "a loop device over a file", "nbd": "a network block device",

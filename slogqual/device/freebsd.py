@@ -178,14 +178,19 @@ def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[st
     return rec
 
 
-def _run_text(fn) -> Optional[str]:
+def _run_text(argv, tools: Dict[str, str]) -> Optional[str]:
+    """stdout of argv, '' when it failed (the parser then reports it), None when the program is absent."""
     from slogqual.tools import run as _run
 
-    argv = fn
     if _run.which(argv[0]) is None:
+        tools[argv[0]] = "absent"
         return None
     proc = _run.run(argv, timeout=60)
-    return proc.stdout if proc.returncode == 0 else ""
+    if proc.returncode != 0:
+        err = (proc.stderr or "").strip().splitlines()
+        tools[argv[0]] = "failed: " + (err[-1] if err else f"exit {proc.returncode}")
+        return None
+    return proc.stdout
 
 
 def identify(path: str) -> DeviceRecord:
@@ -199,15 +204,17 @@ def identify(path: str) -> DeviceRecord:
     if not os.path.exists(path):
         raise UsageError(f"{path}: no such file or device")
     name = os.path.basename(os.path.realpath(path))
+    tools: Dict[str, str] = {}
     texts = {
-        "geom_text": _run_text(geom.argv(name)),
-        "diskinfo_text": _run_text(diskinfo.argv(path)),
+        "geom_text": _run_text(geom.argv(name), tools),
+        "diskinfo_text": _run_text(diskinfo.argv(path), tools),
     }
     if name.startswith("ada"):
-        texts["camcontrol_text"] = _run_text(camcontrol.argv_identify(name))
+        texts["camcontrol_text"] = _run_text(camcontrol.argv_identify(name), tools)
     elif name.startswith("da"):
-        texts["camcontrol_text"] = _run_text(camcontrol.argv_inquiry(name))
+        texts["camcontrol_text"] = _run_text(camcontrol.argv_inquiry(name), tools)
     elif name.startswith(("nvd", "nda")):
-        ctrl = "nvme" + re.sub(r"\D", "", name) if name.startswith("nvd") else name.replace("nda", "nvme")
-        texts["nvmecontrol_text"] = _run_text(nvmecontrol.argv(ctrl))
-    return build(path, **texts)
+        # nvdN/ndaN is namespace 1 of controller nvmeN on the usual single-namespace drive
+        ctrl = "nvme" + re.sub(r"\D", "", name)
+        texts["nvmecontrol_text"] = _run_text(nvmecontrol.argv(ctrl), tools)
+    return build(path, tools=tools, **texts)

@@ -142,14 +142,20 @@ def transport_of(info: sysfs.BlockInfo, tran: Optional[str]) -> str:
     return "unknown"
 
 
+def _lanes(width: Optional[int]) -> Optional[int]:
+    return width if width is not None and 0 < width <= 32 else None
+
+
 def _pci_link(info: sysfs.BlockInfo, scope: str) -> Optional[Link]:
     p = info.pci
     if p is None:
         return None
     link = Link(kind="pcie", scope=scope, address=p.address)
     if p.current_speed or p.max_speed or p.current_width or p.max_width:
-        link.current = LinkEnd(speed=p.current_speed, rate=C.parse_gts(p.current_speed), width=p.current_width)
-        link.max = LinkEnd(speed=p.max_speed, rate=C.parse_gts(p.max_speed), width=p.max_width)
+        # "Unknown" speeds, width 0 (no link trained) and 255 (invalid) are what emulated and
+        # virtual functions report: unknown, not a degraded link.
+        link.current = LinkEnd(speed=p.current_speed, rate=C.parse_gts(p.current_speed), width=_lanes(p.current_width))
+        link.max = LinkEnd(speed=p.max_speed, rate=C.parse_gts(p.max_speed), width=_lanes(p.max_width))
         link.evidence.append(f"sysfs {p.address}: current_link_speed={p.current_speed!r} "
                              f"current_link_width={p.current_width} max_link_speed={p.max_speed!r} "
                              f"max_link_width={p.max_width}")
@@ -316,9 +322,11 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
     elif rec.transport in ("sata", "sas", "scsi", "usb"):
         if smart is not None and (smart.link_current or smart.link_max):
             rec.link = link_from_smart(smart, rec.transport)
+        elif smart is not None:
+            rec.link = Link(reason="smartctl reported no interface speed for this disk")
         else:
             rec.link = Link(reason="no tool reported the disk's link speed (smartctl "
-                                   + ("not usable" if smartctl.available() else "not installed") + ")")
+                                   + ("could not identify the disk" if smartctl.available() else "not installed") + ")")
         rec.controller_link = _pci_link(info, "controller")
     elif rec.transport == "virtio":
         rec.link = C.no_link("virtio-blk has no physical link")
@@ -327,11 +335,29 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
 
     # write cache
     rec.write_cache = C.judge_write_cache(signals, info.write_cache, rec.transport)
+    if rec.transport == "pmem":
+        domain = _pmem_persistence_domain(info)
+        rec.write_cache.evidence.append(f"NVDIMM region persistence_domain: {domain or 'not reported'}")
+        if rec.write_cache.verdict == C.WC_ENABLED:
+            rec.write_cache.reason = ("the CPU cache in front of the persistent memory is volatile (the kernel writes "
+                                      "it back on every flush)" + ("" if domain else "; the platform's persistence "
+                                                                   "domain is not reported"))
     if rec.transport == "virtio" and not signals:
         rec.write_cache.reason += " (for virtio the hypervisor decides what a flush does)"
 
     _explain_unknowns(rec, info, smart)
     return rec
+
+
+def _pmem_persistence_domain(info: sysfs.BlockInfo) -> Optional[str]:
+    """'cpu_cache' (eADR), 'memory_controller' (ADR) or None: sysfs of the namespace's region."""
+    cur = os.path.realpath(os.path.join(info.syspath, "device"))
+    for _ in range(4):
+        dom = sysfs.read(os.path.join(cur, "persistence_domain"))
+        if dom is not None:
+            return dom or None
+        cur = os.path.dirname(cur)
+    return None
 
 
 def _in_virtual_machine() -> bool:

@@ -114,7 +114,10 @@ class DeviceRecord:
     def warnings(self) -> List[str]:
         """Loud one-line warnings the sweep prints and records with the result."""
         out = []
-        if self.write_cache.verdict == WC_ENABLED:
+        if self.write_cache.verdict == WC_ENABLED and self.transport == "pmem":
+            out.append(f"VOLATILE CPU CACHE in front of {self.path}: writes are durable only once flushed, and only "
+                       "if the NVDIMM and its platform really persist them (an emulated NVDIMM does not)")
+        elif self.write_cache.verdict == WC_ENABLED:
             out.append(f"VOLATILE WRITE CACHE ENABLED on {self.path}: acknowledged sync writes can be lost on "
                        "power failure unless the device has power-loss protection; unsafe as a SLOG otherwise")
         for line in self.write_cache.evidence:

@@ -43,6 +43,9 @@ LOCK_DIRS = ("/run/slogqual/locks",)
 # Finding codes
 MOUNTED, SWAP, HOLDERS, ROOT, POOL, BUSY, LOCKED = "mounted", "swap", "holders", "root", "pool", "busy", "locked"
 OPEN = "open"
+
+# Processes that open every block device briefly after it changes (udev's watch rule); not users.
+TRANSIENT_PROBERS = {"systemd-udevd", "(udev-worker)", "udevd"}
 SIGNATURE, PARTITIONS, PROBE = "signature", "partitions", "probe"
 OVERRIDABLE = {SIGNATURE, PARTITIONS, PROBE}
 
@@ -146,6 +149,8 @@ def open_by_processes(devnums: Set[str], proc: str = "/proc") -> List[str]:
                 continue
             if stat.S_ISBLK(st.st_mode) and f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}" in devnums:
                 comm = (sysfs.read(os.path.join(proc, pid, "comm")) or "?")
+                if comm in TRANSIENT_PROBERS:
+                    break  # udev's blkid probe after a close-for-write: reads for milliseconds, then closes
                 users.append(f"pid {pid} ({comm})")
                 break
     return users
