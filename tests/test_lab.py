@@ -156,3 +156,36 @@ def test_sigint_leaves_no_process_and_no_files(tmp_path):
     assert survivors == [], f"processes left: {survivors}"
     assert list(labtmp.iterdir()) == []  # job dir, pmem backing file: gone
     assert not any(os.path.exists(os.path.dirname(s)) for s in sockets)  # nbdkit socket dirs: gone
+
+
+def test_sweep_in_the_lab_orders_the_classes(tmp_path):
+    """`slogqual sweep` on every emulated class, 4 KiB QD1 write+flush: hdd slowest … nvdimm fastest,
+    and the latency each class adds (its write p50 minus the undelayed nvme's, same nbd path) is its
+    configured delay within -10 %/+50 % (TCG adds scheduling noise on top, never takes time away)."""
+    from slogqual.lab import devices as _devices
+
+    classes = ["hdd", "sata-ssd", "sas-ssd", "nvme", "nvdimm"]
+    out = tmp_path / "out"
+    args = ["lab", "run", "-q", "-o", str(out)]
+    for c in classes:
+        args += ["--device", c]
+    args += ["--", "sh", "-c", 'mkdir -p sweep && slogqual sweep $SLOGQUAL_LAB_DEVICES --sizes 4k --runtime 2 '
+                               '--settle 0 --destroy-data -o sweep --quiet --format table']
+    proc = slogqual(*args)
+    assert proc.returncode == 0, (out / "lab-console.log").read_text()[-3000:] if out.exists() else proc.stderr
+    devs = json.loads((out / "lab-devices.json").read_text())
+    by_path = {}
+    for f in (out / "sweep").glob("*.json"):
+        doc = json.loads(f.read_text())
+        assert doc["status"] == "complete"
+        by_path[doc["target"]["path"]] = doc["points"][0]
+    pts = {d["class"]: by_path[d["path"]] for d in devs}
+    means = [pts[c]["lat_us"]["mean"] for c in classes]
+    assert means == sorted(means, reverse=True), dict(zip(classes, means))
+    assert all(pts[c]["ios"] > 50 for c in classes)
+    defs = _devices.load()
+    floor = pts["nvme"]["write_lat_us"]["p50"]
+    for c in ("hdd", "sata-ssd", "sas-ssd"):
+        added_ms = (pts[c]["write_lat_us"]["p50"] - floor) / 1000
+        want = defs[c].write_delay_ms
+        assert 0.9 * want <= added_ms <= 1.5 * want, f"{c}: added {added_ms:.2f} ms, configured {want} ms"

@@ -52,6 +52,7 @@ def test_user_file_adds_and_replaces_classes(tmp_path):
     ('transport = "sata"\ncolour = "red"', "unknown key"),
     ('transport = "sata"\nserial_prefix = "a b"', "serial_prefix"),
     ('transport = "nvme"\nlogical_block_size = 1000', "power of two"),
+    ('transport = "sas"\nwrite_delay_ms = 0.8', "whole number of milliseconds"),
 ])
 def test_bad_classes_are_usage_errors(body, message):
     with pytest.raises(UsageError, match=message):

@@ -126,6 +126,11 @@ def parse_class(name: str, table: Dict) -> DeviceClass:
         raise UsageError(f"lab device class {name}: SCSI vendor is at most 8 and product at most 16 characters")
     if transport == "sata" and len(cls.model) > 40:
         raise UsageError(f"lab device class {name}: an ATA model is at most 40 characters")
+    for key in ("write_delay_ms", "read_delay_ms"):
+        v = getattr(cls, key)
+        if v != int(v):
+            # nbdkit 1.32's delay filter takes whole milliseconds ("0.8ms" silently means no delay).
+            raise UsageError(f"lab device class {name}: {key} must be a whole number of milliseconds, not {v:g}")
     if transport == "pmem" and (cls.write_delay_ms or cls.read_delay_ms or cls.bandwidth or cls.iops_limit):
         raise UsageError(f"lab device class {name}: a pmem class cannot be slowed down (it is guest memory)")
     for key in ("logical_block_size", "physical_block_size"):

@@ -146,9 +146,9 @@ class LabRun:
                 if c.write_delay_ms or c.read_delay_ms:
                     filters.append("delay")
                     if c.write_delay_ms:
-                        fargs["wdelay"] = f"{c.write_delay_ms:g}ms"
+                        fargs["wdelay"] = f"{int(c.write_delay_ms)}ms"
                     if c.read_delay_ms:
-                        fargs["rdelay"] = f"{c.read_delay_ms:g}ms"
+                        fargs["rdelay"] = f"{int(c.read_delay_ms)}ms"
                 # A Unix socket path holds at most 107 bytes: a deep job directory uses the temp dir.
                 sock_dir = self.job_dir if len(self.job_dir) <= 60 else None
                 server = NbdServer(plugin="memory", plugin_args=[f"size={c.size}"], filters=filters,

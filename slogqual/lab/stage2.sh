@@ -73,6 +73,7 @@ for spec in $LAB_DEVICES; do
   paths="$paths${paths:+ }$path"
 done
 printf ']\n' >> /lab/devices.json
+udevadm settle --timeout=60  # udev's probes must let go of the disks before the job opens them
 mark devices
 
 export SLOGQUAL_LAB=1 SLOGQUAL_LAB_DEVICES="$paths" SLOGQUAL_LAB_DEVICES_JSON=/lab/devices.json SLOGQUAL_LAB_OUT=/lab/out
