@@ -100,9 +100,16 @@ def _lab_unavailable() -> str:
 
 
 def _run_scenario_cli(argv: List[str], output: str) -> Dict[str, Any]:
-    from slogqual.cli import main as slogqual_main  # the scenario command is the one door to pool runs
+    from slogqual import cli  # the scenario command is the one door to pool runs
 
-    rc = slogqual_main(argv)
+    if "scenario" not in cli.COMMAND_MODULES:
+        return {"document": None, "reason": "this slogqual has no scenario command (slogqual.cli.COMMAND_MODULES)"}
+    try:
+        rc = cli.main(argv)
+    except SystemExit as exc:  # argparse rejected the arguments: say so instead of ending the qualification
+        rc = exc.code if isinstance(exc.code, int) else 2
+    except Exception as exc:  # a broken scenario run must not cost the other criteria and devices
+        return {"document": None, "reason": f"the scenario run crashed: {type(exc).__name__}: {exc}"}
     if os.path.exists(output):
         doc = load_json(output)
         entry = {"document": doc, "path": output}

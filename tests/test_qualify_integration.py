@@ -1,0 +1,167 @@
+"""slogqual qualify end to end on real fio against nbdkit targets (one slowed by 2 ms per write) and
+loop devices: verdicts, exit codes, JUnit, HTML, preconditioning, several devices in one run."""
+
+import json
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import load, need, needs_root, slogqual
+from slogqual.tools.nbdkit import NbdServer
+
+pytestmark = [pytest.mark.integration, need("fio", "nbdkit")]
+
+# Fast: 0.2 s steady-state rounds (at most 5), 0.3 s per sweep size, no settle pause.
+FAST = ["--round-runtime", "0.2", "--max-rounds", "5", "--runtime", "0.3", "--settle", "0", "--quiet"]
+QUICKER = FAST + ["--max-rounds", "0", "--no-html"]  # where steady state and the report are not the point
+
+PROFILE = """\
+# A 1 ms budget: a device that adds 2 ms to every write cannot meet it, a RAM-backed one can.
+name = "one-ms"
+sizes = ["4k"]
+
+[[criterion]]
+check = "lat_us.mean @ 4k <= 1000"
+why = "a 2 ms device fails"
+
+[[criterion]]
+check = "write_cache != volatile-cache-enabled"
+"""
+
+
+def memory_server(delay=None):
+    return NbdServer(plugin="memory", plugin_args=["size=64M"], filters=["delay"] if delay else [],
+                     filter_args={"wdelay": delay} if delay else {})
+
+
+@pytest.fixture
+def profile(tmp_path):
+    path = tmp_path / "one-ms.toml"
+    path.write_text(PROFILE)
+    return str(path)
+
+
+@pytest.fixture
+def store_env(tmp_path):
+    return {"SLOGQUAL_STORE": str(tmp_path / "store.sqlite")}
+
+
+def test_fast_device_passes_slow_device_fails(tmp_path, profile, store_env):
+    out, xml = tmp_path / "out", tmp_path / "junit.xml"
+    with memory_server() as fast, memory_server("2ms") as slow:
+        proc = slogqual("qualify", fast.uri, slow.uri, "--profile", profile, "--out", out, "--junit", xml, *FAST,
+                        env=store_env)
+    assert proc.returncode == 1, proc.stderr
+    docs = [load(out / "1-nbd.qualification.json"), load(out / "2-nbd.qualification.json")]
+    assert [d["schema"] for d in docs] == ["slogqual.qualification/1"] * 2
+    assert [d["verdict"] for d in docs] == ["pass", "fail"]
+    lat = [next(c for c in d["criteria"] if c["check"].startswith("lat_us.mean")) for d in docs]
+    assert lat[0]["result"] == "pass" and lat[1]["result"] == "fail"
+    assert lat[1]["measured"] > 1000 > lat[0]["measured"]
+    assert lat[1]["measured"] - lat[0]["measured"] > 1500  # the 2 ms delay shows, whatever the noise
+    for d in docs:  # steady-state rounds were run and recorded, the sweep is embedded
+        st = d["steady_state"]
+        assert st["checked"] and 1 <= len(st["rounds"]) <= 5 and st["reached"] == (st["at_round"] is not None)
+        assert d["sweep"]["document"]["schema"] == "slogqual.sweep/1" and os.path.exists(d["sweep"]["path"])
+    # the table and the summary across devices
+    assert "verdict: PASS" in proc.stdout and "verdict: FAIL" in proc.stdout and "Summary" in proc.stdout
+    # JUnit: parses, one suite per device, one case per criterion, the failure says measured vs threshold
+    root = ET.parse(xml).getroot()
+    suites = root.findall("testsuite")
+    assert len(suites) == 2 and root.get("tests") == "4" and root.get("failures") == "1"
+    assert [[c.get("name") for c in s.findall("testcase")] for s in suites] == \
+        [["lat_us.mean @ 4k <= 1000", "write_cache != volatile-cache-enabled"]] * 2
+    assert suites[0].get("failures") == "0" and suites[1].get("failures") == "1"
+    failure = suites[1].find("testcase").find("failure")
+    assert failure is not None and failure.get("message").startswith("measured ") \
+        and failure.get("message").endswith("threshold <= 1,000 µs")
+    # the HTML report: the project's report with the qualification section in it
+    html = (out / "qualification.html").read_text()
+    assert 'id="qualification"' in html and "FAIL" in html and "<svg" in html
+
+
+def test_passing_device_alone_exits_0(tmp_path, profile, store_env):
+    with memory_server() as fast:
+        proc = slogqual("qualify", fast.uri, "--profile", profile, "--out", tmp_path / "o", *QUICKER,
+                        env=store_env)
+    assert proc.returncode == 0, proc.stderr
+    doc = load(tmp_path / "o" / "nbd.qualification.json")
+    assert doc["verdict"] == "pass" and doc["steady_state"]["label"] == "not checked"
+
+
+def test_scenario_criterion_without_lab_is_not_evaluated_with_the_reason(tmp_path, store_env):
+    path = tmp_path / "s.toml"
+    path.write_text(PROFILE + '\n[[criterion]]\ncheck = "slog_benefit @ iscsi-4k-randwrite >= 2"\n')
+    env = dict(store_env, SLOGQUAL_LAB_CACHE=str(tmp_path / "no-lab-here"))
+    with memory_server() as fast:
+        proc = slogqual("qualify", fast.uri, "--profile", path, "--out", tmp_path / "o", "--lab",
+                        "--junit", tmp_path / "j.xml", *QUICKER, env=env)
+        plain = slogqual("qualify", fast.uri, "--profile", path, "--out", tmp_path / "o2", *QUICKER, env=env)
+    assert proc.returncode == 1 and plain.returncode == 1
+    doc = load(tmp_path / "o" / "nbd.qualification.json")
+    c = doc["criteria"][2]
+    assert doc["verdict"] == "incomplete" and c["result"] == "not-evaluated" and c["measured"] is None
+    assert c["detail"].startswith("the lab is not available")
+    assert load(tmp_path / "o2" / "nbd.qualification.json")["criteria"][2]["detail"].startswith("no scenario result")
+    case = ET.parse(tmp_path / "j.xml").getroot().find("testsuite").findall("testcase")[2]
+    assert case.find("skipped") is not None and "lab is not available" in case.find("skipped").get("message")
+
+
+def test_bad_scenario_result_file_is_bad_input(tmp_path, profile, store_env):
+    bogus = tmp_path / "x.json"
+    bogus.write_text(json.dumps({"schema": "slogqual.sweep/1"}))
+    proc = slogqual("qualify", "nbd+unix:///?socket=/nonexistent", "--profile", profile, "--scenario-result", bogus,
+                    "--out", tmp_path / "o", *FAST, env=store_env)
+    assert proc.returncode == 2 and "not a slogqual.scenario/1 document" in proc.stderr
+
+
+@needs_root
+def test_refused_device_does_not_stop_the_next(tmp_path, profile, store_env, loop_device):
+    with memory_server() as fast:
+        proc = slogqual("qualify", loop_device, fast.uri, "--profile", profile, "--out", tmp_path / "o",
+                        "--junit", tmp_path / "j.xml", *FAST, env=store_env)
+    assert proc.returncode == 3, proc.stderr  # the worst of: refused (3), pass (0)
+    refused = load(tmp_path / "o" / f"{os.path.basename(loop_device)}.qualification.json")
+    passed = load(tmp_path / "o" / "nbd.qualification.json")
+    assert refused["verdict"] == "refused" and "--destroy-data" in refused["error"]
+    assert refused["sweep"]["document"] is None and passed["verdict"] == "pass"
+    suites = ET.parse(tmp_path / "j.xml").getroot().findall("testsuite")
+    assert suites[0].get("errors") == "1" and suites[1].get("failures") == "0"  # the device criterion still judged
+
+
+def _allocated(path):
+    return os.stat(path).st_blocks * 512
+
+
+@needs_root
+def test_quick_precondition_fills_a_loop_device_for_real(tmp_path, store_env):
+    img = tmp_path / "pc.img"
+    with open(img, "wb") as fh:
+        fh.truncate(48 << 20)
+    dev = subprocess.run(["losetup", "-f", "--show", str(img)], capture_output=True, text=True)
+    if dev.returncode != 0:
+        pytest.skip(f"no loop device: {dev.stderr.strip()}")
+    dev = dev.stdout.strip()
+    try:
+        before = _allocated(img)
+        prof = tmp_path / "p.toml"
+        prof.write_text(PROFILE.replace("<= 1000", "<= 1000000"))
+        proc = slogqual("qualify", dev, "--profile", prof, "--out", tmp_path / "o", "--precondition", "quick",
+                        "--quick-bytes", "32m", "--destroy-data", *QUICKER, env=store_env)
+        assert proc.returncode == 0, proc.stderr
+        doc = load(tmp_path / "o" / f"{os.path.basename(dev)}.qualification.json")
+        pc = doc["precondition"]
+        assert pc["mode"] == "quick" and pc["span_bytes"] == 32 << 20 and pc["written_bytes"] == 32 << 20
+        assert pc["seconds"] > 0 and pc["mbps"] > 0
+        assert before == 0 and _allocated(img) >= 32 << 20  # the fill reached the backing file
+        assert "preconditioning: quick" in doc["sweep"]["document"]["notes"][-1]
+        # full: the whole device written twice
+        proc = slogqual("qualify", dev, "--profile", prof, "--out", tmp_path / "o2", "--precondition", "full",
+                        "--destroy-data", *QUICKER, env=store_env)
+        assert proc.returncode == 0, proc.stderr
+        pc = load(tmp_path / "o2" / f"{os.path.basename(dev)}.qualification.json")["precondition"]
+        assert pc["mode"] == "full" and pc["loops"] == 2 and pc["written_bytes"] == 2 * (48 << 20)
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True)

@@ -1,0 +1,158 @@
+"""Judging criteria, verdicts, JUnit XML and the baseline rule, on documents built in the test."""
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from slogqual.qualify import baseline as bl
+from slogqual.qualify import judge
+from slogqual.qualify import profile as P
+from slogqual.report import junit
+from slogqual.results import LatencyStats, SweepPoint, SweepResult
+
+
+def sweep(points, mode="flush", basis="completion"):
+    r = SweepResult(target={"path": "x", "kind": "file", "size": 1 << 30}, params={"mode": mode, "sizes": []},
+                    environment={})
+    for size, mean, p99, mbps in points:
+        r.add_point(SweepPoint(size=size, ios=1000, lat_us=LatencyStats(mean=mean, p99=p99), iops=1e6 / mean,
+                               mbps=mbps, lat_basis=basis))
+    return r
+
+
+def crit(text):
+    return P.parse_check(text, ["iscsi-4k-randwrite"])
+
+
+def test_sweep_criteria_pass_fail_and_not_evaluated():
+    s = sweep([(4096, 40.0, 90.0, 97.6), (131072, 120.0, 300.0, 1041.0)])
+    j = judge.judge_sweep(crit("lat_us.p99 @ 4k <= 100"), s)
+    assert j.result == judge.PASS and j.measured == 90.0 and "90 µs" in j.message()
+    j = judge.judge_sweep(crit("mbps @ 128k >= 1190"), s)
+    assert j.result == judge.FAIL and j.measured == 1041.0
+    assert "measured 1,041 MiB/s, misses threshold >= 1,190 MiB/s" in j.message()
+    j = judge.judge_sweep(crit("mbps @ 1m >= 1190"), s)
+    assert j.result == judge.NOT_EVALUATED and j.measured is None and "no 1M point" in j.detail
+    j = judge.judge_sweep(crit("lat_us.p99 @ 4k <= 100"), None)
+    assert j.result == judge.NOT_EVALUATED
+
+
+def test_flush_mode_percentile_says_it_is_an_upper_bound():
+    s = sweep([(4096, 40.0, 120.0, 97.6)], basis="write+flush")
+    j = judge.judge_sweep(crit("lat_us.p99 @ 4k <= 100"), s)
+    assert j.result == judge.FAIL and "upper bound" in j.detail
+
+
+def test_device_criteria_use_the_record_verdicts():
+    rec = {"class": "nvme", "write_cache": {"verdict": "no-volatile-cache", "reason": "vwc 0"},
+           "link": {"verdict": "below-capability", "reason": "x2 of x4"}, "controller_link": None}
+    assert judge.judge_device(crit("write_cache == no-volatile-cache"), rec).result == judge.PASS
+    j = judge.judge_device(crit("link == full"), rec)
+    assert j.result == judge.FAIL and j.measured == "below-capability" and j.detail == "x2 of x4"
+    assert judge.judge_device(crit("class in nvme, optane"), rec).result == judge.PASS
+    assert judge.judge_device(crit("controller_link != below-capability"), rec).result == judge.PASS
+    rec["write_cache"] = {"verdict": "unknown", "reason": "no tool"}
+    assert judge.judge_device(crit("write_cache == no-volatile-cache"), rec).result == judge.FAIL
+    assert judge.judge_device(crit("link == full"), None).result == judge.NOT_EVALUATED
+
+
+def test_scenario_criteria_never_invent_a_value():
+    c = crit("slog_benefit @ iscsi-4k-randwrite >= 2")
+    j = judge.judge_scenario(c, {})
+    assert j.result == judge.NOT_EVALUATED and j.measured is None and "--scenario-result" in j.detail
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": None, "reason": "the lab is not available: x"}})
+    assert j.result == judge.NOT_EVALUATED and j.detail == "the lab is not available: x"
+    doc = {"status": "complete", "quick": True, "analysis": {"slog_benefit_at_peak": None,
+                                                             "problems": ["no SLOG configuration ran"]}}
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": doc}})
+    assert j.result == judge.NOT_EVALUATED and "no SLOG configuration ran" in j.detail
+    doc["analysis"]["slog_benefit_at_peak"] = 3.4
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": doc, "source": "file s.json"}})
+    assert j.result == judge.PASS and j.measured == 3.4 and "quick run" in j.detail
+
+
+def test_steady_state_criterion():
+    c = crit("steady_state == reached")
+    assert judge.judge_steady(c, {"checked": True, "reached": True, "label": "reached (round 5)"}).result == judge.PASS
+    assert judge.judge_steady(c, {"checked": True, "reached": False, "label": "NOT"}).result == judge.FAIL
+    assert judge.judge_steady(c, {"checked": False}).result == judge.NOT_EVALUATED
+
+
+def test_verdict_needs_every_criterion_to_pass():
+    s = sweep([(4096, 40.0, 90.0, 97.6)])
+    ok = judge.judge_sweep(crit("lat_us.p99 @ 4k <= 100"), s)
+    bad = judge.judge_sweep(crit("lat_us.mean @ 4k <= 10"), s)
+    ne = judge.judge_scenario(crit("slog_benefit @ iscsi-4k-randwrite >= 2"), {})
+    assert judge.verdict_of([ok]) == judge.VERDICT_PASS
+    assert judge.verdict_of([ok, ne]) == judge.VERDICT_INCOMPLETE
+    assert judge.verdict_of([ok, ne, bad]) == judge.VERDICT_FAIL
+    assert judge.counts([ok, ne, bad]) == {"pass": 1, "fail": 1, "not-evaluated": 1}
+
+
+def _doc(target, verdict, results, error=None, reached=True):
+    crits = []
+    for i, r in enumerate(results):
+        crits.append({"check": f"lat_us.mean @ 4k <= {i}", "name": None, "result": r, "measured_text": "5 µs",
+                      "threshold_text": f"<= {i} µs", "message": f"m{i}", "detail": "d", "why": "w"})
+    return {"target": target, "name": target.strip("/").replace("/", "_"), "verdict": verdict, "error": error,
+            "identity": {"model": "M", "serial": "S"}, "profile": {"name": "p"}, "criteria": crits,
+            "steady_state": {"checked": True, "reached": reached,
+                             "label": "reached (round 5)" if reached else "NOT reached in 6 rounds"},
+            "warnings": [], "started": "2026-11-22T00:00:00+00:00"}
+
+
+def test_junit_one_suite_per_device_one_case_per_criterion(tmp_path):
+    docs = [_doc("/dev/a", "pass", ["pass", "pass"]),
+            _doc("/dev/b", "fail", ["pass", "fail", "not-evaluated"], reached=False),
+            _doc("/dev/c", "refused", ["not-evaluated", "not-evaluated"], error="refusing /dev/c: mounted")]
+    path = tmp_path / "j.xml"
+    junit.write(str(path), docs)
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("7", "1", "2", "1")
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["/dev/a (M S)", "/dev/b (M S)", "/dev/c (M S)"]
+    assert [len(s.findall("testcase")) for s in suites] == [2, 3, 2]
+    failure = suites[1].findall("testcase")[1].find("failure")
+    assert failure.get("message") == "measured 5 µs, threshold <= 1 µs"
+    props = {p.get("name"): p.get("value") for p in suites[1].find("properties")}
+    assert props["verdict"] == "fail" and props["steady_state_reached"] == "false"
+    assert "NOT reached" in props["steady_state"]
+    assert suites[2].findall("testcase")[0].find("error").get("message") == "refusing /dev/c: mounted"
+    assert suites[1].findall("testcase")[2].find("skipped") is not None
+
+
+# --- baseline: regressions beyond the stored runs' spread ------------------------------------------
+
+def test_limits_follow_the_spread_not_a_fixed_percentage():
+    noisy = [100.0, 130.0, 85.0, 120.0]
+    worse, better, rule = bl.limits(noisy, higher_is_worse=True)
+    assert worse > 130 * 1.05 and "4 runs" in rule  # mean+3sd dominates a noisy device
+    tight = [100.0, 100.5, 99.8, 100.2]
+    worse_t, _, _ = bl.limits(tight, higher_is_worse=True)
+    m = sum(tight) / 4
+    sd = (sum((x - m) ** 2 for x in tight) / 3) ** 0.5
+    assert worse_t == pytest.approx(max(max(tight), m + 3 * sd) * 1.05) and worse_t < 107  # tight runs, tight limit
+    w1, _, rule1 = bl.limits([100.0], higher_is_worse=True)
+    assert w1 == pytest.approx(110.0) and "no spread" in rule1
+    wl, _, _ = bl.limits([1000.0, 1010.0], higher_is_worse=False)  # IOPS: lower is worse
+    assert wl < 1000
+
+
+def test_compare_flags_regression_beyond_spread_only():
+    base = [sweep([(4096, m, None, 1.0)]) for m in (100.0, 130.0, 85.0, 120.0)]
+    # +25 % over the mean: a fixed 10 % rule would flag it, the spread of these runs does not
+    c = bl.compare(sweep([(4096, 135.0, None, 1.0)]), base)
+    assert not c.regressions and c.rows[0].flag == ""
+    c = bl.compare(sweep([(4096, 2100.0, None, 1.0)]), base)
+    assert [r.size for r in c.regressions] == [4096] and "regression" in c.summary()
+    # a device that never moves: +9 % is beyond its spread
+    tight = [sweep([(4096, m, None, 1.0)]) for m in (100.0, 100.5, 99.8, 100.2)]
+    c = bl.compare(sweep([(4096, 109.0, None, 1.0)]), tight)
+    assert c.regressions
+    # other modes are left out and said so
+    c = bl.compare(sweep([(4096, 109.0, None, 1.0)]), tight + [sweep([(4096, 1.0, None, 1.0)], mode="dsync")])
+    assert c.runs == 4 and any("dsync" in n for n in c.notes)
+    # IOPS: higher is better
+    c = bl.compare(sweep([(4096, 2100.0, None, 1.0)]), base, metric="iops")
+    assert c.regressions
