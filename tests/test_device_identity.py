@@ -18,7 +18,26 @@ from slogqual.errors import UsageError
 from slogqual.tools import lspci, nvme, smartctl, sysfs
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
-SYSROOT = os.path.join(FIX, "sysfs", "vda-and-partitioned-loop", "sys")
+
+
+def unpack_sysfs(tmp_path_factory, name):
+    """A recorded sysfs tree (kept as a tarball: it has sysfs's symlink cycles), unpacked; its /sys root."""
+    import tarfile
+
+    dest = tmp_path_factory.mktemp(name)
+    with tarfile.open(os.path.join(FIX, "sysfs", f"{name}.tar.gz")) as tf:
+        tf.extractall(dest)
+    return str(dest / name / "sys")
+
+
+@pytest.fixture(scope="module")
+def host_sys(tmp_path_factory):
+    return unpack_sysfs(tmp_path_factory, "vda-and-partitioned-loop")
+
+
+@pytest.fixture(scope="module")
+def lab_sys(tmp_path_factory):
+    return unpack_sysfs(tmp_path_factory, "lab-qemu-guest")
 
 
 def text(*parts):
@@ -130,11 +149,16 @@ def test_write_cache_fallbacks():
 
 # --- sysfs on a recorded tree ------------------------------------------------------------------------------
 
-def _loop_name():
-    return next(n for n in sysfs.block_devices(SYSROOT) if re.fullmatch(r"loop\d+", n))
+def _name(root, pattern):
+    return next(n for n in sysfs.block_devices(root) if re.fullmatch(pattern, n))
 
 
-def test_sysfs_virtio_disk():
+def _info(root, name):
+    return sysfs.block_info(sysfs.read(os.path.join(root, "class", "block", name, "dev")), root)
+
+
+def test_sysfs_virtio_disk(host_sys):
+    SYSROOT = host_sys
     info = sysfs.block_info("254:0", SYSROOT)
     assert info.name == "vda" and info.driver == "virtio_blk" and not info.is_partition
     assert info.size == 256 * 1024 ** 3 and info.logical_block_size == 512 and info.physical_block_size == 4096
@@ -143,8 +167,9 @@ def test_sysfs_virtio_disk():
     assert linux.transport_of(info, None) == "virtio"
 
 
-def test_sysfs_partitioned_loop():
-    name = _loop_name()
+def test_sysfs_partitioned_loop(host_sys):
+    SYSROOT = host_sys
+    name = _name(SYSROOT, r"loop\d+")
     devnum = sysfs.read(os.path.join(SYSROOT, "class", "block", name, "dev"))
     info = sysfs.block_info(devnum, SYSROOT)
     assert info.partitions == [f"{name}p1", f"{name}p2"] and info.loop_backing_file.endswith("part.img")
@@ -153,6 +178,50 @@ def test_sysfs_partitioned_loop():
     assert p1.is_partition and p1.parent == name and p1.size == 32 * 1024 * 1024
     assert p1.logical_block_size == 512  # read from the disk's queue/
     assert sysfs.block_info("8:0", SYSROOT) is None
+
+
+def test_sysfs_lab_qemu_nvme(lab_sys):
+    info = _info(lab_sys, "nvme0n1")
+    assert info.nvme_ctrl == "nvme0" and info.nvme_transport == "pcie" and info.model == "QEMU NVMe Ctrl"
+    assert info.serial and info.revision and info.write_cache == "write back"
+    assert info.pci.address == "0000:00:04.0" and info.pci.vendor == "0x1b36"
+    assert linux.transport_of(info, "nvme") == "nvme"
+    link = linux._pci_link(info, "device")
+    # QEMU reports "Unknown" speeds and widths 0/255: unknown, never "below capability"
+    assert link.verdict == LINK_UNKNOWN and link.current.width is None and link.max.width is None
+
+
+def test_sysfs_lab_qemu_sata_and_scsi(lab_sys):
+    sata = _info(lab_sys, "sdb")
+    assert linux.transport_of(sata, None) == "sata" and sata.rotational is True and sata.driver == "sd"
+    # the SCSI layer's copy of the ATA model is cut to 16 characters: identify prefers smartctl's
+    assert sata.model == "SLOGQUAL LAB HDD" and sata.pci.address == "0000:00:1f.2"
+    rec = DeviceRecord(path="/dev/sdb")
+    rec.set("model", sata.model, "sysfs")
+    rec.prefer("model", smartctl.parse(text("smartctl", "qemu-lab-sata-hdd-wcache.json")).model, "smartctl")
+    assert rec.model == "SLOGQUAL LAB HDD 7200RPM" and rec.sources["model"] == "smartctl"
+    assert "sysfs said 'SLOGQUAL LAB HDD'" in rec.notes[0]
+    scsi = _info(lab_sys, "sda")
+    assert linux.transport_of(scsi, None) == "scsi" and scsi.scsi_cache_type == "write back"
+    assert scsi.vendor == "SLOGQUAL" and scsi.rotational is False
+    assert C.judge_link(linux._pci_link(scsi, "controller")).verdict == LINK_UNKNOWN
+
+
+def test_sysfs_lab_pmem(lab_sys):
+    pm = _info(lab_sys, "pmem0")
+    assert linux.transport_of(pm, None) == "pmem" and C.classify("pmem", pm.rotational, None, None)[0] == "nvdimm"
+
+
+def test_lab_smartctl_and_nvme_records():
+    s = smartctl.parse(text("smartctl", "qemu-lab-sata-hdd-wcache.json"))
+    assert s.write_cache_enabled is True and s.model == "SLOGQUAL LAB HDD 7200RPM" and s.rotation_rate == 7200
+    scsi = smartctl.parse(text("smartctl", "qemu-lab-scsi-hd.json"))
+    assert scsi.protocol == "SCSI" and scsi.write_cache_enabled is None  # no JSON write_cache for SCSI here
+    ident = nvme.parse_id_ctrl(text("nvme", "qemu-lab-id-ctrl.json"))
+    assert ident.model == "QEMU NVMe Ctrl" and ident.vwc_present is True
+    assert nvme.parse_get_vwc(text("nvme", "qemu-lab-get-feature-6.txt")) is True
+    assert C.emulated_by(ident.model, None) == "QEMU"
+    assert lspci.parse(text("lspci", "qemu-lab-q35-vv.txt"), "00:04.0") is None  # no PCIe capability
 
 
 # --- FreeBSD records from recorded outputs -----------------------------------------------------------------

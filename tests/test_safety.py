@@ -369,15 +369,25 @@ def test_cli_second_concurrent_sweep_is_refused(loops, tmp_path):
             first.wait()
 
 
-# --- kernel features this host lacks (dm, ZFS): they run in the lab guest ------------------------------
+# --- kernel features this host lacks (dm, ZFS): run in the lab guest on its emulated disks ----------------
+
+def lab_disk(index=0):
+    """A throw-away emulated disk of the lab guest ($SLOGQUAL_LAB_DEVICES); skip elsewhere."""
+    devs = [d for d in os.environ.get("SLOGQUAL_LAB_DEVICES", "").split() if not os.path.basename(d).startswith("pmem")]
+    if len(devs) <= index:
+        pytest.skip("not in the lab guest (no $SLOGQUAL_LAB_DEVICES block device)")
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    return devs[index]
+
 
 @pytest.mark.lab
-def test_device_mapper_holder_is_refused_always(loops):
+def test_device_mapper_holder_is_refused_always():
+    dev = lab_disk()
     if shutil.which("dmsetup") is None:
         pytest.skip("dmsetup is not installed")
-    dev = loops.new()
     name = f"slogqual-test-{os.getpid()}"
-    sectors = 64 * MiB // 512
+    sectors = int(open(f"/sys/class/block/{os.path.basename(dev)}/size").read()) // 2
     made = subprocess.run(["dmsetup", "create", name, "--table", f"0 {sectors} linear {dev} 0"],
                           capture_output=True, text=True)
     if made.returncode != 0:
@@ -390,14 +400,14 @@ def test_device_mapper_holder_is_refused_always(loops):
 
 
 @pytest.mark.lab
-def test_zfs_pool_member_refused_always_while_imported(loops):
+def test_zfs_pool_member_refused_always_while_imported():
+    dev = lab_disk()
     from slogqual.tools import run as _run
 
     if _run.which("zpool") is None or not os.path.isdir("/sys/module/zfs"):
         pytest.skip("ZFS (module and zpool) is not available here")
     from slogqual.tools import zpool
 
-    dev = loops.new(128)
     pool = f"sqsafety{os.getpid()}"
     zpool.create(pool, [dev], force=True, mountpoint="none")
     try:
@@ -405,8 +415,8 @@ def test_zfs_pool_member_refused_always_while_imported(loops):
         assert f"imported ZFS pool {pool!r}" in msg or "kernel reports it busy" in msg
     finally:
         zpool.destroy(pool, force=True)
-    # destroyed pool: the labels remain; they are a signature that --destroy-data may override
+    # a destroyed pool leaves its labels: a signature that only --destroy-data overrides
     msg = refused(dev, destroy_data=False)
     assert "ZFS label" in msg or "zfs_member" in msg
-    with claim_for_writing(dev, destroy_data=True):
-        pass
+    with claim_for_writing(dev, destroy_data=True) as claim:
+        assert any("ZFS" in o or "zfs" in o for o in claim.overridden)

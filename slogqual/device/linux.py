@@ -244,8 +244,9 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
         except ValueError as exc:
             rec.tools["smartctl"] = f"failed: {exc}"
     if smart is not None:
-        for f, v in (("model", smart.model), ("vendor", smart.vendor), ("serial", smart.serial),
-                     ("firmware", smart.firmware), ("capacity", smart.capacity),
+        for f, v in (("model", smart.model), ("serial", smart.serial), ("firmware", smart.firmware)):
+            rec.prefer(f, v, "smartctl")
+        for f, v in (("vendor", smart.vendor), ("capacity", smart.capacity),
                      ("logical_sector", smart.logical_block_size), ("physical_sector", smart.physical_block_size)):
             rec.set(f, v, "smartctl")
         if smart.rotation_rate is not None:
@@ -269,9 +270,9 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
             try:
                 ident = nvme.id_ctrl(ctrl)
                 rec.tools["nvme"] = "used"
-                rec.set("model", ident.model, "nvme id-ctrl")
-                rec.set("serial", ident.serial, "nvme id-ctrl")
-                rec.set("firmware", ident.firmware, "nvme id-ctrl")
+                rec.prefer("model", ident.model, "nvme id-ctrl")
+                rec.prefer("serial", ident.serial, "nvme id-ctrl")
+                rec.prefer("firmware", ident.firmware, "nvme id-ctrl")
                 if ident.vwc_present is False:
                     signals.append(C.CacheSignal("nvme id-ctrl", False, f"vwc={ident.vwc} (bit 0 clear: no volatile "
                                                                          "write cache present)"))

@@ -106,6 +106,18 @@ class DeviceRecord:
             self.sources[name] = source
             self.unknown.pop(name, None)
 
+    def prefer(self, name: str, value: Any, source: str) -> None:
+        """Set field name from source even if known: the device's own answer (ATA IDENTIFY, NVMe Identify)
+        beats the kernel's SCSI-translated copy (sysfs truncates an ATA model to 16 and firmware to 4 chars)."""
+        if value is None or value == "":
+            return
+        old = getattr(self, name)
+        if old not in (None, "") and old != value:
+            self.notes.append(f"{name}: {source} says {value!r}, {self.sources.get(name)} said {old!r}")
+        setattr(self, name, value)
+        self.sources[name] = source
+        self.unknown.pop(name, None)
+
     def mark_unknown(self, name: str, why: str) -> None:
         attr = "device_class" if name == "class" else name
         if getattr(self, attr, None) in (None, "", "unknown") and name not in self.unknown:
