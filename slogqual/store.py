@@ -220,7 +220,7 @@ class Store:
         for k, v in (identity or {}).items():
             if v and not ident.get(k):
                 ident[k] = v
-        started = (doc.get("environment") or {}).get("started") or doc.get("started")
+        started = doc.get("started") or (doc.get("environment") or {}).get("started")
         digest = _digest(doc)
         with self._tx() as conn:
             cur = conn.execute(
@@ -275,3 +275,21 @@ class Store:
 
 def digest_of(doc: Dict[str, Any]) -> str:
     return _digest(doc)
+
+
+def record_or_warn(doc: Dict[str, Any], path: Optional[str] = None, store_path: Optional[str] = None,
+                   identity: Optional[Dict[str, Optional[str]]] = None) -> Optional[str]:
+    """For commands whose result is a file (sweep, scenario run, import): record the document too.
+
+    A store failure is one line on stderr and the returned error text; it never raises, so the
+    command's own result and exit code stand.
+    """
+    import sys
+
+    try:
+        with Store(store_path) as store:
+            store.record(doc, path, identity)
+    except StoreError as exc:
+        print(f"slogqual: error: {exc}" + (f"; the result is kept in {path}" if path else ""), file=sys.stderr)
+        return str(exc)
+    return None

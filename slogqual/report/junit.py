@@ -64,7 +64,8 @@ def build(docs: Sequence[Dict[str, Any]], name: str = "slogqual qualify") -> ET.
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=f"not evaluated: {c.get('detail', '')}")
             out = ET.SubElement(case, "system-out")
-            out.text = c.get("message", "")
+            out.text = c.get("message", "") + ("" if steady.get("reached") or not steady.get("checked")
+                                               else " [steady state NOT reached]")
         for k, v in counts.items():
             suite.set(k, str(v))
             totals[k] += v
