@@ -69,6 +69,20 @@ class RunResult:
     output_dir: Optional[str]
 
 
+QBOOT = "/usr/share/qemu/qboot.rom"
+
+
+def _bios() -> Optional[str]:
+    """qboot (faster than SeaBIOS at a direct kernel boot, and quiet) when installed;
+    SLOGQUAL_LAB_BIOS=seabios keeps QEMU's default, SLOGQUAL_LAB_BIOS=FILE names another."""
+    choice = os.environ.get("SLOGQUAL_LAB_BIOS", "")
+    if choice == "seabios":
+        return None
+    if choice:
+        return choice
+    return QBOOT if os.path.exists(QBOOT) else None
+
+
 def parse_marks(text: str) -> Dict[str, float]:
     marks: Dict[str, float] = {}
     for line in text.splitlines():
@@ -164,7 +178,8 @@ class LabRun:
             kernel=self.image.kernel, initrd=self.image.initrd, append=KERNEL_APPEND,
             memory_mb=self.memory_mb, cpus=self.cpus,
             shares=[_qemu.Share9p("root", "/", readonly=True), _qemu.Share9p("lab", self.job_dir)],
-            disks=disks, interactive=(self.mode == "shell"),
+            disks=disks, interactive=(self.mode == "shell"), bios=_bios(),
+            cpu=os.environ.get("SLOGQUAL_LAB_CPU") or "max",
         )
         return _qemu.machine_argv(m)
 

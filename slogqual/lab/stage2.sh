@@ -36,11 +36,13 @@ rm -f /etc/zfs/zpool.cache
 
 export SYSTEMD_IGNORE_CHROOT=1
 /lib/systemd/systemd-udevd --daemon --resolve-names=never > /dev/null 2>&1 || { say "systemd-udevd failed"; finish 125; }
+mark udevd
 udevadm trigger --type=subsystems --action=add
 # Coldplug only what carries the disks and their drivers (pci/virtio/acpi/nd load ahci, nvme,
 # virtio_scsi, nfit, nd_pmem; scsi/block/nvme make the /dev/disk links): every uevent costs
 # forks over 9p under TCG, and the hundreds of tty/mem/cpu devices would double the boot.
 udevadm trigger --type=devices --action=add $LAB_UDEV_MATCH
+mark trigger
 udevadm settle --timeout=60
 mark udev
 modprobe zfs || { say "modprobe zfs failed"; finish 125; }

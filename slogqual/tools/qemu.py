@@ -62,8 +62,10 @@ class Machine:
     shares: List[Share9p] = field(default_factory=list)
     disks: List[Disk] = field(default_factory=list)
     accel: str = "tcg"
+    cpu: str = "max"
     console: str = "stdio"  # "stdio": the serial console on QEMU's stdin/stdout
     interactive: bool = False  # stdio in raw mode (Ctrl-C goes to the guest)
+    bios: Optional[str] = None  # e.g. qboot.rom: a faster direct-kernel firmware than SeaBIOS
 
 
 def _opt(value: str) -> str:
@@ -125,9 +127,10 @@ def machine_argv(m: Machine) -> List[str]:
     machine = "q35,nvdimm=on" if pmem else "q35"
     argv = [
         QEMU, "-nodefaults", "-no-user-config", "-nographic",
-        "-machine", machine, "-accel", m.accel, "-cpu", "max", "-smp", str(m.cpus), "-m", memory,
+        "-machine", machine, "-accel", m.accel, "-cpu", m.cpu, "-smp", str(m.cpus), "-m", memory,
         "-kernel", m.kernel, "-initrd", m.initrd, "-append", m.append,
         "-no-reboot",
+        *(["-bios", m.bios] if m.bios else []),
         "-chardev", f"stdio,id=con,signal={'off' if m.interactive else 'on'}", "-serial", "chardev:con",
     ]
     for i, share in enumerate(m.shares):
