@@ -151,7 +151,7 @@ def test_swaps():
 def test_smartctl_sas_ssd():
     s = smartctl.parse(text("smartctl", "sas-ssd-toshiba-kpm5xmug400g.json"))
     assert s.protocol == "SCSI" and s.usable
-    assert s.model == "TOSHIBA KPM5XMUG400G" and s.vendor == "TOSHIBA" and s.firmware == "B026"
+    assert s.model == "KPM5XMUG400G" and s.vendor == "TOSHIBA" and s.firmware == "B026"
     assert s.serial == "99A012345678" and s.capacity == 400088457216
     assert (s.logical_block_size, s.physical_block_size, s.rotation_rate) == (512, 4096, 0)
     assert s.scsi_transport == "SAS (SPL-4)"

@@ -113,7 +113,8 @@ def parse(text: str) -> SmartInfo:
     dev = doc.get("device") if isinstance(doc.get("device"), dict) else {}
     info.protocol = _s(dev.get("protocol"))
     info.device_type = _s(dev.get("type"))
-    info.model = _s(doc.get("model_name")) or _s(doc.get("scsi_model_name")) or _s(doc.get("scsi_product"))
+    # SCSI: the product alone (scsi_model_name is vendor + product; the vendor has its own field)
+    info.model = _s(doc.get("model_name")) or _s(doc.get("scsi_product")) or _s(doc.get("scsi_model_name"))
     info.vendor = _s(doc.get("scsi_vendor"))
     info.family = _s(doc.get("model_family"))
     info.serial = _s(doc.get("serial_number"))
