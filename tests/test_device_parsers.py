@@ -328,3 +328,35 @@ def test_nvmecontrol_garbage(bad):
 def test_sysctl_parse_and_garbage():
     assert sysctl.parse("") == {} and sysctl.disks("") == []
     assert sysctl.disks("garbage: with colon but no dotted name") == []
+
+
+# --- ZFS: slogqual's own label reader, blkid and wipefs on a real pool member (lab-recorded) ------------
+
+def test_zfs_label_nvlist_of_a_real_pool():
+    import gzip
+
+    from slogqual.device import zfslabel
+
+    with gzip.open(os.path.join(FIX, "zfslabel", "label0-nvlist-pool-sqlabel-exported.bin.gz")) as fh:
+        buf = fh.read()
+    assert len(buf) == zfslabel.NVLIST_SIZE
+    lab = zfslabel.parse_nvlist_region(buf)
+    assert lab.pool == "sqlabel" and lab.pool_guid == 11156534530852606562 and lab.state == "exported"
+    assert zfslabel.parse_nvlist_region(buf[:40]) is None  # cut before the name pair: nothing, no crash
+    part = zfslabel.parse_nvlist_region(buf[:100])  # name pair only: what is there, the rest unknown
+    assert part.pool == "sqlabel" and part.pool_guid is None and part.state is None
+    assert zfslabel.parse_nvlist_region(b"\0" * zfslabel.NVLIST_SIZE) is None
+    assert zfslabel.parse_nvlist_region(os.urandom(4096)) is None
+    assert zfslabel.label_offsets(4 * 1024 * 1024) == [0, 262144, 3 * 262144 - 262144, 3 * 262144]
+    assert zfslabel.label_offsets(300 * 1024) == [0, 262144]  # too small for the two end labels
+
+
+def test_zfs_member_seen_by_blkid_and_wipefs():
+    member = blkid.from_result("/dev/sda1", 0, text("blkid", "qemu-lab-zfs-member-partition.export"), "")
+    assert member.type == "zfs_member" and member.values["LABEL"] == "sqlabel"
+    assert member.signatures() == ["zfs_member filesystem"]
+    sigs = wipefs.parse(text("wipefs", "qemu-lab-zfs-member-partition.json"))
+    assert len(sigs) >= 4 and {s.type for s in sigs} == {"zfs_member"} and {s.label for s in sigs} == {"sqlabel"}
+    disk = blkid.from_result("/dev/sda", 0, text("blkid", "qemu-lab-zfs-whole-disk.export"), "")
+    assert disk.pttype == "gpt"
+    assert [s.type for s in wipefs.parse(text("wipefs", "qemu-lab-zfs-whole-disk.json"))] == ["gpt", "gpt", "PMBR"]
