@@ -347,7 +347,7 @@ def test_zfs_label_nvlist_of_a_real_pool():
     assert part.pool == "sqlabel" and part.pool_guid is None and part.state is None
     assert zfslabel.parse_nvlist_region(b"\0" * zfslabel.NVLIST_SIZE) is None
     assert zfslabel.parse_nvlist_region(os.urandom(4096)) is None
-    assert zfslabel.label_offsets(4 * 1024 * 1024) == [0, 262144, 3 * 262144 - 262144, 3 * 262144]
+    assert zfslabel.label_offsets(4 * 1024 * 1024) == [0, 262144, 4 * 1024 * 1024 - 524288, 4 * 1024 * 1024 - 262144]
     assert zfslabel.label_offsets(300 * 1024) == [0, 262144]  # too small for the two end labels
 
 
