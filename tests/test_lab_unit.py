@@ -206,3 +206,22 @@ def test_zpool_iostat_recorded_sections():
 def test_lab_marks_recorded():
     marks = parse_marks(fixture("lab", "marks.txt"))
     assert marks["stage2"] < marks["udev"] < marks["zfs"] < marks["devices"] <= marks["pool_ready"] < marks["end"]
+
+
+def test_zpool_iostat_interval_reports_take_the_last_table():
+    two = zpool.parse_iostat_v(fixture("zpool", "iostat-vp-two-reports.txt"))
+    one = zpool.parse_iostat_v(fixture("zpool", "iostat-vpy-interval-pmem-log.txt"))
+    for rows in (two, one):
+        assert [r.name for r in rows] == ["p", "mirror-0", "sda", "sdb", "pmem0"]
+        assert [r.section for r in rows][-1] == "logs"
+    # Under sync=always the log vdev takes most of the pool's writes in the interval.
+    log = one[-1]
+    assert log.write_bytes > one[1].write_bytes
+    assert zpool.iostat_interval_argv("p", 2) == ["zpool", "iostat", "-vpy", "p", "2", "1"]
+
+
+def test_zfs_get_and_zpool_list_recorded():
+    props = zfs.parse_get(fixture("zfs", "get-Hp-zvol.txt"))
+    assert props["sync"] == "always" and props["volblocksize"] == "4096" and int(props["objsetid"]) > 0
+    (pool,) = zpool.parse_list(fixture("zpool", "list-Hp.txt"))
+    assert pool.name == "p" and pool.health == "ONLINE" and pool.size == pool.alloc + pool.free

@@ -51,7 +51,8 @@ def iostat_argv(pool: str) -> List[str]:
 
 
 def iostat_interval_argv(pool: str, seconds: int) -> List[str]:
-    """One report covering the next ``seconds`` (``-y``: without the since-import report first)."""
+    """One report averaged over the next ``seconds`` (``-y``: without the since-import report first):
+    per-vdev rates over a measured window. Not -H, which hides the section names (see parse_iostat_v)."""
     return ["zpool", "iostat", "-vpy", pool, str(max(1, int(seconds))), "1"]
 
 
@@ -162,9 +163,3 @@ def iostat(pool: str) -> List[VdevIO]:
 
 def pools() -> Dict[str, PoolInfo]:
     return {p.name: p for p in parse_list(zpool(list_argv()))}
-
-
-def iostat_interval_argv(pool: str, seconds: int) -> List[str]:
-    """One ``zpool iostat`` report averaged over the next ``seconds`` (``-y`` skips the
-    since-import report): per-vdev rates over a measured window, for step evidence."""
-    return ["zpool", "iostat", "-vHp", "-y", pool, str(max(1, int(seconds))), "1"]
