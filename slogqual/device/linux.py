@@ -347,6 +347,11 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
         rec.write_cache.reason += " (for virtio the hypervisor decides what a flush does)"
 
     _explain_unknowns(rec, info, smart)
+    for name, mod in (("lsblk", lsblk), ("smartctl", smartctl), ("nvme", nvme), ("lspci", lspci)):
+        if rec.tools.get(name) == "used" or (name == "lspci" and any("lspci" in e for e in rec.link.evidence)):
+            v = mod.version()
+            if v:
+                rec.tool_versions[name] = v
     return rec
 
 

@@ -93,6 +93,7 @@ class DeviceRecord:
     unknown: Dict[str, str] = field(default_factory=dict)
     sources: Dict[str, str] = field(default_factory=dict)
     tools: Dict[str, str] = field(default_factory=dict)  # tool -> "used" | "absent" | "failed: why"
+    tool_versions: Dict[str, str] = field(default_factory=dict)  # tool -> "7.3" for the tools used
     notes: List[str] = field(default_factory=list)
     platform: Optional[str] = None
 
@@ -174,6 +175,7 @@ class DeviceRecord:
             "unknown": dict(self.unknown),
             "sources": dict(self.sources),
             "tools": dict(self.tools),
+            "tool_versions": dict(self.tool_versions),
             "notes": list(self.notes),
             "warnings": self.warnings(),
             "platform": self.platform,

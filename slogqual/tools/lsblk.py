@@ -7,6 +7,8 @@ and reports what it could not read instead of failing.
 
 from __future__ import annotations
 
+import functools
+
 import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -43,6 +45,16 @@ class LsblkDevice:
         yield self
         for c in self.children:
             yield from c.walk()
+
+
+@functools.lru_cache(maxsize=None)
+def version() -> str:
+    """'1.2' of the installed program (cached per process), '' when it cannot be read."""
+    try:
+        ver, _ = _run.get_version(PROGRAM, ["--version"], r"util-linux (\d+)\.(\d+)")
+    except Exception:
+        return ""
+    return ".".join(str(v) for v in ver)
 
 
 def available() -> bool:

@@ -9,6 +9,8 @@ Only this module spawns lspci.
 
 from __future__ import annotations
 
+import functools
+
 import re
 from dataclasses import dataclass
 from typing import List, Optional
@@ -32,6 +34,16 @@ class PcieLink:
     sta_width: Optional[int] = None
     speed_downgraded: Optional[bool] = None  # lspci's own "(downgraded)" mark (pciutils >= 3.7)
     width_downgraded: Optional[bool] = None
+
+
+@functools.lru_cache(maxsize=None)
+def version() -> str:
+    """'1.2' of the installed program (cached per process), '' when it cannot be read."""
+    try:
+        ver, _ = _run.get_version(PROGRAM, ["--version"], r"lspci version (\d+)\.(\d+)")
+    except Exception:
+        return ""
+    return ".".join(str(v) for v in ver)
 
 
 def available() -> bool:

@@ -10,6 +10,8 @@ Only this module spawns nvme.
 
 from __future__ import annotations
 
+import functools
+
 import json
 import re
 from dataclasses import dataclass
@@ -34,6 +36,16 @@ class IdCtrl:
     @property
     def vwc_present(self) -> Optional[bool]:
         return None if self.vwc is None else bool(self.vwc & 1)
+
+
+@functools.lru_cache(maxsize=None)
+def version() -> str:
+    """'1.2' of the installed program (cached per process), '' when it cannot be read."""
+    try:
+        ver, _ = _run.get_version(PROGRAM, ["version"], r"nvme version (\d+)\.(\d+)")
+    except Exception:
+        return ""
+    return ".".join(str(v) for v in ver)
 
 
 def available() -> bool:

@@ -9,6 +9,8 @@ module spawns smartctl.
 
 from __future__ import annotations
 
+import functools
+
 import json
 import re
 from dataclasses import dataclass, field
@@ -55,6 +57,16 @@ class SmartInfo:
         if self.exit_status is not None and self.exit_status & (EXIT_CMDLINE | EXIT_OPEN):
             return False
         return bool(self.model or self.serial or self.protocol)
+
+
+@functools.lru_cache(maxsize=None)
+def version() -> str:
+    """'1.2' of the installed program (cached per process), '' when it cannot be read."""
+    try:
+        ver, _ = _run.get_version(PROGRAM, ["--version"], r"smartctl (\d+)\.(\d+)")
+    except Exception:
+        return ""
+    return ".".join(str(v) for v in ver)
 
 
 def available() -> bool:
