@@ -288,6 +288,8 @@ def test_loop_device_and_partition(loops):
     assert (d["transport"], d["class"], d["capacity"]) == ("loop", "virtual", 64 * 1024 * 1024)
     assert d["write_cache"]["verdict"] == WC_UNKNOWN and d["write_cache"]["kernel"] in ("write back", "write through")
     assert d["tools"]["sysfs"] == "used" and d["tools"]["smartctl"].startswith("not used")
+    if d["tools"]["lsblk"] == "used":
+        assert re.fullmatch(r"\d+\.\d+", d["tool_versions"]["lsblk"])
     assert "loop device backed by" in " ".join(d["notes"])
     p1, _ = loops.partition(dev)
     pd = identify(p1).to_dict()
