@@ -165,3 +165,20 @@ def test_quick_precondition_fills_a_loop_device_for_real(tmp_path, store_env):
         assert pc["mode"] == "full" and pc["loops"] == 2 and pc["written_bytes"] == 2 * (48 << 20)
     finally:
         subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
+def test_scenario_on_data_devices_that_cannot_run_is_reported_not_fatal(tmp_path, store_env):
+    # No pool can be built here from a 4 MiB file (and this host may have no ZFS at all): whatever the
+    # scenario run says, the criterion is not evaluated with a reason and the device's own criteria stand.
+    path = tmp_path / "s.toml"
+    path.write_text(PROFILE + '\n[[criterion]]\ncheck = "slog_of_standard @ nfs-sync >= 0.5"\n')
+    data = tmp_path / "data.img"
+    data.write_bytes(b"\0" * (4 << 20))
+    with memory_server() as fast:
+        proc = slogqual("qualify", fast.uri, "--profile", path, "--out", tmp_path / "o", "--data", data,
+                        "--scenario-quick", *QUICKER, env=store_env)
+    assert proc.returncode == 1, proc.stderr
+    doc = load(tmp_path / "o" / "nbd.qualification.json")
+    assert [c["result"] for c in doc["criteria"]] == ["pass", "pass", "not-evaluated"]
+    assert doc["criteria"][2]["measured"] is None and doc["criteria"][2]["detail"]
+    assert doc["verdict"] == "incomplete"

@@ -66,6 +66,9 @@ def test_scenario_criteria_never_invent_a_value():
                                                              "problems": ["no SLOG configuration ran"]}}
     j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": doc}})
     assert j.result == judge.NOT_EVALUATED and "no SLOG configuration ran" in j.detail
+    failed = {"status": "failed", "error": "zpool create failed: no ZFS module", "analysis": None}
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": failed}})
+    assert j.result == judge.NOT_EVALUATED and "status failed: zpool create failed" in j.detail
     doc["analysis"]["slog_benefit_at_peak"] = 3.4
     j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": doc, "source": "file s.json"}})
     assert j.result == judge.PASS and j.measured == 3.4 and "quick run" in j.detail

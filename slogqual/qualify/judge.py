@@ -148,7 +148,7 @@ def judge_scenario(c: Criterion, scenarios: Dict[str, Dict[str, Any]]) -> Judgem
         status = doc.get("status")
         why = f"the scenario result has no analysis.{key}"
         if status != "complete":
-            why += f" (status {status})"
+            why += f" (status {status}" + (f": {doc['error']}" if doc.get("error") else "") + ")"
         problems = analysis.get("problems") or []
         if problems:
             why += f": {problems[0]}"
