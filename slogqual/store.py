@@ -98,6 +98,11 @@ class Run:
 
 
 def _digest(doc: Dict[str, Any]) -> str:
+    """Identity of a result: the document without the moment it was imported (re-importing the same
+    diskinfo log is the same result)."""
+    env = doc.get("environment")
+    if isinstance(env, dict) and "imported_at" in env:
+        doc = dict(doc, environment={k: v for k, v in env.items() if k != "imported_at"})
     return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 

@@ -2,6 +2,7 @@
 end to end: history lists repeated runs, compare --baseline flags a slowed device, a broken store costs
 no result file."""
 
+import json
 import os
 import sqlite3
 
@@ -149,3 +150,12 @@ def test_corrupt_or_locked_store_costs_no_result(tmp_path, profile):
     assert doc["verdict"] == "pass" and "locked" in doc["store"]["error"]
     with Store(str(locked)) as st:
         assert st.runs() == []  # nothing half-written
+
+
+def test_reimporting_the_same_log_is_the_same_result(tmp_path):
+    a = sweep_doc("M", "S", 10.0)
+    a["environment"]["imported_at"] = "2026-11-22T01:00:00+00:00"
+    b = json.loads(json.dumps(a))
+    b["environment"]["imported_at"] = "2026-11-22T02:00:00+00:00"
+    with Store(str(tmp_path / "s.sqlite")) as st:
+        assert st.record(a) and st.record(b) is None and len(st.runs()) == 1

@@ -253,8 +253,6 @@ class DeviceRun:
                 self.notes.append(f"device identity unavailable: {exc}")
             for w in (self.record or {}).get("warnings") or []:
                 self.progress.say(f"WARNING: {w}")
-            if self.record is not None:
-                self.record.setdefault("labels", {k: v for k, v in opts.labels.items() if v})
             with claim_target(target, opts.destroy_data):  # every interlock, the lock, --destroy-data
                 claimed = True
                 self._measure(target)
