@@ -18,6 +18,7 @@ APT_PACKAGES=(
   smartmontools  # smartctl --json: ATA/SCSI identity, rotation, SATA link, write cache
   nvme-cli       # nvme id-ctrl (vwc) and get-feature 6: NVMe volatile write cache
   pciutils       # lspci -vv LnkCap/LnkSta where sysfs lacks the link attributes
+  mdadm          # md RAID members for the safety tests in the lab guest
   python3-pip
 )
 

@@ -420,3 +420,26 @@ def test_zfs_pool_member_refused_always_while_imported():
     assert "ZFS label" in msg or "zfs_member" in msg
     with claim_for_writing(dev, destroy_data=True) as claim:
         assert any("ZFS" in o or "zfs" in o for o in claim.overridden)
+
+
+@pytest.mark.lab
+def test_md_raid_member_is_refused_always():
+    a, b = lab_disk(0), lab_disk(1)
+    if shutil.which("mdadm") is None:
+        pytest.skip("mdadm is not installed")
+    md = f"/dev/md/sqsafety{os.getpid()}"
+    made = subprocess.run(["mdadm", "--create", md, "--run", "--force", "--level=0", "--raid-devices=2",
+                           "--metadata=1.2", a, b], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"md unavailable here ({made.stderr.strip().splitlines()[-1] if made.stderr.strip() else made.returncode})")
+    try:
+        msg = refused(a, destroy_data=True)
+        assert "is held by md" in msg and "raid0" in msg
+    finally:
+        subprocess.run(["mdadm", "--stop", md], capture_output=True)
+    # stopped: the members still carry md superblocks, a signature --destroy-data may override
+    msg = refused(a, destroy_data=False)
+    assert "linux_raid_member" in msg
+    with claim_for_writing(a, destroy_data=True):
+        pass
+    subprocess.run(["mdadm", "--zero-superblock", a, b], capture_output=True)
