@@ -443,3 +443,18 @@ def test_md_raid_member_is_refused_always():
     with claim_for_writing(a, destroy_data=True):
         pass
     subprocess.run(["mdadm", "--zero-superblock", a, b], capture_output=True)
+
+
+@pytest.mark.lab
+def test_lab_sweep_records_identity_and_warns(tmp_path):
+    """On an emulated SATA disk of the guest: the result embeds the record and its loud warning."""
+    dev = lab_disk()
+    needs_fio()
+    subprocess.run(["wipefs", "-a", "-q", dev], capture_output=True)
+    out = tmp_path / "lab.json"
+    p = sweep(dev, out, "--destroy-data")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(out.read_text())
+    assert doc["device"]["transport"] in ("sata", "scsi", "sas") and doc["device"]["model"]
+    if doc["device"]["write_cache"]["verdict"] == "volatile-cache-enabled":
+        assert any(w.startswith("VOLATILE WRITE CACHE ENABLED") for w in doc["warnings"])
