@@ -28,8 +28,12 @@ def _ident_line(doc: Dict[str, Any]) -> str:
 def device_table(doc: Dict[str, Any]) -> str:
     steady = doc.get("steady_state") or {}
     pre = doc.get("precondition") or {}
-    lines = [f"{doc['target']} ({_ident_line(doc)}) — profile {doc['profile']['name']}",
-             f"preconditioning: {pre.get('mode', '-')}; steady state: {steady.get('label', 'not checked')}"]
+    dev = doc.get("device") or {}
+    lines = [f"{doc['target']} ({_ident_line(doc)}) — profile {doc['profile']['name']}"]
+    if dev:
+        lines.append(f"write cache: {(dev.get('write_cache') or {}).get('verdict', '-')}; "
+                     f"link: {(dev.get('link') or {}).get('verdict', '-')}")
+    lines.append(f"preconditioning: {pre.get('mode', '-')}; steady state: {steady.get('label', 'not checked')}")
     if doc.get("error"):
         lines.append(f"{doc['verdict']}: {doc['error']}")
     rows = [[c.get("name") or c["check"], c["measured_text"], c["threshold_text"], RESULT_WORDS[c["result"]],
