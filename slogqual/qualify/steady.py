@@ -8,6 +8,11 @@ window of the last five rounds,
 2. the excursion of the least-squares line through the window, ``|slope| * (x_last - x_first)``,
    is at most 10 % of the window's mean (x = round number, so the span is window - 1 rounds).
 
+(SNIA SSS PTS 2.0.1, definition of Steady State: "Max(y)-Min(y) within the Measurement Window is no
+more than 20% of the Ave(y)", and "Max(y)-Min(y), where Max(y) and Min(y) are the maximum and minimum
+values on the best linear curve fit of the y-values within the Measurement Window, is within 10% of
+Ave(y)". On a straight line those are its two ends, hence |slope| times the span.)
+
 Rounds continue until both hold or a maximum (SNIA: 25) is reached; a result without steady
 state is marked so, never dropped. At QD1 IOPS is the reciprocal of the mean latency, so the
 verdict is the same whichever of the two is tracked; IOPS is what SNIA tracks.
