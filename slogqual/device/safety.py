@@ -370,10 +370,12 @@ def device_lock(path: str, lock_dir: Optional[str] = None) -> Iterator[str]:
 
 @contextlib.contextmanager
 def claim_for_writing(path: str, destroy_data: bool, lock_dir: Optional[str] = None,
-                      root: str = sysfs.SYS) -> Iterator[Claim]:
+                      root: str = sysfs.SYS, exclusive: bool = True) -> Iterator[Claim]:
     """Run every interlock and hold the device for a destructive run, or raise RefusedError.
 
     destroy_data overrides only the "carries a signature / partition table" findings.
+    exclusive=False (pool building): the exclusive open is still tried, as a check, but released at
+    once, because ``zpool create`` must open the device exclusively itself; the slogqual lock stays.
     """
     if is_uri(path):
         with device_lock(path, lock_dir) as lp:
@@ -412,6 +414,9 @@ def claim_for_writing(path: str, destroy_data: bool, lock_dir: Optional[str] = N
             if exc.errno in (errno.EACCES, errno.EPERM):
                 raise UsageError(f"{path}: permission denied (writing a block device needs root)") from None
             raise
+        if not exclusive:
+            os.close(excl)
+            excl = None
         try:
             claim = Claim(path=path, kind="block", devnum=devnum, lock_path=lp,
                           overridden=[f.message for f in soft])
@@ -420,4 +425,5 @@ def claim_for_writing(path: str, destroy_data: bool, lock_dir: Optional[str] = N
                                    + "; ".join(dict.fromkeys(f.message for f in soft)) + ")")
             yield claim
         finally:
-            os.close(excl)
+            if excl is not None:
+                os.close(excl)

@@ -1,0 +1,192 @@
+"""slogqual scenario: pool scenarios (list, show, run; --lab for the QEMU guest)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from typing import List
+
+from slogqual.errors import SlogqualError, UsageError
+from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, safe_name
+from slogqual.pool.runner import PoolScenarioRun, load_document, new_document
+from slogqual.pool.scenario import builtin_names, load_scenario
+from slogqual.progress import Progress
+from slogqual.tools import fio
+
+DEFAULT_LAB_DEVICES = {"data": ["hdd", "hdd"], "log": ["sata-ssd", "nvdimm"]}
+LAB_DEVICE_ENV = "SLOGQUAL_LAB_DEVICES"
+
+
+def register(sub) -> None:
+    p = sub.add_parser("scenario", help="pool scenarios: what a SLOG really buys a pool",
+                       description="Build a throwaway pool, add the candidate as SLOG and drive sync-write loads "
+                                   "under several configurations, with ZIL kstat evidence.")
+    ss = p.add_subparsers(dest="scenario_command", metavar="SCENARIO_COMMAND")
+    ls = ss.add_parser("list", help="the shipped scenarios")
+    ls.set_defaults(func=cmd_list)
+    sh = ss.add_parser("show", help="a scenario's parameters (as JSON)")
+    sh.add_argument("scenario", metavar="NAME|FILE")
+    sh.add_argument("--quick", action="store_true")
+    sh.set_defaults(func=cmd_show)
+    r = ss.add_parser("run", help="run a scenario on named devices (destroys their data) or in the lab")
+    r.add_argument("scenario", nargs="?", metavar="NAME|FILE")
+    r.add_argument("--data", nargs="+", default=[], metavar="DEV", help="data vdev devices")
+    r.add_argument("--log", nargs="+", default=[], metavar="DEV", help="log (SLOG) candidate devices")
+    r.add_argument("--layout", choices=LAYOUTS, default="stripe", help="data vdev layout (default stripe)")
+    r.add_argument("--quick", action="store_true", help="few steps, short runtime (CI, demos)")
+    r.add_argument("--destroy-data", action="store_true", help="confirm the named devices may be overwritten")
+    r.add_argument("-o", "--output", metavar="FILE", help="result file (default slogqual-scenario-NAME-TIME.json)")
+    r.add_argument("--resume", metavar="RESULT", help="continue an interrupted run")
+    r.add_argument("--lab", action="store_true",
+                   help="run in the lab guest on emulated devices (default: data hdd hdd, log sata-ssd nvdimm)")
+    r.add_argument("--lab-data", nargs="+", metavar="CLASS", help="lab classes of the data devices")
+    r.add_argument("--lab-log", nargs="+", metavar="CLASS", help="lab classes of the log devices")
+    r.add_argument("--json", action="store_true", help="print the result document")
+    r.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    r.set_defaults(func=cmd_run)
+    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
+
+
+def cmd_list(args) -> int:
+    for name in builtin_names():
+        s = load_scenario(name)
+        print(f"{name:24} {s.description}")
+    return 0
+
+
+def cmd_show(args) -> int:
+    s = load_scenario(args.scenario)
+    print(json.dumps((s.quick() if args.quick else s).to_dict(), indent=2))
+    return 0
+
+
+def _lab_paths(specs: List[str]) -> List[str]:
+    """Inside the lab guest, 'lab:N' names the N-th emulated device (from $SLOGQUAL_LAB_DEVICES)."""
+    env = os.environ.get(LAB_DEVICE_ENV, "").split()
+    out = []
+    for spec in specs:
+        if spec.startswith("lab:"):
+            i = int(spec[4:])
+            if i >= len(env):
+                raise UsageError(f"{spec}: the lab guest has {len(env)} device(s)")
+            out.append(env[i])
+        else:
+            out.append(spec)
+    return out
+
+
+def _terminate_as_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _print(doc, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(doc, indent=2))
+        return
+    from tabulate import tabulate
+    rows = [[s["config"], s["threads"], f"{s['iops']:.0f}", f"{s['mbps']:.1f}",
+             f"{s['lat_us']['p99'] or 0:.0f}", s["zil"]["slog_bytes"], s["zil"]["normal_bytes"]] for s in doc["steps"]]
+    print(f"{doc['scenario']['name']} ({'quick' if doc['quick'] else 'full'}), pool {doc['pool']['layout']} "
+          f"of {len(doc['pool']['data'])}, log {', '.join(doc['pool']['log']) or '-'} [{doc['status']}]")
+    print(tabulate(rows, headers=["configuration", "threads", "IOPS", "MiB/s", "p99 µs", "ZIL→log B", "ZIL→pool B"],
+                   disable_numparse=True))
+    a = doc.get("analysis")
+    if a:
+        print(f"\nverdict: {a['verdict']}\nbottleneck: {a['bottleneck']}")
+    for w in doc.get("warnings") or []:
+        print(f"WARNING: {w}")
+
+
+def _run_in_lab(args) -> int:
+    from slogqual.cli import main as slogqual_main
+    data = args.lab_data or DEFAULT_LAB_DEVICES["data"]
+    logs = args.lab_log or DEFAULT_LAB_DEVICES["log"]
+    if args.data or args.log:
+        raise UsageError("--lab uses emulated devices: name their classes with --lab-data/--lab-log, not --data/--log")
+    name = safe_name(os.path.basename(args.scenario or "scenario")).removesuffix(".toml")
+    out = os.path.abspath(args.output or f"slogqual-scenario-{name}-lab-{time.strftime('%Y%m%dT%H%M%S')}.json")
+    outdir = out + ".lab"
+    scenario = os.path.abspath(args.scenario) if os.path.exists(args.scenario) else args.scenario
+    inner = ["slogqual", "scenario", "run", scenario, "--destroy-data", "-o", "result.json",
+             "--data", *[f"lab:{i}" for i in range(len(data))],
+             "--log", *[f"lab:{len(data) + i}" for i in range(len(logs))]]
+    if args.quick:
+        inner.append("--quick")
+    if args.quiet:
+        inner.append("--quiet")
+    argv = ["lab", "run", "--quiet", "-o", outdir, *[a for c in data + logs for a in ("--device", c)], "--", *inner]
+    rc = slogqual_main(argv)
+    produced = os.path.join(outdir, "result.json")
+    if os.path.exists(produced):
+        os.replace(produced, out)
+        print(f"slogqual: result: {out}", file=sys.stderr)
+        _print(load_document(out), args.json)
+    return rc
+
+
+def cmd_run(args) -> int:
+    if args.lab:
+        if not args.scenario:
+            raise UsageError("name a scenario")
+        return _run_in_lab(args)
+    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    fio_version = fio.check_version()
+    progress = Progress(quiet=args.quiet)
+    argv = ["slogqual", *sys.argv[1:]]
+    if args.resume:
+        output = os.path.abspath(args.resume)
+        doc = load_document(output)
+        if doc["status"] == "complete":
+            progress.say(f"{output}: already complete")
+            _print(doc, args.json)
+            return 0
+        scenario = load_scenario(doc["scenario"]["source"])
+        if doc["quick"]:
+            scenario = scenario.quick()
+        data, logs = doc["pool"]["data"], doc["pool"]["log"]
+    else:
+        if not args.scenario:
+            raise UsageError("name a scenario (slogqual scenario list) or a TOML file")
+        scenario = load_scenario(args.scenario)
+        if args.quick:
+            scenario = scenario.quick()
+        data, logs = _lab_paths(args.data), _lab_paths(args.log)
+        if not data:
+            raise UsageError("name the data devices with --data (or use --lab)")
+        if any(c.uses_slog for c in scenario.configs) and not logs:
+            raise UsageError("this scenario has SLOG configurations: name the candidate(s) with --log")
+        if len(set(data + logs)) != len(data + logs):
+            raise UsageError("a device is named twice")
+        output = os.path.abspath(args.output or f"slogqual-scenario-{scenario.name}-{time.strftime('%Y%m%dT%H%M%S')}.json")
+        doc = None
+    from slogqual import device as _device
+    with contextlib.ExitStack() as stack:
+        for dev in data + logs:  # the interlocks, for every device, before anything is written
+            stack.enter_context(_device.claim_for_writing(dev, args.destroy_data, exclusive=False))
+        if doc is None:
+            identities = {}
+            for dev in data + logs:
+                try:
+                    identities[dev] = _device.identify(dev).to_dict()
+                except SlogqualError as exc:
+                    identities[dev] = {"path": dev, "error": str(exc)}
+            doc = new_document(scenario, args.quick, args.layout, data, logs, fio_version, argv, identities)
+        pool_name = f"{POOL_PREFIX}{safe_name(scenario.name)}-{os.getpid()}"
+        run = PoolScenarioRun(scenario, doc, output, progress, pool_name)
+        try:
+            run.run()
+        except KeyboardInterrupt:
+            print(f"slogqual: interrupted; finished steps are kept in {output}, continue with --resume",
+                  file=sys.stderr)
+            return 130
+        except SlogqualError:
+            print(f"slogqual: finished steps are kept in {output} (continue with --resume)", file=sys.stderr)
+            raise
+    progress.say(f"result: {output}")
+    _print(doc, args.json)
+    return 0

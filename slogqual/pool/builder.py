@@ -1,0 +1,155 @@
+"""Throwaway pools: built from named devices with a slogqual- name, always destroyed.
+
+A pool is created for one configuration and destroyed when the configuration's steps are done — on
+success, on error, and on Ctrl-C/SIGTERM (which the CLI turns into KeyboardInterrupt). slogqual only
+ever destroys a pool that this process created, and it refuses to create one whose name exists.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from slogqual.errors import MeasurementError, UsageError
+from slogqual.tools import run as _run
+from slogqual.tools import zfs as _zfs
+from slogqual.tools import zpool as _zpool
+
+POOL_PREFIX = "slogqual-"
+LAYOUTS = ("stripe", "mirror", "raidz1", "raidz2")
+
+
+def data_vdevs(layout: str, devices: List[str]) -> List[str]:
+    """zpool's vdev grammar for the data devices."""
+    if not devices:
+        raise UsageError("a pool needs at least one --data device")
+    if layout == "stripe":
+        return list(devices)
+    if layout == "mirror":
+        if len(devices) < 2 or len(devices) % 2:
+            raise UsageError(f"--layout mirror needs an even number of --data devices (2 or more), not {len(devices)}")
+        out: List[str] = []
+        for a, b in zip(devices[::2], devices[1::2]):
+            out += ["mirror", a, b]
+        return out
+    if layout in ("raidz1", "raidz2"):
+        need = 3 if layout == "raidz1" else 4
+        if len(devices) < need:
+            raise UsageError(f"--layout {layout} needs at least {need} --data devices, not {len(devices)}")
+        return [layout, *devices]
+    raise UsageError(f"unknown layout {layout!r}: use one of {', '.join(LAYOUTS)}")
+
+
+def log_vdevs(mode: str, logs: List[str]) -> List[str]:
+    if mode == "none":
+        return []
+    if not logs:
+        raise UsageError("this configuration needs a SLOG: name one with --log")
+    if mode == "single":
+        return [logs[0]]
+    if len(logs) < 2:
+        raise UsageError(f"a {mode} SLOG configuration needs two --log devices")
+    return ["mirror", logs[0], logs[1]] if mode == "mirror" else list(logs)
+
+
+def physical_sector(device: str) -> Optional[int]:
+    name = os.path.basename(os.path.realpath(device))
+    try:
+        with open(f"/sys/class/block/{name}/queue/physical_block_size") as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def ashift_for(devices: List[str]) -> int:
+    """ashift from the largest physical sector among the devices; 12 (4 KiB) when unknown or
+    smaller, since a 512-byte ashift on a 4K-native device costs read-modify-write."""
+    sectors = [s for s in (physical_sector(d) for d in devices) if s]
+    return max(12, *(int(math.log2(s)) for s in sectors)) if sectors else 12
+
+
+def safe_name(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text)
+
+
+@dataclass
+class ThrowawayPool:
+    name: str
+    vdevs: List[str]
+    logs: List[str] = field(default_factory=list)
+    properties: Dict[str, str] = field(default_factory=dict)  # pool (-o)
+    fs_properties: Dict[str, str] = field(default_factory=dict)  # root dataset (-O)
+    created: bool = False
+    mount_root: Optional[str] = None
+
+    def __post_init__(self):
+        if not self.name.startswith(POOL_PREFIX):
+            raise UsageError(f"pool name {self.name!r} lacks the {POOL_PREFIX} prefix")
+
+    def create(self) -> "ThrowawayPool":
+        if self.name in _zpool.pools():
+            raise UsageError(f"a pool named {self.name} already exists; slogqual will not touch it")
+        self.mount_root = tempfile.mkdtemp(prefix=f"{self.name}-")
+        argv = _zpool.create_argv(self.name, self.vdevs, self.logs, properties=self.properties,
+                                  fs_properties=self.fs_properties, force=True, mountpoint=self.mount_root)
+        _zpool.zpool(argv)
+        self.created = True
+        return self
+
+    def zvol(self, name: str, size: int, volblocksize: Optional[int]) -> str:
+        props = {"volblocksize": str(volblocksize)} if volblocksize else {}
+        full = f"{self.name}/{name}"
+        _zfs.create(full, volsize=size, properties=props)
+        return full
+
+    def dataset(self, name: str, recordsize: Optional[int]) -> str:
+        props = {"recordsize": str(recordsize)} if recordsize else {}
+        full = f"{self.name}/{name}"
+        _zfs.create(full, properties=props)
+        return full
+
+    def mountpoint(self, dataset: str) -> str:
+        return _zfs.get(dataset, ["mountpoint"])["mountpoint"]
+
+    def destroy(self) -> None:
+        if not self.created:
+            return
+        last = None
+        for attempt in range(5):  # a zvol opened by udev for a moment makes destroy fail: retry
+            try:
+                _zpool.destroy(self.name, force=True)
+                self.created = False
+                break
+            except MeasurementError as exc:
+                last = exc
+                time.sleep(1 + attempt)
+        if self.created:
+            print(f"slogqual: could not destroy pool {self.name}: {last}", file=sys.stderr)
+        if self.mount_root and os.path.isdir(self.mount_root) and not self.created:
+            shutil.rmtree(self.mount_root, ignore_errors=True)
+
+    def __enter__(self) -> "ThrowawayPool":
+        return self.create()
+
+    def __exit__(self, *exc) -> None:
+        self.destroy()
+
+
+def wait_for_device(path: str, timeout: float = 60.0) -> str:
+    """Wait for udev to create a zvol's device node."""
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if _run.which("udevadm"):
+            _run.run(["udevadm", "settle", "--timeout=5"], timeout=10)
+        if os.path.exists(path):
+            break
+        if time.monotonic() > deadline:
+            raise MeasurementError(f"{path} did not appear (is udev running?)")
+        time.sleep(0.2)
+    return path

@@ -1,0 +1,192 @@
+"""Run a pool scenario: for each configuration a fresh throwaway pool, then every thread step.
+
+The result document (``slogqual.scenario/1``, docs/scenarios.md) is saved atomically after every
+step; a resumed run measures exactly the steps it lacks. Each step records fio's figures and the
+evidence of where the ZIL's writes went (kstat deltas and the per-vdev iostat of the window).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Callable, Dict, List, Optional
+
+from slogqual import environment
+from slogqual.analysis import scaling
+from slogqual.errors import MeasurementError, UsageError
+from slogqual.pool import evidence
+from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, safe_name, wait_for_device
+from slogqual.pool.scenario import PoolConfig, Scenario
+from slogqual.progress import Progress
+from slogqual.results import load_json, write_json_atomic
+from slogqual.tools import fio
+from slogqual.units import MiB, size_label
+
+SCENARIO_SCHEMA = "slogqual.scenario/1"
+STEP_OVERHEAD_S = 8.0  # a priori estimate per step beyond runtime+ramp (pool build amortised), for the ETA
+
+
+def metric_for(scenario: Scenario) -> str:
+    """Small writes are judged in IOPS, large ones in bandwidth."""
+    return "iops" if scenario.bs <= 16 * 1024 else "mbps"
+
+
+def new_document(scenario: Scenario, quick: bool, layout: str, data: List[str], logs: List[str],
+                 fio_version: str, argv: Optional[List[str]], devices: Dict[str, Any]) -> Dict[str, Any]:
+    return {
+        "schema": SCENARIO_SCHEMA, "status": "running", "error": None,
+        "scenario": scenario.to_dict(), "quick": quick,
+        "pool": {"layout": layout, "data": list(data), "log": list(logs), "ashift": ashift_for(data + logs),
+                 "fs_properties": {"compression": "off", "atime": "off"}, "devices": devices},
+        "environment": environment.collect(fio_version, argv),
+        "steps": [], "analysis": None, "warnings": [],
+    }
+
+
+def load_document(path: str) -> Dict[str, Any]:
+    doc = load_json(path)
+    if not isinstance(doc, dict) or doc.get("schema") != SCENARIO_SCHEMA:
+        raise UsageError(f"{path}: not a {SCENARIO_SCHEMA} document")
+    return doc
+
+
+def _lat(stats: fio.FioLatency, sync: Optional[fio.FioLatency]) -> Dict[str, Optional[float]]:
+    out = {"mean": stats.mean, "p50": stats.pct(50.0), "p99": stats.pct(99.0), "p999": stats.pct(99.9),
+           "max": stats.max}
+    if sync is not None:  # fsync-per-write loads: the pair's mean is exact, as in the sweep
+        out["mean"] = stats.mean + sync.mean
+        out["basis"] = "write+flush (mean exact; percentiles of the write alone)"
+    return {k: (min(v, out["max"]) if isinstance(v, float) and k in ("p50", "p99", "p999") else v)
+            for k, v in out.items()}
+
+
+def curves(doc: Dict[str, Any]) -> List[scaling.Curve]:
+    by: Dict[str, scaling.Curve] = {}
+    for s in doc["steps"]:
+        c = by.setdefault(s["config"], scaling.Curve(s["config"], s["sync"], s["log"]))
+        c.steps.append(scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"],
+                                    lat_p99_us=s["lat_us"].get("p99"), slog_bytes=s["zil"].get("slog_bytes"),
+                                    normal_bytes=s["zil"].get("normal_bytes")))
+    return list(by.values())
+
+
+def analyse(doc: Dict[str, Any], scenario: Scenario, log_sweep: Optional[Dict[str, float]] = None) -> Dict[str, Any]:
+    metric = metric_for(scenario)
+    cs = curves(doc)
+    v = scaling.verdict(cs, metric, log_sweep_mbps=(log_sweep or {}).get("mbps"),
+                        log_sweep_lat_us=(log_sweep or {}).get("lat_us"), bs_label=size_label(scenario.bs))
+    knees = {}
+    for c in cs:
+        k = scaling.knee(c.steps, metric)
+        if k:
+            knees[c.config] = {"threads": k.threads, "value": k.value, "saturated": k.saturated}
+    return {"metric": metric, "verdict": v.sentence, "bottleneck": v.bottleneck,
+            "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
+            "knees": knees, "problems": v.details}
+
+
+class PoolScenarioRun:
+    def __init__(self, scenario: Scenario, doc: Dict[str, Any], output: str, progress: Progress,
+                 pool_name: str, log_sweep: Optional[Dict[str, float]] = None):
+        self.scenario = scenario
+        self.doc = doc
+        self.output = output
+        self.progress = progress
+        self.pool_name = pool_name
+        self.log_sweep = log_sweep
+
+    def _done(self, config: str, threads_per_lun: int) -> bool:
+        return any(s["config"] == config and s["threads_per_lun"] == threads_per_lun for s in self.doc["steps"])
+
+    def save(self) -> None:
+        write_json_atomic(self.output, self.doc)
+
+    def run(self) -> Dict[str, Any]:
+        sc, doc = self.scenario, self.doc
+        doc["status"], doc["error"] = "running", None
+        self.save()
+        todo = [(c, t) for c in sc.configs for t in sc.threads if not self._done(c.name, t)]
+        estimate = sc.runtime_s + sc.ramp_s + STEP_OVERHEAD_S
+        self.progress.reset()
+        index = 0
+        try:
+            for config in sc.configs:
+                steps = [t for c, t in todo if c is config]
+                if not steps:
+                    continue
+                with self._pool(config) as pool:
+                    targets, datasets = self._luns(pool)
+                    witness = evidence.ZilWitness(pool.name, datasets)
+                    for t in steps:
+                        index += 1
+                        self.progress.begin(f"{sc.name} [{config.name}] {t} thread(s)/LUN x {sc.luns} LUNs",
+                                            index, len(todo), estimate)
+                        step = self._step(pool, config, t, targets, witness)
+                        doc["steps"].append(step)
+                        self.save()
+                        self.progress.end(f"{step['iops']:.0f} IOPS, {step['mbps']:.1f} MiB/s, p99 "
+                                          f"{step['lat_us']['p99'] or 0:.0f} us; ZIL to log {step['zil']['slog_bytes']} B, "
+                                          f"to pool {step['zil']['normal_bytes']} B")
+        except MeasurementError as exc:
+            doc["status"], doc["error"] = "failed", str(exc)
+            self.save()
+            raise
+        except KeyboardInterrupt:
+            doc["status"] = "interrupted"
+            self.save()
+            raise
+        doc["analysis"] = analyse(doc, sc, self.log_sweep)
+        doc["warnings"] = list(doc["analysis"]["problems"])
+        doc["status"] = "complete"
+        self.save()
+        return doc
+
+    def _pool(self, config: PoolConfig) -> ThrowawayPool:
+        pool = self.doc["pool"]
+        fs_props = dict(pool["fs_properties"], sync=config.sync, logbias=config.logbias)
+        return ThrowawayPool(name=self.pool_name, vdevs=data_vdevs(pool["layout"], pool["data"]),
+                             logs=log_vdevs(config.log, pool["log"]),
+                             properties={"ashift": str(pool["ashift"])}, fs_properties=fs_props)
+
+    def _luns(self, pool: ThrowawayPool):
+        sc = self.scenario
+        if sc.kind == "zvol":
+            names = [pool.zvol(f"lun{i}", sc.lun_size, sc.volblocksize) for i in range(sc.luns)]
+            return [wait_for_device(f"/dev/zvol/{n}") for n in names], names
+        ds = pool.dataset("nfs", sc.recordsize)
+        return [pool.mountpoint(ds)], [ds]
+
+    def _load(self, threads: int, targets: List[str]) -> fio.FioLoad:
+        sc = self.scenario
+        common = dict(rw=sc.rw, bs=sc.bs, threads_per_lun=threads, runtime_s=sc.runtime_s, ramp_s=sc.ramp_s,
+                      write_sync=sc.write_sync)
+        if sc.kind == "zvol":
+            return fio.FioLoad(devices=targets, direct=True, **common)
+        # each thread its own file; the LUN's size is shared by its threads
+        per_thread = max(sc.bs * 16, (sc.lun_size // threads) // sc.bs * sc.bs)
+        return fio.FioLoad(directory=targets[0], files=sc.luns, file_size=per_thread, direct=False, **common)
+
+    def _step(self, pool: ThrowawayPool, config: PoolConfig, threads: int, targets: List[str],
+              witness: evidence.ZilWitness) -> Dict[str, Any]:
+        sc = self.scenario
+        window = evidence.IostatWindow(pool.name, sc.runtime_s)
+        timer = threading.Timer(sc.ramp_s, window.start)  # average over the measured window, not the ramp
+        started = environment.now_iso()
+        before = witness.read()
+        timer.start()
+        try:
+            r = fio.run_load(self._load(threads, targets))
+            timer.join()
+            rows = window.result(timeout=sc.runtime_s + 60)
+        finally:
+            timer.cancel()
+            window.stop()
+        zil = witness.read() - before
+        vdevs = evidence.vdev_summary(rows)
+        return {
+            "config": config.name, "sync": config.sync, "log": config.log, "logbias": config.logbias,
+            "threads_per_lun": threads, "threads": threads * sc.luns, "ios": r.ios, "iops": r.iops,
+            "mbps": r.bw_bytes / MiB, "lat_us": _lat(r.write_lat, r.sync_lat), "runtime_ms": r.runtime_ms,
+            "started": started, "zil": zil.as_dict(), "zil_source": witness.source,
+            "zil_slog_share": zil.slog_share, **vdevs,
+        }

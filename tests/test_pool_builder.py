@@ -1,0 +1,53 @@
+import pytest
+
+from slogqual.errors import UsageError
+from slogqual.pool.builder import POOL_PREFIX, ThrowawayPool, ashift_for, data_vdevs, log_vdevs, safe_name
+
+
+def test_data_layouts():
+    assert data_vdevs("stripe", ["a", "b"]) == ["a", "b"]
+    assert data_vdevs("mirror", ["a", "b", "c", "d"]) == ["mirror", "a", "b", "mirror", "c", "d"]
+    assert data_vdevs("raidz1", ["a", "b", "c"]) == ["raidz1", "a", "b", "c"]
+    assert data_vdevs("raidz2", ["a", "b", "c", "d"]) == ["raidz2", "a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize("layout,devs", [("mirror", ["a"]), ("mirror", ["a", "b", "c"]), ("raidz1", ["a", "b"]),
+                                         ("raidz2", ["a", "b", "c"]), ("stripe", []), ("raid5", ["a"])])
+def test_bad_layouts(layout, devs):
+    with pytest.raises(UsageError):
+        data_vdevs(layout, devs)
+
+
+def test_log_layouts():
+    assert log_vdevs("none", ["x"]) == []
+    assert log_vdevs("single", ["x", "y"]) == ["x"]
+    assert log_vdevs("mirror", ["x", "y"]) == ["mirror", "x", "y"]
+    assert log_vdevs("stripe", ["x", "y"]) == ["x", "y"]
+    with pytest.raises(UsageError):
+        log_vdevs("mirror", ["x"])
+    with pytest.raises(UsageError):
+        log_vdevs("single", [])
+
+
+def test_pools_must_carry_the_prefix():
+    with pytest.raises(UsageError):
+        ThrowawayPool(name="tank", vdevs=["a"])
+    assert ThrowawayPool(name=POOL_PREFIX + "x", vdevs=["a"]).created is False
+    assert safe_name("my scenario/1.toml") == "my-scenario-1.toml"
+
+
+def test_ashift_defaults_to_4k_for_unknown_devices():
+    assert ashift_for(["/nonexistent/a"]) == 12
+
+
+def test_vdev_summary_on_lab_recorded_iostat():
+    from conftest import read_fixture
+    from slogqual.pool.evidence import vdev_summary
+    from slogqual.tools.zpool import parse_iostat_v
+    s = vdev_summary(parse_iostat_v(read_fixture("zpool", "iostat-vpy-interval-pmem-log.txt")))
+    assert s["log_write_bytes_s"] == 5678882  # pmem0, the one log vdev
+    names = {v["name"]: v for v in s["vdevs"]}
+    assert names["pmem0"]["section"] == "logs" and names["sda"]["section"] == "data"
+    # a mirror row sums its legs; legs are not double counted in the log total
+    mirror_rows = parse_iostat_v(read_fixture("zpool", "iostat-vp-mirror-log.txt"))
+    assert vdev_summary(mirror_rows)["log_write_bytes_s"] == 1785082
