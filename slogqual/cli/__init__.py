@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "sweep",
     "devices",
     "lab",
+    "scenario",
     "plot",
     "import_cmd",
     "compare",
