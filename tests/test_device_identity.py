@@ -210,6 +210,8 @@ def test_sysfs_lab_qemu_sata_and_scsi(lab_sys):
 def test_sysfs_lab_pmem(lab_sys):
     pm = _info(lab_sys, "pmem0")
     assert linux.transport_of(pm, None) == "pmem" and C.classify("pmem", pm.rotational, None, None)[0] == "nvdimm"
+    assert linux.pmem_namespace(pm) == "namespace0.0 (mode raw) in region0"
+    assert linux.pmem_namespace(_info(lab_sys, "sda")) is None
 
 
 def test_lab_smartctl_and_nvme_records():

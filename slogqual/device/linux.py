@@ -337,6 +337,9 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
     # write cache
     rec.write_cache = C.judge_write_cache(signals, info.write_cache, rec.transport)
     if rec.transport == "pmem":
+        ns = pmem_namespace(info)
+        if ns:
+            rec.notes.append(f"NVDIMM namespace {ns}")
         domain = _pmem_persistence_domain(info)
         rec.write_cache.evidence.append(f"NVDIMM region persistence_domain: {domain or 'not reported'}")
         if rec.write_cache.verdict == C.WC_ENABLED:
@@ -353,6 +356,16 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
             if v:
                 rec.tool_versions[name] = v
     return rec
+
+
+def pmem_namespace(info: sysfs.BlockInfo) -> Optional[str]:
+    """'namespace0.0 (mode fsdax) in region0' for a pmem block device, from its sysfs device link."""
+    ns_dir = os.path.realpath(os.path.join(info.syspath, "device"))
+    ns = os.path.basename(ns_dir)
+    if not ns.startswith("namespace"):
+        return None
+    mode = sysfs.read(os.path.join(ns_dir, "mode"))
+    return f"{ns} (mode {mode or 'unknown'}) in {os.path.basename(os.path.dirname(ns_dir))}"
 
 
 def _pmem_persistence_domain(info: sysfs.BlockInfo) -> Optional[str]:
