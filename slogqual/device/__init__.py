@@ -40,6 +40,13 @@ def candidates(include_all: bool = False, root: str = sysfs.SYS) -> List[str]:
     Partitions, empty loop devices, zero-sized devices and (unless include_all) zram/ram,
     device-mapper and md devices are left out.
     """
+    if sys.platform.startswith("freebsd"):
+        from slogqual.tools.freebsd import sysctl
+
+        try:
+            return [f"/dev/{d}" for d in sysctl.disks("\n".join(f"{k}: {v}" for k, v in sysctl.get("kern.disks").items()))]
+        except (ValueError, OSError):
+            return []
     out = []
     for name in sysfs.block_devices(root):
         d = os.path.join(root, "class", "block", name)
