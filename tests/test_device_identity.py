@@ -201,6 +201,10 @@ def test_sysfs_lab_qemu_sata_and_scsi(lab_sys):
     rec.prefer("model", smartctl.parse(text("smartctl", "qemu-lab-sata-hdd-wcache.json")).model, "smartctl")
     assert rec.model == "SLOGQUAL LAB HDD 7200RPM" and rec.sources["model"] == "smartctl"
     assert "sysfs said 'SLOGQUAL LAB HDD'" in rec.notes[0]
+    al = sysfs.ata_link(sata)
+    assert al["port"].startswith("ata") and al["sata_spd"] == "1.5 Gbps" and al["hw_sata_spd_limit"] == "<unknown>"
+    link = linux.link_from_ata(al)  # QEMU's AHCI reports no port limit: unknown, with the evidence
+    assert link.verdict == LINK_UNKNOWN and link.current.rate == 1.5 and "sata_spd='1.5 Gbps'" in link.evidence[0]
     scsi = _info(lab_sys, "sda")
     assert linux.transport_of(scsi, None) == "scsi" and scsi.scsi_cache_type == "write back"
     assert scsi.vendor == "SLOGQUAL" and scsi.rotational is False
@@ -212,6 +216,7 @@ def test_sysfs_lab_pmem(lab_sys):
     assert linux.transport_of(pm, None) == "pmem" and C.classify("pmem", pm.rotational, None, None)[0] == "nvdimm"
     assert linux.pmem_namespace(pm) == "namespace0.0 (mode raw) in region0"
     assert linux.pmem_namespace(_info(lab_sys, "sda")) is None
+    assert sysfs.ata_link(_info(lab_sys, "sda")) is None and sysfs.ata_link(pm) is None
 
 
 def test_lab_smartctl_and_nvme_records():

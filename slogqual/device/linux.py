@@ -185,6 +185,15 @@ def link_from_smart(smart: smartctl.SmartInfo, transport: str) -> Link:
     return C.judge_link(link)
 
 
+def link_from_ata(al: dict) -> Link:
+    """The SATA link as libata negotiated it (sata_spd) against what the port can do (hw_sata_spd_limit)."""
+    cur, mx = al.get("sata_spd"), al.get("hw_sata_spd_limit")
+    link = Link(kind="sata", scope="device",
+                current=LinkEnd(speed=cur, rate=C.parse_gbps(cur)), max=LinkEnd(speed=mx, rate=C.parse_gbps(mx)))
+    link.evidence.append(f"sysfs ata_link of {al.get('port')}: sata_spd={cur!r} hw_sata_spd_limit={mx!r}")
+    return C.judge_link(link)
+
+
 def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
     rec = DeviceRecord(path=path, kind="block", devnum=devnum, platform="linux")
     info = sysfs.block_info(devnum, sysroot)
@@ -323,6 +332,8 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
     elif rec.transport in ("sata", "sas", "scsi", "usb"):
         if smart is not None and (smart.link_current or smart.link_max):
             rec.link = link_from_smart(smart, rec.transport)
+        elif rec.transport == "sata" and sysfs.ata_link(info):
+            rec.link = link_from_ata(sysfs.ata_link(info))
         elif smart is not None:
             rec.link = Link(reason="smartctl reported no interface speed for this disk")
         else:

@@ -227,6 +227,28 @@ def _nvme_controller(disk: str, dev: str) -> Optional[str]:
     return None
 
 
+def ata_link(info: BlockInfo) -> Optional[Dict[str, Optional[str]]]:
+    """The libata link of a SATA disk: {'port': 'ata3', 'sata_spd': '6.0 Gbps', 'hw_sata_spd_limit': ...}.
+
+    Found next to the disk's port directory (.../ataN/linkN/ata_link/linkN/); None when the disk
+    does not hang off libata. sata_spd is '<unknown>' while no link is up.
+    """
+    parts = info.syspath.split(os.sep)
+    for i, comp in enumerate(parts):
+        m = re.fullmatch(r"ata(\d+)", comp)
+        if not m:
+            continue
+        port_dir = os.sep.join(parts[:i + 1])
+        link_dir = os.path.join(port_dir, f"link{m.group(1)}", "ata_link", f"link{m.group(1)}")
+        if not os.path.isdir(link_dir):
+            return None
+        return {"port": comp,
+                "sata_spd": read(os.path.join(link_dir, "sata_spd")),
+                "hw_sata_spd_limit": read(os.path.join(link_dir, "hw_sata_spd_limit")),
+                "sata_spd_limit": read(os.path.join(link_dir, "sata_spd_limit"))}
+    return None
+
+
 def block_devices(root: str = SYS) -> List[str]:
     """Names of all block devices (whole disks and partitions) in /sys/class/block."""
     return _listdir(os.path.join(root, "class", "block"))
