@@ -225,3 +225,63 @@ def test_zfs_get_and_zpool_list_recorded():
     assert props["sync"] == "always" and props["volblocksize"] == "4096" and int(props["objsetid"]) > 0
     (pool,) = zpool.parse_list(fixture("zpool", "list-Hp.txt"))
     assert pool.name == "p" and pool.health == "ONLINE" and pool.size == pool.alloc + pool.free
+
+
+# ---- the host side of a run, without booting ---------------------------------------------------
+
+def _image(tmp_path):
+    from slogqual.lab.image import LabImage
+
+    return LabImage(root=str(tmp_path), kernel_release="6.1.0-56-amd64", zfs_version="2.3.2", kernel="/k",
+                    initrd="/i", modules=str(tmp_path / "modules"))
+
+
+def test_run_preparation_quotes_the_command_and_cleans_up(tmp_path):
+    from slogqual.lab.runner import LabRun
+
+    inst = devices.instances(["hdd", "nvdimm"], devices.load())
+    lab = LabRun(image=_image(tmp_path), devices=inst, command=["sh", "-c", "echo 'a b' $X; exit 3"],
+                 tmp_base=str(tmp_path))
+    lab._prepare()
+    job = lab.job_dir
+    assert os.path.isdir(os.path.join(job, "out"))
+    with open(os.path.join(job, "job.sh")) as fh:
+        assert fh.read() == "exec sh -c 'echo '\"'\"'a b'\"'\"' $X; exit 3'\n"
+    with open(os.path.join(job, "lab.env")) as fh:
+        env = fh.read()
+    assert "LAB_DEVICES='0:hdd:sata:SQLHDD0000 1:nvdimm:pmem:SQLPMEM0001'" in env
+    assert "LAB_KREL=6.1.0-56-amd64" in env and "LAB_MODE=run" in env
+    assert "--subsystem-match=block" in env
+    assert os.path.exists(os.path.join(job, "stage2.sh"))
+    lab.cleanup()
+    assert not os.path.exists(job) and lab.job_dir is None
+
+
+def test_guest_path_puts_this_python_first_and_skips_pyenv_shims(monkeypatch):
+    import sys
+
+    from slogqual.lab.runner import guest_path
+
+    monkeypatch.setenv("PATH", "/root/.pyenv/shims:/usr/bin")
+    parts = guest_path().split(":")
+    assert parts[0] == os.path.dirname(sys.executable)
+    assert "/root/.pyenv/shims" not in parts and "/usr/sbin" in parts
+
+
+def test_check_timings_from_recorded_marks():
+    from slogqual.cli.lab import timings
+
+    t = timings(parse_marks(fixture("lab", "marks.txt")), 40.1)
+    assert t["root_ready_s"] < t["boot_s"] < t["pool_ready_s"] < t["total_s"]
+    assert t["module_load_s"] == round(parse_marks(fixture("lab", "marks.txt"))["zfs"]
+                                       - parse_marks(fixture("lab", "marks.txt"))["udev"], 2)
+
+
+def test_cli_lab_without_image_is_a_usage_error(tmp_path, capsys):
+    from slogqual.cli import main
+
+    rc = main(["lab", "run", "--cache", str(tmp_path), "--device", "hdd", "--", "true"])
+    assert rc == 2
+    assert "contrib/lab/build.sh" in capsys.readouterr().err
+    assert main(["lab", "run", "--cache", str(tmp_path), "--device", "tape", "--", "true"]) == 2
+    assert main(["lab", "check", "--cache", str(tmp_path), "--device", "hdd"]) == 2
