@@ -186,6 +186,7 @@ def block_info(devnum: str, root: str = SYS) -> Optional[BlockInfo]:
     backing = read(os.path.join(disk, "loop", "backing_file"))
     info.loop_backing_file = backing or None
     dev = os.path.join(disk, "device")
+    ctrl_dir = None
     if os.path.isdir(dev):
         info.model = read(os.path.join(dev, "model")) or None
         info.vendor = read(os.path.join(dev, "vendor")) or None
@@ -202,6 +203,7 @@ def block_info(devnum: str, root: str = SYS) -> Optional[BlockInfo]:
         # multipath, a subsystem; the controller carries model/serial/firmware/transport.
         ctrl = _nvme_controller(disk, dev)
         if ctrl:
+            ctrl_dir = ctrl
             info.nvme_ctrl = os.path.basename(ctrl)
             info.model = read(os.path.join(ctrl, "model")) or info.model
             info.serial = read(os.path.join(ctrl, "serial")) or info.serial
@@ -211,7 +213,12 @@ def block_info(devnum: str, root: str = SYS) -> Optional[BlockInfo]:
         info.serial = read(os.path.join(disk, "serial")) or None
     if info.vendor and info.vendor.startswith("0x"):
         info.vendor = None  # a PCI vendor id (virtio), not a name
-    info.pci = _pci_link(os.path.realpath(dev) if os.path.isdir(dev) else d, root)
+    # the PCI function: above the NVMe controller (with native multipath the namespace's device is a
+    # virtual nvme-subsystem, its controllers sit under PCI), else above the device directory
+    if ctrl_dir:
+        info.pci = _pci_link(ctrl_dir, root)
+    else:
+        info.pci = _pci_link(os.path.realpath(dev) if os.path.isdir(dev) else d, root)
     return info
 
 
