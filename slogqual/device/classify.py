@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from slogqual.device.record import (LINK_DEGRADED, LINK_NA, LINK_OK, LINK_UNKNOWN, WC_ENABLED, WC_NONE,  # noqa: F401
-                                    WC_UNKNOWN, Link, LinkEnd, WriteCache)
+from slogqual.device.record import (LINK_DEGRADED, LINK_NA, LINK_OK, LINK_UNKNOWN, WC_ENABLED, WC_NONE,
+                                    WC_UNKNOWN, Link, WriteCache)
 
 VIRTUAL_TRANSPORTS = {"loop": "a loop device over a file", "nbd": "a network block device",
                       "file": "a regular file", "virtio": "a paravirtual virtio-blk disk",

@@ -14,7 +14,7 @@ import functools
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, List, Optional
 
 from slogqual.tools import run as _run
 
