@@ -52,7 +52,11 @@ def _size(n) -> str:
 def run_devices(args) -> int:
     rows: List[Dict[str, Any]] = []
     for path in device.candidates(include_all=args.all):
-        rec = device.identify(path).to_dict()
+        try:
+            rec = device.identify(path).to_dict()
+        except (UsageError, OSError) as exc:  # detached or removed while we listed: not a candidate any more
+            print(f"slogqual: skipping {path}: {exc}", file=sys.stderr)
+            continue
         rec["safety"] = _safety(path)
         rows.append(rec)
     if args.json:
