@@ -8,6 +8,8 @@ a safety check is as good as a signature. Only this module spawns blkid.
 
 from __future__ import annotations
 
+import subprocess
+
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -87,5 +89,8 @@ def from_result(device: str, returncode: int, stdout: str, stderr: str) -> Probe
 
 
 def probe(device: str) -> Probe:
-    proc = _run.run(argv(device), timeout=60)
+    try:
+        proc = _run.run(argv(device), timeout=60)
+    except subprocess.TimeoutExpired:
+        return Probe(device=device, found=False, error="blkid did not answer within 60 s")
     return from_result(device, proc.returncode, proc.stdout, proc.stderr)

@@ -9,6 +9,8 @@ findmnt reads too) is parsed instead. Only this module spawns findmnt.
 
 from __future__ import annotations
 
+import subprocess
+
 import json
 from dataclasses import dataclass
 from typing import List, Optional
@@ -90,8 +92,11 @@ def parse_mountinfo(text: str) -> List[Mount]:
 def mounts() -> List[Mount]:
     """All mounts. Raises ValueError if neither findmnt nor /proc/self/mountinfo can be read."""
     if available():
-        proc = _run.run(argv(), timeout=30)
-        if proc.returncode == 0:
+        try:
+            proc = _run.run(argv(), timeout=30)
+        except subprocess.TimeoutExpired:
+            proc = None
+        if proc is not None and proc.returncode == 0:
             return parse(proc.stdout)
     try:
         with open(MOUNTINFO) as fh:

@@ -8,6 +8,7 @@ and reports what it could not read instead of failing.
 from __future__ import annotations
 
 import functools
+import subprocess
 
 import json
 from dataclasses import dataclass, field
@@ -138,7 +139,10 @@ def parse(text: str) -> List[LsblkDevice]:
 
 def query(path: Optional[str] = None) -> List[LsblkDevice]:
     """Run lsblk (for one device, or all). Raises ValueError with lsblk's own message on failure."""
-    proc = _run.run(argv(path), timeout=30)
+    try:
+        proc = _run.run(argv(path), timeout=30)
+    except subprocess.TimeoutExpired:
+        raise ValueError("lsblk did not answer within 30 s") from None
     if proc.returncode != 0:
         msg = (proc.stderr or "").strip().splitlines()
         raise ValueError(msg[-1] if msg else f"lsblk exited {proc.returncode}")

@@ -10,6 +10,7 @@ Only this module spawns lspci.
 from __future__ import annotations
 
 import functools
+import subprocess
 
 import re
 from dataclasses import dataclass
@@ -88,7 +89,10 @@ def parse(text: str, address: Optional[str] = None) -> Optional[PcieLink]:
 
 
 def link(address: str) -> Optional[PcieLink]:
-    proc = _run.run(argv(address), timeout=30)
+    try:
+        proc = _run.run(argv(address), timeout=30)
+    except subprocess.TimeoutExpired:
+        return None
     if proc.returncode != 0:
         return None
     return parse(proc.stdout, address)

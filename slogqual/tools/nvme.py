@@ -11,6 +11,7 @@ Only this module spawns nvme.
 from __future__ import annotations
 
 import functools
+import subprocess
 
 import json
 import re
@@ -135,7 +136,10 @@ def parse_get_vwc(text: str) -> Optional[bool]:
 
 
 def id_ctrl(ctrl: str) -> IdCtrl:
-    proc = _run.run(argv_id_ctrl(ctrl), timeout=30)
+    try:
+        proc = _run.run(argv_id_ctrl(ctrl), timeout=30)
+    except subprocess.TimeoutExpired:
+        raise ValueError("nvme id-ctrl did not answer within 30 s") from None
     if proc.returncode != 0:
         msg = (proc.stderr or proc.stdout or "").strip().splitlines()
         raise ValueError(msg[-1] if msg else f"nvme id-ctrl exited {proc.returncode}")
@@ -143,7 +147,10 @@ def id_ctrl(ctrl: str) -> IdCtrl:
 
 
 def get_vwc_enabled(ctrl: str) -> Optional[bool]:
-    proc = _run.run(argv_get_vwc(ctrl), timeout=30)
+    try:
+        proc = _run.run(argv_get_vwc(ctrl), timeout=30)
+    except subprocess.TimeoutExpired:
+        return None
     if proc.returncode != 0:
         return None
     return parse_get_vwc(proc.stdout)

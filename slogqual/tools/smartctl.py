@@ -10,6 +10,7 @@ module spawns smartctl.
 from __future__ import annotations
 
 import functools
+import subprocess
 
 import json
 import re
@@ -157,5 +158,8 @@ def parse(text: str) -> SmartInfo:
 
 def query(device: str, nvme: bool = False) -> SmartInfo:
     """Run smartctl on device; ValueError if its output cannot be parsed at all."""
-    proc = _run.run(argv(device, nvme=nvme), timeout=60)
+    try:
+        proc = _run.run(argv(device, nvme=nvme), timeout=60)
+    except subprocess.TimeoutExpired:
+        raise ValueError("smartctl did not answer within 60 s") from None
     return parse(proc.stdout)

@@ -8,6 +8,8 @@ means no signatures. Only this module spawns wipefs.
 
 from __future__ import annotations
 
+import subprocess
+
 import json
 from dataclasses import dataclass
 from typing import List, Optional
@@ -64,7 +66,10 @@ def parse(text: str) -> List[Signature]:
 
 def list_signatures(device: str) -> List[Signature]:
     """Raises ValueError (wipefs's message) when wipefs cannot read the device."""
-    proc = _run.run(argv(device), timeout=60)
+    try:
+        proc = _run.run(argv(device), timeout=60)
+    except subprocess.TimeoutExpired:
+        raise ValueError("wipefs did not answer within 60 s") from None
     if proc.returncode != 0:
         msg = (proc.stderr or "").strip().splitlines()
         raise ValueError(msg[-1] if msg else f"wipefs exited {proc.returncode}")
