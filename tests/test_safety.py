@@ -458,3 +458,22 @@ def test_lab_sweep_records_identity_and_warns(tmp_path):
     assert doc["device"]["transport"] in ("sata", "scsi", "sas") and doc["device"]["model"]
     if doc["device"]["write_cache"]["verdict"] == "volatile-cache-enabled":
         assert any(w.startswith("VOLATILE WRITE CACHE ENABLED") for w in doc["warnings"])
+
+
+def test_probes_that_hang_fail_closed(loops, monkeypatch):
+    """blkid and wipefs timing out (a dying disk): the device counts as unprobed, refused unless --destroy-data."""
+    from slogqual.tools import run as _run
+
+    real = _run.run
+
+    def hanging(argv, **kw):
+        if argv[0] in ("blkid", "wipefs"):
+            raise subprocess.TimeoutExpired(argv, kw.get("timeout"))
+        return real(argv, **kw)
+
+    dev = loops.new()
+    monkeypatch.setattr(_run, "run", hanging)
+    msg = refused(dev, destroy_data=False)
+    assert "cannot probe it" in msg
+    with claim_for_writing(dev, destroy_data=True) as claim:
+        assert any("cannot probe" in o for o in claim.overridden)
