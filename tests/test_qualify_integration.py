@@ -182,3 +182,26 @@ def test_scenario_on_data_devices_that_cannot_run_is_reported_not_fatal(tmp_path
     assert [c["result"] for c in doc["criteria"]] == ["pass", "pass", "not-evaluated"]
     assert doc["criteria"][2]["measured"] is None and doc["criteria"][2]["detail"]
     assert doc["verdict"] == "incomplete"
+
+
+def test_scenario_criteria_judged_from_a_real_lab_result(tmp_path, store_env):
+    from conftest import fixture_path
+    result = fixture_path("qualify", "scenario-iscsi-4k-randwrite-lab-quick.json")
+    analysis = load(result)["analysis"]  # measured in the lab: see tests/fixtures/qualify/README.md
+    path = tmp_path / "s.toml"
+    path.write_text(PROFILE + '\n[[criterion]]\ncheck = "slog_benefit @ iscsi-4k-randwrite >= 2"\n'
+                              '\n[[criterion]]\ncheck = "slog_of_standard @ iscsi-4k-randwrite >= 0.5"\n')
+    with memory_server() as fast:
+        proc = slogqual("qualify", fast.uri, "--profile", path, "--out", tmp_path / "o", "--scenario-result", result,
+                        "--junit", tmp_path / "j.xml", "--model", "FIX", *QUICKER, env=store_env)
+    assert proc.returncode == 1, proc.stderr
+    doc = load(tmp_path / "o" / "nbd.qualification.json")
+    benefit, of_std = doc["criteria"][2], doc["criteria"][3]
+    assert benefit["measured"] == analysis["slog_benefit_at_peak"] and of_std["measured"] == analysis["slog_of_standard_at_peak"]
+    assert benefit["result"] == ("pass" if analysis["slog_benefit_at_peak"] >= 2 else "fail")
+    assert of_std["result"] == ("pass" if analysis["slog_of_standard_at_peak"] >= 0.5 else "fail")
+    assert "quick run" in benefit["detail"] and doc["scenarios"][0]["source"].startswith("file ")
+    assert doc["verdict"] == ("fail" if "fail" in (benefit["result"], of_std["result"]) else "pass")
+    # the scenario result went into the store with the run
+    runs = json.loads(slogqual("history", "--kind", "scenario", "--json", env=store_env).stdout)
+    assert len(runs) == 1 and runs[0]["summary"] == analysis["verdict"]
