@@ -254,3 +254,42 @@ def test_resume_of_complete_result_measures_nothing(tmp_path):
     before = out.read_text()
     proc = slogqual("sweep", "--resume", out, cwd=tmp_path)
     assert proc.returncode == 0 and "already complete" in proc.stderr and out.read_text() == before
+
+
+def test_sigint_to_slogqual_alone_leaves_no_fio_behind(tmp_path):
+    """A scripted caller signals only slogqual's pid: the fio it started must not go on writing."""
+    out = tmp_path / "r.json"
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (16 << 20))
+    proc = _start(["sweep", img, "--sizes", "4k,8k", "--runtime", "30", "--settle", "0", "--quiet", "-o", out],
+                  tmp_path)
+    deadline = time.monotonic() + 30
+    fio_pids = []
+    while time.monotonic() < deadline and not fio_pids:
+        fio_pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and _cmd(p).startswith("fio\0")
+                    and str(img) in _cmd(p)]
+        time.sleep(0.05)
+    assert fio_pids, "fio never started"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)  # to slogqual only, not its process group
+    proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    time.sleep(0.5)
+    assert [p for p in fio_pids if os.path.exists(f"/proc/{p}") and _state(p) != "Z"] == []
+    assert load(out)["status"] == "interrupted"
+
+
+def _cmd(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _state(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

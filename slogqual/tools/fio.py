@@ -88,6 +88,9 @@ def build_argv(job: FioJob) -> List[str]:
         f"--bs={job.bs}",
         "--iodepth=1",
         "--numjobs=1",
+        # Jobs as threads of the one fio process: when slogqual is interrupted and kills fio, no
+        # forked job process lives on writing to the device until its runtime ends.
+        "--thread",
         "--time_based",
         f"--runtime={runtime_ms}ms",
         # Random offsets with repeats allowed, like diskinfo's random() % (mediasize / size).
@@ -232,7 +235,7 @@ def build_load_argv(load: FioLoad) -> List[str]:
     if load.rw not in ("randwrite", "write"):
         raise UsageError(f"unknown rw {load.rw!r}")
     argv = ["fio", "--output-format=json", "--group_reporting", f"--rw={load.rw}", f"--bs={load.bs}",
-            "--ioengine=psync", "--iodepth=1", "--time_based", f"--runtime={max(1, int(load.runtime_s * 1000))}ms",
+            "--ioengine=psync", "--iodepth=1", "--thread", "--time_based", f"--runtime={max(1, int(load.runtime_s * 1000))}ms",
             "--norandommap", "--randrepeat=0", "--lat_percentiles=1",
             "--percentile_list=" + ":".join(f"{p:g}" for p in PERCENTILES),
             f"--direct={1 if load.direct else 0}"]
