@@ -6,6 +6,7 @@ even when the device was refused or failed part-way. One device failing does not
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -105,7 +106,8 @@ def _run_scenario_cli(argv: List[str], output: str) -> Dict[str, Any]:
     if "scenario" not in cli.COMMAND_MODULES:
         return {"document": None, "reason": "this slogqual has no scenario command (slogqual.cli.COMMAND_MODULES)"}
     try:
-        rc = cli.main(argv)
+        with contextlib.redirect_stdout(sys.stderr):  # its tables are progress here; stdout is the verdicts'
+            rc = cli.main(argv)
     except SystemExit as exc:  # argparse rejected the arguments: say so instead of ending the qualification
         rc = exc.code if isinstance(exc.code, int) else 2
     except Exception as exc:  # a broken scenario run must not cost the other criteria and devices
