@@ -205,3 +205,18 @@ def test_scenario_criteria_judged_from_a_real_lab_result(tmp_path, store_env):
     # the scenario result went into the store with the run
     runs = json.loads(slogqual("history", "--kind", "scenario", "--json", env=store_env).stdout)
     assert len(runs) == 1 and runs[0]["summary"] == analysis["verdict"]
+
+
+def test_device_with_io_errors_is_an_error_and_the_next_still_runs(tmp_path, profile, store_env):
+    failing = NbdServer("memory", ["size=64M"], filters=["error"],
+                        filter_args={"error-pwrite": "EIO", "error-pwrite-rate": "100%"})
+    with failing as bad, memory_server() as good:
+        proc = slogqual("qualify", bad.uri, good.uri, "--profile", profile, "--out", tmp_path / "o",
+                        "--junit", tmp_path / "j.xml", *QUICKER, env=store_env)
+    assert proc.returncode == 1, proc.stderr
+    broken, fine = load(tmp_path / "o" / "1-nbd.qualification.json"), load(tmp_path / "o" / "2-nbd.qualification.json")
+    assert broken["verdict"] == "error" and "Input/output error" in broken["error"]
+    assert broken["criteria"][0]["result"] == "not-evaluated" and broken["criteria"][0]["measured"] is None
+    assert fine["verdict"] == "pass"
+    suites = ET.parse(tmp_path / "j.xml").getroot().findall("testsuite")
+    assert suites[0].get("errors") == "1" and suites[1].get("failures") == "0" and suites[1].get("errors") == "0"
