@@ -295,6 +295,7 @@ def build_fill_argv(fill: FioFill) -> List[str]:
     size = fill.bytes_ - fill.bytes_ % fill.bs
     argv = ["fio", f"--name={fill.name}", "--output-format=json", "--rw=write", f"--bs={fill.bs}",
             f"--size={size}", f"--loops={max(1, fill.loops)}", "--numjobs=1", f"--iodepth={fill.iodepth}",
+            "--thread",  # as build_argv: an interrupted fill leaves no forked writer behind
             "--end_fsync=1"]
     if fill.uri:
         argv += ["--ioengine=nbd", f"--uri={fill.uri}"]
