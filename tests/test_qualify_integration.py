@@ -220,3 +220,27 @@ def test_device_with_io_errors_is_an_error_and_the_next_still_runs(tmp_path, pro
     assert fine["verdict"] == "pass"
     suites = ET.parse(tmp_path / "j.xml").getroot().findall("testsuite")
     assert suites[0].get("errors") == "1" and suites[1].get("failures") == "0" and suites[1].get("errors") == "0"
+
+
+def test_sigterm_keeps_the_verdict_document_and_exits_130(tmp_path, profile, store_env):
+    import signal
+    import sys
+    import time
+    from conftest import ROOT
+    env = dict(os.environ, PYTHONPATH=ROOT, **store_env)
+    with memory_server() as fast:
+        proc = subprocess.Popen([sys.executable, "-m", "slogqual", "qualify", fast.uri, "--profile", profile,
+                                 "--out", str(tmp_path / "o"), "--runtime", "60", "--max-rounds", "0", "--settle", "0",
+                                 "--no-html", "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        sweep = tmp_path / "o" / "nbd.sweep.json"
+        deadline = time.monotonic() + 30
+        while not sweep.exists() and time.monotonic() < deadline:  # the sweep has started writing
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    doc = load(tmp_path / "o" / "nbd.qualification.json")
+    assert doc["verdict"] == "error" and doc["error"] == "interrupted" and doc["sweep"]["status"] == "interrupted"
+    assert "interrupted" in err
