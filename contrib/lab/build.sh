@@ -217,6 +217,8 @@ cp -a "$BUILD_TMP/kimage/lib/modules/$KREL" "$MODDIR"
 mkdir -p "$MODDIR/extra"
 cp "$KO/spl.ko" "$KO/zfs.ko" "$MODDIR/extra/"
 depmod -b "$STAGE/modules" "$KREL"
+vermagic=$(modinfo -F vermagic "$MODDIR/extra/zfs.ko")
+[ "${vermagic%% *}" = "$KREL" ] || die "zfs.ko was built for '${vermagic%% *}', not $KREL"
 cp "$BUILD_TMP/kimage/boot/vmlinuz-$KREL" "$STAGE/vmlinuz"
 
 # ---- 4. initramfs -----------------------------------------------------------------------------

@@ -23,14 +23,15 @@ finish() {
   while :; do :; done  # PID 1 must not exit while the power goes off
 }
 mount -t sysfs sysfs /sys
+# The module tree first: the lab cache may live under /tmp or /var/tmp, which get tmpfs next.
+mkdir -p "/lib/modules/$LAB_KREL"
+mount --bind "$LAB_MODULES" "/lib/modules/$LAB_KREL" || { say "cannot bind the module tree"; finish 125; }
 mount -t tmpfs -o mode=755 tmpfs /run
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=1777 tmpfs /var/tmp
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
-mkdir -p "/lib/modules/$LAB_KREL"
-mount --bind "$LAB_MODULES" "/lib/modules/$LAB_KREL" || { say "cannot bind the module tree"; finish 125; }
 hostname slogqual-lab
 rm -f /etc/zfs/zpool.cache
 
