@@ -68,7 +68,12 @@ for spec in $LAB_DEVICES; do
     fi
     [ -n "$path" ] || { n=$((n + 1)); sleep 0.1; }
   done
-  [ -n "$path" ] || { say "device $idx ($cls, serial $serial) did not appear"; finish 125; }
+  if [ -z "$path" ]; then
+    say "device $idx ($cls, serial $serial) did not appear; block devices and by-id links:"
+    ls /sys/block /dev/disk/by-id > /dev/ttyS0 2>&1
+    dmesg | tail -n 15 > /dev/ttyS0 2>&1
+    finish 125
+  fi
   [ "$tr" = pmem ] && pmem_n=$((pmem_n + 1))
   printf '%s{"index": %s, "class": "%s", "transport": "%s", "serial": "%s", "path": "%s", "by_id": "%s"}' \
     "$sep" "$idx" "$cls" "$tr" "$serial" "$path" "$byid" >> /lab/devices.json
