@@ -50,8 +50,6 @@ def test_iscsi_4k_quick_in_the_lab(tmp_path):
             assert s["zil"]["slog_bytes"] == 0, s  # no log vdev took ZIL writes
         if s["sync"] == "always" and not uses_log:
             assert s["zil"]["normal_bytes"] > 0, s  # the ZIL went to the data disks
-        if s["sync"] == "standard":
-            assert s["zil"]["commit_count"] == 0 or s["zil"]["itx_count"] == 0 or s["zil"]["slog_bytes"] == 0
     by = {(s["config"], s["threads_per_lun"]): s for s in steps}
     for t in doc["scenario"]["threads"]:
         slog = by[("sync=always + SLOG", t)]["iops"]

@@ -128,3 +128,11 @@ def test_ratios_only_at_common_steps():
     a = curve("a", "always", "single", [(1, 100), (2, 300), (4, 400)])
     b = curve("b", "always", "none", [(1, 50), (4, 100)])
     assert ratios(a, b, "iops") == {1: 2.0, 4: 4.0}
+
+
+def test_knee_remarks_are_details_not_problems():
+    v = verdict(TALK_4K, "iops")
+    assert v.problems == [] and any("knee at 16 threads" in d for d in v.details)
+    c = curve("sync=always + SLOG", "always", "single", [(1, 100)])
+    c.steps[0].slog_bytes, c.steps[0].normal_bytes = 0, 10
+    assert len(verdict([c], "iops").problems) == 1

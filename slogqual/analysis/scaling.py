@@ -115,7 +115,8 @@ class Verdict:
     bottleneck: str  # in plain words
     benefit_at_peak: Optional[float] = None  # slog peak / noslog peak
     of_standard_at_peak: Optional[float] = None  # slog peak / baseline peak
-    details: List[str] = field(default_factory=list)
+    details: List[str] = field(default_factory=list)  # knees and other context
+    problems: List[str] = field(default_factory=list)  # evidence contradicting the configuration
 
 
 def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float] = None,
@@ -166,7 +167,6 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
         sentence += (f", reaching {of_std:.0%} of sync=standard." if of_std is not None else ".")
     else:
         sentence = f"sync=always with the SLOG peaks at {ps.value(metric):.0f} {unit} (no run without a SLOG to compare)."
-    for c in curves:
-        details.extend(log_usage_problems(c))
+    problems = [p for c in curves for p in log_usage_problems(c)]
     return Verdict(sentence=sentence, bottleneck=bottleneck, benefit_at_peak=benefit,
-                   of_standard_at_peak=of_std, details=details)
+                   of_standard_at_peak=of_std, details=details, problems=problems)

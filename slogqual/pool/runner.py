@@ -82,7 +82,7 @@ def analyse(doc: Dict[str, Any], scenario: Scenario, log_sweep: Optional[Dict[st
             knees[c.config] = {"threads": k.threads, "value": k.value, "saturated": k.saturated}
     return {"metric": metric, "verdict": v.sentence, "bottleneck": v.bottleneck,
             "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
-            "knees": knees, "problems": v.details}
+            "knees": knees, "details": v.details, "problems": v.problems}
 
 
 class PoolScenarioRun:
