@@ -320,6 +320,9 @@ def _last_lines(text: str, prefix: str) -> str:
 
 def require_host() -> None:
     """The host programs a run needs, with install advice."""
+    if os.geteuid() != 0:
+        raise UsageError("the lab runs as root: QEMU shares the host's whole / (read-only) with the guest, "
+                         "whose root user must read it")
     for prog in (_qemu.QEMU, "nbdkit"):
         _run.require(prog)
     if not os.path.exists("/lib/systemd/systemd-udevd"):
