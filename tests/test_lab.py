@@ -189,3 +189,38 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path):
         added_ms = (pts[c]["write_lat_us"]["p50"] - floor) / 1000
         want = defs[c].write_delay_ms
         assert 0.9 * want <= added_ms <= 1.5 * want, f"{c}: added {added_ms:.2f} ms, configured {want} ms"
+
+
+def test_sigkill_leaves_no_process_and_the_next_run_removes_the_job_dir(tmp_path):
+    """SIGKILL gives slogqual no chance to clean up: QEMU (PR_SET_PDEATHSIG) and nbdkit
+    (--exit-with-parent) still end, and the next run removes the orphaned job directory."""
+    labtmp = tmp_path / "labtmp"
+    labtmp.mkdir()
+    env = dict(os.environ, SLOGQUAL_LAB_TMP=str(labtmp))
+    proc = subprocess.Popen([sys.executable, "-m", "slogqual", "lab", "run", "-q", "--device", "nvme",
+                             "-o", str(tmp_path / "out"), "--", "sleep", "600"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 300
+        kids = {}
+        while time.monotonic() < deadline and proc.poll() is None:
+            kids = _children_of(proc.pid)
+            if len(kids) == 2:
+                break
+            time.sleep(0.5)
+        assert sorted(os.path.basename(a[0]) for a in kids.values()) == ["nbdkit", "qemu-system-x86_64"]
+        proc.kill()
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(_alive(p) for p in kids):
+        time.sleep(0.2)
+    assert [p for p in kids if _alive(p)] == []
+    orphans = list(labtmp.iterdir())
+    assert len(orphans) == 1  # the job directory: nobody could remove it
+    again = slogqual("lab", "run", "-q", "--device", "nvme", "-o", str(tmp_path / "out2"), "--", "true", env=env)
+    assert again.returncode == 0, again.stderr
+    assert list(labtmp.iterdir()) == []

@@ -285,3 +285,21 @@ def test_cli_lab_without_image_is_a_usage_error(tmp_path, capsys):
     assert "contrib/lab/build.sh" in capsys.readouterr().err
     assert main(["lab", "run", "--cache", str(tmp_path), "--device", "tape", "--", "true"]) == 2
     assert main(["lab", "check", "--cache", str(tmp_path), "--device", "hdd"]) == 2
+
+
+def test_stale_job_dirs_of_dead_owners_are_removed(tmp_path):
+    from slogqual.lab.runner import remove_stale_job_dirs
+
+    dead = tmp_path / "slogqual-lab-dead"
+    live = tmp_path / "slogqual-lab-live"
+    unknown = tmp_path / "slogqual-lab-nopid"
+    other = tmp_path / "something-else"
+    for d in (dead, live, unknown, other):
+        d.mkdir()
+    proc = __import__("subprocess").Popen(["true"])
+    proc.wait()  # a PID that existed and is gone
+    (dead / "owner.pid").write_text(f"{proc.pid}\n")
+    (live / "owner.pid").write_text(f"{os.getpid()}\n")
+    (other / "owner.pid").write_text(f"{proc.pid}\n")
+    assert remove_stale_job_dirs(str(tmp_path)) == [str(dead)]
+    assert live.exists() and unknown.exists() and other.exists() and not dead.exists()

@@ -121,8 +121,10 @@ class LabRun:
 
     def _prepare(self) -> None:
         base = self.tmp_base or os.environ.get("SLOGQUAL_LAB_TMP") or None
+        remove_stale_job_dirs(base or tempfile.gettempdir())
         self.job_dir = tempfile.mkdtemp(prefix="slogqual-lab-", dir=base)
         os.chmod(self.job_dir, 0o755)
+        self._write("owner.pid", f"{os.getpid()}\n")
         os.mkdir(os.path.join(self.job_dir, "out"))
         shutil.copyfile(STAGE2, os.path.join(self.job_dir, "stage2.sh"))
         specs = " ".join(f"{d.index}:{d.cls.name}:{d.cls.transport}:{d.serial}" for d in self.devices)
@@ -210,12 +212,12 @@ class LabRun:
         t0 = time.monotonic()
         if self.mode == "shell":
             # The terminal is the guest's console; QEMU gets its own session only when not interactive.
-            self.qemu = _run.popen(argv)
+            self.qemu = _run.popen(argv, preexec_fn=_die_with_parent)
             self.qemu.wait()
             console = ""
         else:
             self.qemu = _run.popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+                                   start_new_session=True, preexec_fn=_die_with_parent)
             console = self._pump(console_path, t0)
         wall = time.monotonic() - t0
         rc = self.qemu.returncode
@@ -306,6 +308,41 @@ class LabRun:
         if self.job_dir and os.path.isdir(self.job_dir):
             shutil.rmtree(self.job_dir, ignore_errors=True)
         self.job_dir = None
+
+
+def remove_stale_job_dirs(base: str) -> List[str]:
+    """Remove job directories left by a slogqual that was killed (SIGKILL leaves no chance to clean
+    up): those whose owner.pid names no running process. Returns what was removed."""
+    removed = []
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(base, name)
+        if not name.startswith("slogqual-lab-") or not os.path.isdir(path):
+            continue
+        try:
+            with open(os.path.join(path, "owner.pid")) as fh:
+                pid = int(fh.read().strip())
+        except (OSError, ValueError):
+            continue  # not ours to judge
+        if pid == os.getpid() or os.path.exists(f"/proc/{pid}"):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when slogqual dies, even by SIGKILL (Linux PR_SET_PDEATHSIG),
+    so a killed slogqual leaves no QEMU behind (nbdkit has --exit-with-parent for the same)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
 
 
 def _tail(text: str, n: int = 3) -> str:
