@@ -161,13 +161,17 @@ def test_sigint_leaves_no_process_and_no_files(tmp_path):
 def test_sweep_in_the_lab_orders_the_classes(tmp_path):
     """`slogqual sweep` on every emulated class, 4 KiB QD1 write+flush: hdd slowest … nvdimm fastest,
     and the latency each class adds (its write p50 minus the undelayed nvme's, same nbd path) is its
-    configured delay within -10 %/+50 % (TCG adds scheduling noise on top, never takes time away)."""
+    configured delay within -10 %/+50 % (TCG adds scheduling noise on top, never takes time away);
+    a user class with a QEMU IOPS cap of 200 does at most 200 write+flush cycles per second."""
     from slogqual.lab import devices as _devices
 
     classes = ["hdd", "sata-ssd", "sas-ssd", "nvme", "nvdimm"]
     out = tmp_path / "out"
-    args = ["lab", "run", "-q", "-o", str(out)]
-    for c in classes:
+    # A user's class from --devices-file: an NVMe capped by QEMU throttling (a rate cap, not a latency).
+    extra = tmp_path / "capped.toml"
+    extra.write_text('[class.capped]\ntransport = "nvme"\nserial_prefix = "SQLCAP"\niops_limit = 200\n')
+    args = ["lab", "run", "-q", "-o", str(out), "--devices-file", str(extra)]
+    for c in classes + ["capped"]:
         args += ["--device", c]
     args += ["--", "sh", "-c", 'mkdir -p sweep && slogqual sweep $SLOGQUAL_LAB_DEVICES --sizes 4k --runtime 2 '
                                '--settle 0 --destroy-data -o sweep --quiet --format table']
@@ -183,6 +187,9 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path):
     means = [pts[c]["lat_us"]["mean"] for c in classes]
     assert means == sorted(means, reverse=True), dict(zip(classes, means))
     assert all(pts[c]["ios"] > 50 for c in classes)
+    capped = pts["capped"]
+    assert 0.6 * 200 <= capped["iops"] <= 1.05 * 200, capped["iops"]  # QD1 write+flush cycles under a 200 IOPS cap
+    assert capped["lat_us"]["mean"] > pts["nvme"]["lat_us"]["mean"]
     defs = _devices.load()
     floor = pts["nvme"]["write_lat_us"]["p50"]
     for c in ("hdd", "sata-ssd", "sas-ssd"):
