@@ -216,6 +216,7 @@ def test_sigkill_leaves_no_process_and_the_next_run_removes_the_job_dir(tmp_path
                 break
             time.sleep(0.5)
         assert sorted(os.path.basename(a[0]) for a in kids.values()) == ["nbdkit", "qemu-system-x86_64"]
+        sockets = [argv[argv.index("--unix") + 1] for argv in kids.values() if "--unix" in argv]
         proc.kill()
         proc.wait()
     finally:
@@ -231,3 +232,4 @@ def test_sigkill_leaves_no_process_and_the_next_run_removes_the_job_dir(tmp_path
     again = slogqual("lab", "run", "-q", "--device", "nvme", "-o", str(tmp_path / "out2"), "--", "true", env=env)
     assert again.returncode == 0, again.stderr
     assert list(labtmp.iterdir()) == []
+    assert sockets and not any(os.path.exists(s) for s in sockets)  # nor the nbd socket directories

@@ -108,6 +108,7 @@ class LabRun:
     timeout: float = 3600.0
     tmp_base: Optional[str] = None
     job_dir: Optional[str] = field(default=None, init=False)
+    sock_dir: Optional[str] = field(default=None, init=False)
     qemu: Optional[subprocess.Popen] = field(default=None, init=False)
     servers: list = field(default_factory=list, init=False)
 
@@ -121,10 +122,19 @@ class LabRun:
 
     def _prepare(self) -> None:
         base = self.tmp_base or os.environ.get("SLOGQUAL_LAB_TMP") or None
-        remove_stale_job_dirs(base or tempfile.gettempdir())
+        for where in {base or tempfile.gettempdir(), tempfile.gettempdir()}:
+            remove_stale_job_dirs(where)
         self.job_dir = tempfile.mkdtemp(prefix="slogqual-lab-", dir=base)
         os.chmod(self.job_dir, 0o755)
         self._write("owner.pid", f"{os.getpid()}\n")
+        # A Unix socket path holds at most 107 bytes: under a deep job directory the nbd sockets go
+        # to a short directory of their own in the system temp dir (same owner.pid, same clean-up).
+        if len(self.job_dir) <= 60:
+            self.sock_dir = self.job_dir
+        else:
+            self.sock_dir = tempfile.mkdtemp(prefix="slogqual-lab-sock-")
+            with open(os.path.join(self.sock_dir, "owner.pid"), "w") as fh:
+                fh.write(f"{os.getpid()}\n")
         os.mkdir(os.path.join(self.job_dir, "out"))
         shutil.copyfile(STAGE2, os.path.join(self.job_dir, "stage2.sh"))
         specs = " ".join(f"{d.index}:{d.cls.name}:{d.cls.transport}:{d.serial}" for d in self.devices)
@@ -165,10 +175,8 @@ class LabRun:
                         fargs["wdelay"] = f"{int(c.write_delay_ms)}ms"
                     if c.read_delay_ms:
                         fargs["rdelay"] = f"{int(c.read_delay_ms)}ms"
-                # A Unix socket path holds at most 107 bytes: a deep job directory uses the temp dir.
-                sock_dir = self.job_dir if len(self.job_dir) <= 60 else None
                 server = NbdServer(plugin="memory", plugin_args=[f"size={c.size}"], filters=filters,
-                                   filter_args=fargs, socket_dir=sock_dir)
+                                   filter_args=fargs, socket_dir=self.sock_dir)
                 self.servers.append(server)
                 server.start()
                 disk.nbd_socket = server.socket
@@ -305,9 +313,10 @@ class LabRun:
             except Exception as exc:  # keep cleaning up
                 log.warning("stopping nbdkit: %s", exc)
         self.servers = []
-        if self.job_dir and os.path.isdir(self.job_dir):
-            shutil.rmtree(self.job_dir, ignore_errors=True)
-        self.job_dir = None
+        for d in (self.sock_dir, self.job_dir):
+            if d and os.path.isdir(d):
+                shutil.rmtree(d, ignore_errors=True)
+        self.job_dir = self.sock_dir = None
 
 
 def remove_stale_job_dirs(base: str) -> List[str]:
