@@ -149,3 +149,30 @@ def record_files(paths: Sequence[str], store_path: Optional[str]) -> int:
         what = SCHEMA_KINDS[doc["schema"]]
         print(f"{path}: {what} " + (f"recorded as run {rid}" if rid else "already in the store"), file=sys.stderr)
     return 0
+
+
+def register_import_json(isub) -> None:
+    """`slogqual import json FILE...` (registered by slogqual/cli/import_cmd.py)."""
+    j = isub.add_parser("json", help="slogqual result documents (sweeps, scenarios, qualifications) into the "
+                                     "result store")
+    j.add_argument("files", nargs="+", metavar="RESULT.json")
+    j.add_argument("--store", metavar="PATH", help="result store (default: $SLOGQUAL_STORE or "
+                                                  "~/.local/share/slogqual/results.sqlite)")
+    j.set_defaults(func=lambda args: record_files(args.files, args.store))
+
+
+def add_store_arguments(parser) -> None:
+    """--store / --no-store for commands that also record their results (import diskinfo)."""
+    parser.add_argument("--store", metavar="PATH", help="result store (default: $SLOGQUAL_STORE or "
+                                                       "~/.local/share/slogqual/results.sqlite)")
+    parser.add_argument("--no-store", action="store_true", help="do not record the results in the result store")
+
+
+def record_results(args, results, paths) -> None:
+    """Record imported sweeps unless --no-store; a store failure is one line, never an exit code."""
+    from slogqual.store import record_or_warn
+
+    if getattr(args, "no_store", False):
+        return
+    for r, path in zip(results, paths):
+        record_or_warn(r.to_dict(), path, getattr(args, "store", None))
