@@ -136,3 +136,29 @@ def test_knee_remarks_are_details_not_problems():
     c = curve("sync=always + SLOG", "always", "single", [(1, 100)])
     c.steps[0].slog_bytes, c.steps[0].normal_bytes = 0, 10
     assert len(verdict([c], "iops").problems) == 1
+
+
+def test_slower_candidate_is_named_by_mean_ratio_not_peak():
+    from slogqual.analysis.scaling import slower_candidate
+    # shaped like a lab run: the NVDIMM is 2.6x faster at 2 threads, both pool-bound at 8
+    sata = curve("s", "always", "single", [(2, 424), (8, 920)])
+    pmem = curve("s", "always", "single", [(2, 1089), (8, 907)])
+    sata.candidate, pmem.candidate = "/dev/sdc", "/dev/pmem0"
+    names = {"/dev/sdc": "/dev/sdc (SATA SSD)", "/dev/pmem0": "/dev/pmem0 (NVDIMM)"}
+    s = slower_candidate([pmem, sata], names, "iops")
+    assert s.startswith("The slower log device /dev/sdc (SATA SSD) is the bottleneck")
+    assert "1/1.6 of the throughput with /dev/pmem0 (NVDIMM)" in s and "at 2 threads 424 vs 1089 IOPS" in s
+    # a peak comparison would be a near tie here (920 vs 1089); the order does not depend on list order
+    assert slower_candidate([sata, pmem], names, "iops") == s
+    a, b = curve("a", "always", "single", [(1, 100)]), curve("b", "always", "single", [(1, 105)])
+    a.candidate, b.candidate = "a", "b"
+    assert "alike" in slower_candidate([a, b], {}, "mbps")
+    assert slower_candidate([a], {}, "iops") is None
+
+
+def test_pool_named_when_sync_standard_saturates_too():
+    curves = [curve("std", "standard", "none", [(4, 1353), (16, 1227)]),
+              curve("slog", "always", "single", [(4, 1089), (16, 907)]),
+              curve("no", "always", "none", [(4, 188), (16, 468)])]
+    v = verdict(curves, "iops")
+    assert v.bottleneck.startswith("the pool: sync=standard, which writes no ZIL, also stops scaling at 4 threads")

@@ -18,6 +18,8 @@ KNEE_GAIN_PER_DOUBLING = 0.10
 SAME = 0.10
 # A SLOG's throughput "matches" its sweep bandwidth within this fraction.
 MATCH = 0.25
+# When sync=standard saturates too and the SLOG gets at least this share of it, the pool is the limit.
+POOL_BOUND = 0.75
 
 
 @dataclass
@@ -39,6 +41,7 @@ class Curve:
     sync: str
     log: str  # none | single | mirror | stripe
     steps: List[Step] = field(default_factory=list)
+    candidate: Optional[str] = None  # the log device of a single-SLOG curve, when candidates are compared
 
     @property
     def uses_slog(self) -> bool:
@@ -148,6 +151,10 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
                       f"({log_sweep_mbps:.0f} MiB/s)")
     elif of_std is not None and of_std >= 1 - SAME:
         bottleneck = "the pool, not the log: the SLOG keeps up with sync=standard"
+    elif (of_std is not None and of_std >= POOL_BOUND and base is not None and k and k.saturated
+          and (kb := knee(base.steps, metric)) is not None and kb.saturated and kb.threads <= k.threads):
+        bottleneck = (f"the pool: sync=standard, which writes no ZIL, also stops scaling at {kb.threads} threads "
+                      f"({kb.value:.0f} {unit}); the SLOG reaches {of_std:.0%} of it")
     elif k and k.saturated:
         bottleneck = f"the log device: {slog.config} stops scaling at {k.threads} threads"
         if log_sweep_lat_us:
@@ -170,3 +177,39 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
     problems = [p for c in curves for p in log_usage_problems(c)]
     return Verdict(sentence=sentence, bottleneck=bottleneck, benefit_at_peak=benefit,
                    of_standard_at_peak=of_std, details=details, problems=problems)
+
+
+def slower_candidate(curves: Sequence[Curve], names: Dict[Optional[str], str], metric: str) -> Optional[str]:
+    """With several log candidates measured under the same load: which one limits sync=always, in a
+    sentence. Candidates are ranked by the geometric mean of their throughput ratios at the thread
+    steps both measured — one step where both are pool-bound does not decide it, as a peak would."""
+    cs = [c for c in curves if c.steps]
+    if len(cs) < 2:
+        return None
+    unit = "IOPS" if metric == "iops" else "MiB/s"
+
+    def gm(a: Curve, b: Curve) -> Optional[float]:
+        r = ratios(a, b, metric)
+        vals = [v for v in r.values() if v > 0]
+        return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
+
+    # rank by each curve's mean log-ratio against all the others
+    def score(c: Curve) -> float:
+        gs = [g for g in (gm(c, o) for o in cs if o is not c) if g]
+        return sum(math.log(g) for g in gs) / len(gs) if gs else 0.0
+
+    ranked = sorted(cs, key=score)
+    slow, fast = ranked[0], ranked[-1]
+    factor = gm(fast, slow)
+    if factor is None:
+        return None
+    name_s, name_f = names.get(slow.candidate, slow.candidate), names.get(fast.candidate, fast.candidate)
+    if factor <= 1 + SAME:
+        return f"The log candidates perform alike under this load ({name_s}, {name_f}): neither is the bottleneck."
+    per = ratios(fast, slow, metric)
+    t = max(per, key=per.get)
+    vs = {s.threads: s.value(metric) for s in slow.steps}
+    vf = {s.threads: s.value(metric) for s in fast.steps}
+    return (f"The slower log device {name_s} is the bottleneck: sync=always with it reaches 1/{factor:.1f} of the "
+            f"throughput with {name_f} (geometric mean over the thread steps; at {t} threads "
+            f"{vs[t]:.0f} vs {vf[t]:.0f} {unit}).")

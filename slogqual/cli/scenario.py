@@ -89,7 +89,8 @@ def _print(doc, as_json: bool) -> None:
         print(json.dumps(doc, indent=2))
         return
     from tabulate import tabulate
-    rows = [[s["config"], s["threads"], f"{s['iops']:.0f}", f"{s['mbps']:.1f}",
+    rows = [[s["config"] + (f" [{s['candidate']}]" if s.get("candidate") and len(doc["pool"]["log"]) > 1 else ""),
+             s["threads"], f"{s['iops']:.0f}", f"{s['mbps']:.1f}",
              f"{s['lat_us']['p99'] or 0:.0f}", s["zil"]["slog_bytes"], s["zil"]["normal_bytes"]] for s in doc["steps"]]
     print(f"{doc['scenario']['name']} ({'quick' if doc['quick'] else 'full'}), pool {doc['pool']['layout']} "
           f"of {len(doc['pool']['data'])}, log {', '.join(doc['pool']['log']) or '-'} [{doc['status']}]")
@@ -98,6 +99,11 @@ def _print(doc, as_json: bool) -> None:
     a = doc.get("analysis")
     if a:
         print(f"\nverdict: {a['verdict']}\nbottleneck: {a['bottleneck']}")
+        for c in a.get("candidates") or []:
+            if len(a["candidates"]) > 1:
+                print(f"log candidate {c['name']}: {c['verdict']}")
+        if a.get("slower_log"):
+            print(a["slower_log"])
     for w in doc.get("warnings") or []:
         print(f"WARNING: {w}")
 

@@ -61,28 +61,57 @@ def _lat(stats: fio.FioLatency, sync: Optional[fio.FioLatency]) -> Dict[str, Opt
 
 
 def curves(doc: Dict[str, Any]) -> List[scaling.Curve]:
-    by: Dict[str, scaling.Curve] = {}
+    by: Dict[tuple, scaling.Curve] = {}
     for s in doc["steps"]:
-        c = by.setdefault(s["config"], scaling.Curve(s["config"], s["sync"], s["log"]))
-        c.steps.append(scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"],
-                                    lat_p99_us=s["lat_us"].get("p99"), slog_bytes=s["zil"].get("slog_bytes"),
-                                    normal_bytes=s["zil"].get("normal_bytes")))
+        key = (s["config"], s.get("candidate"))
+        if key not in by:
+            by[key] = scaling.Curve(s["config"], s["sync"], s["log"], candidate=s.get("candidate"))
+        by[key].steps.append(scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"],
+                                          lat_p99_us=s["lat_us"].get("p99"), slog_bytes=s["zil"].get("slog_bytes"),
+                                          normal_bytes=s["zil"].get("normal_bytes")))
     return list(by.values())
 
 
+def _device_name(doc: Dict[str, Any], path: str) -> str:
+    rec = (doc["pool"].get("devices") or {}).get(path) or {}
+    model = rec.get("model")
+    return f"{path} ({model})" if model else path
+
+
 def analyse(doc: Dict[str, Any], scenario: Scenario, log_sweep: Optional[Dict[str, float]] = None) -> Dict[str, Any]:
+    """Knees, the SLOG's benefit and the verdict; with several log candidates, one verdict each and
+    the slower candidate named. Top-level figures are those of the best candidate."""
     metric = metric_for(scenario)
     cs = curves(doc)
-    v = scaling.verdict(cs, metric, log_sweep_mbps=(log_sweep or {}).get("mbps"),
+    common = [c for c in cs if not (c.uses_slog and c.log == "single")]
+    singles = [c for c in cs if c.uses_slog and c.log == "single"]
+    names = {c.candidate: _device_name(doc, c.candidate) for c in singles if c.candidate}
+    per = []
+    for c in singles:
+        v = scaling.verdict(common + [c], metric, log_sweep_mbps=(log_sweep or {}).get("mbps"),
+                            log_sweep_lat_us=(log_sweep or {}).get("lat_us"), bs_label=size_label(scenario.bs))
+        pk = scaling.peak(c.steps, metric)
+        per.append({"device": c.candidate, "name": names.get(c.candidate, c.candidate), "config": c.config,
+                    "peak": pk.value(metric) if pk else None, "verdict": v.sentence, "bottleneck": v.bottleneck,
+                    "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak})
+    per.sort(key=lambda d: -(d["peak"] or 0))
+    best = [c for c in singles if per and c.candidate == per[0]["device"]] or singles[:1]
+    v = scaling.verdict(common + best, metric, log_sweep_mbps=(log_sweep or {}).get("mbps"),
                         log_sweep_lat_us=(log_sweep or {}).get("lat_us"), bs_label=size_label(scenario.bs))
     knees = {}
     for c in cs:
         k = scaling.knee(c.steps, metric)
         if k:
-            knees[c.config] = {"threads": k.threads, "value": k.value, "saturated": k.saturated}
-    return {"metric": metric, "verdict": v.sentence, "bottleneck": v.bottleneck,
-            "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
-            "knees": knees, "details": v.details, "problems": v.problems}
+            knees[c.config + (f" [{c.candidate}]" if c.candidate and len(singles) > 1 else "")] = {
+                "threads": k.threads, "value": k.value, "saturated": k.saturated}
+    out = {"metric": metric, "verdict": v.sentence, "bottleneck": v.bottleneck,
+           "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
+           "knees": knees, "details": v.details,
+           "problems": [p for c in cs for p in scaling.log_usage_problems(c)], "candidates": per}
+    slower = scaling.slower_candidate(singles, names, metric)
+    if slower:
+        out["slower_log"] = slower
+    return out
 
 
 class PoolScenarioRun:
@@ -95,8 +124,21 @@ class PoolScenarioRun:
         self.pool_name = pool_name
         self.log_sweep = log_sweep
 
-    def _done(self, config: str, threads_per_lun: int) -> bool:
-        return any(s["config"] == config and s["threads_per_lun"] == threads_per_lun for s in self.doc["steps"])
+    def variants(self) -> List[tuple]:
+        """(configuration, candidate): a single-SLOG configuration runs once per --log candidate, so
+        candidates are compared on the same pool and load; other configurations run once."""
+        logs = self.doc["pool"]["log"]
+        out = []
+        for c in self.scenario.configs:
+            if c.log == "single" and len(logs) > 1:
+                out += [(c, dev) for dev in logs]
+            else:
+                out.append((c, logs[0] if c.log == "single" and logs else None))
+        return out
+
+    def _done(self, config: str, candidate: Optional[str], threads_per_lun: int) -> bool:
+        return any(s["config"] == config and s.get("candidate") == candidate and s["threads_per_lun"] == threads_per_lun
+                   for s in self.doc["steps"])
 
     def save(self) -> None:
         write_json_atomic(self.output, self.doc)
@@ -105,23 +147,26 @@ class PoolScenarioRun:
         sc, doc = self.scenario, self.doc
         doc["status"], doc["error"] = "running", None
         self.save()
-        todo = [(c, t) for c in sc.configs for t in sc.threads if not self._done(c.name, t)]
+        plan = [(c, dev, [t for t in sc.threads if not self._done(c.name, dev, t)]) for c, dev in self.variants()]
+        total = sum(len(ts) for _, _, ts in plan)
         estimate = sc.runtime_s + sc.ramp_s + STEP_OVERHEAD_S
         self.progress.reset()
         index = 0
         try:
-            for config in sc.configs:
-                steps = [t for c, t in todo if c is config]
+            for config, candidate, steps in plan:
                 if not steps:
                     continue
-                with self._pool(config) as pool:
+                label = config.name + (f" [{candidate}]" if candidate else "")
+                with self._pool(config, candidate) as pool:
                     targets, datasets = self._luns(pool)
                     witness = evidence.ZilWitness(pool.name, datasets)
                     for t in steps:
                         index += 1
-                        self.progress.begin(f"{sc.name} [{config.name}] {t} thread(s)/LUN x {sc.luns} LUNs",
-                                            index, len(todo), estimate)
+                        self.progress.begin(f"{sc.name} [{label}] {t} thread(s)/LUN x {sc.luns} LUNs",
+                                            index, total, estimate)
                         step = self._step(pool, config, t, targets, witness)
+                        step["candidate"] = candidate
+                        step["log_devices"] = log_vdevs(config.log, [candidate] if candidate else self.doc["pool"]["log"])
                         doc["steps"].append(step)
                         self.save()
                         self.progress.end(f"{step['iops']:.0f} IOPS, {step['mbps']:.1f} MiB/s, p99 "
@@ -141,11 +186,11 @@ class PoolScenarioRun:
         self.save()
         return doc
 
-    def _pool(self, config: PoolConfig) -> ThrowawayPool:
+    def _pool(self, config: PoolConfig, candidate: Optional[str] = None) -> ThrowawayPool:
         pool = self.doc["pool"]
         fs_props = dict(pool["fs_properties"], sync=config.sync, logbias=config.logbias)
         return ThrowawayPool(name=self.pool_name, vdevs=data_vdevs(pool["layout"], pool["data"]),
-                             logs=log_vdevs(config.log, pool["log"]),
+                             logs=log_vdevs(config.log, [candidate] if candidate else pool["log"]),
                              properties={"ashift": str(pool["ashift"])}, fs_properties=fs_props)
 
     def _luns(self, pool: ThrowawayPool):
