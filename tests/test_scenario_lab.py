@@ -66,3 +66,28 @@ def test_iscsi_4k_quick_in_the_lab(tmp_path):
     # the pool is gone and the device identities were recorded in the guest
     assert all(d.get("path") for d in doc["pool"]["devices"].values())
     assert doc["warnings"] == []
+
+
+def test_interrupted_lab_scenario_leaves_no_pool_and_resumes(tmp_path):
+    """SIGINT at a random step (seeded, printed): no slogqual pool or dataset remains, the result file
+    holds every finished step, and --resume measures exactly the missing ones."""
+    seed = int(os.environ.get("SLOGQUAL_TEST_SEED", "0")) or int.from_bytes(os.urandom(3), "big")
+    print(f"seed {seed}")
+    job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "scenario_interrupt.py")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "slogqual", "lab", "run", "--quiet", "-d", "hdd", "-d", "hdd",
+                           "-d", "nvdimm", "-o", str(out), "--", "python3", job, str(seed)],
+                          capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, (seed, proc.stderr[-3000:])
+    r = json.loads((out / "interrupt.json").read_text())
+    assert r["interrupt_rc"] == 130, r
+    assert r["interrupted_status"] == "interrupted", r
+    assert r["left_after_interrupt"] == {"pools": [], "datasets": []}, r
+    kept = r["interrupted_steps"]
+    assert r["k"] <= len(kept) < 6, r  # every finished step is in the file
+    assert r["resume_rc"] == 0, r["resume_stderr"]
+    assert r["final_status"] == "complete" and len(r["final_steps"]) == 6
+    assert r["final_steps"][:len(kept)] == kept  # resumed, not re-measured
+    keys = {(s["config"], s["candidate"], s["threads_per_lun"]) for s in r["final_steps"]}
+    assert len(keys) == 6
+    assert r["left_after_resume"] == {"pools": [], "datasets": []}
