@@ -91,3 +91,26 @@ def test_interrupted_lab_scenario_leaves_no_pool_and_resumes(tmp_path):
     keys = {(s["config"], s["candidate"], s["threads_per_lun"]) for s in r["final_steps"]}
     assert len(keys) == 6
     assert r["left_after_resume"] == {"pools": [], "datasets": []}
+
+
+@pytest.mark.parametrize("name", ["iscsi-128k-seqwrite", "nfs-sync"])
+def test_other_scenarios_quick_in_the_lab(tmp_path, name):
+    out = tmp_path / f"{name}.json"
+    proc = run("scenario", "run", name, "--lab", "--quick", "--lab-log", "nvdimm", "--quiet", "-o", out, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "complete"
+    sc = doc["scenario"]
+    assert {s["config"] for s in doc["steps"]} == {c["name"] for c in sc["configs"]}
+    assert len(doc["steps"]) == len(sc["configs"]) * len(sc["threads"])
+    for s in doc["steps"]:
+        # the writes are synchronous under sync=always, or when the load asks (O_DSYNC, as NFS does)
+        synchronous = s["sync"] == "always" or sc["write_sync"] != "none"
+        if s["log"] != "none" and synchronous:
+            assert s["zil"]["slog_bytes"] > 0 and s["log_write_bytes_s"] > 0, s
+        else:
+            assert s["zil"]["slog_bytes"] == 0, s
+        if synchronous and s["log"] == "none":
+            assert s["zil"]["itx_count"] > 0, s  # the ZIL was used, on the data disks
+    assert doc["analysis"]["metric"] == "mbps" and doc["analysis"]["verdict"]
+    assert doc["warnings"] == []
