@@ -123,8 +123,11 @@ class Verdict:
 
 
 def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float] = None,
-            log_sweep_lat_us: Optional[float] = None, bs_label: str = "") -> Verdict:
+            log_sweep_lat_us: Optional[float] = None, bs_label: str = "", load_is_sync: bool = False) -> Verdict:
     """What the SLOG bought for this load, and what limits it.
+
+    load_is_sync: the load's own writes are synchronous (O_DSYNC, as NFS clients ask): then
+    sync=standard goes through the ZIL too and is no ZIL-free ceiling to compare with.
 
     log_sweep_mbps / log_sweep_lat_us: the log device's QD1 sweep at the scenario's write size, when
     known, to name the log device as the limit with numbers rather than by elimination.
@@ -136,7 +139,7 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
         return Verdict("No sync=always configuration with a SLOG was measured: nothing to judge.", "unknown")
     ps = peak(slog.steps, metric)
     pn = peak(noslog.steps, metric) if noslog and noslog.steps else None
-    pb = peak(base.steps, metric) if base and base.steps else None
+    pb = peak(base.steps, metric) if base and base.steps and not load_is_sync else None
     benefit = ps.value(metric) / pn.value(metric) if pn and pn.value(metric) > 0 else None
     of_std = ps.value(metric) / pb.value(metric) if pb and pb.value(metric) > 0 else None
     details = []
@@ -151,7 +154,7 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
                       f"({log_sweep_mbps:.0f} MiB/s)")
     elif of_std is not None and of_std >= 1 - SAME:
         bottleneck = "the pool, not the log: the SLOG keeps up with sync=standard"
-    elif (of_std is not None and of_std >= POOL_BOUND and base is not None and k and k.saturated
+    elif (of_std is not None and of_std >= POOL_BOUND and pb is not None and k and k.saturated
           and (kb := knee(base.steps, metric)) is not None and kb.saturated and kb.threads <= k.threads):
         bottleneck = (f"the pool: sync=standard, which writes no ZIL, also stops scaling at {kb.threads} threads "
                       f"({kb.value:.0f} {unit}); the SLOG reaches {of_std:.0%} of it")

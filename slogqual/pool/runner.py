@@ -89,7 +89,8 @@ def analyse(doc: Dict[str, Any], scenario: Scenario, log_sweep: Optional[Dict[st
     per = []
     for c in singles:
         v = scaling.verdict(common + [c], metric, log_sweep_mbps=(log_sweep or {}).get("mbps"),
-                            log_sweep_lat_us=(log_sweep or {}).get("lat_us"), bs_label=size_label(scenario.bs))
+                            log_sweep_lat_us=(log_sweep or {}).get("lat_us"), bs_label=size_label(scenario.bs),
+                            load_is_sync=scenario.write_sync != "none")
         pk = scaling.peak(c.steps, metric)
         per.append({"device": c.candidate, "name": names.get(c.candidate, c.candidate), "config": c.config,
                     "peak": pk.value(metric) if pk else None, "verdict": v.sentence, "bottleneck": v.bottleneck,
@@ -97,7 +98,8 @@ def analyse(doc: Dict[str, Any], scenario: Scenario, log_sweep: Optional[Dict[st
     per.sort(key=lambda d: -(d["peak"] or 0))
     best = [c for c in singles if per and c.candidate == per[0]["device"]] or singles[:1]
     v = scaling.verdict(common + best, metric, log_sweep_mbps=(log_sweep or {}).get("mbps"),
-                        log_sweep_lat_us=(log_sweep or {}).get("lat_us"), bs_label=size_label(scenario.bs))
+                        log_sweep_lat_us=(log_sweep or {}).get("lat_us"), bs_label=size_label(scenario.bs),
+                            load_is_sync=scenario.write_sync != "none")
     knees = {}
     for c in cs:
         k = scaling.knee(c.steps, metric)
