@@ -114,3 +114,24 @@ def test_other_scenarios_quick_in_the_lab(tmp_path, name):
             assert s["zil"]["itx_count"] > 0, s  # the ZIL was used, on the data disks
     assert doc["analysis"]["metric"] == "mbps" and doc["analysis"]["verdict"]
     assert doc["warnings"] == []
+
+
+def test_zvols_and_datasets_through_libzfs_core_and_the_zfs_command(tmp_path):
+    """Both creation paths, for real: pyzfs (libzfs_core, under Debian's python3) and the zfs command."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not os.path.exists("/usr/bin/python3"):
+        pytest.skip("no Debian python3 (pyzfs is packaged for it)")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "slogqual", "lab", "run", "--quiet", "-d", "hdd", "-d", "hdd",
+                           "-o", str(out), "--", "env", f"PYTHONPATH={repo}", "/usr/bin/python3",
+                           os.path.join(repo, "tests", "lab_jobs", "pool_apis.py")],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = json.loads((out / "apis.json").read_text())
+    assert r["lzc_available"] is True
+    assert r["apis"]["lzc"]["api_name"] == "libzfs_core" and r["apis"]["cli"]["api_name"] == "zfs command"
+    for api in ("lzc", "cli"):
+        a = r["apis"][api]
+        assert a["zvol"] == {"volsize": str(64 << 20), "volblocksize": "16384", "type": "volume"}, a
+        assert a["zvol_device"] and a["mounted_dir"] and a["pool_gone"], a
+        assert a["dataset"] == {"recordsize": "131072", "mounted": "yes", "type": "filesystem"}, a

@@ -12,7 +12,7 @@ import time
 from typing import List
 
 from slogqual.errors import SlogqualError, UsageError
-from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, safe_name
+from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, safe_name
 from slogqual.pool.runner import PoolScenarioRun, load_document, new_document
 from slogqual.pool.scenario import builtin_names, load_scenario
 from slogqual.progress import Progress
@@ -39,6 +39,9 @@ def register(sub) -> None:
     r.add_argument("--log", nargs="+", default=[], metavar="DEV", help="log (SLOG) candidate devices")
     r.add_argument("--layout", choices=LAYOUTS, default="stripe", help="data vdev layout (default stripe)")
     r.add_argument("--quick", action="store_true", help="few steps, short runtime (CI, demos)")
+    r.add_argument("--zfs-api", choices=ZFS_APIS, default="auto",
+                   help="create zvols/datasets with libzfs_core (pyzfs) or the zfs command; auto: pyzfs when "
+                        "importable (Debian's /usr/bin/python3)")
     r.add_argument("--destroy-data", action="store_true", help="confirm the named devices may be overwritten")
     r.add_argument("-o", "--output", metavar="FILE", help="result file (default slogqual-scenario-NAME-TIME.json)")
     r.add_argument("--resume", metavar="RESULT", help="continue an interrupted run")
@@ -183,7 +186,7 @@ def cmd_run(args) -> int:
                     identities[dev] = {"path": dev, "error": str(exc)}
             doc = new_document(scenario, args.quick, args.layout, data, logs, fio_version, argv, identities)
         pool_name = f"{POOL_PREFIX}{safe_name(scenario.name)}-{os.getpid()}"
-        run = PoolScenarioRun(scenario, doc, output, progress, pool_name)
+        run = PoolScenarioRun(scenario, doc, output, progress, pool_name, zfs_api=args.zfs_api)
         try:
             run.run()
         except KeyboardInterrupt:

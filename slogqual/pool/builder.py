@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from slogqual.errors import MeasurementError, UsageError
+from slogqual.tools import lzc as _lzc
 from slogqual.tools import run as _run
 from slogqual.tools import zfs as _zfs
 from slogqual.tools import zpool as _zpool
 
 POOL_PREFIX = "slogqual-"
 LAYOUTS = ("stripe", "mirror", "raidz1", "raidz2")
+ZFS_APIS = ("auto", "cli", "lzc")  # how zvols and datasets are created: auto = libzfs_core if importable
 
 
 def data_vdevs(layout: str, devices: List[str]) -> List[str]:
@@ -87,10 +89,24 @@ class ThrowawayPool:
     fs_properties: Dict[str, str] = field(default_factory=dict)  # root dataset (-O)
     created: bool = False
     mount_root: Optional[str] = None
+    zfs_api: str = "auto"
 
     def __post_init__(self):
         if not self.name.startswith(POOL_PREFIX):
             raise UsageError(f"pool name {self.name!r} lacks the {POOL_PREFIX} prefix")
+        if self.zfs_api not in ZFS_APIS:
+            raise UsageError(f"unknown zfs api {self.zfs_api!r}: use one of {', '.join(ZFS_APIS)}")
+        if self.zfs_api == "lzc" and not _lzc.available():
+            raise UsageError("--zfs-api lzc: libzfs_core (python3-pyzfs) is not importable from this Python "
+                             "(Debian packages it for /usr/bin/python3)")
+
+    @property
+    def uses_lzc(self) -> bool:
+        return self.zfs_api == "lzc" or (self.zfs_api == "auto" and _lzc.available())
+
+    @property
+    def api_name(self) -> str:
+        return "libzfs_core" if self.uses_lzc else "zfs command"
 
     def create(self) -> "ThrowawayPool":
         if self.name in _zpool.pools():
@@ -103,15 +119,20 @@ class ThrowawayPool:
         return self
 
     def zvol(self, name: str, size: int, volblocksize: Optional[int]) -> str:
-        props = {"volblocksize": str(volblocksize)} if volblocksize else {}
         full = f"{self.name}/{name}"
-        _zfs.create(full, volsize=size, properties=props)
+        if self.uses_lzc:
+            _lzc.create_zvol(full, size, volblocksize)
+        else:
+            _zfs.create(full, volsize=size, properties={"volblocksize": str(volblocksize)} if volblocksize else {})
         return full
 
     def dataset(self, name: str, recordsize: Optional[int]) -> str:
-        props = {"recordsize": str(recordsize)} if recordsize else {}
         full = f"{self.name}/{name}"
-        _zfs.create(full, properties=props)
+        if self.uses_lzc:
+            _lzc.create_filesystem(full, {"recordsize": int(recordsize)} if recordsize else {})
+            _zfs.mount(full)  # lzc_create does not mount; the zfs command does
+        else:
+            _zfs.create(full, properties={"recordsize": str(recordsize)} if recordsize else {})
         return full
 
     def mountpoint(self, dataset: str) -> str:

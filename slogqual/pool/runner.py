@@ -118,7 +118,8 @@ def analyse(doc: Dict[str, Any], scenario: Scenario, log_sweep: Optional[Dict[st
 
 class PoolScenarioRun:
     def __init__(self, scenario: Scenario, doc: Dict[str, Any], output: str, progress: Progress,
-                 pool_name: str, log_sweep: Optional[Dict[str, float]] = None):
+                 pool_name: str, log_sweep: Optional[Dict[str, float]] = None, zfs_api: str = "auto"):
+        self.zfs_api = zfs_api
         self.scenario = scenario
         self.doc = doc
         self.output = output
@@ -160,6 +161,7 @@ class PoolScenarioRun:
                     continue
                 label = config.name + (f" [{candidate}]" if candidate else "")
                 with self._pool(config, candidate) as pool:
+                    doc["pool"]["zfs_api"] = pool.api_name  # how the zvols/datasets were created
                     targets, datasets = self._luns(pool)
                     witness = evidence.ZilWitness(pool.name, datasets)
                     for t in steps:
@@ -193,6 +195,7 @@ class PoolScenarioRun:
         fs_props = dict(pool["fs_properties"], sync=config.sync, logbias=config.logbias)
         return ThrowawayPool(name=self.pool_name, vdevs=data_vdevs(pool["layout"], pool["data"]),
                              logs=log_vdevs(config.log, [candidate] if candidate else pool["log"]),
+                             zfs_api=self.zfs_api,
                              properties={"ashift": str(pool["ashift"])}, fs_properties=fs_props)
 
     def _luns(self, pool: ThrowawayPool):

@@ -42,6 +42,10 @@ def destroy_argv(name: str, recursive: bool = False) -> List[str]:
     return ["zfs", "destroy", *(["-r"] if recursive else []), name]
 
 
+def mount_argv(name: str) -> List[str]:
+    return ["zfs", "mount", name]
+
+
 def parse_get(text: str) -> Dict[str, str]:
     """``zfs get -Hp -o property,value`` → {property: value} ('-' stays '-')."""
     out = {}
@@ -81,3 +85,7 @@ def objsetid(name: str) -> int:
 
 def destroy(name: str, recursive: bool = False) -> None:
     zfs(destroy_argv(name, recursive))
+
+
+def mount(name: str) -> None:
+    zfs(mount_argv(name))
