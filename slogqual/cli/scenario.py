@@ -33,6 +33,13 @@ def register(sub) -> None:
     sh.add_argument("scenario", metavar="NAME|FILE")
     sh.add_argument("--quick", action="store_true")
     sh.set_defaults(func=cmd_show)
+    pl = ss.add_parser("plot", help="draw a scenario result: a metric against threads, a line per configuration")
+    pl.add_argument("result", metavar="RESULT.json")
+    pl.add_argument("-o", "--output", required=True, metavar="FILE.png|FILE.svg")
+    pl.add_argument("--metric", choices=("iops", "mbps", "p99"), help="default: the scenario's own (IOPS up to "
+                                                                       "16 KiB writes, MiB/s above)")
+    pl.add_argument("--script", metavar="FILE", help="also keep the gnuplot script")
+    pl.set_defaults(func=cmd_plot)
     r = ss.add_parser("run", help="run a scenario on named devices (destroys their data) or in the lab")
     r.add_argument("scenario", nargs="?", metavar="NAME|FILE")
     r.add_argument("--data", nargs="+", default=[], metavar="DEV", help="data vdev devices")
@@ -65,6 +72,15 @@ def cmd_list(args) -> int:
 def cmd_show(args) -> int:
     s = load_scenario(args.scenario)
     print(json.dumps((s.quick() if args.quick else s).to_dict(), indent=2))
+    return 0
+
+
+def cmd_plot(args) -> int:
+    from slogqual.report import scaling_plot
+    doc = load_document(args.result)
+    metric = args.metric or (doc.get("analysis") or {}).get("metric") or "iops"
+    scaling_plot.render(doc, metric, args.output, keep_script=args.script)
+    print(f"slogqual: wrote {args.output}", file=sys.stderr)
     return 0
 
 
