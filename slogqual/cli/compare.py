@@ -8,6 +8,7 @@ import sys
 from tabulate import tabulate
 
 from slogqual.analysis import compare as cmp
+from slogqual.errors import UsageError
 from slogqual.report.plot import series_label
 from slogqual.report.inputs import load_results
 from slogqual.units import size_label
@@ -19,7 +20,13 @@ def register(sub) -> None:
                                    "ratio B/A, and a flag where B is worse (regression) or better (improvement) "
                                    "by more than the threshold. Exit code 1 when any regression is flagged.")
     p.add_argument("a", metavar="A.json", help="the baseline")
-    p.add_argument("b", metavar="B.json", help="the result to judge")
+    p.add_argument("b", metavar="B.json", nargs="?", help="the result to judge")
+    # --- the result store as the baseline (logic in slogqual/cli/history.py) ---
+    p.add_argument("--baseline", metavar="model:M",
+                   help="compare A.json with the stored sweeps of this model (or serial:S) and flag regressions "
+                        "beyond their spread: slogqual compare --baseline model:M NEW.json")
+    p.add_argument("--store", metavar="PATH", help="result store for --baseline (default: $SLOGQUAL_STORE or "
+                                                  "~/.local/share/slogqual/results.sqlite)")
     p.add_argument("--metric", choices=sorted(cmp.METRICS), default="latency",
                    help="latency (mean, default), p99, iops or mbps")
     p.add_argument("--threshold", default="10%", help="flag changes beyond this (default 10%%; 0.1 also works)")
@@ -32,6 +39,13 @@ def _fmt(v):
 
 
 def run(args) -> int:
+    if args.baseline:  # --- the result store as the baseline (slogqual/cli/history.py) ---
+        from slogqual.cli import history
+        if args.b:
+            raise UsageError("--baseline judges one result against the store: give only NEW.json")
+        return history.run_baseline(args.baseline, args.a, args.metric, args.store, args.json)
+    if not args.b:
+        raise UsageError("give A.json and B.json (or --baseline model:M NEW.json)")
     threshold = cmp.parse_threshold(args.threshold)
     a, b = load_results([args.a, args.b])
     c = cmp.compare(a, b, args.metric, threshold)

@@ -30,7 +30,11 @@ def register(sub) -> None:
                    help="pass over lines that are not diskinfo output (they are listed in the result notes)")
     d.add_argument("--table", action="store_true", help="print a table of each device instead of JSON")
     d.set_defaults(func=run_diskinfo)
-    p.set_defaults(func=lambda args: (_ for _ in ()).throw(UsageError("import needs a KIND: diskinfo")))
+    # --- the result store (logic in slogqual/cli/history.py) ---
+    from slogqual.cli import history
+    history.add_store_arguments(d)
+    history.register_import_json(isub)
+    p.set_defaults(func=lambda args: (_ for _ in ()).throw(UsageError("import needs a KIND: diskinfo or json")))
 
 
 def _outputs(path: str, results: List[SweepResult]) -> List[str]:
@@ -54,6 +58,8 @@ def run_diskinfo(args) -> int:
             save_sweep(path, r)
             c = classify(r)
             print(f"{path}: {len(r.points)} sizes, {c.summary}", file=sys.stderr)
+    from slogqual.cli import history  # --- the result store ---
+    history.record_results(args, results, _outputs(args.output, results) if args.output else [None] * len(results))
     if args.table:
         for r in results:
             print(sweep_table(r))

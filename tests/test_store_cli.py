@@ -1,0 +1,103 @@
+"""The store through the commands that share it: import json, history, compare --baseline on real
+nbdkit targets whose delay is raised between runs."""
+
+import json
+import os
+
+import pytest
+
+from conftest import need, slogqual
+from slogqual.tools.nbdkit import NbdServer
+from test_store import sweep_doc
+
+PROFILE = """\
+name = "store-test"
+sizes = ["4k"]
+[[criterion]]
+check = "lat_us.mean @ 4k <= 100000"
+"""
+FAST = ["--round-runtime", "0.2", "--max-rounds", "0", "--runtime", "0.3", "--settle", "0", "--quiet", "--no-html"]
+
+
+def _server(delay=None):
+    return NbdServer(plugin="memory", plugin_args=["size=64M"], filters=["delay"] if delay else [],
+                     filter_args={"wdelay": delay} if delay else {})
+
+
+@pytest.fixture
+def profile(tmp_path):
+    p = tmp_path / "p.toml"
+    p.write_text(PROFILE)
+    return p
+
+
+def _qualify(uri, out, profile, store, *extra):
+    return slogqual("qualify", uri, "--profile", profile, "--out", out, "--store", store, "--model", "NBD-Q",
+                    "--serial", "unit-1", *FAST, *extra)
+
+
+def test_import_json_and_history_cli(tmp_path):
+    files = []
+    for i, mean in enumerate((50.0, 52.0)):
+        p = tmp_path / f"r{i}.json"
+        p.write_text(json.dumps(sweep_doc("MODEL-X", f"S{i}", mean)))
+        files.append(p)
+    store = tmp_path / "s.sqlite"
+    proc = slogqual("import", "json", *files, "--store", store)
+    assert proc.returncode == 0, proc.stderr
+    proc = slogqual("import", "json", files[0], "--store", store)
+    assert proc.returncode == 0 and "already in the store" in proc.stderr
+    proc = slogqual("history", "--model", "MODEL-X", "--store", store, "--json")
+    runs = json.loads(proc.stdout)
+    assert [r["serial"] for r in runs] == ["S0", "S1"] and all(r["kind"] == "sweep" for r in runs)
+
+
+@pytest.mark.integration
+@need("fio", "nbdkit")
+def test_history_lists_runs_and_compare_baseline_flags_the_slowed_device(tmp_path, profile):
+    store = tmp_path / "store.sqlite"
+    for i in range(2):
+        with _server() as srv:  # the same target, fresh each run, as a lab re-tests a device
+            proc = _qualify(srv.uri, tmp_path / f"base{i}", profile, store)
+        assert proc.returncode == 0, proc.stderr
+    proc = slogqual("history", "--model", "NBD-Q", "--store", store)
+    assert proc.returncode == 0
+    lines = [ln for ln in proc.stdout.splitlines() if "NBD-Q" in ln]
+    assert len(lines) == 4 and sum(" sweep " in ln for ln in lines) == 2
+    assert sum(" qualification " in ln for ln in lines) == 2 and all("unit-1" in ln for ln in lines)
+    # the delay is raised: the device now takes 2 ms more per write
+    with _server("2ms") as srv:
+        proc = _qualify(srv.uri, tmp_path / "slow", profile, store)
+    assert proc.returncode == 0, proc.stderr  # still within this loose profile
+    new = tmp_path / "slow" / "nbd.sweep.json"
+    proc = slogqual("compare", "--baseline", "model:NBD-Q", new, "--store", store)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "REGRESSION" in proc.stdout and "2 stored sweep(s)" in proc.stdout
+    # a baseline run compared with its own model is within the spread (itself left out)
+    proc = slogqual("compare", "--baseline", "model:NBD-Q", tmp_path / "base1" / "nbd.sweep.json", "--store", store,
+                    "--json")
+    doc = json.loads(proc.stdout)
+    assert doc["runs"] == 2 and any("identical" in n for n in doc["notes"])  # the slow run and base0 remain
+    # a qualification document works as the new result too
+    proc = slogqual("compare", "--baseline", "model:NBD-Q", tmp_path / "slow" / "nbd.qualification.json",
+                    "--store", store)
+    assert proc.returncode == 1
+    proc = slogqual("compare", "--baseline", "model:NOPE", new, "--store", store)
+    assert proc.returncode == 2 and "no stored sweeps" in proc.stderr
+
+
+def test_import_diskinfo_fills_the_store(tmp_path):
+    from conftest import fixture_path
+    store = tmp_path / "s.sqlite"
+    log = fixture_path("diskinfo", "freebsd-r320683-intel710-samsung950pro.padded.txt")
+    proc = slogqual("import", "diskinfo", log, "-o", tmp_path / "r.json", "--store", store)
+    assert proc.returncode == 0, proc.stderr
+    runs = json.loads(slogqual("history", "--store", store, "--json").stdout)
+    assert len(runs) == 2 and all(r["kind"] == "sweep" and r["source"] == "diskinfo" for r in runs)
+    assert sorted(os.path.basename(r["path"]) for r in runs) == ["r-1.json", "r-2.json"]
+    # the same log again: nothing new; --no-store: nothing at all
+    slogqual("import", "diskinfo", log, "-o", tmp_path / "again.json", "--store", store)
+    assert len(json.loads(slogqual("history", "--store", store, "--json").stdout)) == 2
+    other = tmp_path / "other.sqlite"
+    slogqual("import", "diskinfo", log, "-o", tmp_path / "n.json", "--store", other, "--no-store")
+    assert not other.exists()
