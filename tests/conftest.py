@@ -7,6 +7,12 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Commands that record into the result store (sweep, scenario, import, qualify) must not write the
+# user's real store from tests: every test run gets its own, unless a test names another.
+import tempfile as _tempfile  # noqa: E402
+
+os.environ["SLOGQUAL_STORE"] = os.path.join(_tempfile.mkdtemp(prefix="slogqual-test-store-"), "results.sqlite")
 ROOT = os.path.dirname(HERE)
 FIXTURES = os.path.join(HERE, "fixtures")
 

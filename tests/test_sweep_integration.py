@@ -301,3 +301,22 @@ def _state(pid):
             return fh.read().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+def test_a_finished_sweep_is_recorded_in_the_store(tmp_path):
+    store = tmp_path / "store.sqlite"
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (8 << 20))
+    proc = slogqual("sweep", img, "--sizes", "4k", *FAST, "--quiet", "-o", tmp_path / "r.json",
+                    env={"SLOGQUAL_STORE": str(store)})
+    assert proc.returncode == 0, proc.stderr
+    hist = slogqual("history", "--kind", "sweep", "--json", "--store", store)
+    assert hist.returncode == 0, hist.stderr
+    runs = json.loads(hist.stdout)
+    assert len(runs) == 1 and runs[0]["path"] == str(tmp_path / "r.json")
+    # a broken store is one line and does not cost the result or the exit code
+    (tmp_path / "bad.sqlite").write_bytes(b"not a database" * 100)
+    proc = slogqual("sweep", img, "--sizes", "4k", *FAST, "--quiet", "-o", tmp_path / "r2.json",
+                    env={"SLOGQUAL_STORE": str(tmp_path / "bad.sqlite")})
+    assert proc.returncode == 0 and (tmp_path / "r2.json").exists()
+    assert len([ln for ln in proc.stderr.splitlines() if "store" in ln]) == 1

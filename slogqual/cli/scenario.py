@@ -150,7 +150,11 @@ def _run_in_lab(args) -> int:
     if os.path.exists(produced):
         os.replace(produced, out)
         print(f"slogqual: result: {out}", file=sys.stderr)
-        _print(load_document(out), args.json)
+        doc = load_document(out)
+        if doc.get("status") == "complete":
+            from slogqual import store
+            store.record_or_warn(doc, out)  # the guest's own store is gone with the guest
+        _print(doc, args.json)
     return rc
 
 
@@ -213,5 +217,7 @@ def cmd_run(args) -> int:
             print(f"slogqual: finished steps are kept in {output} (continue with --resume)", file=sys.stderr)
             raise
     progress.say(f"result: {output}")
+    from slogqual import store
+    store.record_or_warn(doc, output)  # history / compare --baseline
     _print(doc, args.json)
     return 0

@@ -10,6 +10,7 @@ import sys
 import time
 from typing import List, Optional
 
+from slogqual import store
 from slogqual import target as targets
 from slogqual.errors import SlogqualError, UsageError
 from slogqual.progress import Progress
@@ -144,6 +145,7 @@ def run(args) -> int:
                         progress.say(f"WARNING: {w}")
                     done.append(result)
                     progress.say(f"result: {out}")
+                    store.record_or_warn(result.to_dict(), out)  # history / compare --baseline
             except SlogqualError as exc:
                 # One target failing (or refused) does not stop the others; its result file
                 # keeps every size measured before the failure.
