@@ -149,12 +149,22 @@ def x_ticks(max_size: int = MAX_SIZE) -> List[int]:
     return ticks
 
 
+def preamble(output: str, fmt: str, size: Tuple[int, int], title: str) -> List[str]:
+    """reset, terminal, output, encoding and title: the opening every slogqual chart shares."""
+    width, height = size
+    if fmt == "png":
+        terminal = f'set terminal pngcairo size {width},{height} enhanced font "DejaVu Sans,10" background rgb "white"'
+    else:
+        terminal = f'set terminal svg size {width},{height} font "DejaVu Sans,10" background rgb "white"'
+    return ["reset", terminal, f"set output {_q(output)}", "set encoding utf8",
+            f"set title {_q(title)} noenhanced font \",12\""]
+
+
 def script(spec: PlotSpec, output: str, fmt: str, size: Tuple[int, int] = DEFAULT_SIZE) -> str:
     """The complete gnuplot script that draws spec into output."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown plot format {fmt!r}: use png or svg")
     m = spec.metric
-    width, height = size
     values = [v for s in spec.series for _, v in s.points]
     lo, hi = min(values), max(values)
     bands: List[RefClass] = []
@@ -168,15 +178,7 @@ def script(spec: PlotSpec, output: str, fmt: str, size: Tuple[int, int] = DEFAUL
     out: List[str] = []
     w = out.append
     w("# slogqual plot: %s against IO size, %d series" % (m.key, len(spec.series)))
-    w("reset")
-    if fmt == "png":
-        w(f'set terminal pngcairo size {width},{height} enhanced font "DejaVu Sans,10" background rgb "white"')
-    else:
-        w(f'set terminal svg size {width},{height} font "DejaVu Sans,10" background rgb "white"')
-    w(f"set output {_q(output)}")
-    w("set encoding utf8")
-    title = spec.title or f"{m.title} vs IO size (QD1, one thread)"
-    w(f"set title {_q(title)} noenhanced font \",12\"")
+    out += preamble(output, fmt, size, spec.title or f"{m.title} vs IO size (QD1, one thread)")
     w("set logscale xy 10")
     w(f"set xrange [{xt[0] / 1.25:g}:{xt[-1] * 1.25:g}]")
     w(f"set yrange [{ylo:g}:{yhi:g}]")

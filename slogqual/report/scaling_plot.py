@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.errors import UsageError
-from slogqual.report.plot import DEFAULT_SIZE, FORMATS, _q, output_format, style
+from slogqual.report.plot import DEFAULT_SIZE, FORMATS, _q, output_format, preamble, style
 from slogqual.tools import gnuplot
 
 METRICS = {
@@ -45,19 +45,10 @@ def script(doc: Dict[str, Any], metric: str, output: str, fmt: str, size=DEFAULT
     threads = sorted({t for _, pts in ser for t, _ in pts})
     values = [v for _, pts in ser for _, v in pts]
     sc = doc["scenario"]
-    width, height = size
     out: List[str] = []
     w = out.append
     w(f"# slogqual scenario plot: {metric} against threads, {len(ser)} series")
-    w("reset")
-    if fmt == "png":
-        w(f'set terminal pngcairo size {width},{height} enhanced font "DejaVu Sans,10" background rgb "white"')
-    else:
-        w(f'set terminal svg size {width},{height} font "DejaVu Sans,10" background rgb "white"')
-    w(f"set output {_q(output)}")
-    w("set encoding utf8")
-    title = f"{sc['name']}{' (quick)' if doc.get('quick') else ''}: {ylabel} vs threads"
-    w(f"set title {_q(title)} noenhanced font \",12\"")
+    out += preamble(output, fmt, size, f"{sc['name']}{' (quick)' if doc.get('quick') else ''}: {ylabel} vs threads")
     w("set logscale x 2")
     w(f"set xrange [{threads[0] / 1.3:g}:{threads[-1] * 1.3:g}]")
     w("set xtics (" + ", ".join(f"{_q(str(t))} {t}" for t in threads) + ") nomirror")
