@@ -34,7 +34,9 @@ fi
 
 # Editable install: the console script runs this tree (also inside the lab guest, which sees the
 # host's root filesystem read-only).
-if ! python3 -c 'import slogqual, sys; sys.exit(0 if slogqual.__file__.startswith(sys.argv[1]) else 1)' "$PWD" 2>/dev/null \
+# (checked from / so that python3 does not import the package from the current directory)
+here=$PWD
+if ! (cd / && python3 -c 'import slogqual, sys; sys.exit(0 if slogqual.__file__.startswith(sys.argv[1] + "/") else 1)' "$here") 2>/dev/null \
    || ! command -v slogqual >/dev/null; then
   pip_flags=(-q --disable-pip-version-check --root-user-action=ignore)
   # Debian's own python3 is "externally managed" (PEP 668); this is a test/lab machine, install anyway.

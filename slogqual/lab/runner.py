@@ -59,6 +59,22 @@ def guest_path() -> str:
     return ":".join(parts)
 
 
+COVERED = ("/run", "/tmp", "/var/tmp")  # the guest mounts a fresh tmpfs on each (stage2.sh)
+
+
+def keep_paths() -> List[str]:
+    """Host directories the guest must still see under its tmpfs-covered /run, /tmp, /var/tmp: the
+    tree slogqual runs from (an editable install in a CI clone under /tmp, say), whose tests and job
+    scripts the guest also reads. Paths with ':' cannot be passed and are left out."""
+    import slogqual
+    src = os.path.dirname(os.path.dirname(os.path.abspath(slogqual.__file__)))
+    out = []
+    for path in (src,):
+        if any(path == c or path.startswith(c + "/") for c in COVERED) and ":" not in path:
+            out.append(path)
+    return out
+
+
 @dataclass
 class RunResult:
     status: Optional[int]  # the job's exit status, None when the guest never wrote one
@@ -142,6 +158,7 @@ class LabRun:
             "LAB_MODE": self.mode,
             "LAB_KREL": self.image.kernel_release,
             "LAB_MODULES": self.image.modules,
+            "LAB_KEEP": ":".join(keep_paths()),
             "LAB_PATH": guest_path(),
             "LAB_DEVICES": specs,
             "LAB_UDEV_MATCH": os.environ.get("SLOGQUAL_LAB_UDEV_MATCH", UDEV_MATCH),

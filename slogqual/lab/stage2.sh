@@ -26,9 +26,29 @@ mount -t sysfs sysfs /sys
 # The module tree first: the lab cache may live under /tmp or /var/tmp, which get tmpfs next.
 mkdir -p "/lib/modules/$LAB_KREL"
 mount --bind "$LAB_MODULES" "/lib/modules/$LAB_KREL" || { say "cannot bind the module tree"; finish 125; }
+# Host directories under /run, /tmp or /var/tmp that the job needs (LAB_KEEP, colon-separated: the
+# slogqual source tree of an editable install, e.g. a CI clone in /tmp) stay visible through the tmpfs
+# mounted over those directories next: bind them aside now, and back in place afterwards.
+keep_n=0
+OLD_IFS=$IFS; IFS=:
+for keep in ${LAB_KEEP:-}; do
+  [ -d "$keep" ] || continue
+  mkdir -p "/.slogqual-keep/$keep_n" && mount --bind "$keep" "/.slogqual-keep/$keep_n" \
+    || { say "cannot keep $keep"; finish 125; }
+  keep_n=$((keep_n + 1))
+done
+IFS=$OLD_IFS
 mount -t tmpfs -o mode=755 tmpfs /run
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=1777 tmpfs /var/tmp
+keep_i=0
+OLD_IFS=$IFS; IFS=:
+for keep in ${LAB_KEEP:-}; do
+  [ -d "/.slogqual-keep/$keep_i" ] || continue
+  mkdir -p "$keep" && mount --bind "/.slogqual-keep/$keep_i" "$keep" || { say "cannot restore $keep"; finish 125; }
+  keep_i=$((keep_i + 1))
+done
+IFS=$OLD_IFS
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
