@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from slogqual.tools import run as _run
+from slogqual.tools.procfs import unescape_octal as _unescape
 
 PROGRAM = "findmnt"
 MOUNTINFO = "/proc/self/mountinfo"
@@ -59,19 +60,6 @@ def parse(text: str) -> List[Mount]:
 
     walk(fss)
     return out
-
-
-def _unescape(field: str) -> str:
-    # mountinfo escapes space, tab, newline and backslash as \ooo octal
-    out, i = [], 0
-    while i < len(field):
-        if field[i] == "\\" and i + 4 <= len(field) and field[i + 1:i + 4].isdigit():
-            out.append(chr(int(field[i + 1:i + 4], 8)))
-            i += 4
-        else:
-            out.append(field[i])
-            i += 1
-    return "".join(out)
 
 
 def parse_mountinfo(text: str) -> List[Mount]:

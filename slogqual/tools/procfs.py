@@ -20,7 +20,8 @@ class Swap:
     size_kib: Optional[int]
 
 
-def _unescape(field: str) -> str:
+def unescape_octal(field: str) -> str:
+    """/proc's escaping of space, tab, newline and backslash as \\ooo octal (mountinfo, swaps)."""
     out, i = [], 0
     while i < len(field):
         if field[i] == "\\" and i + 4 <= len(field) and field[i + 1:i + 4].isdigit():
@@ -42,7 +43,7 @@ def parse_swaps(text: str) -> List[Swap]:
             size = int(parts[2]) if len(parts) > 2 else None
         except ValueError:
             size = None
-        out.append(Swap(filename=_unescape(parts[0]), type=parts[1], size_kib=size))
+        out.append(Swap(filename=unescape_octal(parts[0]), type=parts[1], size_kib=size))
     return out
 
 
