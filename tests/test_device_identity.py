@@ -356,18 +356,7 @@ def test_cli_devices_lists_state(loops):
     assert blank in table and "CLASS" in table
 
 
-@pytest.fixture
-def loops(tmp_path):
-    from test_safety import Loops, loop_skip_reason
-
-    reason = loop_skip_reason()
-    if reason:
-        pytest.skip(reason)
-    lp = Loops(tmp_path)
-    try:
-        yield lp
-    finally:
-        lp.cleanup()
+from test_safety import loops  # noqa: E402,F401 (the loop-device fixture, defined once)
 
 
 # --- lab guest (QEMU with emulated NVMe, SCSI, SATA, NVDIMM): run there by the lab ----------------------

@@ -7,28 +7,8 @@ import os
 import pytest
 
 from conftest import need, slogqual
-from slogqual.tools.nbdkit import NbdServer
-from test_store import sweep_doc
+from test_store import FAST, PROFILE, _server, profile, sweep_doc  # noqa: F401 (profile: a fixture)
 
-PROFILE = """\
-name = "store-test"
-sizes = ["4k"]
-[[criterion]]
-check = "lat_us.mean @ 4k <= 100000"
-"""
-FAST = ["--round-runtime", "0.2", "--max-rounds", "0", "--runtime", "0.3", "--settle", "0", "--quiet", "--no-html"]
-
-
-def _server(delay=None):
-    return NbdServer(plugin="memory", plugin_args=["size=64M"], filters=["delay"] if delay else [],
-                     filter_args={"wdelay": delay} if delay else {})
-
-
-@pytest.fixture
-def profile(tmp_path):
-    p = tmp_path / "p.toml"
-    p.write_text(PROFILE)
-    return p
 
 
 def _qualify(uri, out, profile, store, *extra):
