@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
 from slogqual.errors import SlogqualError, UsageError
-from slogqual.tools import nbdkit
+from slogqual.tools import nbdkit, sysfs
 from slogqual.units import MiB
 
 NBD_SCHEMES = ("nbd://", "nbd+unix://", "nbds://", "nbds+unix://")
@@ -67,11 +67,8 @@ def _check_writable(path: str, kind: str) -> None:
 def _block_read_only(path: str) -> bool:
     # Linux lets a read-only block device be opened for writing; only the writes fail.
     rdev = os.stat(path).st_rdev
-    try:
-        with open(f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}/ro") as fh:
-            return fh.read().strip() == "1"
-    except OSError:
-        return False
+    info = sysfs.block_info(f"{os.major(rdev)}:{os.minor(rdev)}")
+    return bool(info and info.read_only)
 
 
 def _device_size(path: str) -> int:

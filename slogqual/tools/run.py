@@ -74,6 +74,18 @@ def run(
     return proc
 
 
+def run_checked(argv: Sequence[str], timeout: Optional[float] = 300) -> str:
+    """Run argv and return its stdout; a non-zero exit is a MeasurementError carrying the
+    program's last line of complaint (for tools whose failure ends the measurement: zpool, zfs)."""
+    from slogqual.errors import MeasurementError
+
+    proc = run(argv, timeout=timeout)
+    if proc.returncode != 0:
+        err = (proc.stderr or proc.stdout or "").strip().splitlines()
+        raise MeasurementError(f"{' '.join(str(a) for a in argv[:3])}… failed: {err[-1] if err else proc.returncode}")
+    return proc.stdout
+
+
 def popen(argv: Sequence[str], **kwargs) -> subprocess.Popen:
     """Start a long-running helper (nbdkit, qemu); the caller owns its lifetime."""
     argv = [str(a) for a in argv]

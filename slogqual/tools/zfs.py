@@ -60,11 +60,7 @@ def parse_get(text: str) -> Dict[str, str]:
 
 
 def zfs(argv: List[str], timeout: float = 300) -> str:
-    proc = _run.run(argv, timeout=timeout)
-    if proc.returncode != 0:
-        err = (proc.stderr or proc.stdout or "").strip().splitlines()
-        raise MeasurementError(f"{' '.join(argv[:3])}… failed: {err[-1] if err else proc.returncode}")
-    return proc.stdout
+    return _run.run_checked(argv, timeout=timeout)
 
 
 def create(name: str, **kw) -> None:
