@@ -7,15 +7,14 @@ evidence of where the ZIL's writes went (kstat deltas and the per-vdev iostat of
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from slogqual import environment
 from slogqual.analysis import scaling
 from slogqual.errors import MeasurementError, UsageError
 from slogqual.pool import evidence
-from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, safe_name, wait_for_device
+from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, wait_for_device
 from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import Progress
 from slogqual.results import load_json, write_json_atomic
