@@ -204,7 +204,8 @@ def cmd_run(args) -> int:
                 except SlogqualError as exc:
                     identities[dev] = {"path": dev, "error": str(exc)}
             doc = new_document(scenario, args.quick, args.layout, data, logs, fio_version, argv, identities)
-        pool_name = f"{POOL_PREFIX}{safe_name(scenario.name)}-{os.getpid()}"
+        # no '.' in a pool name: FreeBSD's kstat sysctl nodes are dot-separated (tools/kstat.objset_oid)
+        pool_name = f"{POOL_PREFIX}{safe_name(scenario.name).replace('.', '-')}-{os.getpid()}"
         run = PoolScenarioRun(scenario, doc, output, progress, pool_name, zfs_api=args.zfs_api)
         try:
             run.run()

@@ -2,8 +2,9 @@
 
 Two independent witnesses, both recorded with every step:
 - ZIL kstats: deltas of the pool's datasets' objset kstats (Linux
-  /proc/spl/kstat/zfs/<pool>/objset-0x<id>), or of the global zil kstat when no objset kstat can
-  be read (then other pools' traffic counts too, and the result says so);
+  /proc/spl/kstat/zfs/<pool>/objset-0x<id>, FreeBSD sysctl kstat.zfs.<pool>.dataset.objset-0x<id>),
+  or of the global zil kstat (/proc/spl/kstat/zfs/zil, sysctl kstat.zfs.misc.zil) when no objset
+  kstat can be read (then other pools' traffic counts too, and the result says so);
 - ``zpool iostat -vHp -y POOL T 1``, running during the step: per-vdev write ops/s and bytes/s
   averaged over the measured window, so the log vdev's own writes are visible.
 """

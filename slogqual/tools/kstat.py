@@ -1,16 +1,23 @@
-"""OpenZFS kstats on Linux: ``/proc/spl/kstat/zfs/...`` files, parsed into typed values.
+"""OpenZFS kstats, parsed into typed values: Linux ``/proc/spl/kstat/zfs`` files, FreeBSD sysctls.
 
-A kstat file is a header line of numbers, a ``name type data`` column line, then one row per
+Linux: a kstat file is a header line of numbers, a ``name type data`` column line, then one row per
 statistic. Types 0-6 are integers (KSTAT_DATA_CHAR … UINT64), 7 is a string (e.g. ``dataset_name``
 of an objset kstat). The ZIL's evidence lives in ``/proc/spl/kstat/zfs/zil`` (all pools) and
 ``/proc/spl/kstat/zfs/<pool>/objset-0x<id>`` (one dataset or zvol): ``zil_commit_count``,
 ``zil_itx_metaslab_slog_{count,bytes}`` (log records written to a SLOG) against
 ``zil_itx_metaslab_normal_{count,bytes}`` (to the main pool).
+
+FreeBSD: the same kstats are sysctl nodes. OpenZFS's FreeBSD SPL (module/os/freebsd/spl/spl_kstat.c)
+names a named kstat ``kstat.<module>[.<pool>].<class>.<name>.<stat>``, so the global ZIL kstat is
+``kstat.zfs.misc.zil.<stat>`` and a dataset's is ``kstat.zfs.<pool>.dataset.objset-0x<id>.<stat>``
+(the mapping OpenZFS's own test suite uses, tests/zfs-tests/include/kstat.shlib). ``sysctl OID``
+prints every leaf under OID as ``name: value``; the names below the OID are the Linux row names.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Dict, Optional, Union
 
@@ -66,6 +73,49 @@ def objset_path(pool: str, objsetid: int) -> str:
     return os.path.join(KSTAT_ROOT, pool, f"objset-0x{objsetid:x}")
 
 
+SYSCTL_ZIL_GLOBAL = "kstat.zfs.misc.zil"
+
+
+def objset_oid(pool: str, objsetid: int) -> str:
+    """The sysctl node of a dataset's kstat on FreeBSD. A dot in the pool name would split the node
+    (sysctl names are dot-separated), so such a pool's kstats cannot be named: refuse it."""
+    if "." in pool:
+        raise MeasurementError(f"pool {pool!r}: a '.' in the name hides its kstats from sysctl")
+    return f"kstat.zfs.{pool}.dataset.objset-0x{objsetid:x}"
+
+
+def from_sysctl(values: Dict[str, str], oid: str) -> Dict[str, Value]:
+    """{stat: value} of the kstat at sysctl node ``oid``, from ``sysctl OID``'s {name: text}.
+
+    Leaves directly under ``oid`` are the kstat's rows; their values are integers except the string
+    rows (``dataset_name``), which stay text. Nothing under ``oid`` means it is not a kstat.
+    """
+    prefix = oid + "."
+    out: Dict[str, Value] = {}
+    for name, text in values.items():
+        if not name.startswith(prefix):
+            continue
+        stat = name[len(prefix):]
+        if "." in stat:  # a deeper node is some other kstat's
+            continue
+        try:
+            out[stat] = int(text)
+        except ValueError:
+            out[stat] = text
+    if not out:
+        raise MeasurementError(f"sysctl {oid}: no kstat there (is the zfs module loaded?)")
+    return out
+
+
+def read_sysctl_kstat(oid: str) -> Dict[str, Value]:
+    from slogqual.tools.freebsd import sysctl
+
+    try:
+        return from_sysctl(sysctl.get(oid), oid)
+    except (ValueError, OSError) as exc:
+        raise MeasurementError(f"sysctl {oid}: {exc}") from None
+
+
 @dataclass(frozen=True)
 class ZilStats:
     """The ZIL counters slogqual reports (from the global or an objset kstat)."""
@@ -113,6 +163,10 @@ class ZilStats:
         return self.slog_bytes / total if total else None
 
 
-def zil_stats(pool: Optional[str] = None, objsetid: Optional[int] = None) -> ZilStats:
-    path = objset_path(pool, objsetid) if pool and objsetid is not None else ZIL_GLOBAL
-    return ZilStats.from_kstat(read_kstat(path))
+def zil_stats(pool: Optional[str] = None, objsetid: Optional[int] = None,
+              platform: Optional[str] = None) -> ZilStats:
+    """The ZIL counters of one dataset/zvol (pool and objsetid given) or of all pools."""
+    one = pool is not None and objsetid is not None
+    if (platform or sys.platform).startswith("freebsd"):
+        return ZilStats.from_kstat(read_sysctl_kstat(objset_oid(pool, objsetid) if one else SYSCTL_ZIL_GLOBAL))
+    return ZilStats.from_kstat(read_kstat(objset_path(pool, objsetid) if one else ZIL_GLOBAL))
