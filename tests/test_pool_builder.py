@@ -38,6 +38,10 @@ def test_pools_must_carry_the_prefix():
 
 def test_ashift_defaults_to_4k_for_unknown_devices():
     assert ashift_for(["/nonexistent/a"]) == 12
+    # from the identity records (FreeBSD has no sysfs): the largest physical sector wins
+    ids = {"/dev/ada0": {"physical_sector": 4096}, "/dev/nda0": {"physical_sector": 8192}, "/dev/x": {}}
+    assert ashift_for(["/dev/ada0", "/dev/nda0", "/dev/x"], ids) == 13
+    assert ashift_for(["/dev/ada0"], {"/dev/ada0": {"physical_sector": 512}}) == 12
 
 
 def test_vdev_summary_on_lab_recorded_iostat():

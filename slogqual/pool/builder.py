@@ -69,10 +69,18 @@ def physical_sector(device: str) -> Optional[int]:
         return None
 
 
-def ashift_for(devices: List[str]) -> int:
+def ashift_for(devices: List[str], identities: Optional[Dict[str, Dict]] = None) -> int:
     """ashift from the largest physical sector among the devices; 12 (4 KiB) when unknown or
-    smaller, since a 512-byte ashift on a 4K-native device costs read-modify-write."""
-    sectors = [s for s in (physical_sector(d) for d in devices) if s]
+    smaller, since a 512-byte ashift on a 4K-native device costs read-modify-write.
+
+    identities: the devices' identity records (slogqual.device), whose physical_sector comes from
+    sysfs on Linux and camcontrol/geom on FreeBSD; sysfs is read directly for a device without one.
+    """
+    def sector(d: str) -> Optional[int]:
+        rec = (identities or {}).get(d) or {}
+        return rec.get("physical_sector") or physical_sector(d)
+
+    sectors = [s for s in (sector(d) for d in devices) if s]
     return max(12, *(int(math.log2(s)) for s in sectors)) if sectors else 12
 
 
@@ -163,7 +171,7 @@ class ThrowawayPool:
 
 
 def wait_for_device(path: str, timeout: float = 60.0) -> str:
-    """Wait for udev to create a zvol's device node."""
+    """Wait for a zvol's device node (udev makes it on Linux, devfs at once on FreeBSD)."""
     deadline = time.monotonic() + timeout
     while not os.path.exists(path):
         if _run.which("udevadm"):
@@ -171,6 +179,7 @@ def wait_for_device(path: str, timeout: float = 60.0) -> str:
         if os.path.exists(path):
             break
         if time.monotonic() > deadline:
-            raise MeasurementError(f"{path} did not appear (is udev running?)")
+            raise MeasurementError(f"{path} did not appear" + (" (is udev running?)" if _run.which("udevadm") is None
+                                                                and sys.platform.startswith("linux") else ""))
         time.sleep(0.2)
     return path

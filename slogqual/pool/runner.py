@@ -35,7 +35,7 @@ def new_document(scenario: Scenario, quick: bool, layout: str, data: List[str], 
     return {
         "schema": SCENARIO_SCHEMA, "status": "running", "error": None,
         "scenario": scenario.to_dict(), "quick": quick,
-        "pool": {"layout": layout, "data": list(data), "log": list(logs), "ashift": ashift_for(data + logs),
+        "pool": {"layout": layout, "data": list(data), "log": list(logs), "ashift": ashift_for(data + logs, devices),
                  "fs_properties": {"compression": "off", "atime": "off"}, "devices": devices},
         "environment": environment.collect(fio_version, argv),
         "steps": [], "analysis": None, "warnings": [],
