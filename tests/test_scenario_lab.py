@@ -33,8 +33,8 @@ def run(*args, cwd, timeout=1500):
 def test_iscsi_4k_quick_in_the_lab(tmp_path):
     out = tmp_path / "iscsi.json"
     # data: two 8 ms hdd; log candidates (the --lab default): a 2 ms sata-ssd and an NVDIMM (pmem)
-    proc = run("scenario", "run", "iscsi-4k-randwrite", "--lab", "--quick", "--quiet", "--json", "-o", out,
-               cwd=tmp_path)
+    proc = run("scenario", "run", "iscsi-4k-randwrite", "--lab", "--quick", "--sweep-logs", "--quiet", "--json",
+               "-o", out, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(out.read_text())
     assert doc["schema"] == "slogqual.scenario/1" and doc["status"] == "complete"
@@ -66,6 +66,18 @@ def test_iscsi_4k_quick_in_the_lab(tmp_path):
     # the pool is gone and the device identities were recorded in the guest
     assert all(d.get("path") for d in doc["pool"]["devices"].values())
     assert doc["warnings"] == []
+    # --sweep-logs: each candidate swept before the pools, the sweeps brought out beside the result,
+    # and each candidate's verdict weighed against its own sweep
+    sweeps = doc["log_sweeps"]
+    assert set(sweeps) == {sata, pmem}
+    for i, dev in enumerate((sata, pmem)):
+        assert sweeps[dev]["source"] == str(tmp_path / f"iscsi.log{i}.sweep.json")
+        sweep_doc = json.loads((tmp_path / f"iscsi.log{i}.sweep.json").read_text())
+        assert sweep_doc["status"] == "complete" and sweep_doc["target"]["path"] == dev
+    lat4k = {dev: next(p["lat_mean_us"] for p in sweeps[dev]["points"] if p["size"] == 4096) for dev in sweeps}
+    assert lat4k[pmem] < lat4k[sata]  # the NVDIMM takes a 4 KiB sync write faster than the 2 ms SSD
+    for c in a["candidates"]:
+        assert c["log_sweep"] and c["log_sweep"]["observed_log_write_size"] > 0
 
 
 def test_interrupted_lab_scenario_leaves_no_pool_and_resumes(tmp_path):

@@ -30,6 +30,16 @@ class Step:
     lat_p99_us: Optional[float] = None
     slog_bytes: Optional[int] = None  # ZIL bytes to log vdevs during the step (kstat delta)
     normal_bytes: Optional[int] = None  # ZIL bytes to the main pool during the step
+    log_write_bytes_s: Optional[float] = None  # the log vdevs' writes over the window (zpool iostat)
+    log_write_ops_s: Optional[float] = None
+
+    @property
+    def log_write_size(self) -> Optional[float]:
+        """The log vdevs' mean write size over the window: what the log device really saw (the
+        ZIL gathers records into log blocks, so it is not the load's IO size)."""
+        if self.log_write_ops_s and self.log_write_bytes_s:
+            return self.log_write_bytes_s / self.log_write_ops_s
+        return None
 
     def value(self, metric: str) -> float:
         return self.iops if metric == "iops" else self.mbps
@@ -113,6 +123,49 @@ def log_usage_problems(curve: Curve) -> List[str]:
 
 
 @dataclass
+class SweepFigure:
+    """One IO size of a log device's QD1 sync-write sweep."""
+
+    size: int
+    mbps: float
+    lat_mean_us: float
+
+
+def sweep_at(points: Sequence[SweepFigure], size: Optional[float]) -> Optional[SweepFigure]:
+    """The swept size nearest to ``size`` on a log scale (sizes are powers of two)."""
+    if not points or not size or size <= 0:
+        return None
+    return min(points, key=lambda p: (abs(math.log2(p.size) - math.log2(size)), p.size))
+
+
+@dataclass
+class LogEvidence:
+    """What the SLOG curve's peak asked of the log device, beside what its sweep says it can do."""
+
+    sweep: SweepFigure  # the sweep at the size the log vdev was written with
+    observed_mbps: Optional[float] = None  # the log vdevs' write MiB/s at the peak (zpool iostat)
+    observed_size: Optional[float] = None  # their mean write size then
+
+
+def log_evidence(slog: Curve, metric: str, sweep: Sequence[SweepFigure], load_bs: int) -> Optional[LogEvidence]:
+    """Match the SLOG curve's peak with the log device's sweep: at the mean size of the log vdev's
+    writes when iostat saw them, else at the load's own IO size."""
+    ps = peak(slog.steps, metric)
+    if ps is None:
+        return None
+    size = ps.log_write_size
+    fig = sweep_at(sweep, size or load_bs)
+    if fig is None:
+        return None
+    observed = ps.log_write_bytes_s / (1 << 20) if ps.log_write_bytes_s else None
+    return LogEvidence(sweep=fig, observed_mbps=observed, observed_size=size)
+
+
+def _size_words(size: float) -> str:
+    return f"{size / 1024:.0f} KiB" if size >= 1024 else f"{size:.0f} B"
+
+
+@dataclass
 class Verdict:
     sentence: str  # what the user acts on
     bottleneck: str  # in plain words
@@ -123,7 +176,8 @@ class Verdict:
 
 
 def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float] = None,
-            log_sweep_lat_us: Optional[float] = None, bs_label: str = "", load_is_sync: bool = False) -> Verdict:
+            log_sweep_lat_us: Optional[float] = None, bs_label: str = "", load_is_sync: bool = False,
+            log: Optional[LogEvidence] = None) -> Verdict:
     """What the SLOG bought for this load, and what limits it.
 
     load_is_sync: the load's own writes are synchronous (O_DSYNC, as NFS clients ask): then
@@ -131,6 +185,9 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
 
     log_sweep_mbps / log_sweep_lat_us: the log device's QD1 sweep at the scenario's write size, when
     known, to name the log device as the limit with numbers rather than by elimination.
+
+    log: the same from the log vdev's own writes (log_evidence); it takes precedence, comparing the
+    bandwidth iostat saw on the log vdev with the sweep at the size it was written with.
     """
     unit = "IOPS" if metric == "iops" else "MiB/s"
     r = roles(curves)
@@ -147,13 +204,23 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
     if k:
         details.append(f"{slog.config}: knee at {k.threads} threads ({k.value:.0f} {unit})"
                        if k.saturated else f"{slog.config}: still scaling at {k.threads} threads ({k.value:.0f} {unit})")
-    matches_bw = (log_sweep_mbps is not None and log_sweep_mbps > 0
-                  and abs(ps.mbps - log_sweep_mbps) <= MATCH * log_sweep_mbps)
-    if matches_bw:
+    observed = ps.mbps
+    if log is not None:
+        log_sweep_mbps, log_sweep_lat_us = log.sweep.mbps, log.sweep.lat_mean_us
+        bs_label = _size_words(log.sweep.size)
+        observed = log.observed_mbps
+    matches_bw = (observed is not None and log_sweep_mbps is not None and log_sweep_mbps > 0
+                  and observed >= (1 - MATCH) * log_sweep_mbps
+                  and (log is not None or observed <= (1 + MATCH) * log_sweep_mbps))
+    if of_std is not None and of_std >= 1 - SAME:  # the log costs nothing, whatever its own limit
+        bottleneck = "the pool, not the log: the SLOG keeps up with sync=standard"
+    elif matches_bw and log is not None:
+        bottleneck = (f"log device bandwidth: {observed:.0f} MiB/s written to the log vdev"
+                      + (f" in {_size_words(log.observed_size)} writes" if log.observed_size else "")
+                      + f", at or above its QD1 sync-write sweep at {bs_label} ({log_sweep_mbps:.0f} MiB/s)")
+    elif matches_bw:
         bottleneck = (f"log device bandwidth: {ps.mbps:.0f} MiB/s, matching its sweep at {bs_label} "
                       f"({log_sweep_mbps:.0f} MiB/s)")
-    elif of_std is not None and of_std >= 1 - SAME:
-        bottleneck = "the pool, not the log: the SLOG keeps up with sync=standard"
     elif (of_std is not None and of_std >= POOL_BOUND and pb is not None and k and k.saturated
           and (kb := knee(base.steps, metric)) is not None and kb.saturated and kb.threads <= k.threads):
         bottleneck = (f"the pool: sync=standard, which writes no ZIL, also stops scaling at {kb.threads} threads "

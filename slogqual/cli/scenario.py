@@ -11,11 +11,13 @@ import time
 from typing import List
 
 from slogqual.errors import SlogqualError, UsageError
+from slogqual.pool import log_sweeps
 from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, safe_name
 from slogqual.pool.runner import PoolScenarioRun, load_document, new_document
 from slogqual.pool.scenario import builtin_names, load_scenario
 from slogqual.progress import Progress
 from slogqual.tools import fio
+from slogqual.units import size_label
 
 DEFAULT_LAB_DEVICES = {"data": ["hdd", "hdd"], "log": ["sata-ssd", "nvdimm"]}
 LAB_DEVICE_ENV = "SLOGQUAL_LAB_DEVICES"
@@ -48,6 +50,12 @@ def register(sub) -> None:
     r.add_argument("--zfs-api", choices=ZFS_APIS, default="auto",
                    help="create zvols/datasets with libzfs_core (pyzfs) or the zfs command; auto: pyzfs when "
                         "importable (Debian's /usr/bin/python3)")
+    r.add_argument("--log-sweep", nargs="+", default=[], metavar="SWEEP.json",
+                   help="earlier `slogqual sweep` results of the --log devices (matched by path), for the verdict "
+                        "to weigh the log vdev's bandwidth against")
+    r.add_argument("--sweep-logs", action="store_true",
+                   help="sweep each log candidate (QD1 sync writes, 4 KiB..128 KiB) before building the pools, for "
+                        "the same purpose; kept next to the result as RESULT.logN.sweep.json")
     r.add_argument("--destroy-data", action="store_true", help="confirm the named devices may be overwritten")
     r.add_argument("-o", "--output", metavar="FILE", help="result file (default slogqual-scenario-NAME-TIME.json)")
     r.add_argument("--resume", metavar="RESULT", help="continue an interrupted run")
@@ -120,6 +128,13 @@ def _print(doc, as_json: bool) -> None:
         for c in a.get("candidates") or []:
             if len(a["candidates"]) > 1:
                 print(f"log candidate {c['name']}: {c['verdict']}")
+            ev = c.get("log_sweep")
+            if ev:
+                seen = (f"; at the peak its log vdev took {ev['observed_log_mbps']:.1f} MiB/s"
+                        + (f" in {ev['observed_log_write_size'] / 1024:.0f} KiB writes" if ev.get("observed_log_write_size")
+                           else "") if ev.get("observed_log_mbps") is not None else "")
+                print(f"log candidate {c['name']}: QD1 sweep at {size_label(ev['sweep_size'])}: "
+                      f"{ev['sweep_mbps']:.1f} MiB/s, {ev['sweep_lat_mean_us']:.0f} µs mean{seen}")
         if a.get("slower_log"):
             print(a["slower_log"])
     for w in doc.get("warnings") or []:
@@ -143,10 +158,20 @@ def _run_in_lab(args) -> int:
         inner.append("--quick")
     if args.quiet:
         inner.append("--quiet")
+    if args.sweep_logs:
+        inner.append("--sweep-logs")
+    if args.log_sweep:
+        raise UsageError("--log-sweep names sweeps of host devices; in the lab use --sweep-logs")
     argv = ["lab", "run", "--quiet", "-o", outdir, *[a for c in data + logs for a in ("--device", c)], "--", *inner]
     rc = slogqual_main(argv)
     produced = os.path.join(outdir, "result.json")
     if os.path.exists(produced):
+        stem = out[:-5] if out.endswith(".json") else out
+        for i in range(len(logs)):  # the log candidates' sweeps (--sweep-logs) go beside the result
+            sweep = os.path.join(outdir, f"result.log{i}.sweep.json")
+            if os.path.exists(sweep):
+                os.replace(sweep, f"{stem}.log{i}.sweep.json")
+        _relocate_sweeps(produced, stem)
         os.replace(produced, out)
         print(f"slogqual: result: {out}", file=sys.stderr)
         doc = load_document(out)
@@ -155,6 +180,21 @@ def _run_in_lab(args) -> int:
             store.record_or_warn(doc, out)  # the guest's own store is gone with the guest
         _print(doc, args.json)
     return rc
+
+
+def _relocate_sweeps(result_path: str, stem: str) -> None:
+    """The result names each log sweep by its path in the guest: point it at the host copy."""
+    from slogqual.results import load_json, write_json_atomic
+    doc = load_json(result_path)
+    changed = False
+    for entry in (doc.get("log_sweeps") or {}).values():
+        src = entry.get("source") or ""
+        name = os.path.basename(src)
+        if name.startswith("result.log") and name.endswith(".sweep.json"):
+            entry["source"] = stem + name[len("result"):]
+            changed = True
+    if changed:
+        write_json_atomic(result_path, doc)
 
 
 def cmd_run(args) -> int:
@@ -204,6 +244,11 @@ def cmd_run(args) -> int:
                 except SlogqualError as exc:
                     identities[dev] = {"path": dev, "error": str(exc)}
             doc = new_document(scenario, args.quick, args.layout, data, logs, fio_version, argv, identities)
+            doc["log_sweeps"] = log_sweeps.from_files(args.log_sweep, logs)
+            doc["sweep_logs"] = bool(args.sweep_logs)
+        else:
+            doc.setdefault("log_sweeps", {}).update(log_sweeps.from_files(args.log_sweep, logs))
+            doc["sweep_logs"] = bool(doc.get("sweep_logs") or args.sweep_logs)
         # no '.' in a pool name: FreeBSD's kstat sysctl nodes are dot-separated (tools/kstat.objset_oid)
         pool_name = f"{POOL_PREFIX}{safe_name(scenario.name).replace('.', '-')}-{os.getpid()}"
         run = PoolScenarioRun(scenario, doc, output, progress, pool_name, zfs_api=args.zfs_api)

@@ -80,4 +80,11 @@ def vdev_summary(rows: List[_zpool.VdevIO]) -> Dict[str, object]:
     vdevs = [{"name": r.name, "section": r.section or "data", "depth": r.depth, "write_ops_s": r.write_ops,
               "write_bytes_s": r.write_bytes} for r in rows]
     log_bytes = sum(r.write_bytes for r in rows if r.section == "logs" and r.depth == 1)
-    return {"vdevs": vdevs, "log_write_bytes_s": log_bytes}
+    return {"vdevs": vdevs, "log_write_bytes_s": log_bytes, "log_write_ops_s": log_ops(vdevs)}
+
+
+def log_ops(vdevs: Optional[List[Dict[str, object]]]) -> Optional[float]:
+    """Write ops/s of the log section's top-level vdevs, from a step's ``vdevs`` list."""
+    if vdevs is None:
+        return None
+    return sum(float(v["write_ops_s"]) for v in vdevs if v.get("section") == "logs" and v.get("depth") == 1)

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional
 from slogqual import environment
 from slogqual.analysis import scaling
 from slogqual.errors import MeasurementError, UsageError
-from slogqual.pool import evidence
+from slogqual.pool import evidence, log_sweeps
 from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, wait_for_device
 from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import Progress
@@ -38,7 +38,7 @@ def new_document(scenario: Scenario, quick: bool, layout: str, data: List[str], 
         "pool": {"layout": layout, "data": list(data), "log": list(logs), "ashift": ashift_for(data + logs, devices),
                  "fs_properties": {"compression": "off", "atime": "off"}, "devices": devices},
         "environment": environment.collect(fio_version, argv),
-        "steps": [], "analysis": None, "warnings": [],
+        "log_sweeps": {}, "steps": [], "analysis": None, "warnings": [],
     }
 
 
@@ -67,7 +67,9 @@ def curves(doc: Dict[str, Any]) -> List[scaling.Curve]:
             by[key] = scaling.Curve(s["config"], s["sync"], s["log"], candidate=s.get("candidate"))
         by[key].steps.append(scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"],
                                           lat_p99_us=s["lat_us"].get("p99"), slog_bytes=s["zil"].get("slog_bytes"),
-                                          normal_bytes=s["zil"].get("normal_bytes")))
+                                          normal_bytes=s["zil"].get("normal_bytes"),
+                                          log_write_bytes_s=s.get("log_write_bytes_s"),
+                                          log_write_ops_s=s.get("log_write_ops_s", evidence.log_ops(s.get("vdevs")))))
     return list(by.values())
 
 
@@ -77,28 +79,44 @@ def _device_name(doc: Dict[str, Any], path: str) -> str:
     return f"{path} ({model})" if model else path
 
 
-def analyse(doc: Dict[str, Any], scenario: Scenario, log_sweep: Optional[Dict[str, float]] = None) -> Dict[str, Any]:
+def _evidence_dict(ev: Optional[scaling.LogEvidence]) -> Optional[Dict[str, Any]]:
+    if ev is None:
+        return None
+    return {"sweep_size": ev.sweep.size, "sweep_mbps": ev.sweep.mbps, "sweep_lat_mean_us": ev.sweep.lat_mean_us,
+            "observed_log_mbps": ev.observed_mbps, "observed_log_write_size": ev.observed_size}
+
+
+def analyse(doc: Dict[str, Any], scenario: Scenario) -> Dict[str, Any]:
     """Knees, the SLOG's benefit and the verdict; with several log candidates, one verdict each and
-    the slower candidate named. Top-level figures are those of the best candidate."""
+    the slower candidate named. Top-level figures are those of the best candidate. Where the result
+    holds a candidate's own sweep (``log_sweeps``), its verdict weighs the log vdev's bandwidth
+    against it."""
     metric = metric_for(scenario)
     cs = curves(doc)
     common = [c for c in cs if not (c.uses_slog and c.log == "single")]
     singles = [c for c in cs if c.uses_slog and c.log == "single"]
     names = {c.candidate: _device_name(doc, c.candidate) for c in singles if c.candidate}
+    sweeps = doc.get("log_sweeps") or {}
+
+    def judge(c: scaling.Curve):
+        ev = scaling.log_evidence(c, metric, log_sweeps.figures(sweeps.get(c.candidate)), scenario.bs)
+        return scaling.verdict(common + [c], metric, bs_label=size_label(scenario.bs),
+                               load_is_sync=scenario.write_sync != "none", log=ev), ev
+
     per = []
     for c in singles:
-        v = scaling.verdict(common + [c], metric, log_sweep_mbps=(log_sweep or {}).get("mbps"),
-                            log_sweep_lat_us=(log_sweep or {}).get("lat_us"), bs_label=size_label(scenario.bs),
-                            load_is_sync=scenario.write_sync != "none")
+        v, ev = judge(c)
         pk = scaling.peak(c.steps, metric)
         per.append({"device": c.candidate, "name": names.get(c.candidate, c.candidate), "config": c.config,
                     "peak": pk.value(metric) if pk else None, "verdict": v.sentence, "bottleneck": v.bottleneck,
-                    "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak})
+                    "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
+                    "log_sweep": _evidence_dict(ev)})
     per.sort(key=lambda d: -(d["peak"] or 0))
     best = [c for c in singles if per and c.candidate == per[0]["device"]] or singles[:1]
-    v = scaling.verdict(common + best, metric, log_sweep_mbps=(log_sweep or {}).get("mbps"),
-                        log_sweep_lat_us=(log_sweep or {}).get("lat_us"), bs_label=size_label(scenario.bs),
-                            load_is_sync=scenario.write_sync != "none")
+    if best:
+        v, _ = judge(best[0])
+    else:
+        v = scaling.verdict(common, metric, bs_label=size_label(scenario.bs), load_is_sync=scenario.write_sync != "none")
     knees = {}
     for c in cs:
         k = scaling.knee(c.steps, metric)
@@ -117,14 +135,13 @@ def analyse(doc: Dict[str, Any], scenario: Scenario, log_sweep: Optional[Dict[st
 
 class PoolScenarioRun:
     def __init__(self, scenario: Scenario, doc: Dict[str, Any], output: str, progress: Progress,
-                 pool_name: str, log_sweep: Optional[Dict[str, float]] = None, zfs_api: str = "auto"):
+                 pool_name: str, zfs_api: str = "auto"):
         self.zfs_api = zfs_api
         self.scenario = scenario
         self.doc = doc
         self.output = output
         self.progress = progress
         self.pool_name = pool_name
-        self.log_sweep = log_sweep
 
     def variants(self) -> List[tuple]:
         """(configuration, candidate): a single-SLOG configuration runs once per --log candidate, so
@@ -145,10 +162,30 @@ class PoolScenarioRun:
     def save(self) -> None:
         write_json_atomic(self.output, self.doc)
 
+    def sweep_logs(self) -> None:
+        """The log candidates' own sweeps, before any pool is built (--sweep-logs); kept ones are not
+        measured again on --resume."""
+        doc = self.doc
+        doc["log_sweeps"] = log_sweeps.measure(
+            doc["pool"]["log"], self.scenario.bs, doc["quick"], self.output, self.progress,
+            doc["environment"].get("fio_version") or "", doc["environment"].get("argv"), doc.get("log_sweeps") or {})
+        self.save()
+
     def run(self) -> Dict[str, Any]:
         sc, doc = self.scenario, self.doc
         doc["status"], doc["error"] = "running", None
         self.save()
+        try:
+            if doc.get("sweep_logs"):
+                self.sweep_logs()
+        except MeasurementError as exc:
+            doc["status"], doc["error"] = "failed", f"log candidate sweep: {exc}"
+            self.save()
+            raise
+        except KeyboardInterrupt:
+            doc["status"] = "interrupted"
+            self.save()
+            raise
         plan = [(c, dev, [t for t in sc.threads if not self._done(c.name, dev, t)]) for c, dev in self.variants()]
         total = sum(len(ts) for _, _, ts in plan)
         estimate = sc.runtime_s + sc.ramp_s + STEP_OVERHEAD_S
@@ -183,7 +220,7 @@ class PoolScenarioRun:
             doc["status"] = "interrupted"
             self.save()
             raise
-        doc["analysis"] = analyse(doc, sc, self.log_sweep)
+        doc["analysis"] = analyse(doc, sc)
         doc["warnings"] = list(doc["analysis"]["problems"])
         doc["status"] = "complete"
         self.save()
