@@ -55,3 +55,25 @@ def test_vdev_summary_on_lab_recorded_iostat():
     # a mirror row sums its legs; legs are not double counted in the log total
     mirror_rows = parse_iostat_v(read_fixture("zpool", "iostat-vp-mirror-log.txt"))
     assert vdev_summary(mirror_rows)["log_write_bytes_s"] == 1785082
+
+
+def test_iostat_stream_recorded_in_the_lab_is_averaged_over_the_measured_window():
+    from conftest import read_fixture
+    from slogqual.pool.evidence import average_window, vdev_summary
+    from slogqual.tools.zpool import iostat_stream_argv, parse_iostat_stream
+    reports = parse_iostat_stream(read_fixture("zpool", "iostat-Tu-vpy-1s-stream-pmem-log.txt"))
+    assert [r.time for r in reports] == [1795333935, 1795333936, 1795333937, 1795333938, 1795333939,
+                                         1795333941, 1795333942]
+    assert all([v.name for v in r.rows] == ["slogqual-rec", "mirror-0", "sda", "sdb", "pmem0"] for r in reports)
+    # fio ended at 1795333941 after 5 s: the reports surely inside are those printed at 937..939
+    avg = average_window(reports, 1795333941 - 5, 1795333941)
+    assert (avg.reports, avg.inside, avg.span) == (3, True, [1795333936, 1795333939])
+    s = vdev_summary(avg.rows)
+    assert s["log_write_ops_s"] == round((494 + 1086 + 974) / 3)
+    assert s["log_write_bytes_s"] > 10 * max(v["write_bytes_s"] for v in s["vdevs"] if v["name"] == "sda")
+    # a two-second window holds no whole report: the overlapping ones are used, and flagged
+    short = average_window(reports, 1795333938.2, 1795333939.9)
+    assert short.reports >= 1 and short.inside is False
+    # a window before the load has no report at all: nothing is averaged rather than something wrong
+    assert average_window(reports, 1795333900, 1795333910).reports == 0
+    assert iostat_stream_argv("p") == ["zpool", "iostat", "-T", "u", "-vpy", "p", "1"]

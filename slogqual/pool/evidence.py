@@ -48,10 +48,16 @@ class ZilWitness:
 
 
 class IostatWindow:
-    """`zpool iostat` averaging over the measured window of a step, run alongside fio."""
+    """`zpool iostat` over the measured window of a step, run alongside fio.
 
-    def __init__(self, pool: str, seconds: float):
-        self.argv = _zpool.iostat_interval_argv(pool, int(round(seconds)))
+    zpool prints a report every second with the time it was printed (-T u); afterwards the reports
+    whose interval lies inside the measured window (after the ramp, before fio ended) are averaged.
+    Matching by time rather than by when zpool was started matters under the emulated lab guest,
+    where starting zpool can take seconds and a fixed-length report would miss the load.
+    """
+
+    def __init__(self, pool: str):
+        self.argv = _zpool.iostat_stream_argv(pool, 1)
         self.proc: Optional[subprocess.Popen] = None
 
     def start(self) -> "IostatWindow":
@@ -59,16 +65,57 @@ class IostatWindow:
                                stdin=subprocess.DEVNULL)
         return self
 
-    def result(self, timeout: float = 60) -> List[_zpool.VdevIO]:
-        out, err = self.proc.communicate(timeout=timeout)
-        if self.proc.returncode != 0:
+    def collect(self, start: float, end: float) -> "IostatAverage":
+        """Stop zpool and average its reports over [start, end] (Unix seconds)."""
+        if self.proc.poll() is None:
+            self.proc.terminate()  # zpool flushes every report as it prints it
+        try:
+            out, err = self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise MeasurementError("zpool iostat did not stop") from None
+        reports = _zpool.parse_iostat_stream(out or "")
+        if not reports and self.proc.returncode not in (0, -15):
             raise MeasurementError(f"zpool iostat failed: {(err or '').strip()[:200]}")
-        return _zpool.parse_iostat_v(out)
+        return average_window(reports, start, end)
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+
+@dataclass
+class IostatAverage:
+    rows: List[_zpool.VdevIO]  # per-vdev mean rates over the reports used
+    reports: int  # how many 1-second reports
+    span: Optional[List[int]]  # [first report's start, last report's end] (Unix seconds)
+    inside: bool  # every report used lies inside the measured window
+
+
+def average_window(reports: List[_zpool.IostatReport], start: float, end: float) -> IostatAverage:
+    """Mean per-vdev rates of the reports inside [start, end].
+
+    A report printed at whole second T covers about one second ending in [T, T+1): it lies surely
+    inside the window when T-1 >= start and T+1 <= end. When no report does (a window of two
+    seconds or less), those overlapping the window are used and the result says so.
+    """
+    timed = [r for r in reports if r.time is not None and r.rows]
+    inside = [r for r in timed if r.time - 1 >= int(start) and r.time + 1 <= end]
+    chosen, surely = (inside, True) if inside else ([r for r in timed if start - 1 <= r.time <= end + 1], False)
+    if not chosen:
+        return IostatAverage(rows=[], reports=0, span=None, inside=False)
+    shape = [(v.name, v.section, v.depth) for v in chosen[-1].rows]
+    same = [r for r in chosen if [(v.name, v.section, v.depth) for v in r.rows] == shape]
+    n = len(same)
+    rows = []
+    for i, v in enumerate(same[-1].rows):
+        rows.append(_zpool.VdevIO(v.name, v.section, v.depth, v.alloc, v.free,
+                                  round(sum(r.rows[i].read_ops for r in same) / n),
+                                  round(sum(r.rows[i].write_ops for r in same) / n),
+                                  round(sum(r.rows[i].read_bytes for r in same) / n),
+                                  round(sum(r.rows[i].write_bytes for r in same) / n)))
+    return IostatAverage(rows=rows, reports=n, span=[same[0].time - 1, same[-1].time], inside=surely)
 
 
 def vdev_summary(rows: List[_zpool.VdevIO]) -> Dict[str, object]:

@@ -7,7 +7,7 @@ evidence of where the ZIL's writes went (kstat deltas and the per-vdev iostat of
 
 from __future__ import annotations
 
-import threading
+import time
 from typing import Any, Dict, List, Optional
 
 from slogqual import environment
@@ -255,24 +255,25 @@ class PoolScenarioRun:
     def _step(self, pool: ThrowawayPool, config: PoolConfig, threads: int, targets: List[str],
               witness: evidence.ZilWitness) -> Dict[str, Any]:
         sc = self.scenario
-        window = evidence.IostatWindow(pool.name, sc.runtime_s)
-        timer = threading.Timer(sc.ramp_s, window.start)  # average over the measured window, not the ramp
         started = environment.now_iso()
         before = witness.read()
-        timer.start()
+        window = evidence.IostatWindow(pool.name).start()
         try:
+            t0 = time.time()
             r = fio.run_load(self._load(threads, targets))
-            timer.join()
-            rows = window.result(timeout=sc.runtime_s + 60)
+            # the measured window: fio's last runtime_s seconds (after its start-up and ramp), by its own clock
+            end = r.ended_ms / 1000 if r.ended_ms else time.time()
+            io = window.collect(max(t0 + sc.ramp_s, end - sc.runtime_s), end)
         finally:
-            timer.cancel()
             window.stop()
         zil = witness.read() - before
-        vdevs = evidence.vdev_summary(rows)
+        vdevs = evidence.vdev_summary(io.rows) if io.rows else {"vdevs": [], "log_write_bytes_s": None,
+                                                                  "log_write_ops_s": None}
         return {
             "config": config.name, "sync": config.sync, "log": config.log, "logbias": config.logbias,
             "threads_per_lun": threads, "threads": threads * sc.luns, "ios": r.ios, "iops": r.iops,
             "mbps": r.bw_bytes / MiB, "lat_us": _lat(r.write_lat, r.sync_lat), "runtime_ms": r.runtime_ms,
             "started": started, "zil": zil.as_dict(), "zil_source": witness.source,
             "zil_slog_share": zil.slog_share, **vdevs,
+            "iostat": {"reports": io.reports, "span": io.span, "inside_window": io.inside},
         }

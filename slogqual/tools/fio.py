@@ -69,6 +69,7 @@ class FioWriteResult:
     error: int
     fio_version: str
     options: Dict[str, str] = field(default_factory=dict)
+    ended_ms: Optional[int] = None  # fio's "timestamp_ms": when it wrote the report, i.e. the run's end
 
 
 def _escape_filename(path: str) -> str:
@@ -170,6 +171,7 @@ def parse_result(doc: dict) -> FioWriteResult:
             error=int(job.get("error", 0)),
             fio_version=doc.get("fio version", ""),
             options=dict(job.get("job options") or {}),
+            ended_ms=int(doc["timestamp_ms"]) if doc.get("timestamp_ms") else None,
         )
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise ValueError(f"unexpected fio JSON layout: {exc!r}") from None

@@ -50,10 +50,11 @@ def iostat_argv(pool: str) -> List[str]:
     return ["zpool", "iostat", "-vp", pool]
 
 
-def iostat_interval_argv(pool: str, seconds: int) -> List[str]:
-    """One report averaged over the next ``seconds`` (``-y``: without the since-import report first):
-    per-vdev rates over a measured window. Not -H, which hides the section names (see parse_iostat_v)."""
-    return ["zpool", "iostat", "-vpy", pool, str(max(1, int(seconds))), "1"]
+def iostat_stream_argv(pool: str, interval: int = 1) -> List[str]:
+    """A report every ``interval`` seconds until stopped, each after a ``-T u`` line giving the Unix
+    time it was printed, so reports can be matched to a measured window afterwards whatever the
+    delay in starting zpool (seconds under an emulated guest)."""
+    return ["zpool", "iostat", "-T", "u", "-vpy", pool, str(max(1, int(interval)))]
 
 
 def list_argv(pool: Optional[str] = None) -> List[str]:
@@ -114,6 +115,37 @@ def parse_iostat_v(text: str) -> List[VdevIO]:
     if not tables:
         raise MeasurementError("no complete zpool iostat table (no pair of ---- rules)")
     return tables[-1]
+
+
+@dataclass(frozen=True)
+class IostatReport:
+    """One report of a ``-T u`` stream: printed at ``time`` (whole Unix seconds), rates over the
+    interval before it."""
+
+    time: Optional[int]
+    rows: List[VdevIO]
+
+
+def parse_iostat_stream(text: str) -> List[IostatReport]:
+    """Every complete report of ``zpool iostat -T u -vp POOL INTERVAL``, each with the last time line
+    before it. (With -y zpool prints a time line for the skipped first report too: a time line is
+    one of digits alone, and the report takes the nearest before its table.)"""
+    reports: List[IostatReport] = []
+    chunk: List[str] = []
+    stamp: Optional[int] = None
+    rules = 0
+    for line in text.splitlines():
+        if line.strip().isdigit() and rules % 2 == 0:
+            stamp = int(line.strip())
+            chunk = []
+            continue
+        chunk.append(line)
+        if line.startswith("----"):
+            rules += 1
+            if rules % 2 == 0:
+                reports.append(IostatReport(stamp, parse_iostat_v("\n".join(chunk))))
+                chunk = []
+    return reports
 
 
 @dataclass(frozen=True)
