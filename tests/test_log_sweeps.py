@@ -25,11 +25,12 @@ def test_sizes_cover_the_load_and_the_zil_blocks():
     assert log_sweeps.sizes_for(12 * KiB)[:2] == [4 * KiB, 8 * KiB]
 
 
-def test_sweep_at_is_nearest_on_a_log_scale():
-    pts = [SweepFigure(4 * KiB, 1.0, 4000), SweepFigure(16 * KiB, 3.0, 5000), SweepFigure(128 * KiB, 20.0, 6000)]
-    assert sweep_at(pts, 15000).size == 16 * KiB
-    assert sweep_at(pts, 40 * KiB).size == 16 * KiB  # log2: 15.3 is 1.3 from 16K's 14, 1.7 from 128K's 17
-    assert sweep_at(pts, 50 * KiB).size == 128 * KiB  # 15.6: 1.6 from 14, 1.4 from 17
+def test_sweep_at_interpolates_log_log_between_swept_sizes():
+    pts = [SweepFigure(4 * KiB, 1.0, 4000), SweepFigure(16 * KiB, 4.0, 4000), SweepFigure(128 * KiB, 20.0, 6400)]
+    mid = sweep_at(pts, 8 * KiB)  # halfway between 4K and 16K on a log scale
+    assert mid.size == 8 * KiB and mid.mbps == pytest.approx(2.0) and mid.lat_mean_us == pytest.approx(4000)
+    assert sweep_at(pts, 16 * KiB) == pts[1]
+    assert sweep_at(pts, 1024) == pts[0] and sweep_at(pts, 1 << 20) == pts[2]  # outside: the nearest end
     assert sweep_at(pts, None) is None and sweep_at([], 4096) is None
 
 
@@ -43,7 +44,8 @@ def _slog_curve(log_bytes_s, log_ops_s):
 def test_log_evidence_uses_the_size_the_log_vdev_saw():
     sweep = [SweepFigure(4 * KiB, 0.9, 4400), SweepFigure(16 * KiB, 3.4, 4600), SweepFigure(128 * KiB, 18.0, 7000)]
     ev = log_evidence(_slog_curve(4_902_888, 328), "iops", sweep, 4 * KiB)
-    assert ev.sweep.size == 16 * KiB and ev.observed_size == pytest.approx(4_902_888 / 328)
+    assert ev.sweep.size == round(4_902_888 / 328) and ev.observed_size == pytest.approx(4_902_888 / 328)
+    assert 0.9 * 3.4 < ev.sweep.mbps < 3.4  # just under 16 KiB
     assert ev.observed_mbps == pytest.approx(4_902_888 / 2 ** 20)
     # no iostat ops: fall back to the load's IO size
     assert log_evidence(_slog_curve(0, 0), "iops", sweep, 4 * KiB).sweep.size == 4 * KiB
@@ -55,8 +57,8 @@ def test_verdict_names_log_bandwidth_from_the_log_vdev():
     std = Curve("sync=standard", "standard", "none", [Step(2, 1353, 5.3), Step(8, 1227, 4.8)])
     at = LogEvidence(SweepFigure(16 * KiB, 3.4, 4600), observed_mbps=4.68, observed_size=14948)
     v = verdict([std, slog, noslog], "iops", log=at)
-    assert v.bottleneck == ("log device bandwidth: 5 MiB/s written to the log vdev in 15 KiB writes, at or above "
-                            "its QD1 sync-write sweep at 16 KiB (3 MiB/s)")
+    assert v.bottleneck == ("log device bandwidth: 4.7 MiB/s written to the log vdev in 15 KiB writes, at or above "
+                            "its QD1 sync-write sweep at 16 KiB (3.4 MiB/s)")
     # a log vdev far below its sweep is not named by bandwidth
     below = LogEvidence(SweepFigure(16 * KiB, 30.0, 460), observed_mbps=4.68, observed_size=14948)
     assert "log device bandwidth" not in verdict([std, slog, noslog], "iops", log=below).bottleneck
@@ -111,12 +113,12 @@ def test_analysis_with_the_candidates_sweeps():
     a = analyse(doc, load_scenario("iscsi-4k-randwrite").quick())
     by = {c["device"]: c for c in a["candidates"]}
     sata, pmem = by["/dev/sdc"], by["/dev/pmem0"]
-    # sdc's peak (8 threads) wrote 4.9 MB/s to the log vdev in ~15 KiB writes: its 16 KiB sweep is 3.4 MiB/s
-    assert sata["log_sweep"]["sweep_size"] == 16384
+    # sdc's peak (8 threads) wrote 4.9 MB/s to the log vdev in ~15 KiB writes; its sweep there ~3.3 MiB/s
+    assert sata["log_sweep"]["sweep_size"] == round(4902888 / 328)
     assert sata["log_sweep"]["observed_log_write_size"] == pytest.approx(4902888 / 328, rel=0.01)
-    assert sata["bottleneck"].startswith("log device bandwidth: 5 MiB/s written to the log vdev")
+    assert sata["bottleneck"].startswith("log device bandwidth: 4.7 MiB/s written to the log vdev")
     # the NVDIMM's log vdev ran far below its sweep: not a bandwidth limit
-    assert pmem["log_sweep"]["sweep_size"] == 8192
+    assert 4096 < pmem["log_sweep"]["sweep_size"] < 16384
     assert "log device bandwidth" not in pmem["bottleneck"]
     # without sweeps the candidates carry none
     doc.pop("log_sweeps")

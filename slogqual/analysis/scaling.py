@@ -132,10 +132,27 @@ class SweepFigure:
 
 
 def sweep_at(points: Sequence[SweepFigure], size: Optional[float]) -> Optional[SweepFigure]:
-    """The swept size nearest to ``size`` on a log scale (sizes are powers of two)."""
+    """The sweep at ``size``: interpolated between the two swept sizes around it (log-log, as
+    bandwidth and latency grow with size), the nearest end outside the swept range."""
     if not points or not size or size <= 0:
         return None
-    return min(points, key=lambda p: (abs(math.log2(p.size) - math.log2(size)), p.size))
+    pts = sorted(points, key=lambda p: p.size)
+    if size <= pts[0].size:
+        return pts[0]
+    if size >= pts[-1].size:
+        return pts[-1]
+    for lo, hi in zip(pts, pts[1:]):
+        if lo.size == size:
+            return lo
+        if lo.size < size < hi.size:
+            f = (math.log(size) - math.log(lo.size)) / (math.log(hi.size) - math.log(lo.size))
+
+            def mix(a: float, b: float) -> float:
+                return math.exp(math.log(a) + f * (math.log(b) - math.log(a))) if a > 0 and b > 0 else a + f * (b - a)
+
+            return SweepFigure(size=int(round(size)), mbps=mix(lo.mbps, hi.mbps),
+                               lat_mean_us=mix(lo.lat_mean_us, hi.lat_mean_us))
+    return pts[-1]
 
 
 @dataclass
@@ -159,6 +176,10 @@ def log_evidence(slog: Curve, metric: str, sweep: Sequence[SweepFigure], load_bs
         return None
     observed = ps.log_write_bytes_s / (1 << 20) if ps.log_write_bytes_s else None
     return LogEvidence(sweep=fig, observed_mbps=observed, observed_size=size)
+
+
+def _mib(v: float) -> str:
+    return f"{v:.0f}" if v >= 10 else f"{v:.1f}"
 
 
 def _size_words(size: float) -> str:
@@ -207,7 +228,8 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
     observed = ps.mbps
     if log is not None:
         log_sweep_mbps, log_sweep_lat_us = log.sweep.mbps, log.sweep.lat_mean_us
-        bs_label = _size_words(log.sweep.size)
+        bs_label = _size_words(log.sweep.size) + ("" if log.sweep.size & (log.sweep.size - 1) == 0 else
+                                                  ", interpolated between swept sizes")
         observed = log.observed_mbps
     matches_bw = (observed is not None and log_sweep_mbps is not None and log_sweep_mbps > 0
                   and observed >= (1 - MATCH) * log_sweep_mbps
@@ -215,9 +237,9 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
     if of_std is not None and of_std >= 1 - SAME:  # the log costs nothing, whatever its own limit
         bottleneck = "the pool, not the log: the SLOG keeps up with sync=standard"
     elif matches_bw and log is not None:
-        bottleneck = (f"log device bandwidth: {observed:.0f} MiB/s written to the log vdev"
+        bottleneck = (f"log device bandwidth: {_mib(observed)} MiB/s written to the log vdev"
                       + (f" in {_size_words(log.observed_size)} writes" if log.observed_size else "")
-                      + f", at or above its QD1 sync-write sweep at {bs_label} ({log_sweep_mbps:.0f} MiB/s)")
+                      + f", at or above its QD1 sync-write sweep at {bs_label} ({_mib(log_sweep_mbps)} MiB/s)")
     elif matches_bw:
         bottleneck = (f"log device bandwidth: {ps.mbps:.0f} MiB/s, matching its sweep at {bs_label} "
                       f"({log_sweep_mbps:.0f} MiB/s)")
