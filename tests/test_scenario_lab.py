@@ -105,6 +105,29 @@ def test_interrupted_lab_scenario_leaves_no_pool_and_resumes(tmp_path):
     assert r["left_after_resume"] == {"pools": [], "datasets": []}
 
 
+def test_interrupt_inside_zpool_create_and_destroy_leaves_no_pool(tmp_path):
+    """SIGINT while slogqual's own `zpool create`, then `zpool destroy`, runs (watched for in /proc,
+    signalled a seeded random moment later): the pool the kernel made or half tore down is gone."""
+    seed = int(os.environ.get("SLOGQUAL_TEST_SEED", "0")) or int.from_bytes(os.urandom(3), "big")
+    print(f"seed {seed}")
+    job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "teardown_interrupt.py")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "slogqual", "lab", "run", "--quiet", "-d", "hdd", "-d", "hdd",
+                           "-d", "nvdimm", "-o", str(out), "--", "python3", job, str(seed)],
+                          capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, (seed, proc.stderr[-3000:])
+    r = json.loads((out / "teardown.json").read_text())
+    print(json.dumps(r["runs"]))
+    assert [run["verb"] for run in r["runs"]] == ["create", "destroy"]
+    for run in r["runs"]:
+        assert run["seen"], run  # the job did catch slogqual's zpool at work
+        assert run["rc"] == 130, run
+        assert run["left"] == {"pools": [], "datasets": []}, run
+        assert run["mount_roots"] == [], run
+        status = json.loads((out / f"{run['verb']}.json").read_text())["status"]
+        assert status == "interrupted", run
+
+
 @pytest.mark.parametrize("name", ["iscsi-128k-seqwrite", "nfs-sync"])
 def test_other_scenarios_quick_in_the_lab(tmp_path, name):
     out = tmp_path / f"{name}.json"

@@ -122,7 +122,20 @@ class ThrowawayPool:
         self.mount_root = tempfile.mkdtemp(prefix=f"{self.name}-")
         argv = _zpool.create_argv(self.name, self.vdevs, self.logs, properties=self.properties,
                                   fs_properties=self.fs_properties, force=True, mountpoint=self.mount_root)
-        _zpool.zpool(argv)
+        try:
+            _zpool.zpool(argv)
+        except BaseException:
+            # An interrupt (or an error) can land after the kernel made the pool but before zpool
+            # returned. The name was free a moment ago and carries our prefix, so a pool by that name
+            # now is the one this call made: destroy it rather than leave it behind.
+            try:
+                self.created = self.name in _zpool.pools()
+            except (MeasurementError, KeyboardInterrupt):
+                self.created = True  # could not tell: destroy() tries, and says if it fails
+            self.destroy()
+            if self.mount_root and os.path.isdir(self.mount_root) and not self.created:
+                shutil.rmtree(self.mount_root, ignore_errors=True)
+            raise
         self.created = True
         return self
 
@@ -149,7 +162,7 @@ class ThrowawayPool:
     def destroy(self) -> None:
         if not self.created:
             return
-        last = None
+        last, interrupted = None, False
         for attempt in range(5):  # a zvol opened by udev for a moment makes destroy fail: retry
             try:
                 _zpool.destroy(self.name, force=True)
@@ -157,11 +170,25 @@ class ThrowawayPool:
                 break
             except MeasurementError as exc:
                 last = exc
+            except KeyboardInterrupt:
+                # Ctrl-C during the teardown itself kills `zpool destroy` midway: finish the teardown
+                # first, then let the interrupt go on.
+                interrupted, last = True, "interrupted"
+            try:
+                if self.name not in _zpool.pools():
+                    self.created = False
+                    break
                 time.sleep(1 + attempt)
+            except MeasurementError as exc:
+                last = exc
+            except KeyboardInterrupt:
+                interrupted = True
         if self.created:
             print(f"slogqual: could not destroy pool {self.name}: {last}", file=sys.stderr)
         if self.mount_root and os.path.isdir(self.mount_root) and not self.created:
             shutil.rmtree(self.mount_root, ignore_errors=True)
+        if interrupted:
+            raise KeyboardInterrupt
 
     def __enter__(self) -> "ThrowawayPool":
         return self.create()

@@ -1,0 +1,72 @@
+"""Runs INSIDE a lab guest (see tests/test_scenario_lab.py): interrupt a scenario run while its own
+`zpool create`, then its own `zpool destroy`, is running, and record what is left in
+$SLOGQUAL_LAB_OUT/teardown.json.
+
+These are the two moments a random interrupt rarely hits and a naive teardown gets wrong: the kernel
+has made the pool but zpool has not returned yet (so the runner never learnt it exists), or the
+pool is half torn down when the interrupt kills `zpool destroy`.
+
+    python3 teardown_interrupt.py [SEED]
+"""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+devs = os.environ["SLOGQUAL_LAB_DEVICES"].split()
+outdir = os.environ.get("SLOGQUAL_LAB_OUT", ".")
+seed = int(sys.argv[1]) if len(sys.argv) > 1 else random.randrange(1 << 30)
+rng = random.Random(seed)
+
+
+def zpool_child(parent: int, verb: str):
+    """PID of a `zpool VERB slogqual-…` process started by ``parent``, or None."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if (ppid == parent and len(argv) > 2 and os.path.basename(argv[0]) == b"zpool" and argv[1] == verb.encode()
+                and any(a.startswith(b"slogqual-") for a in argv[2:])):
+            return int(entry)
+    return None
+
+
+def names(cmd):
+    out = subprocess.run(cmd + ["list", "-H", "-o", "name"], capture_output=True, text=True).stdout.split()
+    return [n for n in out if n.startswith("slogqual-")]
+
+
+def interrupt_during(verb: str, result: str):
+    proc = subprocess.Popen(["slogqual", "scenario", "run", "--quiet", "--destroy-data", "iscsi-4k-randwrite",
+                             "--quick", "-o", result, "--data", devs[0], devs[1], "--log", devs[2]])
+    deadline, child = time.monotonic() + 600, None
+    while time.monotonic() < deadline and proc.poll() is None:
+        child = zpool_child(proc.pid, verb)
+        if child:
+            break
+        time.sleep(0.002)
+    delay = rng.uniform(0.0, 0.3)  # somewhere inside the command: before or after the kernel acted
+    time.sleep(delay)
+    alive = child is not None and os.path.exists(f"/proc/{child}")
+    proc.send_signal(signal.SIGINT)
+    rc = proc.wait(timeout=300)
+    return {"verb": verb, "seen": child is not None, "child_alive_at_signal": alive, "delay_s": delay, "rc": rc,
+            "left": {"pools": names(["zpool"]), "datasets": names(["zfs"])},
+            "mount_roots": sorted(e for e in os.listdir("/tmp") if e.startswith("slogqual-"))}
+
+
+report = {"seed": seed, "runs": [interrupt_during("create", os.path.join(outdir, "create.json")),
+                                 interrupt_during("destroy", os.path.join(outdir, "destroy.json"))]}
+with open(os.path.join(outdir, "teardown.json"), "w") as fh:
+    json.dump(report, fh, indent=2)
+print(json.dumps(report))
