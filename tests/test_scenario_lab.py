@@ -30,6 +30,18 @@ def run(*args, cwd, timeout=1500):
                           cwd=cwd, timeout=timeout)
 
 
+def run_interrupt_job(job: str, out, report: str) -> dict:
+    """Run tests/lab_jobs/JOB in a lab guest (two hdd data disks, an nvdimm log) with a seed — from
+    $SLOGQUAL_TEST_SEED or random, printed so a failure can be replayed — and return its JSON report."""
+    seed = int(os.environ.get("SLOGQUAL_TEST_SEED", "0")) or int.from_bytes(os.urandom(3), "big")
+    print(f"seed {seed}")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", job)
+    proc = run("lab", "run", "--quiet", "-d", "hdd", "-d", "hdd", "-d", "nvdimm", "-o", out, "--", "python3", path,
+               str(seed), cwd=out.parent)
+    assert proc.returncode == 0, (seed, proc.stderr[-3000:])
+    return json.loads((out / report).read_text())
+
+
 def test_iscsi_4k_quick_in_the_lab(tmp_path):
     out = tmp_path / "iscsi.json"
     # data: two 8 ms hdd; log candidates (the --lab default): a 2 ms sata-ssd and an NVDIMM (pmem)
@@ -83,15 +95,8 @@ def test_iscsi_4k_quick_in_the_lab(tmp_path):
 def test_interrupted_lab_scenario_leaves_no_pool_and_resumes(tmp_path):
     """SIGINT at a random step (seeded, printed): no slogqual pool or dataset remains, the result file
     holds every finished step, and --resume measures exactly the missing ones."""
-    seed = int(os.environ.get("SLOGQUAL_TEST_SEED", "0")) or int.from_bytes(os.urandom(3), "big")
-    print(f"seed {seed}")
-    job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "scenario_interrupt.py")
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "slogqual", "lab", "run", "--quiet", "-d", "hdd", "-d", "hdd",
-                           "-d", "nvdimm", "-o", str(out), "--", "python3", job, str(seed)],
-                          capture_output=True, text=True, timeout=1500)
-    assert proc.returncode == 0, (seed, proc.stderr[-3000:])
-    r = json.loads((out / "interrupt.json").read_text())
+    r = run_interrupt_job("scenario_interrupt.py", out, "interrupt.json")
     assert r["interrupt_rc"] == 130, r
     assert r["interrupted_status"] == "interrupted", r
     assert r["left_after_interrupt"] == {"pools": [], "datasets": []}, r
@@ -108,15 +113,8 @@ def test_interrupted_lab_scenario_leaves_no_pool_and_resumes(tmp_path):
 def test_interrupt_inside_zpool_create_and_destroy_leaves_no_pool(tmp_path):
     """SIGINT while slogqual's own `zpool create`, then `zpool destroy`, runs (watched for in /proc,
     signalled a seeded random moment later): the pool the kernel made or half tore down is gone."""
-    seed = int(os.environ.get("SLOGQUAL_TEST_SEED", "0")) or int.from_bytes(os.urandom(3), "big")
-    print(f"seed {seed}")
-    job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "teardown_interrupt.py")
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "slogqual", "lab", "run", "--quiet", "-d", "hdd", "-d", "hdd",
-                           "-d", "nvdimm", "-o", str(out), "--", "python3", job, str(seed)],
-                          capture_output=True, text=True, timeout=1500)
-    assert proc.returncode == 0, (seed, proc.stderr[-3000:])
-    r = json.loads((out / "teardown.json").read_text())
+    r = run_interrupt_job("teardown_interrupt.py", out, "teardown.json")
     print(json.dumps(r["runs"]))
     assert [run["verb"] for run in r["runs"]] == ["create", "destroy"]
     for run in r["runs"]:

@@ -133,8 +133,6 @@ class ThrowawayPool:
             except (MeasurementError, KeyboardInterrupt):
                 self.created = True  # could not tell: destroy() tries, and says if it fails
             self.destroy()
-            if self.mount_root and os.path.isdir(self.mount_root) and not self.created:
-                shutil.rmtree(self.mount_root, ignore_errors=True)
             raise
         self.created = True
         return self
@@ -160,10 +158,10 @@ class ThrowawayPool:
         return _zfs.get(dataset, ["mountpoint"])["mountpoint"]
 
     def destroy(self) -> None:
-        if not self.created:
-            return
+        """Destroy the pool if this object made it, then remove its mount directory."""
         last, interrupted = None, False
-        for attempt in range(5):  # a zvol opened by udev for a moment makes destroy fail: retry
+        # a zvol opened by udev for a moment makes destroy fail: retry
+        for attempt in range(5 if self.created else 0):
             try:
                 _zpool.destroy(self.name, force=True)
                 self.created = False

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+from leftovers import leftovers  # beside this file
+
 devs = os.environ["SLOGQUAL_LAB_DEVICES"].split()
 outdir = os.environ.get("SLOGQUAL_LAB_OUT", ".")
 result_path = os.path.join(outdir, "r.json")
@@ -25,16 +27,6 @@ extra = rng.uniform(0.0, 3.0)  # ... and this much later: in a step, a pool buil
 def load():
     with open(result_path) as fh:
         return json.load(fh)
-
-
-def slogqual_pools():
-    names = subprocess.run(["zpool", "list", "-H", "-o", "name"], capture_output=True, text=True).stdout.split()
-    return [n for n in names if n.startswith("slogqual-")]
-
-
-def slogqual_datasets():
-    out = subprocess.run(["zfs", "list", "-H", "-o", "name"], capture_output=True, text=True).stdout.split()
-    return [n for n in out if n.startswith("slogqual-")]
 
 
 base = ["slogqual", "scenario", "run", "--quiet", "--destroy-data"]
@@ -51,7 +43,7 @@ time.sleep(extra)
 proc.send_signal(signal.SIGINT)
 rc = proc.wait(timeout=300)
 interrupted = load()
-left = {"pools": slogqual_pools(), "datasets": slogqual_datasets()}
+left = leftovers()
 resume = subprocess.run(base + ["--resume", result_path], capture_output=True, text=True)
 final = load()
 report = {
@@ -59,7 +51,7 @@ report = {
     "interrupted_status": interrupted["status"], "interrupted_steps": interrupted["steps"],
     "left_after_interrupt": left, "resume_rc": resume.returncode, "resume_stderr": resume.stderr[-2000:],
     "final_status": final["status"], "final_steps": final["steps"],
-    "left_after_resume": {"pools": slogqual_pools(), "datasets": slogqual_datasets()},
+    "left_after_resume": leftovers(),
 }
 with open(os.path.join(outdir, "interrupt.json"), "w") as fh:
     json.dump(report, fh, indent=2)

@@ -15,7 +15,10 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+
+from leftovers import leftovers  # beside this file
 
 devs = os.environ["SLOGQUAL_LAB_DEVICES"].split()
 outdir = os.environ.get("SLOGQUAL_LAB_OUT", ".")
@@ -41,11 +44,6 @@ def zpool_child(parent: int, verb: str):
     return None
 
 
-def names(cmd):
-    out = subprocess.run(cmd + ["list", "-H", "-o", "name"], capture_output=True, text=True).stdout.split()
-    return [n for n in out if n.startswith("slogqual-")]
-
-
 def interrupt_during(verb: str, result: str):
     proc = subprocess.Popen(["slogqual", "scenario", "run", "--quiet", "--destroy-data", "iscsi-4k-randwrite",
                              "--quick", "-o", result, "--data", devs[0], devs[1], "--log", devs[2]])
@@ -61,8 +59,9 @@ def interrupt_during(verb: str, result: str):
     proc.send_signal(signal.SIGINT)
     rc = proc.wait(timeout=300)
     return {"verb": verb, "seen": child is not None, "child_alive_at_signal": alive, "delay_s": delay, "rc": rc,
-            "left": {"pools": names(["zpool"]), "datasets": names(["zfs"])},
-            "mount_roots": sorted(e for e in os.listdir("/tmp") if e.startswith("slogqual-"))}
+            "left": leftovers(),
+            # the pools' mount directories (mkdtemp, slogqual-POOL-…)
+            "mount_roots": sorted(e for e in os.listdir(tempfile.gettempdir()) if e.startswith("slogqual-"))}
 
 
 report = {"seed": seed, "runs": [interrupt_during("create", os.path.join(outdir, "create.json")),
