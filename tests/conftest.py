@@ -63,3 +63,52 @@ def loop_device(tmp_path):
         yield path
     finally:
         subprocess.run(["losetup", "-d", path], capture_output=True)
+
+
+
+class BusyHostDisk:
+    """fio keeping the host's disk busy with QD1 sync writes (4 KiB random writes, each followed by an
+    fsync, buffered, on a file in a test's temporary directory), the way a shared CI machine's
+    neighbours do. ``stop()`` ends it and returns fio's own count of what it wrote, so a test can show
+    the disk really was busy while it measured."""
+
+    def __init__(self, directory):
+        self.report = os.path.join(str(directory), "busy-host-disk.json")
+        self.proc = subprocess.Popen(
+            ["fio", "--name=busy-host-disk", f"--filename={os.path.join(str(directory), 'busy-host-disk.img')}",
+             "--size=64M", "--rw=randwrite", "--bs=4k", "--ioengine=psync", "--fsync=1", "--time_based",
+             "--runtime=3600", "--output-format=json", f"--output={self.report}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.stats = None
+
+    def stop(self) -> dict:
+        if self.stats is not None:
+            return self.stats
+        self.proc.terminate()  # fio ends its job and writes its report on SIGTERM
+        try:
+            _, err = self.proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        try:
+            with open(self.report) as fh:
+                text = fh.read()
+            # fio puts "fio: terminating on signal 15" in the report ahead of the JSON
+            job = json.JSONDecoder().raw_decode(text[text.index("{"):])[0]["jobs"][0]
+            self.stats = {"write_ios": job["write"]["total_ios"], "fsyncs": job["sync"]["total_ios"],
+                          "runtime_s": job["write"]["runtime"] / 1000}
+        except (OSError, ValueError, KeyError, IndexError):
+            self.stats = {"write_ios": 0, "fsyncs": 0, "error": (err or "")[-500:]}
+        return self.stats
+
+
+@pytest.fixture
+def busy_host_disk(tmp_path):
+    """A BusyHostDisk for the length of the test (stopped at the end if the test did not stop it)."""
+    if shutil.which("fio") is None:
+        pytest.skip("needs fio (contrib/install-deps.sh)")
+    busy = BusyHostDisk(tmp_path)
+    try:
+        yield busy
+    finally:
+        busy.stop()

@@ -7,6 +7,7 @@ never absolute times.
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -144,6 +145,9 @@ def test_sigint_leaves_no_process_and_no_files(tmp_path):
         assert names == ["nbdkit", "qemu-system-x86_64"], names
         sockets = [argv[argv.index("--unix") + 1] for argv in kids.values() if "--unix" in argv]
         assert sockets and all(os.path.exists(s) for s in sockets)
+        pmem = [m.group(1) for argv in kids.values() for a in argv for m in [re.search(r"mem-path=([^,]+)", a)] if m]
+        assert len(pmem) == 1 and os.path.exists(pmem[0])
+        assert pmem[0].startswith("/dev/shm/")  # the NVDIMM's medium is memory, not the host's disk
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -156,13 +160,16 @@ def test_sigint_leaves_no_process_and_no_files(tmp_path):
     assert survivors == [], f"processes left: {survivors}"
     assert list(labtmp.iterdir()) == []  # job dir, pmem backing file: gone
     assert not any(os.path.exists(os.path.dirname(s)) for s in sockets)  # nbdkit socket dirs: gone
+    assert not os.path.exists(os.path.dirname(pmem[0]))  # the NVDIMM's memory directory: gone
 
 
-def test_sweep_in_the_lab_orders_the_classes(tmp_path):
+def test_sweep_in_the_lab_orders_the_classes(tmp_path, busy_host_disk):
     """`slogqual sweep` on every emulated class, 4 KiB QD1 write+flush: hdd slowest … nvdimm fastest,
     and the latency each class adds (its write p50 minus the undelayed nvme's, same nbd path) is its
     configured delay within -10 %/+50 % (TCG adds scheduling noise on top, never takes time away);
-    a user class with a QEMU IOPS cap of 200 does at most 200 write+flush cycles per second."""
+    a user class with a QEMU IOPS cap of 200 does at most 200 write+flush cycles per second. All of it
+    while fio keeps the host's disk busy with sync writes: every emulated medium lives in memory, so
+    no class's speed may depend on the host's disk."""
     from slogqual.lab import devices as _devices
 
     classes = ["hdd", "sata-ssd", "sas-ssd", "nvme", "nvdimm"]
@@ -176,7 +183,9 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path):
     args += ["--", "sh", "-c", 'mkdir -p sweep && slogqual sweep $SLOGQUAL_LAB_DEVICES --sizes 4k --runtime 2 '
                                '--settle 0 --destroy-data -o sweep --quiet --format table']
     proc = slogqual(*args)
+    busy = busy_host_disk.stop()
     assert proc.returncode == 0, (out / "lab-console.log").read_text()[-3000:] if out.exists() else proc.stderr
+    assert busy["fsyncs"] > 100, busy  # the host disk really was busy with sync writes meanwhile
     devs = json.loads((out / "lab-devices.json").read_text())
     by_path = {}
     for f in (out / "sweep").glob("*.json"):

@@ -302,3 +302,35 @@ def test_stale_job_dirs_of_dead_owners_are_removed(tmp_path):
     (other / "owner.pid").write_text(f"{proc.pid}\n")
     assert remove_stale_job_dirs(str(tmp_path)) == [str(dead)]
     assert live.exists() and unknown.exists() and other.exists() and not dead.exists()
+
+
+def test_nvdimm_backing_must_be_memory_with_room(tmp_path, monkeypatch):
+    """The NVDIMM's backing file lives on a RAM filesystem: a disk directory is refused (its speed
+    would be the host disk's), and so is a need beyond what the tmpfs or the host has, in one line."""
+    from slogqual.errors import UsageError
+    from slogqual.lab import runner
+
+    if runner._fs_magic("/dev/shm") not in (runner.TMPFS_MAGIC, runner.RAMFS_MAGIC):
+        pytest.skip("no tmpfs on /dev/shm here")
+    disk_dir = tmp_path
+    if runner._fs_magic(str(disk_dir)) in (runner.TMPFS_MAGIC, runner.RAMFS_MAGIC):
+        pytest.skip("the test's temporary directory is itself a tmpfs")
+    with pytest.raises(UsageError, match="not a RAM filesystem"):
+        runner.check_mem_room(str(disk_dir), 1 << 20)
+    free = os.statvfs("/dev/shm").f_bavail * os.statvfs("/dev/shm").f_frsize
+    with pytest.raises(UsageError, match="MiB"):
+        runner.check_mem_room("/dev/shm", free + (1 << 30))
+    monkeypatch.setattr(runner, "mem_available", lambda: 16 << 20)
+    with pytest.raises(UsageError, match="host has 16 MiB available"):
+        runner.check_mem_room("/dev/shm", 256 << 20)
+    with pytest.raises(UsageError, match="not a directory"):
+        runner.check_mem_room(str(tmp_path / "absent"), 1)
+    monkeypatch.setattr(runner, "mem_available", lambda: None)
+    monkeypatch.setenv("SLOGQUAL_LAB_MEM", "/dev/shm")
+    made = runner.make_mem_dir(1 << 20)
+    try:
+        assert made.startswith("/dev/shm/slogqual-lab-mem-")
+        assert open(os.path.join(made, "owner.pid")).read().strip() == str(os.getpid())
+    finally:
+        import shutil
+        shutil.rmtree(made)

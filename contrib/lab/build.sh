@@ -11,7 +11,8 @@
 #      guest ABI, and OpenZFS's userland (zfsutils-linux, python3-pyzfs) from bookworm-backports. The
 #      guest runs the HOST's root filesystem read-only over virtio-9p, so this userland is the guest's.
 #   2. downloads (and keeps) linux-image-<abi>-amd64 and zfs-dkms .debs without installing them,
-#      builds spl.ko and zfs.ko against the headers (make -j${SLOGQUAL_LAB_JOBS:-2}), strips them,
+#      builds spl.ko and zfs.ko against the headers (make -j<CPUs>, without debug information: the
+#      modules are stripped of it anyway, and generating it only costs compile time), strips them,
 #      puts them into a copy of the guest kernel's module tree and runs depmod -b on it;
 #   3. builds the busybox initramfs (virtio/9p/overlay modules in `modprobe --show-depends` order);
 #   4. writes lab.json (the manifest slogqual reads) and points ${CACHE}/current at the build.
@@ -23,12 +24,12 @@
 #   SLOGQUAL_LAB_ZFS_SUITE   suite for zfs-dkms/zfsutils-linux (default bookworm-backports)
 #   SLOGQUAL_LAB_REFRESH=1   ask the mirror again for the newest kernel/ZFS (default: reuse `current`)
 #   SLOGQUAL_LAB_REBUILD=1   rebuild even when the cache holds this build
-#   SLOGQUAL_LAB_JOBS        make -j (default 2)
+#   SLOGQUAL_LAB_JOBS        make -j (default: the number of online CPUs)
 set -euo pipefail
 
 CACHE=${SLOGQUAL_LAB_CACHE:-/var/cache/slogqual/lab}
 ZFS_SUITE=${SLOGQUAL_LAB_ZFS_SUITE:-bookworm-backports}
-JOBS=${SLOGQUAL_LAB_JOBS:-2}
+JOBS=${SLOGQUAL_LAB_JOBS:-$(nproc 2>/dev/null || echo 2)}
 HERE=$(cd "$(dirname "$0")" && pwd)
 T0=$(date +%s)
 
@@ -197,7 +198,8 @@ else
     ./configure --with-config=kernel --with-linux="/usr/src/linux-headers-$KCOMMON" \
       --with-linux-obj="/usr/src/linux-headers-$KREL" > "$BUILD_TMP/configure.log" 2>&1 \
       || { tail -n 30 "$BUILD_TMP/configure.log" >&2; exit 1; }
-    make -j"$JOBS" -C module > "$BUILD_TMP/make.log" 2>&1 || { tail -n 40 "$BUILD_TMP/make.log" >&2; exit 1; }
+    # KCFLAGS lands after the kernel's own -g: no DWARF is generated for what strip would throw away.
+    make -j"$JOBS" -C module KCFLAGS=-g0 > "$BUILD_TMP/make.log" 2>&1 || { tail -n 40 "$BUILD_TMP/make.log" >&2; exit 1; }
   )
   build_s=$(( $(date +%s) - t_mod ))
   mkdir -p "$KO.tmp"
