@@ -45,3 +45,4 @@ if ! (cd / && python3 -c 'import slogqual, sys; sys.exit(0 if slogqual.__file__.
   fi
   python3 -m pip install "${pip_flags[@]}" -e ".[test]"
 fi
+echo "install-deps: ready in ${SECONDS} s" >&2

@@ -13,6 +13,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 import tempfile as _tempfile  # noqa: E402
 
 os.environ["SLOGQUAL_STORE"] = os.path.join(_tempfile.mkdtemp(prefix="slogqual-test-store-"), "results.sqlite")
+
+# The interrupt tests send SIGINT to the slogqual processes they start. A test runner started in the
+# background by a non-interactive shell (`cmd &`, nohup, some CI launchers) inherits SIGINT *ignored*,
+# every child inherits that across exec, and Python then installs no KeyboardInterrupt handler: the
+# signal is swallowed and the tests fail (seen on a cold run here: 3 failures, all of this kind).
+# A handler that is a Python function is reset to the default on exec, so children start normal.
+import signal as _signal  # noqa: E402
+
+if _signal.getsignal(_signal.SIGINT) is _signal.SIG_IGN:
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 ROOT = os.path.dirname(HERE)
 FIXTURES = os.path.join(HERE, "fixtures")
 
@@ -112,3 +122,33 @@ def busy_host_disk(tmp_path):
         yield busy
     finally:
         busy.stop()
+
+
+# ---- wall time by kind of test, printed at the end of every run (docs/testing.md keeps the record) ----
+import time as _time  # noqa: E402
+
+_SECONDS_BY_KIND = {}
+
+
+def _kind(item) -> str:
+    if item.get_closest_marker("lab"):
+        return "lab"
+    if item.get_closest_marker("integration"):
+        return "integration"
+    return "unit"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    # set-up, call and tear-down, so a shared guest booted by a module fixture counts where it is paid
+    t0 = _time.monotonic()
+    yield
+    kind = _kind(item)
+    n, s = _SECONDS_BY_KIND.get(kind, (0, 0.0))
+    _SECONDS_BY_KIND[kind] = (n + 1, s + _time.monotonic() - t0)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _SECONDS_BY_KIND:
+        parts = [f"{kind} {n} tests {s:.0f} s" for kind, (n, s) in sorted(_SECONDS_BY_KIND.items())]
+        terminalreporter.write_line("slogqual tests, wall time by kind: " + ", ".join(parts))

@@ -30,16 +30,49 @@ def run(*args, cwd, timeout=1500):
                           cwd=cwd, timeout=timeout)
 
 
-def run_interrupt_job(job: str, out, report: str) -> dict:
-    """Run tests/lab_jobs/JOB in a lab guest (two hdd data disks, an nvdimm log) with a seed — from
-    $SLOGQUAL_TEST_SEED or random, printed so a failure can be replayed — and return its JSON report."""
+class ZfsGuest:
+    """The outputs of tests/lab_jobs/zfs_guest.py: one lab guest (data hdd hdd, log nvdimm) that ran every
+    ZFS job the tests below need on that device set, one after another (one boot instead of five)."""
+
+    def __init__(self, proc, out, seed):
+        self.proc, self.out, self.seed = proc, out, seed
+
+    def job(self, name: str):
+        """(output directory, exit status) of one job; fails the calling test when the guest did not run."""
+        console = self.out / "lab-console.log"
+        assert self.proc.returncode == 0, (self.seed, self.proc.stderr[-2000:],
+                                           console.read_text(errors="replace")[-3000:] if console.exists() else "")
+        d = self.out / name
+        rc = (d / "rc").read_text().strip()
+        if rc == "skip":
+            pytest.skip((d / "log.txt").read_text().strip())
+        left = json.loads((d / "left.json").read_text())
+        assert left == {"pools": [], "datasets": []}, (name, left)  # no job leaves a pool behind
+        return d, rc, (d / "log.txt").read_text(errors="replace")[-3000:]
+
+
+@pytest.fixture(scope="module")
+def zfs_guest(tmp_path_factory):
+    """Boot the guest once for the module; the seed of its interrupt jobs comes from $SLOGQUAL_TEST_SEED
+    or at random, and is printed (and carried in failures) so that a failure can be replayed."""
+    if os.geteuid() != 0:
+        pytest.skip("the lab needs root")
+    reason = missing_reason()
+    if reason:
+        pytest.skip(reason)
     seed = int(os.environ.get("SLOGQUAL_TEST_SEED", "0")) or int.from_bytes(os.urandom(3), "big")
     print(f"seed {seed}")
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", job)
-    proc = run("lab", "run", "--quiet", "-d", "hdd", "-d", "hdd", "-d", "nvdimm", "-o", out, "--", "python3", path,
-               str(seed), cwd=out.parent)
-    assert proc.returncode == 0, (seed, proc.stderr[-3000:])
-    return json.loads((out / report).read_text())
+    out = tmp_path_factory.mktemp("zfs-guest") / "out"
+    job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "zfs_guest.py")
+    proc = run("lab", "run", "--quiet", "-d", "hdd", "-d", "hdd", "-d", "nvdimm", "-o", out, "--", "python3", job,
+               str(seed), cwd=out.parent, timeout=3600)
+    return ZfsGuest(proc, out, seed)
+
+
+def interrupt_report(guest: ZfsGuest, job: str, report: str) -> dict:
+    d, rc, log = guest.job(job)
+    assert rc == "0", (guest.seed, log)
+    return json.loads((d / report).read_text())
 
 
 def test_iscsi_4k_quick_in_the_lab(tmp_path, busy_host_disk):
@@ -47,8 +80,8 @@ def test_iscsi_4k_quick_in_the_lab(tmp_path, busy_host_disk):
     machine): the relations below hold because no emulated device's speed depends on the host disk."""
     out = tmp_path / "iscsi.json"
     # data: two 8 ms hdd; log candidates (the --lab default): a 2 ms sata-ssd and an NVDIMM (pmem)
-    proc = run("scenario", "run", "iscsi-4k-randwrite", "--lab", "--quick", "--sweep-logs", "--quiet", "--json",
-               "-o", out, cwd=tmp_path)
+    proc = run("scenario", "run", "iscsi-4k-randwrite", "--lab", "--lab-data", "hdd", "hdd", "--lab-log", "sata-ssd",
+               "nvdimm", "--quick", "--sweep-logs", "--quiet", "--json", "-o", out, cwd=tmp_path)
     busy = busy_host_disk.stop()
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert busy["fsyncs"] > 100, busy  # the host disk really was busy with sync writes meanwhile
@@ -96,11 +129,10 @@ def test_iscsi_4k_quick_in_the_lab(tmp_path, busy_host_disk):
         assert c["log_sweep"] and c["log_sweep"]["observed_log_write_size"] > 0
 
 
-def test_interrupted_lab_scenario_leaves_no_pool_and_resumes(tmp_path):
+def test_interrupted_lab_scenario_leaves_no_pool_and_resumes(zfs_guest):
     """SIGINT at a random step (seeded, printed): no slogqual pool or dataset remains, the result file
     holds every finished step, and --resume measures exactly the missing ones."""
-    out = tmp_path / "out"
-    r = run_interrupt_job("scenario_interrupt.py", out, "interrupt.json")
+    r = interrupt_report(zfs_guest, "scenario-interrupt", "interrupt.json")
     assert r["interrupt_rc"] == 130, r
     assert r["interrupted_status"] == "interrupted", r
     assert r["left_after_interrupt"] == {"pools": [], "datasets": []}, r
@@ -114,11 +146,11 @@ def test_interrupted_lab_scenario_leaves_no_pool_and_resumes(tmp_path):
     assert r["left_after_resume"] == {"pools": [], "datasets": []}
 
 
-def test_interrupt_inside_zpool_create_and_destroy_leaves_no_pool(tmp_path):
+def test_interrupt_inside_zpool_create_and_destroy_leaves_no_pool(zfs_guest):
     """SIGINT while slogqual's own `zpool create`, then `zpool destroy`, runs (watched for in /proc,
     signalled a seeded random moment later): the pool the kernel made or half tore down is gone."""
-    out = tmp_path / "out"
-    r = run_interrupt_job("teardown_interrupt.py", out, "teardown.json")
+    r = interrupt_report(zfs_guest, "teardown-interrupt", "teardown.json")
+    out = zfs_guest.out / "teardown-interrupt"
     print(json.dumps(r["runs"]))
     assert [run["verb"] for run in r["runs"]] == ["create", "destroy"]
     for run in r["runs"]:
@@ -131,11 +163,11 @@ def test_interrupt_inside_zpool_create_and_destroy_leaves_no_pool(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["iscsi-128k-seqwrite", "nfs-sync"])
-def test_other_scenarios_quick_in_the_lab(tmp_path, name):
-    out = tmp_path / f"{name}.json"
-    proc = run("scenario", "run", name, "--lab", "--quick", "--lab-log", "nvdimm", "--quiet", "-o", out, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    doc = json.loads(out.read_text())
+def test_other_scenarios_quick_in_the_lab(zfs_guest, name):
+    """The shipped scenario, quick, in the shared guest: data hdd hdd, log nvdimm."""
+    d, rc, log = zfs_guest.job(name)
+    assert rc == "0", log
+    doc = json.loads((d / "result.json").read_text())
     assert doc["status"] == "complete"
     sc = doc["scenario"]
     assert {s["config"] for s in doc["steps"]} == {c["name"] for c in sc["configs"]}
@@ -153,17 +185,10 @@ def test_other_scenarios_quick_in_the_lab(tmp_path, name):
     assert doc["warnings"] == []
 
 
-def test_zvols_and_datasets_through_libzfs_core_and_the_zfs_command(tmp_path):
+def test_zvols_and_datasets_through_libzfs_core_and_the_zfs_command(zfs_guest):
     """Both creation paths, for real: pyzfs (libzfs_core, under Debian's python3) and the zfs command."""
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if not os.path.exists("/usr/bin/python3"):
-        pytest.skip("no Debian python3 (pyzfs is packaged for it)")
-    out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "slogqual", "lab", "run", "--quiet", "-d", "hdd", "-d", "hdd",
-                           "-o", str(out), "--", "env", f"PYTHONPATH={repo}", "/usr/bin/python3",
-                           os.path.join(repo, "tests", "lab_jobs", "pool_apis.py")],
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    out, rc, log = zfs_guest.job("pool-apis")
+    assert rc == "0", log
     r = json.loads((out / "apis.json").read_text())
     assert r["lzc_available"] is True
     assert r["apis"]["lzc"]["api_name"] == "libzfs_core" and r["apis"]["cli"]["api_name"] == "zfs command"

@@ -19,7 +19,10 @@ outdir = os.environ.get("SLOGQUAL_LAB_OUT", ".")
 result_path = os.path.join(outdir, "r.json")
 seed = int(sys.argv[1]) if len(sys.argv) > 1 else random.randrange(1 << 30)
 rng = random.Random(seed)
-total = 6  # iscsi-4k-randwrite --quick, one log candidate: 3 configurations x 2 thread steps
+# interrupt-zvol.toml beside this file: iscsi-4k-randwrite's shape with short steps; one log candidate:
+# 3 configurations x 2 thread steps
+SCENARIO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interrupt-zvol.toml")
+total = 6
 k = rng.randint(1, total - 1)  # interrupt once k steps are finished ...
 extra = rng.uniform(0.0, 3.0)  # ... and this much later: in a step, a pool build or a teardown
 
@@ -30,7 +33,7 @@ def load():
 
 
 base = ["slogqual", "scenario", "run", "--quiet", "--destroy-data"]
-proc = subprocess.Popen(base + ["iscsi-4k-randwrite", "--quick", "-o", result_path,
+proc = subprocess.Popen(base + [SCENARIO, "--quick", "-o", result_path,
                                 "--data", devs[0], devs[1], "--log", devs[2]])
 deadline = time.monotonic() + 900
 while time.monotonic() < deadline:

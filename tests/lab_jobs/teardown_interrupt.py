@@ -24,28 +24,49 @@ devs = os.environ["SLOGQUAL_LAB_DEVICES"].split()
 outdir = os.environ.get("SLOGQUAL_LAB_OUT", ".")
 seed = int(sys.argv[1]) if len(sys.argv) > 1 else random.randrange(1 << 30)
 rng = random.Random(seed)
+SCENARIO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interrupt-zvol.toml")  # short steps
 
 
-def zpool_child(parent: int, verb: str):
-    """PID of a `zpool VERB slogqual-…` process started by ``parent``, or None."""
+def _children(parent: int):
+    """PIDs of ``parent``'s children: one read of /proc/PID/task/PID/children (CONFIG_PROC_CHILDREN)
+    where the kernel has it, a scan of /proc otherwise. The watch polls every few milliseconds on the
+    guest's single TCG vCPU; a full /proc scan each time would steal the CPU from the run it watches."""
+    try:
+        with open(f"/proc/{parent}/task/{parent}/children") as fh:
+            return [int(p) for p in fh.read().split()]
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return []
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                argv = fh.read().split(b"\0")
             with open(f"/proc/{entry}/stat") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+                if int(fh.read().rsplit(")", 1)[1].split()[1]) == parent:
+                    found.append(int(entry))
         except (OSError, ValueError, IndexError):
             continue
-        if (ppid == parent and len(argv) > 2 and os.path.basename(argv[0]) == b"zpool" and argv[1] == verb.encode()
+    return found
+
+
+def zpool_child(parent: int, verb: str):
+    """PID of a `zpool VERB slogqual-…` process started by ``parent``, or None."""
+    for pid in _children(parent):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if (len(argv) > 2 and os.path.basename(argv[0]) == b"zpool" and argv[1] == verb.encode()
                 and any(a.startswith(b"slogqual-") for a in argv[2:])):
-            return int(entry)
+            return pid
     return None
 
 
 def interrupt_during(verb: str, result: str):
-    proc = subprocess.Popen(["slogqual", "scenario", "run", "--quiet", "--destroy-data", "iscsi-4k-randwrite",
+    proc = subprocess.Popen(["slogqual", "scenario", "run", "--quiet", "--destroy-data", SCENARIO,
                              "--quick", "-o", result, "--data", devs[0], devs[1], "--log", devs[2]])
     deadline, child = time.monotonic() + 600, None
     while time.monotonic() < deadline and proc.poll() is None:

@@ -1,0 +1,79 @@
+"""Runs INSIDE one lab guest (devices: hdd, hdd, nvdimm) for tests/test_scenario_lab.py: every ZFS job
+those tests need on that device set, one after another, so the suite pays for one guest boot (and one
+warm-up of the guest's caches) instead of one per job.
+
+Each job runs with its own output directory $SLOGQUAL_LAB_OUT/JOB/ as its SLOGQUAL_LAB_OUT and working
+directory; its stdout and stderr go to JOB/log.txt, its exit status to JOB/rc, and the slogqual-named
+pools and datasets that remained after it to JOB/left.json. Anything a job left is then destroyed, so
+one job's failure is reported against that job and does not spill into the next.
+
+    python3 zfs_guest.py SEED
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from leftovers import leftovers  # beside this file
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+JOB_TIMEOUT_S = 1200
+
+devs = os.environ["SLOGQUAL_LAB_DEVICES"].split()
+outdir = os.environ.get("SLOGQUAL_LAB_OUT", ".")
+seed = sys.argv[1] if len(sys.argv) > 1 else "0"
+
+
+def scenario(name):
+    """A shipped scenario, quick, on the guest's devices: data hdd hdd, log nvdimm."""
+    return ["slogqual", "scenario", "run", name, "--quick", "--destroy-data", "--quiet", "-o", "result.json",
+            "--data", devs[0], devs[1], "--log", devs[2]]
+
+
+JOBS = [
+    ("iscsi-128k-seqwrite", scenario("iscsi-128k-seqwrite"), {}),
+    ("nfs-sync", scenario("nfs-sync"), {}),
+    # pyzfs is packaged for Debian's own python3, not for the interpreter slogqual runs under
+    ("pool-apis", ["/usr/bin/python3", os.path.join(HERE, "pool_apis.py")], {"PYTHONPATH": REPO}),
+    ("scenario-interrupt", ["python3", os.path.join(HERE, "scenario_interrupt.py"), seed], {}),
+    ("teardown-interrupt", ["python3", os.path.join(HERE, "teardown_interrupt.py"), seed], {}),
+]
+
+
+def destroy_leftovers(left):
+    for pool in left["pools"]:
+        subprocess.run(["zpool", "destroy", "-f", pool], capture_output=True)
+
+
+summary = {"seed": seed, "jobs": {}}
+for name, argv, env in JOBS:
+    jobdir = os.path.join(outdir, name)
+    os.makedirs(jobdir, exist_ok=True)
+    t0 = time.monotonic()
+    if not os.path.exists(argv[0]) and os.sep in argv[0]:
+        rc = "skip"
+        with open(os.path.join(jobdir, "log.txt"), "w") as log:
+            log.write(f"{argv[0]} is not on this system\n")
+    else:
+        with open(os.path.join(jobdir, "log.txt"), "w") as log:
+            try:
+                rc = subprocess.run(argv, cwd=jobdir, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    env=dict(os.environ, SLOGQUAL_LAB_OUT=jobdir, **env),
+                                    timeout=JOB_TIMEOUT_S).returncode
+            except subprocess.TimeoutExpired:
+                log.write(f"\nzfs_guest: {name} killed after {JOB_TIMEOUT_S} s\n")
+                rc = "timeout"
+    summary["jobs"][name] = {"rc": rc, "seconds": round(time.monotonic() - t0, 1)}
+    left = leftovers()
+    with open(os.path.join(jobdir, "left.json"), "w") as fh:
+        json.dump(left, fh)
+    with open(os.path.join(jobdir, "rc"), "w") as fh:
+        fh.write(f"{rc}\n")
+    destroy_leftovers(left)
+    print(f"zfs_guest: {name}: rc {rc}, left {left}", flush=True)
+
+with open(os.path.join(outdir, "summary.json"), "w") as fh:
+    json.dump(summary, fh, indent=2)
