@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from conftest import BusyHostDisk
 from slogqual.lab.image import missing_reason
 
 pytestmark = pytest.mark.lab
@@ -34,14 +35,15 @@ class ZfsGuest:
     """The outputs of tests/lab_jobs/zfs_guest.py: one lab guest (data hdd hdd, log nvdimm) that ran every
     ZFS job the tests below need on that device set, one after another (one boot instead of five)."""
 
-    def __init__(self, proc, out, seed):
-        self.proc, self.out, self.seed = proc, out, seed
+    def __init__(self, proc, out, seed, busy):
+        self.proc, self.out, self.seed, self.busy = proc, out, seed, busy
 
     def job(self, name: str):
         """(output directory, exit status) of one job; fails the calling test when the guest did not run."""
         console = self.out / "lab-console.log"
         assert self.proc.returncode == 0, (self.seed, self.proc.stderr[-2000:],
                                            console.read_text(errors="replace")[-3000:] if console.exists() else "")
+        assert self.busy["fsyncs"] > 100, self.busy  # the host disk really was busy with sync writes meanwhile
         d = self.out / name
         rc = (d / "rc").read_text().strip()
         if rc == "skip":
@@ -53,8 +55,9 @@ class ZfsGuest:
 
 @pytest.fixture(scope="module")
 def zfs_guest(tmp_path_factory):
-    """Boot the guest once for the module; the seed of its interrupt jobs comes from $SLOGQUAL_TEST_SEED
-    or at random, and is printed (and carried in failures) so that a failure can be replayed."""
+    """Boot the guest once for the module, beside fio keeping the host's disk busy with sync writes (a
+    shared CI machine). The seed of its interrupt jobs comes from $SLOGQUAL_TEST_SEED or at random, and
+    is printed (and carried in failures) so that a failure can be replayed."""
     if os.geteuid() != 0:
         pytest.skip("the lab needs root")
     reason = missing_reason()
@@ -64,9 +67,13 @@ def zfs_guest(tmp_path_factory):
     print(f"seed {seed}")
     out = tmp_path_factory.mktemp("zfs-guest") / "out"
     job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "zfs_guest.py")
-    proc = run("lab", "run", "--quiet", "-d", "hdd", "-d", "hdd", "-d", "nvdimm", "-o", out, "--", "python3", job,
-               str(seed), cwd=out.parent, timeout=3600)
-    return ZfsGuest(proc, out, seed)
+    busy = BusyHostDisk(out.parent)
+    try:
+        proc = run("lab", "run", "--quiet", "-d", "hdd", "-d", "hdd", "-d", "nvdimm", "-o", out, "--", "python3", job,
+                   str(seed), cwd=out.parent, timeout=3600)
+    finally:
+        stats = busy.stop()
+    return ZfsGuest(proc, out, seed, stats)
 
 
 def interrupt_report(guest: ZfsGuest, job: str, report: str) -> dict:
