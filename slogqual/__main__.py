@@ -1,3 +1,3 @@
-from slogqual.cli import main
+from slogqual.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 from typing import List, Optional
@@ -103,10 +102,6 @@ def _options(args, prof: profiles.Profile, argv: List[str], fio_version: str) ->
         argv=argv, fio_version=fio_version)
 
 
-def _terminate_as_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def _open_store(args) -> tuple:
     if args.no_store:
         return None, None
@@ -140,7 +135,6 @@ def _record(store: Optional[Store], store_error: Optional[str], dr: DeviceRun) -
 
 def run(args) -> int:
     prof = profiles.load(args.profile)  # bad profile: one line, exit 2, before anything else
-    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     fio_version = fio.check_version()
     argv = ["slogqual", *sys.argv[1:]]
     opts = _options(args, prof, argv, fio_version)

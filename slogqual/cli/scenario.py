@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import sys
 import time
 from typing import List
@@ -106,10 +105,6 @@ def _lab_paths(specs: List[str]) -> List[str]:
     return out
 
 
-def _terminate_as_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def _print(doc, as_json: bool) -> None:
     if as_json:
         print(json.dumps(doc, indent=2))
@@ -202,7 +197,6 @@ def cmd_run(args) -> int:
         if not args.scenario:
             raise UsageError("name a scenario")
         return _run_in_lab(args)
-    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     fio_version = fio.check_version()
     progress = Progress(quiet=args.quiet)
     argv = ["slogqual", *sys.argv[1:]]

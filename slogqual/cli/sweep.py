@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import sys
 import time
 from typing import List, Optional
@@ -82,10 +81,6 @@ def _validate(args) -> SweepParams:
     return SweepParams(mode=args.mode, sizes=sizes, runtime_s=args.runtime, settle_s=args.settle)
 
 
-def _terminate_as_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def _emit(args, results: List[SweepResult]) -> None:
     fmt = "json" if args.json else args.format
     if fmt == "json":
@@ -102,7 +97,6 @@ def _emit(args, results: List[SweepResult]) -> None:
 
 
 def run(args) -> int:
-    signal.signal(signal.SIGTERM, _terminate_as_interrupt)  # SIGTERM saves like Ctrl-C
     fio_version = fio.check_version()
     progress = Progress(quiet=args.quiet)
     argv = ["slogqual", *sys.argv[1:]]

@@ -1,0 +1,108 @@
+"""The slogqual process as a shell sees it: a signal at any moment of its life and a closed stdout end in
+one line (or none) and a documented exit code, never a Python traceback."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, need
+
+ENV = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def _start(args, cwd=None):
+    return subprocess.Popen([sys.executable, "-m", "slogqual", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=ENV, cwd=cwd)
+
+
+def _catches(pid: int, sig: int) -> bool:
+    """Whether the process has a handler for ``sig`` (SigCgt in /proc/PID/status)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    except OSError:
+        pass
+    return False
+
+
+def _wait_until_slogqual_handles_signals(proc, timeout=30.0) -> bool:
+    """slogqual's main() installs its SIGTERM handler first thing inside the try that turns signals into
+    exit 130; before that moment the process is the interpreter's own start-up (and `import slogqual.cli`)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if _catches(proc.pid, signal.SIGTERM):
+            return True
+        time.sleep(0.001)
+    return False
+
+
+@pytest.mark.parametrize("args", [["scenario", "show", "iscsi-4k-randwrite"], ["lab", "classes"],
+                                  ["scenario", "list"]])
+def test_closed_stdout_ends_quietly_with_141(args):
+    """`slogqual ... | head -1` after head has gone: no traceback, no 'Exception ignored', the exit
+    status a shell shows for a program ended by SIGPIPE."""
+    r, w = os.pipe()
+    os.close(r)  # no reader at all: the first write fails, whatever the timing
+    try:
+        proc = subprocess.run([sys.executable, "-m", "slogqual", *args], stdout=w, stderr=subprocess.PIPE, text=True,
+                              env=ENV, timeout=120)
+    finally:
+        os.close(w)
+    assert proc.stderr == "" and proc.returncode == 128 + signal.SIGPIPE, (proc.returncode, proc.stderr)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_start_up_is_exit_130_without_traceback(sig):
+    """SIGINT or SIGTERM at seeded random moments of a short command's life (parsing, importing the
+    subcommands' modules, working, printing): exit 130 with one line, or 0 if it had finished."""
+    seed = int(os.environ.get("SLOGQUAL_TEST_SEED", "0")) or random.randrange(1 << 24)
+    rng = random.Random(seed)
+    outcomes = []
+    for _ in range(6):
+        proc = _start(["scenario", "list"])
+        assert _wait_until_slogqual_handles_signals(proc), (seed, proc.communicate())
+        time.sleep(rng.uniform(0.0, 0.25))
+        try:
+            proc.send_signal(sig)
+        except ProcessLookupError:
+            pass
+        out, err = proc.communicate(timeout=60)
+        outcomes.append(proc.returncode)
+        assert "Traceback" not in err, (seed, err)
+        if proc.returncode == 130:
+            assert err.strip().splitlines()[-1] == "slogqual: interrupted", (seed, err)
+        else:
+            assert proc.returncode == 0 and "iscsi-4k-randwrite" in out, (seed, proc.returncode, err)
+    print(f"seed {seed}: exit codes {outcomes}")
+    assert 130 in outcomes, (seed, outcomes)  # the signals did land while slogqual was running
+
+
+@need("fio")
+@pytest.mark.integration
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_early_in_a_sweep_is_exit_130_and_the_result_is_json(tmp_path, sig):
+    """The same in a sweep's first moments (imports, fio's version check, the target check, the first
+    settle): exit 130, no traceback, and a result file, if one was begun, that is JSON marked interrupted."""
+    seed = int(os.environ.get("SLOGQUAL_TEST_SEED", "0")) or random.randrange(1 << 24)
+    rng = random.Random(seed)
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (8 << 20))
+    for i in range(3):
+        out = tmp_path / f"r{i}.json"
+        proc = _start(["sweep", img, "--sizes", "4k", "--runtime", "5", "--settle", "0.5", "--quiet", "-o", out],
+                      cwd=tmp_path)
+        assert _wait_until_slogqual_handles_signals(proc), (seed, proc.communicate())
+        time.sleep(rng.uniform(0.0, 1.0))
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and "Traceback" not in err, (seed, proc.returncode, err)
+        if out.exists():
+            assert json.loads(out.read_text())["status"] == "interrupted", seed
