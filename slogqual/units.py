@@ -18,7 +18,7 @@ MAX_SIZE = 8 * MiB  # the largest size diskinfo -wS writes (MAXTX)
 DEFAULT_SIZES: List[int] = [MIN_SIZE << i for i in range(15)]
 
 _SUFFIX = {"": 1, "b": 1, "k": KiB, "kb": KiB, "kib": KiB, "m": MiB, "mb": MiB, "mib": MiB, "g": GiB, "gb": GiB, "gib": GiB}
-_SIZE_RE = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
+_SIZE_RE = re.compile(r"^\s*([0-9]+)\s*([a-zA-Z]*)\s*$", re.ASCII)  # ASCII digits only: int() would take '４'
 
 
 def parse_size(text: str) -> int:
@@ -31,9 +31,11 @@ def parse_size(text: str) -> int:
 
 def parse_sizes(text: str, allow_large: bool = False) -> List[int]:
     """'4k,128k,1m' -> sorted unique sizes, each a multiple of 512, at most 8 MiB."""
-    parts = [p for p in text.split(",") if p.strip()]
-    if not parts:
+    parts = text.split(",")
+    if not text.strip():
         raise UsageError("--sizes needs at least one size")
+    if any(not p.strip() for p in parts):
+        raise UsageError(f"--sizes {text!r} has an empty entry")
     sizes = set()
     for part in parts:
         size = parse_size(part)

@@ -156,6 +156,20 @@ def test_bad_values_and_bad_toml_name_the_line(tmp_path):
     assert msg.startswith(f"{path}:{line_of(text, 'chekc')}: criterion[2].chekc: unknown key")
 
 
+@pytest.mark.parametrize("line,key", [("runtime = inf", "runtime"), ("runtime = nan", "runtime"),
+                                      ("settle = inf", "settle")])
+def test_numbers_that_are_not_finite_are_refused(tmp_path, line, key):
+    """TOML has inf and nan; neither is a number of seconds (nan even slips past a '< minimum' check)."""
+    text = GOOD.replace('sizes = ["4k", "128k"]', f'sizes = ["4k", "128k"]\n{line}')
+    path, msg = error_of(tmp_path, text)
+    assert msg.startswith(f"{path}:{line_of(text, line)}: {key}: must be a number"), msg
+
+
+def test_a_threshold_that_overflows_to_inf_is_refused(tmp_path):
+    path, msg = error_of(tmp_path, GOOD.replace("<= 100", "<= 1e309"))
+    assert "1e309" in msg and "criterion[1]" in msg, msg
+
+
 def test_unknown_profile_name_lists_the_shipped_ones():
     with pytest.raises(UsageError) as exc:
         P.load("no-such-profile")

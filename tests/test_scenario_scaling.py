@@ -36,6 +36,8 @@ GOOD = {"name": "t", "kind": "zvol", "luns": 2, "lun_size": "64M", "rw": "randwr
     ({"config": [{"name": "a"}, {"name": "a"}]}, "config[1].name"),
     ({"config": []}, "config"),
     ({"quick": {"runtime": 0}}, "quick.runtime"),
+    ({"runtime": float("inf")}, "runtime"),  # TOML has inf and nan
+    ({"ramp": float("nan")}, "ramp"),
     ({"lun_size": "1k"}, "lun_size"),
 ])
 def test_bad_scenarios_name_the_file_and_key(change, key):

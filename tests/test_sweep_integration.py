@@ -77,6 +77,17 @@ def test_several_targets_write_one_result_each(tmp_path):
     (["--mode", "fua"], "unknown mode"),
     (["--runtime", "0"], "--runtime"),
     (["--sizes", "4k,zz"], "bad size"),
+    # not finite: would reach fio and the result document (JSON has no inf/nan) after the claim
+    (["--runtime", "inf"], "not a finite number"),
+    (["--runtime", "1e309"], "not a finite number"),
+    (["--settle", "nan"], "not a finite number"),
+    (["--settle", "-1"], "negative"),
+    # silently meant "all 15 sizes" / dropped the empty entry / took a fullwidth digit
+    (["--sizes", ""], "at least one size"),
+    (["--sizes", "4k,,8k"], "empty entry"),
+    (["--sizes", "\uff14k"], "bad size"),
+    # silently ran a scratch sweep here
+    ([""], "empty target"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, text):
     proc = slogqual("sweep", *args, "--quiet", cwd=tmp_path)

@@ -8,6 +8,7 @@ import os
 import sys
 
 from slogqual.errors import SlogqualError, UsageError
+from slogqual.cli.options import seconds
 
 DEFAULT_CHECK_DEVICES = ["hdd", "hdd", "nvme"]
 
@@ -35,7 +36,7 @@ def register(subparsers) -> None:
                                    "them), copy the results to --output and exit with COMMAND's status.")
     common(r)
     r.add_argument("--output", "-o", default="lab-out", metavar="DIR", help="where the results go (default ./lab-out)")
-    r.add_argument("--timeout", type=float, default=3600, metavar="S", help="give up after S seconds (default 3600)")
+    r.add_argument("--timeout", type=seconds, default=3600, metavar="S", help="give up after S seconds (default 3600)")
     r.add_argument("--quiet", "-q", action="store_true", help="do not copy the guest console to stdout")
     r.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND...")
     r.set_defaults(func=cmd_run)
@@ -51,7 +52,7 @@ def register(subparsers) -> None:
                                    "the timings; exits 0 only if every step held.")
     common(c)
     c.add_argument("--output", "-o", default=None, metavar="DIR", help="keep check.json, raw outputs, console here")
-    c.add_argument("--timeout", type=float, default=600, metavar="S")
+    c.add_argument("--timeout", type=seconds, default=600, metavar="S")
     c.add_argument("--verbose", "-v", action="store_true", help="copy the guest console to stdout")
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     c.set_defaults(func=cmd_check)

@@ -16,6 +16,7 @@ from slogqual.report import junit
 from slogqual.store import Store, StoreError
 from slogqual.tools import fio
 from slogqual.units import parse_size, parse_sizes
+from slogqual.cli.options import seconds
 
 
 def register(sub) -> None:
@@ -38,10 +39,10 @@ def register(sub) -> None:
     p.add_argument("--max-rounds", type=int, metavar="N",
                    help=f"steady-state rounds at most (default: the profile's, normally {steady.MAX_ROUNDS}; "
                         "0 skips the rounds)")
-    p.add_argument("--round-runtime", type=float, metavar="SECONDS", help="seconds per steady-state round")
+    p.add_argument("--round-runtime", type=seconds, metavar="SECONDS", help="seconds per steady-state round")
     p.add_argument("--sizes", help="sweep sizes (default: the profile's); must include every size a criterion names")
-    p.add_argument("--runtime", type=float, metavar="SECONDS", help="sweep seconds per size (default: the profile's)")
-    p.add_argument("--settle", type=float, metavar="SECONDS", help="pause before each size (default: the profile's)")
+    p.add_argument("--runtime", type=seconds, metavar="SECONDS", help="sweep seconds per size (default: the profile's)")
+    p.add_argument("--settle", type=seconds, metavar="SECONDS", help="pause before each size (default: the profile's)")
     p.add_argument("--lab", action="store_true", help="run the profile's pool scenarios in the QEMU lab (--quick)")
     p.add_argument("--data", nargs="+", default=[], metavar="DEV",
                    help="data devices for the profile's pool scenarios, with DEV as the SLOG (destroys their data)")

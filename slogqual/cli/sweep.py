@@ -18,6 +18,7 @@ from slogqual.results import SweepResult, STATUS_COMPLETE
 from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, prepare_resume, resume_target
 from slogqual.tools import fio
 from slogqual.units import DEFAULT_SIZES, parse_sizes
+from slogqual.cli.options import seconds
 
 
 def register(sub) -> None:
@@ -30,8 +31,8 @@ def register(sub) -> None:
     p.add_argument("--mode", default="flush",
                    help="flush: write then fdatasync per IO, O_DIRECT (default, what the ZIL and diskinfo do); "
                         "dsync: O_DSYNC writes")
-    p.add_argument("--runtime", type=float, default=1.0, metavar="SECONDS", help="per size (default 1, like diskinfo)")
-    p.add_argument("--settle", type=float, default=1.0, metavar="SECONDS",
+    p.add_argument("--runtime", type=seconds, default=1.0, metavar="SECONDS", help="per size (default 1, like diskinfo)")
+    p.add_argument("--settle", type=seconds, default=1.0, metavar="SECONDS",
                    help="sync and pause before each size (default 1, like diskinfo)")
     p.add_argument("--allow-large", action="store_true", help="allow sizes above 8 MiB")
     p.add_argument("--destroy-data", action="store_true",
@@ -71,13 +72,16 @@ def _output_paths(args, specs: List[Optional[str]]) -> List[str]:
 
 
 def _validate(args) -> SweepParams:
+    if any(not t.strip() for t in args.targets):
+        raise UsageError("an empty target name: give a device, a file or an nbd URI (or no target at all for a "
+                         "scratch file here)")
     if args.mode not in fio.MODES:
         raise UsageError(f"unknown mode {args.mode!r}: use one of {', '.join(fio.MODES)}")
     if not args.runtime > 0:
         raise UsageError("--runtime must be more than 0 seconds")
     if args.settle < 0:
         raise UsageError("--settle cannot be negative")
-    sizes = parse_sizes(args.sizes, args.allow_large) if args.sizes else list(DEFAULT_SIZES)
+    sizes = parse_sizes(args.sizes, args.allow_large) if args.sizes is not None else list(DEFAULT_SIZES)
     return SweepParams(mode=args.mode, sizes=sizes, runtime_s=args.runtime, settle_s=args.settle)
 
 

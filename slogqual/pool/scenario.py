@@ -7,6 +7,7 @@ key; see docs/scenarios.md for every key.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -130,7 +131,8 @@ class _Checker:
                 raise self.fail(where + key, "is missing")
             return None
         value = table[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+        if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+                or value < minimum):  # TOML has inf and nan
             raise self.fail(where + key, f"must be a number of seconds (at least {minimum:g}), not {value!r}")
         return float(value)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import math
 import re
 import sys
 from dataclasses import dataclass, field
@@ -198,7 +199,7 @@ def _suggest(word: str, choices: Sequence[str]) -> str:
 def _number(text: str) -> float:
     t = text.strip().replace("_", "").replace(",", "")
     m = re.match(r"^([-+]?\d+(?:\.\d*)?|[-+]?\.\d+)(?:[eE][-+]?\d+)?$", t)
-    if not m:
+    if not m or not math.isfinite(float(t)):  # 1e309 matches and is inf
         raise ValueError(f"{text!r} is not a number")
     return float(t)
 
@@ -329,7 +330,7 @@ def parse(text: str, path: str = "<profile>", digest: str = "") -> Profile:
 
     def num(table: Dict, key: str, section: str, lo: float, integer: bool = False, label: Optional[str] = None):
         v = table[key]
-        ok = isinstance(v, int) if integer else isinstance(v, (int, float))
+        ok = isinstance(v, int) if integer else isinstance(v, (int, float)) and math.isfinite(v)  # TOML has inf, nan
         if isinstance(v, bool) or not ok or v < lo:
             want = "a whole number" if integer else "a number"
             raise fail(key, f"must be {want} >= {lo:g}, not {v!r}", section, label=label)
