@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
@@ -16,6 +17,7 @@ from typing import Any, Dict, List, Optional
 from slogqual.errors import UsageError
 
 SWEEP_SCHEMA = "slogqual.sweep/1"
+SWEEP_SCHEMA_PREFIX = SWEEP_SCHEMA.rsplit("/", 1)[0] + "/"  # any version: what -o may replace
 
 # How the per-IO latency figures of a point were obtained (see docs/results.md).
 LAT_BASIS_COMPLETION = "completion"  # fio timed each IO as the application waits for it
@@ -184,12 +186,16 @@ def write_json_atomic(path: str, document: Dict[str, Any]) -> None:
 
 def load_json(path: str) -> Dict[str, Any]:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open forever
+            raise UsageError(f"{path}: not a regular file")
         with open(path) as fh:
             return json.load(fh)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except PermissionError:
         raise UsageError(f"{path}: permission denied") from None
+    except OSError as exc:  # a directory, a symlink loop, a name too long
+        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: not valid JSON ({exc})") from None
 

@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -331,3 +332,68 @@ def test_a_finished_sweep_is_recorded_in_the_store(tmp_path):
                     env={"SLOGQUAL_STORE": str(tmp_path / "bad.sqlite")})
     assert proc.returncode == 0 and (tmp_path / "r2.json").exists()
     assert len([ln for ln in proc.stderr.splitlines() if "store" in ln]) == 1
+
+
+# ---- -o never destroys (what slogqual did not write as a sweep result is not replaced) --------------
+
+def _refused(proc, needle):
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+
+
+def test_output_onto_the_target_or_the_store_is_refused_and_both_stay_byte_identical(tmp_path):
+    img = tmp_path / "t.img"
+    img.write_bytes(os.urandom(1 << 20))
+    before = img.read_bytes()
+    _refused(slogqual("sweep", img, "--sizes", "4k", *FAST, "--quiet", "-o", img, "--force"), "a target of this sweep")
+    assert img.read_bytes() == before
+    store = tmp_path / "store.sqlite"
+    store.write_bytes(b"SQLite format 3\0" + os.urandom(4096))
+    kept = store.read_bytes()
+    _refused(slogqual("sweep", img, "--sizes", "4k", *FAST, "--quiet", "-o", store, "--force",
+                      env={"SLOGQUAL_STORE": str(store)}), "the result store")
+    assert store.read_bytes() == kept and img.read_bytes() == before
+
+
+def test_output_onto_another_file_needs_force_and_onto_a_result_does_not(tmp_path):
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (4 << 20))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    _refused(slogqual("sweep", img, "--sizes", "4k", *FAST, "--quiet", "-o", notes), "not a slogqual sweep result")
+    assert notes.read_text() == "my notes\n"
+    proc = slogqual("sweep", img, "--sizes", "4k", *FAST, "--quiet", "-o", notes, "--force")
+    assert proc.returncode == 0, proc.stderr
+    assert load(notes)["schema"] == "slogqual.sweep/1"
+    again = slogqual("sweep", img, "--sizes", "4k", *FAST, "--quiet", "-o", notes)  # a sweep result: ours to replace
+    assert again.returncode == 0, again.stderr
+
+
+def test_output_onto_a_device_node_or_fifo_is_refused_even_with_force(tmp_path):
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (4 << 20))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    _refused(slogqual("sweep", img, "--sizes", "4k", *FAST, "--quiet", "-o", fifo, "--force"), "is a FIFO")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    if os.geteuid() == 0:
+        node = tmp_path / "null"
+        os.mknod(node, stat.S_IFCHR | 0o600, os.makedev(1, 3))  # a private /dev/null
+        _refused(slogqual("sweep", img, "--sizes", "4k", *FAST, "--quiet", "-o", node, "--force"), "is a device node")
+        assert stat.S_ISCHR(os.stat(node).st_mode)
+
+
+def test_several_targets_onto_an_existing_file_is_one_line(tmp_path):
+    a, b = tmp_path / "a.img", tmp_path / "b.img"
+    for f in (a, b):
+        f.write_bytes(b"\0" * (4 << 20))
+    out = tmp_path / "out.json"
+    out.write_text("{}")
+    _refused(slogqual("sweep", a, b, "--sizes", "4k", *FAST, "--quiet", "-o", out), "-o names a directory")
+
+
+def test_resume_of_a_fifo_does_not_hang(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    _refused(slogqual("sweep", "--resume", fifo, "--quiet", timeout=60), "not a regular file")

@@ -14,11 +14,12 @@ from slogqual import target as targets
 from slogqual.errors import SlogqualError, UsageError
 from slogqual.progress import Progress
 from slogqual.report.text import diskinfo_lines, sweep_table
-from slogqual.results import SweepResult, STATUS_COMPLETE
+from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult
 from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, prepare_resume, resume_target
 from slogqual.tools import fio
 from slogqual.units import DEFAULT_SIZES, parse_sizes
 from slogqual.cli.options import seconds
+from slogqual.outputs import check_output
 
 
 def register(sub) -> None:
@@ -39,6 +40,8 @@ def register(sub) -> None:
                    help="confirm that the named block devices may be overwritten")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="result file (one target) or directory (several); default: slogqual-sweep-NAME-TIME.json here")
+    p.add_argument("--force", action="store_true",
+                   help="let -o replace an existing file that is not a slogqual sweep result")
     p.add_argument("--resume", metavar="RESULT", help="continue an interrupted sweep from its result file")
     p.add_argument("--format", choices=("table", "json", "diskinfo"), default="table", help="what to print on stdout")
     p.add_argument("--json", action="store_true", help="print the result document(s) (same as --format json)")
@@ -67,7 +70,12 @@ def _output_paths(args, specs: List[Optional[str]]) -> List[str]:
         if not os.path.isdir(parent):
             raise UsageError(f"{out}: directory {parent} does not exist")
         return [os.path.abspath(out)]
-    os.makedirs(out, exist_ok=True)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"{out} is a file: with several targets -o names a directory (one result per target)")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot make the output directory ({exc.strerror or exc})") from None
     return [os.path.join(os.path.abspath(out), n) for n in names]
 
 
@@ -122,6 +130,11 @@ def run(args) -> int:
         largest = max(params.sizes)
         # Resolve every target before measuring any: bad input costs nothing.
         resolved = [targets.resolve(s, largest) if s else None for s in specs]
+        # ... and every output: never a target, the store, a device node, or a file that is not ours
+        protect = [(t.path, "a target of this sweep") for t in resolved if t and not targets.is_nbd_uri(t.path)]
+        protect.append((store.default_path(), "the result store"))
+        for out in outputs:
+            check_output(out, "sweep result", SWEEP_SCHEMA_PREFIX, protect, force=args.force)
         plan = []
         for spec, tgt, out in zip(specs, resolved, outputs):
             plan.append((tgt if tgt else targets.create_scratch(os.getcwd(), largest), out, None))
