@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import re
 import stat
-from typing import Optional, Sequence, Tuple
+import zlib
+from typing import Callable, Optional, Sequence, Tuple
 
 from slogqual.errors import UsageError
 
@@ -38,22 +39,81 @@ def _kind_of(mode: int) -> Optional[str]:
     return "not a regular file"
 
 
-def is_document(path: str, schema_prefix: str) -> bool:
-    """Whether ``path`` begins like a slogqual JSON document whose schema starts with ``schema_prefix``."""
+def _head(path: str, n: int = SNIFF_BYTES) -> bytes:
     try:
         with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES).decode("utf-8", errors="replace")
+            return fh.read(n)
     except OSError:
-        return False
+        return b""
+
+
+def is_document(path: str, schema_prefix: str) -> bool:
+    """Whether ``path`` begins like a slogqual JSON document whose schema starts with ``schema_prefix``."""
+    head = _head(path).decode("utf-8", errors="replace")
     return re.match(r'\s*\{\s*"schema"\s*:\s*"' + re.escape(schema_prefix), head) is not None
 
 
-def check_output(path: str, what: str, schema_prefix: Optional[str] = None,
+# --- recognisers: "a file slogqual wrote as this kind" ------------------------------------------------
+
+def json_document(schema_prefix: str) -> Callable[[str], bool]:
+    return lambda path: is_document(path, schema_prefix)
+
+
+def text_mark(mark: str, lines: int = 3) -> Callable[[str], bool]:
+    """Text whose first ``lines`` lines hold ``mark`` (the HTML report's generator meta, the Markdown
+    report's 'Generated ... by slogqual', a gnuplot script's '# slogqual', the CSV export's header)."""
+    def ours(path: str) -> bool:
+        head = _head(path).decode("utf-8", errors="replace").splitlines()[:lines]
+        return any(mark in line for line in head)
+    return ours
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_MARK = b"Software\x00slogqual"  # a tEXt chunk's keyword and text
+SVG_MARK = "<!-- written by slogqual -->"
+
+
+def picture(path: str) -> bool:
+    """A PNG or SVG that slogqual marked when it wrote it (see mark_picture)."""
+    head = _head(path, 4096)
+    if head.startswith(PNG_SIGNATURE):
+        return PNG_MARK in head
+    return SVG_MARK.encode() in head
+
+
+def mark_picture(path: str) -> None:
+    """Mark a picture gnuplot just wrote as slogqual's, so that a later `-o` onto it may replace it: a
+    PNG gets a tEXt chunk (Software: slogqual) after its header chunk, an SVG a comment after its XML
+    declaration. The file is rewritten in place; a file of neither kind is left alone."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data.startswith(PNG_SIGNATURE) and data[12:16] == b"IHDR":
+        if PNG_MARK in data[:4096]:
+            return
+        ihdr_end = 8 + 8 + int.from_bytes(data[8:12], "big") + 4  # length, type, data, CRC
+        chunk = b"tEXt" + PNG_MARK
+        marked = (data[:ihdr_end] + len(PNG_MARK).to_bytes(4, "big") + chunk
+                  + zlib.crc32(chunk).to_bytes(4, "big") + data[ihdr_end:])
+    elif b"<svg" in data[:4096]:
+        if SVG_MARK.encode() in data[:4096]:
+            return
+        text = data.decode("utf-8")
+        at = text.index("?>") + 2 if text.lstrip().startswith("<?xml") else 0
+        marked = (text[:at] + ("\n" if at else "") + SVG_MARK + ("" if at else "\n") + text[at:]).encode("utf-8")
+    else:
+        return
+    with open(path, "wb") as fh:
+        fh.write(marked)
+
+
+def check_output(path: str, what: str, ours: Optional[Callable[[str], bool]] = None,
                  protect: Sequence[Tuple[str, str]] = (), force: bool = False) -> str:
     """Refuse (UsageError) to write ``what`` (e.g. "sweep result") to ``path`` where it would replace
     something not ours to replace; ``protect`` is (path, what it is) of files that are never outputs.
-    ``schema_prefix`` names the documents of this kind that may be replaced (None: none may, without
-    --force). Returns the absolute path."""
+    ``ours`` tells a file slogqual wrote as this kind, which may be replaced (None: none may without
+    --force; a str is a JSON schema prefix). Returns the absolute path."""
+    if isinstance(ours, str):
+        ours = json_document(ours)
     apath = os.path.abspath(path)
     try:
         st = os.stat(apath)
@@ -72,7 +132,7 @@ def check_output(path: str, what: str, schema_prefix: Optional[str] = None,
                 same = False
             if same:
                 raise UsageError(f"{path} is {label}: the {what} must go to another file")
-        if not force and not (schema_prefix and is_document(apath, schema_prefix)):
+        if not force and not (ours and ours(apath)):
             raise UsageError(f"{path} exists and is not a slogqual {what}: name another file, or add --force "
                              "to replace it")
     parent = os.path.dirname(apath)

@@ -8,10 +8,11 @@ import sys
 from typing import List
 
 from slogqual.analysis.classes import classify
+from slogqual.cli.options import add_force, guard_output
 from slogqual.errors import UsageError
 from slogqual.importers import diskinfo
 from slogqual.report.text import sweep_table
-from slogqual.results import SweepResult, save_sweep
+from slogqual.results import SWEEP_SCHEMA_PREFIX, SweepResult, save_sweep
 
 
 def register(sub) -> None:
@@ -29,6 +30,7 @@ def register(sub) -> None:
     d.add_argument("--skip-garbage", action="store_true",
                    help="pass over lines that are not diskinfo output (they are listed in the result notes)")
     d.add_argument("--table", action="store_true", help="print a table of each device instead of JSON")
+    add_force(d, "sweep result")
     d.set_defaults(func=run_diskinfo)
     # --- the result store (logic in slogqual/cli/history.py) ---
     from slogqual.cli import history
@@ -50,6 +52,9 @@ def run_diskinfo(args) -> int:
                                        labels=args.name or ())
     else:
         results = diskinfo.import_file(args.file, skip_garbage=args.skip_garbage, labels=args.name or ())
+    if args.output:
+        for path in _outputs(args.output, results):
+            guard_output(args, path, "sweep result", SWEEP_SCHEMA_PREFIX, inputs=[args.file])
     for r in results:
         for w in r.warnings:
             print(f"slogqual: warning: {r.target.get('label') or r.target['path']}: {w}", file=sys.stderr)

@@ -19,3 +19,20 @@ def seconds(text: str) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is negative")
     return value
+
+
+def add_force(parser, what: str) -> None:
+    parser.add_argument("--force", action="store_true",
+                        help=f"let the output replace an existing file that is not a slogqual {what}")
+
+
+def guard_output(args, path, what: str, ours=None, inputs=()) -> str:
+    """Check an output path before anything is done (slogqual.outputs.check_output): never one of the
+    command's input files, never the result store, never a device node or FIFO, another existing file
+    only with --force. Returns the absolute path."""
+    from slogqual import store
+    from slogqual.outputs import check_output
+
+    protect = [(p, "an input of this command") for p in inputs if p and p != "-"]
+    protect.append((getattr(args, "store", None) or store.default_path(), "the result store"))
+    return check_output(str(path), what, ours, protect, force=getattr(args, "force", False))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sys
 
+from slogqual.cli.options import add_force, guard_output
 from slogqual.errors import UsageError
+from slogqual.outputs import picture, text_mark
 from slogqual.report import plot as plots
 from slogqual.report.inputs import load_results
 
@@ -35,12 +37,16 @@ def register(sub) -> None:
     p.add_argument("--size", default="1000x600", metavar="WxH", help="picture size in pixels (default 1000x600)")
     p.add_argument("--format", choices=plots.FORMATS, help="png or svg (default: from the file name)")
     p.add_argument("--script", metavar="FILE.gp", help="also keep the generated gnuplot script")
+    add_force(p, "picture or gnuplot script")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     size = _size(args.size)
     fmt = plots.output_format(args.output, args.format)
+    guard_output(args, args.output, "picture", picture, inputs=args.results)
+    if args.script:
+        guard_output(args, args.script, "gnuplot script", text_mark("# slogqual"), inputs=args.results)
     results = load_results(args.results)
     spec = plots.build_spec(results, args.metric, bands=args.bands, labels=args.label, title=args.title)
     if args.bands and not spec.bands:

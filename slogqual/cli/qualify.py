@@ -16,7 +16,8 @@ from slogqual.report import junit
 from slogqual.store import Store, StoreError
 from slogqual.tools import fio
 from slogqual.units import parse_size, parse_sizes
-from slogqual.cli.options import seconds
+from slogqual.cli.options import add_force, guard_output, seconds
+from slogqual.outputs import text_mark
 
 
 def register(sub) -> None:
@@ -32,6 +33,7 @@ def register(sub) -> None:
                    help="a profile in scenarios/profiles/ (" + ", ".join(profiles.builtin_names()) + ") or a TOML file")
     p.add_argument("--out", metavar="DIR", help="where results go (default: slogqual-qualify-TIME here)")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one testsuite per device)")
+    add_force(p, "JUnit report")
     p.add_argument("--precondition", choices=precondition.MODES,
                    help="none, quick (a bounded sequential fill) or full (the device written twice); "
                         "default: the profile's")
@@ -82,6 +84,9 @@ def _options(args, prof: profiles.Profile, argv: List[str], fio_version: str) ->
     if quick_bytes < 128 * 1024:
         raise UsageError("--quick-bytes must be at least 128k")
     out_dir = os.path.abspath(args.out or f"slogqual-qualify-{time.strftime('%Y%m%dT%H%M%S')}")
+    if args.junit:  # before the output directory is made: a refused run writes nothing
+        guard_output(args, args.junit, "JUnit report", text_mark('<testsuites name="slogqual', lines=2),
+                     inputs=list(args.devices))
     try:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as exc:

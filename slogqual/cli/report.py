@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 
+from slogqual.cli.options import add_force, guard_output
 from slogqual.errors import UsageError
+from slogqual.outputs import text_mark
 from slogqual.report import html as html_report
 from slogqual.report import markdown as md_report
 from slogqual.report.inputs import load_results
@@ -19,6 +21,7 @@ def register(sub) -> None:
     p.add_argument("--format", choices=("html", "md"), help="default: from the file name (.md -> md, else html)")
     p.add_argument("--title", help="report title")
     p.add_argument("--no-bands", action="store_true", help="leave the reference class bands out of the charts")
+    add_force(p, "report")
     p.set_defaults(func=run)
 
 
@@ -27,6 +30,9 @@ def run(args) -> int:
     directory = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(directory):
         raise UsageError(f"cannot write {args.output}: no directory {directory}")
+    # the HTML report names its generator in a meta tag (line 4), the Markdown report in its third line
+    guard_output(args, args.output, "report", text_mark('<meta name="generator" content="slogqual', lines=8)
+                 if fmt == "html" else text_mark("by slogqual"), inputs=args.results)
     results = load_results(args.results)
     bands = not args.no_bands
     if fmt == "html":

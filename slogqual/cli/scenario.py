@@ -12,11 +12,15 @@ from typing import List
 from slogqual.errors import SlogqualError, UsageError
 from slogqual.pool import log_sweeps
 from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, safe_name
-from slogqual.pool.runner import PoolScenarioRun, load_document, new_document
+from slogqual.pool.runner import SCENARIO_SCHEMA, PoolScenarioRun, load_document, new_document
 from slogqual.pool.scenario import builtin_names, load_scenario
 from slogqual.progress import Progress
 from slogqual.tools import fio
 from slogqual.units import size_label
+from slogqual.cli.options import add_force, guard_output
+from slogqual.outputs import picture, text_mark
+
+SCENARIO_SCHEMA_PREFIX = SCENARIO_SCHEMA.rsplit("/", 1)[0] + "/"  # any version: what -o may replace
 
 DEFAULT_LAB_DEVICES = {"data": ["hdd", "hdd"], "log": ["sata-ssd", "nvdimm"]}
 LAB_DEVICE_ENV = "SLOGQUAL_LAB_DEVICES"
@@ -39,6 +43,7 @@ def register(sub) -> None:
     pl.add_argument("--metric", choices=("iops", "mbps", "p99"), help="default: the scenario's own (IOPS up to "
                                                                        "16 KiB writes, MiB/s above)")
     pl.add_argument("--script", metavar="FILE", help="also keep the gnuplot script")
+    add_force(pl, "picture or gnuplot script")
     pl.set_defaults(func=cmd_plot)
     r = ss.add_parser("run", help="run a scenario on named devices (destroys their data) or in the lab")
     r.add_argument("scenario", nargs="?", metavar="NAME|FILE")
@@ -63,6 +68,7 @@ def register(sub) -> None:
     r.add_argument("--lab-data", nargs="+", metavar="CLASS", help="lab classes of the data devices")
     r.add_argument("--lab-log", nargs="+", metavar="CLASS", help="lab classes of the log devices")
     r.add_argument("--json", action="store_true", help="print the result document")
+    add_force(r, "scenario result")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
     r.set_defaults(func=cmd_run)
     p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
@@ -83,6 +89,9 @@ def cmd_show(args) -> int:
 
 def cmd_plot(args) -> int:
     from slogqual.report import scaling_plot
+    guard_output(args, args.output, "picture", picture, inputs=[args.result])
+    if args.script:
+        guard_output(args, args.script, "gnuplot script", text_mark("# slogqual"), inputs=[args.result])
     doc = load_document(args.result)
     metric = args.metric or (doc.get("analysis") or {}).get("metric") or "iops"
     scaling_plot.render(doc, metric, args.output, keep_script=args.script)
@@ -144,6 +153,7 @@ def _run_in_lab(args) -> int:
         raise UsageError("--lab uses emulated devices: name their classes with --lab-data/--lab-log, not --data/--log")
     name = safe_name(os.path.basename(args.scenario or "scenario")).removesuffix(".toml")
     out = os.path.abspath(args.output or f"slogqual-scenario-{name}-lab-{time.strftime('%Y%m%dT%H%M%S')}.json")
+    guard_output(args, out, "scenario result", SCENARIO_SCHEMA_PREFIX)
     outdir = out + ".lab"
     scenario = os.path.abspath(args.scenario) if os.path.exists(args.scenario) else args.scenario
     inner = ["slogqual", "scenario", "run", scenario, "--destroy-data", "-o", "result.json",
@@ -225,6 +235,7 @@ def cmd_run(args) -> int:
         if len(set(data + logs)) != len(data + logs):
             raise UsageError("a device is named twice")
         output = os.path.abspath(args.output or f"slogqual-scenario-{scenario.name}-{time.strftime('%Y%m%dT%H%M%S')}.json")
+        guard_output(args, output, "scenario result", SCENARIO_SCHEMA_PREFIX, inputs=data + logs)
         doc = None
     from slogqual import device as _device
     with contextlib.ExitStack() as stack:

@@ -18,6 +18,7 @@ from slogqual.errors import UsageError
 from slogqual.results import LAT_BASIS_FLUSH_BOUND, SweepPoint, SweepResult
 from slogqual.tools import gnuplot
 from slogqual.units import MAX_SIZE, MIN_SIZE, size_label
+from slogqual.outputs import mark_picture
 
 # Colour-blind-safe 8-colour cycle (Tableau 10 without the two greys), then dashes change.
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf", "#8c564b", "#e377c2"]
@@ -233,4 +234,5 @@ def render(spec: PlotSpec, output: str, fmt: Optional[str] = None, size: Tuple[i
     text = script(spec, output, fmt, size)
     gnuplot.check_version()
     gnuplot.run_script(text, output, keep_script=keep_script)
+    mark_picture(output)  # so that a later -o onto it may replace it (slogqual/outputs.py)
     return text

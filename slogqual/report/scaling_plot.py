@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from slogqual.errors import UsageError
 from slogqual.report.plot import DEFAULT_SIZE, FORMATS, _q, output_format, preamble, style
 from slogqual.tools import gnuplot
+from slogqual.outputs import mark_picture
 
 METRICS = {
     "iops": ("IOPS", lambda s: s["iops"]),
@@ -80,4 +81,5 @@ def render(doc: Dict[str, Any], metric: str, output: str, fmt: Optional[str] = N
     text = script(doc, metric, output, fmt)
     gnuplot.check_version()
     gnuplot.run_script(text, output, keep_script=keep_script)
+    mark_picture(output)  # so that a later -o onto it may replace it (slogqual/outputs.py)
     return text
