@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
@@ -141,12 +142,52 @@ def scratch_size(largest_io: int) -> int:
     return max(SCRATCH_MIN, SCRATCH_SLOTS * largest_io)
 
 
+SCRATCH_RE = re.compile(r"^slogqual-scratch-([0-9]+)\.img$")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    return True
+
+
+def remove_stale_scratch(directory: str) -> List[str]:
+    """Scratch files in ``directory`` whose run is gone (SIGKILL, a power cut, a kill during the fill):
+    removed, and their names returned so that the caller can say so. A file whose pid is alive belongs
+    to a run still going and is left alone — except one that carries this process's own pid, which
+    cannot be ours yet (a pid reused after a crash)."""
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        m = SCRATCH_RE.match(name)
+        if not m:
+            continue
+        pid = int(m.group(1))
+        if pid != os.getpid() and _pid_alive(pid):
+            continue
+        try:
+            os.unlink(os.path.join(directory, name))
+            removed.append(name)
+        except OSError:
+            pass
+    return sorted(removed)
+
+
 def create_scratch(directory: str, largest_io: int) -> Target:
     """A preallocated scratch file in directory, removed by remove_scratch().
 
     It is filled with data rather than left sparse so that the sweep measures
-    overwrites, not block allocation by the filesystem.
+    overwrites, not block allocation by the filesystem. Scratch files of runs
+    that died without removing theirs are removed first (and named in the notes).
     """
+    stale = remove_stale_scratch(directory)
     size = scratch_size(largest_io)
     try:
         free = os.statvfs(directory).f_bavail * os.statvfs(directory).f_frsize
@@ -170,6 +211,8 @@ def create_scratch(directory: str, largest_io: int) -> Target:
         raise
     os.close(fd)
     target = Target(path=path, kind=KIND_SCRATCH, size=size)
+    for name in stale:
+        target.notes.append(f"removed {name}: the scratch file of an earlier run that ended without removing it")
     _apply_direct_probe(target)
     return target
 

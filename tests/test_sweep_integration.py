@@ -18,6 +18,22 @@ pytestmark = [pytest.mark.integration, need("fio")]
 FAST = ["--runtime", "0.3", "--settle", "0"]
 
 
+def test_stale_scratch_files_of_dead_runs_are_removed_and_named(tmp_path):
+    """SIGKILL (or a kill during the fill) leaves slogqual-scratch-PID.img behind; the next default sweep
+    in that directory removes it and says so, and leaves a live run's scratch file alone."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # its pid is free now
+    stale = tmp_path / f"slogqual-scratch-{dead.pid}.img"
+    stale.write_bytes(b"\0" * (1 << 20))
+    live = tmp_path / f"slogqual-scratch-{os.getpid()}.img"  # this test's own process: alive
+    live.write_bytes(b"x")
+    proc = slogqual("sweep", "--sizes", "4k", *FAST, "--quiet", "-o", tmp_path / "r.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert not stale.exists() and live.read_bytes() == b"x"
+    assert f"removed {stale.name}" in proc.stdout  # --quiet: in the printed result's notes
+    assert any(n.startswith(f"removed {stale.name}") for n in load(tmp_path / "r.json")["notes"])
+
+
 def test_default_target_is_a_scratch_file_that_is_removed(tmp_path):
     out = tmp_path / "r.json"
     proc = slogqual("sweep", "--sizes", "4k,64k", *FAST, "-o", out, cwd=tmp_path)
