@@ -184,19 +184,25 @@ def write_json_atomic(path: str, document: Dict[str, Any]) -> None:
         os.close(dfd)
 
 
+def _not_json(token: str):
+    """Python's json reads NaN, Infinity and -Infinity, which JSON does not have; a measurement holding
+    one is broken, and `compare` would call NaN against anything "no change"."""
+    raise ValueError(f"{token} is not a JSON number")
+
+
 def load_json(path: str) -> Dict[str, Any]:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open forever
             raise UsageError(f"{path}: not a regular file")
         with open(path) as fh:
-            return json.load(fh)
+            return json.load(fh, parse_constant=_not_json)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except PermissionError:
         raise UsageError(f"{path}: permission denied") from None
     except OSError as exc:  # a directory, a symlink loop, a name too long
         raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, and NaN/Infinity (_not_json)
         raise UsageError(f"{path}: not valid JSON ({exc})") from None
 
 

@@ -269,13 +269,25 @@ class Store:
             raise self._fail(exc) from None
 
     def document(self, run_id: int) -> Dict[str, Any]:
+        if not 0 < run_id < 1 << 63:  # SQLite integers are 64-bit: a larger id is no run, not an OverflowError
+            raise StoreError(f"result store {self.path}: no run {run_id}")
         try:
             row = self.conn.execute("SELECT document FROM runs WHERE id = ?", (run_id,)).fetchone()
         except sqlite3.Error as exc:
             raise self._fail(exc) from None
         if row is None:
             raise StoreError(f"result store {self.path}: no run {run_id}")
-        return json.loads(row[0])
+        try:
+            doc = json.loads(row[0], parse_constant=_not_json_number)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"result store {self.path}: run {run_id} holds no readable JSON document ({exc})") from None
+        if not isinstance(doc, dict):
+            raise StoreError(f"result store {self.path}: run {run_id} holds a {type(doc).__name__}, not a document")
+        return doc
+
+
+def _not_json_number(token: str):
+    raise ValueError(f"{token} is not a JSON number")
 
 
 def digest_of(doc: Dict[str, Any]) -> str:

@@ -150,3 +150,19 @@ def test_classifier_says_when_the_target_is_a_stack_not_a_device():
     assert classes.classify(r).summary.startswith("a virtual target")
     r.device = {"class": "sas-ssd", "transport": "sas"}
     assert classes.classify(r).summary.startswith("enterprise SAS SSD-class")
+
+
+def test_a_result_holding_nan_is_an_error_not_no_change(tmp_path):
+    """Python's json writes and reads NaN; JSON has no such number. A result with a NaN mean used to
+    compare as "no change" with exit 0, so a broken result passed a regression gate."""
+    intel, _ = intel_samsung()
+    save_sweep(str(tmp_path / "a.json"), intel)
+    doc = json.loads((tmp_path / "a.json").read_text())
+    for p in doc["points"]:
+        p["lat_us"]["mean"] = float("nan")
+    (tmp_path / "nan.json").write_text(json.dumps(doc))  # json.dumps writes the bare token NaN
+    assert "NaN" in (tmp_path / "nan.json").read_text()
+    for args in (("a.json", "nan.json"), ("nan.json", "a.json")):
+        proc = slogqual("compare", *[tmp_path / a for a in args])
+        assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+        assert "NaN is not a JSON number" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

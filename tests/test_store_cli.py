@@ -81,3 +81,29 @@ def test_import_diskinfo_fills_the_store(tmp_path):
     other = tmp_path / "other.sqlite"
     slogqual("import", "diskinfo", log, "-o", tmp_path / "n.json", "--store", other, "--no-store")
     assert not other.exists()
+
+
+def test_unreadable_stored_documents_and_impossible_ids_are_one_line(tmp_path):
+    """A row whose document is not JSON (a hand edit, another tool) and an id beyond SQLite's integers:
+    one line and the store's exit code, not a traceback — for history --show and compare --baseline."""
+    import sqlite3
+
+    files = []
+    for i, mean in enumerate((50.0, 52.0)):
+        p = tmp_path / f"r{i}.json"
+        p.write_text(json.dumps(sweep_doc("MODEL-X", f"S{i}", mean)))
+        files.append(p)
+    store = tmp_path / "s.sqlite"
+    assert slogqual("import", "json", *files, "--store", store).returncode == 0
+    for run_id in ("99999999999999999999", "0", "-3"):
+        proc = slogqual("history", "--store", store, "--show", run_id)
+        assert proc.returncode == 1 and proc.stderr.strip().splitlines() == [
+            f"slogqual: result store {store}: no run {int(run_id)}"], proc.stderr
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE runs SET document = 'not json {' WHERE id = 1")
+    proc = slogqual("history", "--store", store, "--show", "1")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "run 1 holds no readable JSON document" in proc.stderr
+    proc = slogqual("compare", "--baseline", "model:MODEL-X", files[1], "--store", store)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "run 1 holds no readable JSON document" in proc.stderr
