@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
-from slogqual.errors import SlogqualError, UsageError
+from slogqual.errors import RefusedError, SlogqualError, UsageError
 from slogqual.tools import nbdkit, sysfs
 from slogqual.units import MiB
 
@@ -59,10 +59,13 @@ def _check_writable(path: str, kind: str) -> None:
         who = ", usually root" if kind == KIND_BLOCK else ""
         raise UsageError(f"{path}: permission denied (writing needs write access{who})") from None
     except OSError as exc:
+        if exc.errno == errno.EROFS and kind == KIND_BLOCK:
+            raise RefusedError(f"refusing {path}: the device is read-only ({exc.strerror}); nothing was written") from None
         raise UsageError(f"{path}: cannot open for writing: {exc.strerror}") from None
     os.close(fd)
     if kind == KIND_BLOCK and _block_read_only(path):
-        raise UsageError(f"{path}: the device is read-only (kernel ro flag), writing is not possible")
+        # an interlock like the others (exit 3, README's "read-only devices are refused outright")
+        raise RefusedError(f"refusing {path}: the device is read-only (kernel ro flag); nothing was written")
 
 
 def _block_read_only(path: str) -> bool:

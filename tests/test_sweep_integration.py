@@ -168,14 +168,19 @@ def test_block_device_needs_destroy_data_then_sweeps(loop_device, tmp_path):
 
 
 @needs_root
-def test_read_only_device_is_permission_error(tmp_path):
+def test_read_only_device_is_refused_with_exit_3_and_inspect_says_read_only(tmp_path):
+    """README: read-only devices are refused outright, by the interlocks (exit 3); `inspect` and
+    `devices` must not call one free."""
     img = tmp_path / "ro.img"
     img.write_bytes(b"\0" * (8 << 20))
     dev = subprocess.run(["losetup", "-f", "--show", "-r", str(img)], capture_output=True, text=True, check=True).stdout.strip()
     try:
         proc = slogqual("sweep", dev, "--sizes", "4k", "--destroy-data", "--quiet", cwd=tmp_path)
-        assert proc.returncode == 2 and dev in proc.stderr and "read-only" in proc.stderr
+        assert proc.returncode == 3 and dev in proc.stderr and "read-only" in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
         assert os.listdir(tmp_path) == ["ro.img"]
+        shown = slogqual("inspect", dev)
+        assert shown.returncode == 0 and "safety: read-only" in shown.stdout, shown.stdout
     finally:
         subprocess.run(["losetup", "-d", dev])
 

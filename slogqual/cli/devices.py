@@ -7,6 +7,7 @@ import sys
 from typing import Any, Dict, List
 
 from slogqual import device
+from slogqual.device.safety import READ_ONLY
 from slogqual.errors import UsageError
 
 
@@ -36,7 +37,11 @@ def _safety(path: str) -> Dict[str, Any]:
     if not findings:
         return {"state": "free", "reasons": []}
     hard = [f for f in findings if not f.overridable]
-    return {"state": "in-use" if hard else "has-data",
+    if hard and all(f.code == READ_ONLY for f in hard):
+        state = "read-only"
+    else:
+        state = "in-use" if hard else "has-data"
+    return {"state": state,
             "reasons": list(dict.fromkeys(f.message for f in findings))}
 
 

@@ -43,6 +43,7 @@ LOCK_DIRS = ("/run/slogqual/locks",)
 # Finding codes
 MOUNTED, SWAP, HOLDERS, ROOT, POOL, BUSY, LOCKED = "mounted", "swap", "holders", "root", "pool", "busy", "locked"
 OPEN = "open"
+READ_ONLY = "read-only"  # the kernel's ro flag: not overridable, nothing can be written
 
 # Processes that open every block device briefly after it changes (udev's watch rule); not users.
 TRANSIENT_PROBERS = {"systemd-udevd", "(udev-worker)", "udevd"}
@@ -280,7 +281,10 @@ def inspect(path: str, root: str = sysfs.SYS) -> List[Finding]:
     info = sysfs.block_info(f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}", root)
     if info is None:
         raise UsageError(f"{path}: not in sysfs")
-    return check_in_use(info, root) + check_pools(info, path, root) + check_signatures(info, path)
+    found = check_in_use(info, root) + check_pools(info, path, root) + check_signatures(info, path)
+    if info.read_only:  # a sweep refuses it (target.py); a listing must not call it free
+        found.insert(0, Finding(READ_ONLY, f"{path} is read-only (kernel ro flag)"))
+    return found
 
 
 def check_file(path: str, st: os.stat_result, root: str = sysfs.SYS) -> List[Finding]:
