@@ -123,6 +123,8 @@ def resolve(spec: str, largest_io: int) -> Target:
             raise UsageError(f"{spec}: no such file or device") from None
         except PermissionError:
             raise UsageError(f"{spec}: permission denied") from None
+        except OSError as exc:  # 'F/' on a file, a symlink loop, a name too long
+            raise UsageError(f"{spec[:200]}: {exc.strerror or exc}") from None
         if stat.S_ISBLK(st.st_mode):
             kind = KIND_BLOCK
         elif stat.S_ISREG(st.st_mode):

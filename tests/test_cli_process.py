@@ -106,3 +106,22 @@ def test_signal_early_in_a_sweep_is_exit_130_and_the_result_is_json(tmp_path, si
         assert proc.returncode == 130 and "Traceback" not in err, (seed, proc.returncode, err)
         if out.exists():
             assert json.loads(out.read_text())["status"] == "interrupted", seed
+
+
+@need("fio")
+def test_bad_paths_are_one_line_and_exit_2(tmp_path):
+    """'F/' on a file, a symlink loop, a 5,000-character name, a FIFO: each a traceback (or a hang, for
+    the FIFO) before; now one line naming the path, exit 2, for every command that takes a path."""
+    (tmp_path / "F").write_bytes(b"\0" * (8 << 20))
+    os.symlink("loop", tmp_path / "loop")
+    os.mkfifo(tmp_path / "fifo")
+    long = "a" * 5000
+    for args in (["sweep", "F/", "--sizes", "4k"], ["sweep", "loop", "--sizes", "4k"], ["sweep", long, "--sizes", "4k"],
+                 ["inspect", "F/"], ["inspect", "loop"], ["inspect", long],
+                 ["import", "diskinfo", "loop"], ["import", "diskinfo", "F/"], ["import", "diskinfo", "fifo"],
+                 ["sweep", "--resume", "fifo"], ["plot", "loop", "-o", "x.png"], ["compare", "loop", "F"]):
+        proc = subprocess.run([sys.executable, "-m", "slogqual", *args], capture_output=True, text=True, env=ENV,
+                              cwd=tmp_path, timeout=60)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, (args[:3], proc.stderr[-500:])
+    assert os.listdir(tmp_path) and (tmp_path / "F").stat().st_size == 8 << 20

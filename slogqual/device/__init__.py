@@ -17,6 +17,7 @@ import sys
 from typing import List
 
 from slogqual.device.record import DeviceRecord
+from slogqual.errors import UsageError
 from slogqual.device.safety import Claim, Finding, claim_for_writing, inspect as safety_findings
 from slogqual.tools import sysfs
 
@@ -25,6 +26,13 @@ __all__ = ["identify", "claim_for_writing", "candidates", "DeviceRecord", "Claim
 
 def identify(path: str) -> DeviceRecord:
     """Identify a block device, regular file or nbd:// URI (a URI is never opened as a path)."""
+    if "://" not in path:
+        try:
+            os.stat(path)
+        except (FileNotFoundError, PermissionError):
+            pass  # the platform's identify says these in its own words
+        except OSError as exc:  # 'F/' on a file, a symlink loop, a name too long: one line, not a traceback
+            raise UsageError(f"{path[:200]}: {exc.strerror or exc}") from None
     if sys.platform.startswith("freebsd"):
         from slogqual.device import freebsd
 

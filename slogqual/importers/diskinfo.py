@@ -25,6 +25,7 @@ import html
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -373,6 +374,8 @@ def import_text(text: str, path: str = "<input>", *, skip_garbage: bool = False,
 
 def import_file(path: str, *, skip_garbage: bool = False, labels: Sequence[str] = ()) -> List[SweepResult]:
     try:
+        if stat.S_ISFIFO(os.stat(path).st_mode):  # reading one would wait for a writer forever
+            raise UsageError(f"{path}: a FIFO; pipe diskinfo output in as '-' instead")
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
     except FileNotFoundError:
@@ -381,4 +384,6 @@ def import_file(path: str, *, skip_garbage: bool = False, labels: Sequence[str] 
         raise UsageError(f"{path}: is a directory") from None
     except PermissionError:
         raise UsageError(f"{path}: permission denied") from None
+    except OSError as exc:  # a symlink loop, a name too long, 'F/' on a file
+        raise UsageError(f"{path[:200]}: cannot be read ({exc.strerror or exc})") from None
     return import_text(text, path, skip_garbage=skip_garbage, labels=labels)
