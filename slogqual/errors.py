@@ -27,6 +27,15 @@ class MeasurementError(SlogqualError):
     exit_code = 1
 
 
+class ResultWriteError(MeasurementError):
+    """The result file itself could not be written (ENOSPC, EROFS, EIO). The run stops, marked failed;
+    ``document`` is the result as it stood, for the caller to put where it still can (stdout)."""
+
+    def __init__(self, message: str, document=None):
+        super().__init__(message)
+        self.document = document
+
+
 class RefusedError(SlogqualError):
     """A device failed a safety interlock; nothing was written to it."""
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
 
 from slogqual import environment
-from slogqual.errors import MeasurementError, RefusedError, UsageError
+from slogqual.errors import MeasurementError, RefusedError, ResultWriteError, UsageError
 from slogqual.progress import Progress
 from slogqual.results import (
     LAT_BASIS_COMPLETION,
@@ -180,12 +180,21 @@ class SyncWriteSweep:
         return fio.FioJob(bs=size, runtime_s=self.params.runtime_s, mode=self.params.mode,
                           filename=self.target.path, region_bytes=self.target.size, direct=self.target.direct)
 
+    def _save(self, result: SweepResult) -> None:
+        """Rewrite the result file; if that fails, the run is over: failed, with the reason, in memory."""
+        try:
+            save_sweep(self.output, result)
+        except OSError as exc:
+            result.status = STATUS_FAILED
+            result.error = f"cannot write the result file {self.output}: {exc.strerror or exc}"
+            raise ResultWriteError(result.error, result.to_dict()) from None
+
     def run(self) -> SweepResult:
         if self.result is None:
             self.result = self._new_result()
         result = self.result
         result.status, result.error = STATUS_RUNNING, None
-        save_sweep(self.output, result)
+        self._save(result)
         todo = [s for s in self.params.sizes if result.point(s) is None]
         estimate = self.params.runtime_s + self.params.settle_s + 0.3
         self.progress.reset()
@@ -198,19 +207,19 @@ class SyncWriteSweep:
                     r = fio.run_job(self._job(size))
                 except MeasurementError as exc:
                     result.status, result.error = STATUS_FAILED, str(exc)
-                    save_sweep(self.output, result)
+                    self._save(result)
                     raise
                 point = point_from_fio(size, r, started)
                 result.add_point(point)
-                save_sweep(self.output, result)
+                self._save(result)
                 self.progress.end(f"{size_label(size)}: {point.lat_us.mean:.1f} us mean, "
                                   f"{point.iops:.0f} IOPS, {point.mbps:.1f} MiB/s ({point.ios} IOs)")
         except KeyboardInterrupt:
             result.status = STATUS_INTERRUPTED
-            save_sweep(self.output, result)
+            self._save(result)
             raise
         result.status = STATUS_COMPLETE
-        save_sweep(self.output, result)
+        self._save(result)
         return result
 
 

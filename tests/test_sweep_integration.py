@@ -418,3 +418,27 @@ def test_resume_of_a_fifo_does_not_hang(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     _refused(slogqual("sweep", "--resume", fifo, "--quiet", timeout=60), "not a regular file")
+
+
+@needs_root
+def test_result_file_that_cannot_be_written_fails_the_run_in_one_line_and_keeps_the_points(tmp_path):
+    """ENOSPC on the result file's own filesystem (a 4 KiB tmpfs: the first save fits, a later one does
+    not): exit 1, one line, no traceback, and the document — marked failed, with what was measured —
+    on stdout instead of lost."""
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "slogqual-test", str(small)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        img = tmp_path / "t.img"
+        img.write_bytes(b"\0" * (8 << 20))
+        proc = slogqual("sweep", img, "--sizes", "4k,8k,16k,32k", *FAST, "--quiet", "--json", "-o", small / "r.json")
+        assert proc.returncode == 1, (proc.returncode, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and "cannot write the result file" in lines[0] and "No space left" in lines[0], lines
+        doc = json.loads(proc.stdout)
+        assert doc["status"] == "failed" and "No space left" in doc["error"]
+        assert doc["points"] and all(p["ios"] > 0 for p in doc["points"])  # what was measured is kept
+    finally:
+        subprocess.run(["umount", str(small)])

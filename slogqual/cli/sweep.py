@@ -11,7 +11,7 @@ from typing import List, Optional
 
 from slogqual import store
 from slogqual import target as targets
-from slogqual.errors import SlogqualError, UsageError
+from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.progress import Progress
 from slogqual.report.text import diskinfo_lines, sweep_table
 from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult
@@ -157,6 +157,12 @@ def run(args) -> int:
                     done.append(result)
                     progress.say(f"result: {out}")
                     store.record_or_warn(result.to_dict(), out)  # history / compare --baseline
+            except ResultWriteError as exc:
+                # The result file cannot be written: what was measured goes to stdout instead.
+                print(f"slogqual: {exc}; the result, marked failed, follows on stdout", file=sys.stderr)
+                json.dump(exc.document, sys.stdout, indent=2)
+                print()
+                worst = max(worst, exc.exit_code)
             except SlogqualError as exc:
                 # One target failing (or refused) does not stop the others; its result file
                 # keeps every size measured before the failure.
