@@ -7,6 +7,7 @@ size, so a killed run loses at most the size in progress and can be resumed.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -62,8 +63,35 @@ class SweepParams:
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "SweepParams":
-        return cls(mode=d["mode"], sizes=list(d["sizes"]), runtime_s=float(d["runtime_s"]),
-                   settle_s=float(d.get("settle_s", 1.0)))
+        try:
+            params = cls(mode=d["mode"], sizes=list(d["sizes"]), runtime_s=float(d["runtime_s"]),
+                         settle_s=float(d.get("settle_s", 1.0)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UsageError(f"the sweep's params are malformed ({exc!r})") from None
+        params.validate()
+        return params
+
+    def validate(self) -> None:
+        """What the command line checks, for parameters read from a file (--resume): refused here, before
+        any claim or write, instead of by fio after the result was saved as running."""
+        if self.mode not in fio.MODES:
+            raise UsageError(f"unknown mode {self.mode!r}: use one of {', '.join(fio.MODES)}")
+        if not self.sizes or any(isinstance(s, bool) or not isinstance(s, int) or s <= 0 or s % 512
+                                 or s > MAX_RESUME_SIZE for s in self.sizes):
+            raise UsageError(f"sizes {self.sizes!r}: each a whole number of bytes, a multiple of 512, at most 1 GiB")
+        if not (math.isfinite(self.runtime_s) and self.runtime_s > 0):
+            raise UsageError(f"runtime {self.runtime_s!r}: must be a finite number of seconds above 0")
+        if not (math.isfinite(self.settle_s) and self.settle_s >= 0):
+            raise UsageError(f"settle {self.settle_s!r}: must be a finite, non-negative number of seconds")
+
+    def check_target(self, target: Target) -> None:
+        """A mode the target's engine cannot do is bad input, found before anything is written."""
+        if self.mode == "dsync" and target.kind == KIND_NBD:
+            raise UsageError(f"{target.path}: --mode dsync needs a file or block device: fio's nbd engine has no "
+                             "FUA/O_DSYNC writes (use --mode flush)")
+
+
+MAX_RESUME_SIZE = 1 << 30  # --allow-large lets sizes above 8 MiB through; nothing sane is above this
 
 
 # --- device hooks: identity and the safety interlocks (slogqual.device) ----------------------

@@ -442,3 +442,34 @@ def test_result_file_that_cannot_be_written_fails_the_run_in_one_line_and_keeps_
         assert doc["points"] and all(p["ios"] > 0 for p in doc["points"])  # what was measured is kept
     finally:
         subprocess.run(["umount", str(small)])
+
+
+@need("nbdkit")
+def test_dsync_on_nbd_is_refused_before_anything_is_written(tmp_path):
+    """It was refused by the fio wrapper only after the result file was saved as running, with advice to
+    resume that could never succeed."""
+    with NbdServer("memory", ["size=16M"], socket_dir=str(tmp_path)) as srv:
+        proc = slogqual("sweep", srv.uri, "--mode", "dsync", "--sizes", "4k", *FAST, "--quiet", "-o", tmp_path / "r.json")
+    assert proc.returncode == 2 and "--mode dsync needs a file or block device" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "resume" not in proc.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("field,value,needle", [("mode", "bogus", "unknown mode"), ("sizes", [3000], "multiple of 512"),
+                                                ("sizes", [], "sizes"), ("sizes", ["4k"], "sizes"),
+                                                ("runtime_s", -1, "runtime"), ("mode", None, "unknown mode")])
+def test_resume_file_with_bad_params_is_refused_before_anything_is_written(tmp_path, field, value, needle):
+    out = tmp_path / "r.json"
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (8 << 20))
+    assert slogqual("sweep", img, "--sizes", "4k,8k", *FAST, "--quiet", "-o", out).returncode == 0
+    doc = load(out)
+    doc["status"] = "interrupted"
+    doc["points"] = doc["points"][:1]
+    doc["params"][field] = value
+    out.write_text(json.dumps(doc))
+    before = out.read_bytes()
+    proc = slogqual("sweep", "--resume", out, "--quiet")
+    assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "continue with --resume" not in proc.stderr
+    assert out.read_bytes() == before  # not rewritten as running

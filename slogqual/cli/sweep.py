@@ -121,8 +121,13 @@ def run(args) -> int:
             progress.say(f"{args.resume}: already complete")
             _emit(args, [result])
             return 0
-        params = SweepParams.from_dict(result.params)
-        plan = [(resume_target(result, os.getcwd()), os.path.abspath(args.resume), result)]
+        try:
+            params = SweepParams.from_dict(result.params)
+        except UsageError as exc:
+            raise UsageError(f"{args.resume}: {exc}") from None
+        tgt = resume_target(result, os.getcwd())
+        params.check_target(tgt)
+        plan = [(tgt, os.path.abspath(args.resume), result)]
     else:
         params = _validate(args)
         specs: List[Optional[str]] = list(args.targets) or [None]
@@ -130,6 +135,9 @@ def run(args) -> int:
         largest = max(params.sizes)
         # Resolve every target before measuring any: bad input costs nothing.
         resolved = [targets.resolve(s, largest) if s else None for s in specs]
+        for t in resolved:
+            if t:
+                params.check_target(t)
         # ... and every output: never a target, the store, a device node, or a file that is not ours
         protect = [(t.path, "a target of this sweep") for t in resolved if t and not targets.is_nbd_uri(t.path)]
         protect.append((store.default_path(), "the result store"))
