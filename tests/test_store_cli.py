@@ -16,12 +16,18 @@ def _qualify(uri, out, profile, store, *extra):
                     "--serial", "unit-1", *FAST, *extra)
 
 
-def test_import_json_and_history_cli(tmp_path):
+def two_sweep_files(tmp_path):
+    """Two sweep results of MODEL-X units S0 and S1 (means 50 and 52 µs)."""
     files = []
     for i, mean in enumerate((50.0, 52.0)):
         p = tmp_path / f"r{i}.json"
         p.write_text(json.dumps(sweep_doc("MODEL-X", f"S{i}", mean)))
         files.append(p)
+    return files
+
+
+def test_import_json_and_history_cli(tmp_path):
+    files = two_sweep_files(tmp_path)
     store = tmp_path / "s.sqlite"
     proc = slogqual("import", "json", *files, "--store", store)
     assert proc.returncode == 0, proc.stderr
@@ -88,11 +94,7 @@ def test_unreadable_stored_documents_and_impossible_ids_are_one_line(tmp_path):
     one line and the store's exit code, not a traceback — for history --show and compare --baseline."""
     import sqlite3
 
-    files = []
-    for i, mean in enumerate((50.0, 52.0)):
-        p = tmp_path / f"r{i}.json"
-        p.write_text(json.dumps(sweep_doc("MODEL-X", f"S{i}", mean)))
-        files.append(p)
+    files = two_sweep_files(tmp_path)
     store = tmp_path / "s.sqlite"
     assert slogqual("import", "json", *files, "--store", store).returncode == 0
     for run_id in ("99999999999999999999", "0", "-3"):
