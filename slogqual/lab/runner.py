@@ -26,7 +26,6 @@ import select
 import shlex
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -128,7 +127,7 @@ class LabRun:
     job_dir: Optional[str] = field(default=None, init=False)
     sock_dir: Optional[str] = field(default=None, init=False)
     mem_dir: Optional[str] = field(default=None, init=False)  # NVDIMM backing files, on tmpfs
-    qemu: Optional[subprocess.Popen] = field(default=None, init=False)
+    qemu: Optional[_run.Popen] = field(default=None, init=False)
     servers: list = field(default_factory=list, init=False)
 
     # -- set-up --------------------------------------------------------------------------------
@@ -247,7 +246,7 @@ class LabRun:
             self.qemu.wait()
             console = ""
         else:
-            self.qemu = _run.popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            self.qemu = _run.popen(argv, stdin=_run.DEVNULL, stdout=_run.PIPE, stderr=_run.STDOUT,
                                    start_new_session=True, preexec_fn=_die_with_parent)
             console = self._pump(console_path, t0)
         wall = time.monotonic() - t0
@@ -325,7 +324,7 @@ class LabRun:
             try:
                 self.qemu.terminate()  # its own PID; QEMU exits on SIGTERM
                 self.qemu.wait(timeout=10)
-            except subprocess.TimeoutExpired:
+            except _run.TimeoutExpired:
                 self.qemu.kill()
                 self.qemu.wait()
         if self.qemu is not None and self.qemu.stdout is not None:

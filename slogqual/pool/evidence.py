@@ -11,7 +11,6 @@ Two independent witnesses, both recorded with every step:
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
@@ -58,11 +57,11 @@ class IostatWindow:
 
     def __init__(self, pool: str):
         self.argv = _zpool.iostat_stream_argv(pool, 1)
-        self.proc: Optional[subprocess.Popen] = None
+        self.proc: Optional[_run.Popen] = None
 
     def start(self) -> "IostatWindow":
-        self.proc = _run.popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               stdin=subprocess.DEVNULL)
+        self.proc = _run.popen(self.argv, stdout=_run.PIPE, stderr=_run.PIPE, text=True,
+                               stdin=_run.DEVNULL)
         return self
 
     def collect(self, start: float, end: float) -> "IostatAverage":
@@ -71,7 +70,7 @@ class IostatWindow:
             self.proc.terminate()  # zpool flushes every report as it prints it
         try:
             out, err = self.proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
+        except _run.TimeoutExpired:
             self.stop()
             raise MeasurementError("zpool iostat did not stop") from None
         reports = _zpool.parse_iostat_stream(out or "")

@@ -15,6 +15,11 @@ from typing import Mapping, Optional, Sequence
 
 from slogqual.errors import MissingDependencyError
 
+# What callers of popen() need to hand it and to catch from it, so that only tools/ imports subprocess.
+DEVNULL, PIPE, STDOUT = subprocess.DEVNULL, subprocess.PIPE, subprocess.STDOUT
+Popen = subprocess.Popen
+TimeoutExpired = subprocess.TimeoutExpired
+
 log = logging.getLogger("slogqual.tools")
 
 # Debian package names, for the one-line "install it" advice.
