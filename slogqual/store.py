@@ -19,9 +19,10 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from slogqual.errors import SlogqualError
+from slogqual.errors import SlogqualError, UsageError
+from slogqual.results import SWEEP_SCHEMA, SweepResult, load_json
 
 STORE_ENV = "SLOGQUAL_STORE"
 SCHEMA_VERSION = 1
@@ -268,6 +269,11 @@ class Store:
         except sqlite3.Error as exc:
             raise self._fail(exc) from None
 
+    def runs_of(self, selector: Dict[str, str], kind: Optional[str] = None) -> List[Run]:
+        """The runs a selector (:func:`parse_selector`) names."""
+        return self.runs(model=selector.get("model"), serial=selector.get("serial"),
+                         firmware=selector.get("firmware"), kind=kind)
+
     def document(self, run_id: int) -> Dict[str, Any]:
         if not 0 < run_id < 1 << 63:  # SQLite integers are 64-bit: a larger id is no run, not an OverflowError
             raise StoreError(f"result store {self.path}: no run {run_id}")
@@ -310,3 +316,92 @@ def record_or_warn(doc: Dict[str, Any], path: Optional[str] = None, store_path: 
         print(f"slogqual: error: {exc}" + (f"; the result is kept in {path}" if path else ""), file=sys.stderr)
         return str(exc)
     return None
+
+
+# --- selecting runs ---------------------------------------------------------------------------------
+
+SELECTOR_KEYS = ("model", "serial", "firmware")
+
+
+def parse_selector(spec: str) -> Dict[str, str]:
+    """'model:M' (optionally ',firmware:F' or ',serial:S') -> {'model': 'M', ...}."""
+    out: Dict[str, str] = {}
+    for part in spec.split(","):
+        key, sep, value = part.partition(":")
+        key = key.strip()
+        if not sep or key not in SELECTOR_KEYS or not value.strip():
+            raise UsageError(f"bad --baseline {spec!r}: write model:M (optionally ,firmware:F or ,serial:S)")
+        out[key] = value.strip()
+    if "model" not in out and "serial" not in out:
+        raise UsageError(f"bad --baseline {spec!r}: name at least model:M or serial:S")
+    return out
+
+
+def sweep_of(doc: Dict[str, Any], path: str) -> SweepResult:
+    """The sweep in a sweep document, or inside a qualification document."""
+    if doc.get("schema") == "slogqual.qualification/1":
+        inner = (doc.get("sweep") or {}).get("document")
+        if not inner:
+            raise UsageError(f"{path}: this qualification has no sweep (verdict {doc.get('verdict')})")
+        doc = inner
+    if doc.get("schema") != SWEEP_SCHEMA:
+        raise UsageError(f"{path}: not a {SWEEP_SCHEMA} or slogqual.qualification/1 document")
+    return SweepResult.from_dict(doc)
+
+
+def load_sweep_or_qualification(path: str) -> SweepResult:
+    return sweep_of(load_json(path), path)
+
+
+@dataclass
+class StoredSweeps:
+    """The stored sweeps a selector names, less any stored copy of the result being judged."""
+
+    selector: Dict[str, str]
+    runs: List[Tuple[Run, SweepResult]]
+    identical: List[Run]
+
+
+def stored_sweeps(selector: Dict[str, str], store_path: Optional[str],
+                  leave_out: Optional[SweepResult] = None) -> StoredSweeps:
+    """Every stored sweep of the selector, oldest first; a stored copy of ``leave_out`` is set apart."""
+    digest = digest_of(leave_out.to_dict()) if leave_out is not None else None
+    with Store(store_path) as store:
+        runs = store.runs_of(selector, kind=KIND_SWEEP)
+        stored = [(r, store.document(r.id)) for r in runs]
+    kept = [(r, SweepResult.from_dict(d)) for r, d in stored if r.digest != digest]
+    identical = [r for r, _ in stored if r.digest == digest]
+    return StoredSweeps(selector, kept, identical)
+
+
+# --- recording files -----------------------------------------------------------------------------------
+
+def read_documents(paths: Sequence[str]) -> List[Tuple[Dict[str, Any], str]]:
+    """(document, path) for every document (or list of documents) in the files; anything that is not
+    a slogqual result document, or a malformed sweep, is refused before anything is stored."""
+    docs = []
+    for path in paths:
+        data = load_json(path)
+        for doc in data if isinstance(data, list) else [data]:
+            if not isinstance(doc, dict) or doc.get("schema") not in SCHEMA_KINDS:
+                got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+                raise UsageError(f"{path}: not a slogqual result document (schema: {got!r}; "
+                                 f"known: {', '.join(SCHEMA_KINDS)})")
+            if doc.get("schema") == SWEEP_SCHEMA:
+                SweepResult.from_dict(doc)  # malformed sweeps are refused here, not stored
+            docs.append((doc, path))
+    return docs
+
+
+def record_documents(docs: Sequence[Tuple[Dict[str, Any], Optional[str]]],
+                     store_path: Optional[str]) -> List[Optional[int]]:
+    """Record (document, path) pairs in one store; the new ids (None: already stored)."""
+    with Store(store_path) as store:
+        return [store.record(doc, path) for doc, path in docs]
+
+
+def record_results_or_warn(results: Sequence[SweepResult], paths: Sequence[Optional[str]],
+                           store_path: Optional[str] = None) -> None:
+    """Record sweeps (import diskinfo); a store failure is one line per result, never an exception."""
+    for r, path in zip(results, paths):
+        record_or_warn(r.to_dict(), path, store_path)

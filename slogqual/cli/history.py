@@ -1,21 +1,20 @@
-"""slogqual history: the runs in the result store; and the store side of compare/import.
-
-``compare --baseline model:M NEW.json`` and ``import`` call :func:`run_baseline` and
-:func:`record_files` from here, so the store logic stays in one place.
+"""slogqual history, and the command-line side of compare --baseline and import json: arguments and
+printing only. Queries, selection and recording are in slogqual/store.py; judging in
+slogqual/analysis/compare.py.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Optional, Sequence
 
 from tabulate import tabulate
 
+from slogqual import store
 from slogqual.errors import UsageError
 from slogqual.qualify import baseline as bl
-from slogqual.results import SWEEP_SCHEMA, SweepResult, load_json
-from slogqual.store import KIND_QUALIFICATION, KIND_SCENARIO, KIND_SWEEP, SCHEMA_KINDS, Store, digest_of
+from slogqual.store import KIND_QUALIFICATION, KIND_SCENARIO, KIND_SWEEP, Store
 from slogqual.units import size_label
 
 
@@ -35,18 +34,18 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    with Store(args.store) as store:
+    with Store(args.store) as st:
         if args.show is not None:
-            json.dump(store.document(args.show), sys.stdout, indent=2)
+            json.dump(st.document(args.show), sys.stdout, indent=2)
             print()
             return 0
-        runs = store.runs(model=args.model, serial=args.serial, kind=args.kind, firmware=args.firmware)
+        runs = st.runs(model=args.model, serial=args.serial, kind=args.kind, firmware=args.firmware)
     if args.json:
         json.dump([r.__dict__ for r in runs], sys.stdout, indent=2)
         print()
         return 0
     if not runs:
-        print(f"no runs in {store.path}" + (" matching" if (args.model or args.serial or args.kind) else ""))
+        print(f"no runs in {st.path}" + (" matching" if (args.model or args.serial or args.kind) else ""))
         return 0
     rows = [[r.id, (r.started or r.recorded)[:19], r.kind, r.model or "-", r.serial or "-", r.firmware or "-",
              r.target or "-", r.verdict or r.status or "-", r.summary or ""] for r in runs]
@@ -57,52 +56,20 @@ def run(args) -> int:
 
 # --- compare --baseline ---------------------------------------------------------------------------
 
-def _parse_baseline(spec: str) -> Dict[str, str]:
-    out: Dict[str, str] = {}
-    for part in spec.split(","):
-        key, sep, value = part.partition(":")
-        key = key.strip()
-        if not sep or key not in ("model", "serial", "firmware") or not value.strip():
-            raise UsageError(f"bad --baseline {spec!r}: write model:M (optionally ,firmware:F or ,serial:S)")
-        out[key] = value.strip()
-    if "model" not in out and "serial" not in out:
-        raise UsageError(f"bad --baseline {spec!r}: name at least model:M or serial:S")
-    return out
-
-
-def sweep_of(doc: Dict[str, Any], path: str) -> SweepResult:
-    """The sweep in a sweep document, or inside a qualification document."""
-    if doc.get("schema") == "slogqual.qualification/1":
-        inner = (doc.get("sweep") or {}).get("document")
-        if not inner:
-            raise UsageError(f"{path}: this qualification has no sweep (verdict {doc.get('verdict')})")
-        doc = inner
-    if doc.get("schema") != SWEEP_SCHEMA:
-        raise UsageError(f"{path}: not a {SWEEP_SCHEMA} or slogqual.qualification/1 document")
-    return SweepResult.from_dict(doc)
-
-
 def _fmt(v: Optional[float]) -> str:
     return "-" if v is None else f"{v:.1f}" if abs(v) >= 10 else f"{v:.3g}"
 
 
 def run_baseline(spec: str, new_path: str, metric: str, store_path: Optional[str], as_json: bool,
                  k: float = bl.K_SIGMA, floor: float = bl.FLOOR) -> int:
-    key = _parse_baseline(spec)
-    doc = load_json(new_path)
-    new = sweep_of(doc, new_path)
-    new_digest = digest_of(new.to_dict())
-    with Store(store_path) as store:
-        runs = store.runs(model=key.get("model"), serial=key.get("serial"), firmware=key.get("firmware"),
-                          kind=KIND_SWEEP)
-        stored = [(r, store.document(r.id)) for r in runs]
-    base = [SweepResult.from_dict(d) for r, d in stored if r.digest != new_digest]
-    left_out = len(stored) - len(base)
-    if not base:
+    key = store.parse_selector(spec)
+    new = store.load_sweep_or_qualification(new_path)
+    found = store.stored_sweeps(key, store_path, leave_out=new)
+    if not found.runs:
         raise UsageError(f"no stored sweeps of {spec} to compare with (slogqual history {'--model ' + key['model'] if 'model' in key else '--serial ' + key['serial']})")
-    c = bl.compare(new, base, metric, k=k, floor=floor)
-    if left_out:
-        c.notes.append(f"left out {left_out} stored run(s) identical to the new result")
+    c = bl.compare(new, [s for _, s in found.runs], metric, k=k, floor=floor)
+    if found.identical:
+        c.notes.append(f"left out {len(found.identical)} stored run(s) identical to the new result")
     if as_json:
         json.dump({"schema": "slogqual.compare-baseline/1", "baseline": key, "new": new_path, "metric": c.metric.key,
                    "unit": c.metric.unit, "runs": c.runs, "k_sigma": c.k_sigma, "floor": c.floor,
@@ -125,28 +92,12 @@ def run_baseline(spec: str, new_path: str, metric: str, store_path: Optional[str
 
 # --- import ---------------------------------------------------------------------------------------
 
-def record_documents(docs: Sequence[tuple], store_path: Optional[str]) -> List[Optional[int]]:
-    """Record (document, path) pairs; returns the new ids (None: already stored)."""
-    with Store(store_path) as store:
-        return [store.record(doc, path) for doc, path in docs]
-
-
 def record_files(paths: Sequence[str], store_path: Optional[str]) -> int:
     """slogqual import json FILE...: every document (or list of documents) into the store."""
-    docs = []
-    for path in paths:
-        data = load_json(path)
-        for doc in data if isinstance(data, list) else [data]:
-            if not isinstance(doc, dict) or doc.get("schema") not in SCHEMA_KINDS:
-                got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-                raise UsageError(f"{path}: not a slogqual result document (schema: {got!r}; "
-                                 f"known: {', '.join(SCHEMA_KINDS)})")
-            if doc.get("schema") == SWEEP_SCHEMA:
-                SweepResult.from_dict(doc)  # malformed sweeps are refused here, not stored
-            docs.append((doc, path))
-    ids = record_documents(docs, store_path)
+    docs = store.read_documents(paths)
+    ids = store.record_documents(docs, store_path)
     for (doc, path), rid in zip(docs, ids):
-        what = SCHEMA_KINDS[doc["schema"]]
+        what = store.SCHEMA_KINDS[doc["schema"]]
         print(f"{path}: {what} " + (f"recorded as run {rid}" if rid else "already in the store"), file=sys.stderr)
     return 0
 
@@ -170,9 +121,5 @@ def add_store_arguments(parser) -> None:
 
 def record_results(args, results, paths) -> None:
     """Record imported sweeps unless --no-store; a store failure is one line, never an exit code."""
-    from slogqual.store import record_or_warn
-
-    if getattr(args, "no_store", False):
-        return
-    for r, path in zip(results, paths):
-        record_or_warn(r.to_dict(), path, getattr(args, "store", None))
+    if not getattr(args, "no_store", False):
+        store.record_results_or_warn(results, paths, getattr(args, "store", None))
