@@ -244,3 +244,37 @@ def test_sigterm_keeps_the_verdict_document_and_exits_130(tmp_path, profile, sto
     doc = load(tmp_path / "o" / "nbd.qualification.json")
     assert doc["verdict"] == "error" and doc["error"] == "interrupted" and doc["sweep"]["status"] == "interrupted"
     assert "interrupted" in err
+
+
+def test_qualify_runs_scenarios_through_the_library_not_the_cli(tmp_path, monkeypatch, store_env):
+    # qualify's scenario criterion is a library call (pool.run.run_scenario): with the CLI made unusable,
+    # the scenario still runs — and fails here, where no pool can be built from two 4 MiB files — and its
+    # failure is the criterion's reason, with the document saying which command asked for it.
+    import slogqual.cli
+    from slogqual.progress import Progress
+    from slogqual.qualify import profile as P
+    from slogqual.qualify import run as qrun
+
+    def no_cli(*args, **kwargs):
+        raise AssertionError("qualify called the CLI")
+
+    monkeypatch.setattr(slogqual.cli, "main", no_cli)
+    monkeypatch.setenv("SLOGQUAL_STORE", store_env["SLOGQUAL_STORE"])
+    path = tmp_path / "s.toml"
+    path.write_text(PROFILE + '\n[[criterion]]\ncheck = "slog_of_standard @ nfs-sync >= 0.5"\n')
+    data = [tmp_path / "d0.img", tmp_path / "d1.img"]
+    for d in data:
+        d.write_bytes(b"\0" * (4 << 20))
+    log = tmp_path / "log.img"
+    log.write_bytes(b"\0" * (4 << 20))
+    opts = qrun.Options(profile=P.load(str(path)), devices=[str(log)], out_dir=str(tmp_path), destroy_data=True,
+                        data=[str(d) for d in data], scenario_quick=True, argv=["slogqual", "qualify", "test"])
+    entries = qrun.scenario_entries(opts, str(log), "log", {}, Progress(quiet=True))
+    entry = entries["nfs-sync"]
+    assert entry["document"] is None and entry["reason"].startswith("the scenario run failed: "), entry
+    assert "CLI" not in entry["reason"] and "crashed" not in entry["reason"]
+    # it got as far as the document (saved before the first pool): it names qualify as the one that asked
+    doc = load(tmp_path / "log.scenario-nfs-sync.json")
+    assert doc["status"] == "failed" and doc["steps"] == []
+    assert doc["origin"].startswith("slogqual qualify (profile one-ms, device ")
+    assert doc["environment"]["argv"] == ["slogqual", "qualify", "test"]

@@ -169,12 +169,23 @@ def test_interrupt_inside_zpool_create_and_destroy_leaves_no_pool(zfs_guest):
         assert status == "interrupted", run
 
 
+def _scenario_job(zfs_guest, name):
+    """The job's scenario result: iscsi-128k-seqwrite ran as `slogqual scenario run`; nfs-sync ran inside
+    `slogqual qualify` (tests/lab_jobs/nfs-qualify.toml), whose scenario is a library call."""
+    d, rc, log = zfs_guest.job(name)
+    if name == "nfs-sync":
+        assert rc in ("0", "1"), log  # pass or fail: the verdict is not the point, the evidence is
+        found = sorted((d / "q").glob("*.scenario-nfs-sync.json"))
+        assert len(found) == 1, (sorted(p.name for p in (d / "q").iterdir()), log)
+        return d, json.loads(found[0].read_text()), log
+    assert rc == "0", log
+    return d, json.loads((d / "result.json").read_text()), log
+
+
 @pytest.mark.parametrize("name", ["iscsi-128k-seqwrite", "nfs-sync"])
 def test_other_scenarios_quick_in_the_lab(zfs_guest, name):
     """The shipped scenario, quick, in the shared guest: data hdd hdd, log nvdimm."""
-    d, rc, log = zfs_guest.job(name)
-    assert rc == "0", log
-    doc = json.loads((d / "result.json").read_text())
+    d, doc, log = _scenario_job(zfs_guest, name)
     assert doc["status"] == "complete"
     sc = doc["scenario"]
     assert {s["config"] for s in doc["steps"]} == {c["name"] for c in sc["configs"]}
@@ -190,6 +201,19 @@ def test_other_scenarios_quick_in_the_lab(zfs_guest, name):
             assert s["zil"]["itx_count"] > 0, s  # the ZIL was used, on the data disks
     assert doc["analysis"]["metric"] == "mbps" and doc["analysis"]["verdict"]
     assert doc["warnings"] == []
+
+
+def test_qualify_runs_its_scenario_as_a_library_call(zfs_guest):
+    """qualify's scenario criterion measured on a real pool: the scenario document says qualify asked
+    for it (not a `scenario run` command line it built), and the criterion's figure is that document's."""
+    d, doc, log = _scenario_job(zfs_guest, "nfs-sync")
+    assert doc["origin"].startswith("slogqual qualify (profile lab-nfs-qualify, device ")
+    assert doc["environment"]["argv"][1] == "qualify"  # the process's own command line, as it was
+    q = json.loads(next((d / "q").glob("*.qualification.json")).read_text())
+    crit = [c for c in q["criteria"] if "nfs-sync" in c["check"]]
+    assert len(crit) == 1 and crit[0]["result"] in ("pass", "fail"), crit
+    assert crit[0]["measured"] == doc["analysis"]["slog_of_standard_at_peak"]
+    assert q["scenarios"][0]["status"] == "complete" and q["scenarios"][0]["path"].endswith(".scenario-nfs-sync.json")
 
 
 def test_zvols_and_datasets_through_libzfs_core_and_the_zfs_command(zfs_guest):

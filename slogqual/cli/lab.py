@@ -69,20 +69,9 @@ def register(subparsers) -> None:
 
 
 def _lab(args, devices, command=(), mode="run", output=None, echo=None, timeout=3600.0):
-    from slogqual.lab import devices as _devices
-    from slogqual.lab.image import LabImage
-    from slogqual.lab.runner import LabRun, require_host
-
-    if args.memory < 256:
-        raise UsageError("--memory must be at least 256 MiB")
-    if not 1 <= args.cpus <= 8:
-        raise UsageError("--cpus must be 1..8")
-    classes = _devices.load(args.devices_file)
-    inst = _devices.instances(devices, classes)
-    image = LabImage.load(args.cache)
-    require_host()
-    return LabRun(image=image, devices=inst, command=list(command), mode=mode, output_dir=output, echo=echo,
-                  memory_mb=args.memory, cpus=args.cpus, timeout=timeout)
+    from slogqual import lab
+    return lab.prepare(devices, command, mode=mode, output=output, echo=echo, timeout=timeout,
+                       devices_files=args.devices_file, memory_mb=args.memory, cpus=args.cpus, cache=args.cache)
 
 
 def cmd_run(args) -> int:

@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
 import time
-from typing import List
 
 from slogqual.errors import SlogqualError, UsageError
-from slogqual.pool import log_sweeps
-from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, safe_name
-from slogqual.pool.runner import SCENARIO_SCHEMA, PoolScenarioRun, load_document, new_document
+from slogqual.pool.builder import LAYOUTS, ZFS_APIS, safe_name
+from slogqual.pool.run import ScenarioRequest, run_scenario
+from slogqual.pool.runner import load_document
 from slogqual.pool.scenario import builtin_names, load_scenario
 from slogqual.progress import Progress
-from slogqual.tools import fio
 from slogqual.units import size_label
 from slogqual.cli.options import add_force, guard_output
 from slogqual.outputs import picture, text_mark
 
-SCENARIO_SCHEMA_PREFIX = SCENARIO_SCHEMA.rsplit("/", 1)[0] + "/"  # any version: what -o may replace
 
-DEFAULT_LAB_DEVICES = {"data": ["hdd", "hdd"], "log": ["sata-ssd", "nvdimm"]}
-LAB_DEVICE_ENV = "SLOGQUAL_LAB_DEVICES"
 
 
 def register(sub) -> None:
@@ -99,21 +93,6 @@ def cmd_plot(args) -> int:
     return 0
 
 
-def _lab_paths(specs: List[str]) -> List[str]:
-    """Inside the lab guest, 'lab:N' names the N-th emulated device (from $SLOGQUAL_LAB_DEVICES)."""
-    env = os.environ.get(LAB_DEVICE_ENV, "").split()
-    out = []
-    for spec in specs:
-        if spec.startswith("lab:"):
-            i = int(spec[4:])
-            if i >= len(env):
-                raise UsageError(f"{spec}: the lab guest has {len(env)} device(s)")
-            out.append(env[i])
-        else:
-            out.append(spec)
-    return out
-
-
 def _print(doc, as_json: bool) -> None:
     if as_json:
         print(json.dumps(doc, indent=2))
@@ -146,60 +125,22 @@ def _print(doc, as_json: bool) -> None:
 
 
 def _run_in_lab(args) -> int:
-    from slogqual.cli import main as slogqual_main
-    data = args.lab_data or DEFAULT_LAB_DEVICES["data"]
-    logs = args.lab_log or DEFAULT_LAB_DEVICES["log"]
+    from slogqual.lab import scenario as lab_scenario
     if args.data or args.log:
         raise UsageError("--lab uses emulated devices: name their classes with --lab-data/--lab-log, not --data/--log")
-    name = safe_name(os.path.basename(args.scenario or "scenario")).removesuffix(".toml")
-    out = os.path.abspath(args.output or f"slogqual-scenario-{name}-lab-{time.strftime('%Y%m%dT%H%M%S')}.json")
-    guard_output(args, out, "scenario result", SCENARIO_SCHEMA_PREFIX)
-    outdir = out + ".lab"
-    scenario = os.path.abspath(args.scenario) if os.path.exists(args.scenario) else args.scenario
-    inner = ["slogqual", "scenario", "run", scenario, "--destroy-data", "-o", "result.json",
-             "--data", *[f"lab:{i}" for i in range(len(data))],
-             "--log", *[f"lab:{len(data) + i}" for i in range(len(logs))]]
-    if args.quick:
-        inner.append("--quick")
-    if args.quiet:
-        inner.append("--quiet")
-    if args.sweep_logs:
-        inner.append("--sweep-logs")
     if args.log_sweep:
         raise UsageError("--log-sweep names sweeps of host devices; in the lab use --sweep-logs")
-    argv = ["lab", "run", "--quiet", "-o", outdir, *[a for c in data + logs for a in ("--device", c)], "--", *inner]
-    rc = slogqual_main(argv)
-    produced = os.path.join(outdir, "result.json")
-    if os.path.exists(produced):
-        stem = out[:-5] if out.endswith(".json") else out
-        for i in range(len(logs)):  # the log candidates' sweeps (--sweep-logs) go beside the result
-            sweep = os.path.join(outdir, f"result.log{i}.sweep.json")
-            if os.path.exists(sweep):
-                os.replace(sweep, f"{stem}.log{i}.sweep.json")
-        _relocate_sweeps(produced, stem)
-        os.replace(produced, out)
-        print(f"slogqual: result: {out}", file=sys.stderr)
-        doc = load_document(out)
-        if doc.get("status") == "complete":
-            from slogqual import store
-            store.record_or_warn(doc, out)  # the guest's own store is gone with the guest
-        _print(doc, args.json)
-    return rc
-
-
-def _relocate_sweeps(result_path: str, stem: str) -> None:
-    """The result names each log sweep by its path in the guest: point it at the host copy."""
-    from slogqual.results import load_json, write_json_atomic
-    doc = load_json(result_path)
-    changed = False
-    for entry in (doc.get("log_sweeps") or {}).values():
-        src = entry.get("source") or ""
-        name = os.path.basename(src)
-        if name.startswith("result.log") and name.endswith(".sweep.json"):
-            entry["source"] = stem + name[len("result"):]
-            changed = True
-    if changed:
-        write_json_atomic(result_path, doc)
+    if args.resume:
+        raise UsageError("--resume continues a run on host devices; a lab run starts a fresh guest (run it again)")
+    name = safe_name(os.path.basename(args.scenario)).removesuffix(".toml")
+    out = os.path.abspath(args.output or f"slogqual-scenario-{name}-lab-{time.strftime('%Y%m%dT%H%M%S')}.json")
+    request = lab_scenario.LabScenarioRequest(
+        scenario=args.scenario, output=out, force=args.force, quick=args.quick, sweep_logs=args.sweep_logs,
+        quiet=args.quiet, data=args.lab_data or lab_scenario.DEFAULT_DATA, logs=args.lab_log or lab_scenario.DEFAULT_LOG)
+    outcome = lab_scenario.run_scenario(request)
+    print(f"slogqual: result: {outcome.path}", file=sys.stderr)
+    _print(outcome.document, args.json)
+    return outcome.job_status if outcome.job_status is not None else 1
 
 
 def cmd_run(args) -> int:
@@ -207,67 +148,33 @@ def cmd_run(args) -> int:
         if not args.scenario:
             raise UsageError("name a scenario")
         return _run_in_lab(args)
-    fio_version = fio.check_version()
-    progress = Progress(quiet=args.quiet)
-    argv = ["slogqual", *sys.argv[1:]]
     if args.resume:
-        output = os.path.abspath(args.resume)
-        doc = load_document(output)
-        if doc["status"] == "complete":
-            progress.say(f"{output}: already complete")
-            _print(doc, args.json)
-            return 0
-        scenario = load_scenario(doc["scenario"]["source"])
-        if doc["quick"]:
-            scenario = scenario.quick()
-        data, logs = doc["pool"]["data"], doc["pool"]["log"]
+        output = args.resume
     else:
         if not args.scenario:
             raise UsageError("name a scenario (slogqual scenario list) or a TOML file")
-        scenario = load_scenario(args.scenario)
-        if args.quick:
-            scenario = scenario.quick()
-        data, logs = _lab_paths(args.data), _lab_paths(args.log)
-        if not data:
-            raise UsageError("name the data devices with --data (or use --lab)")
-        if any(c.uses_slog for c in scenario.configs) and not logs:
-            raise UsageError("this scenario has SLOG configurations: name the candidate(s) with --log")
-        if len(set(data + logs)) != len(data + logs):
-            raise UsageError("a device is named twice")
-        output = os.path.abspath(args.output or f"slogqual-scenario-{scenario.name}-{time.strftime('%Y%m%dT%H%M%S')}.json")
-        guard_output(args, output, "scenario result", SCENARIO_SCHEMA_PREFIX, inputs=data + logs)
-        doc = None
-    from slogqual import device as _device
-    with contextlib.ExitStack() as stack:
-        for dev in data + logs:  # the interlocks, for every device, before anything is written
-            stack.enter_context(_device.claim_for_writing(dev, args.destroy_data, exclusive=False))
-        if doc is None:
-            identities = {}
-            for dev in data + logs:
-                try:
-                    identities[dev] = _device.identify(dev).to_dict()
-                except SlogqualError as exc:
-                    identities[dev] = {"path": dev, "error": str(exc)}
-            doc = new_document(scenario, args.quick, args.layout, data, logs, fio_version, argv, identities)
-            doc["log_sweeps"] = log_sweeps.from_files(args.log_sweep, logs)
-            doc["sweep_logs"] = bool(args.sweep_logs)
-        else:
-            doc.setdefault("log_sweeps", {}).update(log_sweeps.from_files(args.log_sweep, logs))
-            doc["sweep_logs"] = bool(doc.get("sweep_logs") or args.sweep_logs)
-        # no '.' in a pool name: FreeBSD's kstat sysctl nodes are dot-separated (tools/kstat.objset_oid)
-        pool_name = f"{POOL_PREFIX}{safe_name(scenario.name).replace('.', '-')}-{os.getpid()}"
-        run = PoolScenarioRun(scenario, doc, output, progress, pool_name, zfs_api=args.zfs_api)
-        try:
-            run.run()
-        except KeyboardInterrupt:
-            print(f"slogqual: interrupted; finished steps are kept in {output}, continue with --resume",
+        name = safe_name(os.path.basename(args.scenario)).removesuffix(".toml")
+        output = os.path.abspath(args.output or f"slogqual-scenario-{name}-{time.strftime('%Y%m%dT%H%M%S')}.json")
+    request = ScenarioRequest(scenario=args.scenario or "", data=args.data, logs=args.log, output=output,
+                              layout=args.layout, quick=args.quick, zfs_api=args.zfs_api,
+                              log_sweep_files=args.log_sweep, sweep_logs=args.sweep_logs,
+                              destroy_data=args.destroy_data, resume=bool(args.resume), force=args.force,
+                              argv=["slogqual", *sys.argv[1:]])
+    progress = Progress(quiet=args.quiet)
+    try:
+        outcome = run_scenario(request, progress)
+    except KeyboardInterrupt:
+        print(f"slogqual: interrupted; finished steps are kept in {os.path.abspath(output)}, continue with --resume",
+              file=sys.stderr)
+        return 130
+    except SlogqualError as exc:
+        if os.path.exists(output) and not isinstance(exc, UsageError):
+            print(f"slogqual: finished steps are kept in {os.path.abspath(output)} (continue with --resume)",
                   file=sys.stderr)
-            return 130
-        except SlogqualError:
-            print(f"slogqual: finished steps are kept in {output} (continue with --resume)", file=sys.stderr)
-            raise
-    progress.say(f"result: {output}")
-    from slogqual import store
-    store.record_or_warn(doc, output)  # history / compare --baseline
-    _print(doc, args.json)
+        raise
+    if outcome.already_complete:
+        progress.say(f"{outcome.path}: already complete")
+    else:
+        progress.say(f"result: {outcome.path}")
+    _print(outcome.document, args.json)
     return 0

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 
 from slogqual import environment
 from slogqual.analysis import scaling
-from slogqual.errors import MeasurementError, UsageError
+from slogqual.errors import MeasurementError, SlogqualError, UsageError
 from slogqual.pool import evidence, log_sweeps
 from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, wait_for_device
 from slogqual.pool.scenario import PoolConfig, Scenario
@@ -212,7 +212,7 @@ class PoolScenarioRun:
                         self.progress.end(f"{step['iops']:.0f} IOPS, {step['mbps']:.1f} MiB/s, p99 "
                                           f"{step['lat_us']['p99'] or 0:.0f} us; ZIL to log {step['zil']['slog_bytes']} B, "
                                           f"to pool {step['zil']['normal_bytes']} B")
-        except MeasurementError as exc:
+        except SlogqualError as exc:  # a tool failing, or missing, mid-run: the steps so far stand
             doc["status"], doc["error"] = "failed", str(exc)
             self.save()
             raise

@@ -6,7 +6,6 @@ even when the device was refused or failed part-way. One device failing does not
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import sys
@@ -16,6 +15,7 @@ from typing import Any, Dict, List, Optional
 from slogqual import environment
 from slogqual import target as targets
 from slogqual.errors import RefusedError, SlogqualError, UsageError
+from slogqual.pool.run import ScenarioRequest, run_scenario
 from slogqual.progress import Progress
 from slogqual.qualify import judge, steady
 from slogqual.qualify import precondition as precond
@@ -100,25 +100,30 @@ def _lab_unavailable() -> str:
     return ""
 
 
-def _run_scenario_cli(argv: List[str], output: str) -> Dict[str, Any]:
-    from slogqual import cli  # the scenario command is the one door to pool runs
+def _entry(run, path: str) -> Dict[str, Any]:
+    """A scenario criterion's evidence from a scenario run: its document, or why there is none.
 
-    if "scenario" not in cli.COMMAND_MODULES:
-        return {"document": None, "reason": "this slogqual has no scenario command (slogqual.cli.COMMAND_MODULES)"}
+    A failing scenario run must not cost the other criteria and devices: its error becomes the
+    entry's reason (with the steps it kept, if any); an interrupt still ends the qualification."""
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # its tables are progress here; stdout is the verdicts'
-            rc = cli.main(argv)
-    except SystemExit as exc:  # argparse rejected the arguments: say so instead of ending the qualification
-        rc = exc.code if isinstance(exc.code, int) else 2
-    except Exception as exc:  # a broken scenario run must not cost the other criteria and devices
-        return {"document": None, "reason": f"the scenario run crashed: {type(exc).__name__}: {exc}"}
-    if os.path.exists(output):
-        doc = load_json(output)
-        entry = {"document": doc, "path": output}
-        if rc != 0:
-            entry["note"] = f"the scenario run ended with exit code {rc} (status {doc.get('status')})"
-        return entry
-    return {"document": None, "reason": f"the scenario run failed (exit code {rc}) and wrote no result"}
+        outcome = run()
+    except Exception as exc:  # a broken scenario run (even a bug) must not cost the other criteria
+        if not isinstance(exc, SlogqualError):
+            return {"document": None, "reason": f"the scenario run crashed: {type(exc).__name__}: {exc}"}
+        if os.path.exists(path):
+            try:
+                doc = load_json(path)
+            except SlogqualError:
+                doc = None
+            if isinstance(doc, dict) and doc.get("steps"):
+                return {"document": doc, "path": path,
+                        "note": f"the scenario run stopped: {exc} (status {doc.get('status')})"}
+        return {"document": None, "reason": f"the scenario run failed: {exc}"}
+    entry: Dict[str, Any] = {"document": outcome.document, "path": outcome.path}
+    if outcome.job_status not in (None, 0):
+        entry["note"] = (f"the scenario run ended with exit code {outcome.job_status} "
+                         f"(status {outcome.document.get('status')})")
+    return entry
 
 
 def scenario_entries(opts: Options, spec: str, stem: str, lab_cache: Dict[str, Dict[str, Any]],
@@ -135,8 +140,9 @@ def scenario_entries(opts: Options, spec: str, stem: str, lab_cache: Dict[str, D
                 else:
                     path = os.path.join(opts.out_dir, f"scenario-{name}-lab.json")
                     progress.say(f"scenario {name}: running in the lab (--quick)")
-                    entry = _run_scenario_cli(["scenario", "run", name, "--lab", "--quick", "--quiet", "-o", path],
-                                              path)
+                    from slogqual.lab import scenario as lab_scenario
+                    req = lab_scenario.LabScenarioRequest(scenario=name, output=path, quick=True, quiet=True)
+                    entry = _entry(lambda: lab_scenario.run_scenario(req), path)
                     entry["source"] = "the QEMU lab (--quick)"
                     entry.setdefault("note", "measured on the lab's emulated devices, not on the device under test")
                     lab_cache[name] = entry
@@ -144,12 +150,11 @@ def scenario_entries(opts: Options, spec: str, stem: str, lab_cache: Dict[str, D
         elif opts.data:
             path = os.path.join(opts.out_dir, f"{stem}.scenario-{name}.json")
             progress.say(f"scenario {name}: data {' '.join(opts.data)}, log {spec}")
-            argv = ["scenario", "run", name, "--data", *opts.data, "--log", spec, "--quiet", "-o", path]
-            if opts.destroy_data:
-                argv.append("--destroy-data")
-            if opts.scenario_quick:
-                argv.append("--quick")
-            entry = _run_scenario_cli(argv, path)
+            req = ScenarioRequest(scenario=name, data=list(opts.data), logs=[spec], output=path,
+                                  quick=opts.scenario_quick, destroy_data=opts.destroy_data,
+                                  origin=f"slogqual qualify (profile {opts.profile.name}, device {spec})",
+                                  argv=opts.argv)
+            entry = _entry(lambda: run_scenario(req), path)  # quiet: its progress is not this run's
             entry["source"] = f"a pool on {' '.join(opts.data)}"
             out[name] = entry
         else:

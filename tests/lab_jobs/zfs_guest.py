@@ -35,7 +35,10 @@ def scenario(name):
 
 JOBS = [
     ("iscsi-128k-seqwrite", scenario("iscsi-128k-seqwrite"), {}),
-    ("nfs-sync", scenario("nfs-sync"), {}),
+    # nfs-sync through `slogqual qualify`: the scenario is a library call from qualify (no CLI inside)
+    ("nfs-sync", ["slogqual", "qualify", devs[2], "--profile", os.path.join(HERE, "nfs-qualify.toml"),
+                  "--out", "q", "--data", devs[0], devs[1], "--scenario-quick", "--destroy-data", "--quiet",
+                  "--settle", "0", "--no-html"], {}),
     # pyzfs is packaged for Debian's own python3, not for the interpreter slogqual runs under
     ("pool-apis", ["/usr/bin/python3", os.path.join(HERE, "pool_apis.py")], {"PYTHONPATH": REPO}),
     ("scenario-interrupt", ["python3", os.path.join(HERE, "scenario_interrupt.py"), seed], {}),

@@ -1,0 +1,178 @@
+"""A scenario run as a library call: ``run_scenario(request)`` -> ``ScenarioOutcome``.
+
+Everything a pool scenario run does between "these are the devices" and "here is the result
+document" lives here, below the CLI: the bad-input checks (before anything is written), the safety
+interlocks on every device, identification, the document, the pool name, the per-step save and
+resume (``pool.runner``), the log candidates' sweeps and the result store. ``slogqual scenario run``
+and ``slogqual qualify`` both call it; neither builds an argument list for the other.
+
+Errors are the project's typed errors (slogqual.errors). An interrupt (Ctrl-C, SIGTERM turned into
+KeyboardInterrupt by the caller) propagates after the document was saved as ``interrupted``; a
+measurement failure propagates after it was saved as ``failed``. Either way ``request.output``
+holds every finished step and ``run_scenario(dataclasses.replace(request, resume=True))`` continues.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from slogqual.errors import SlogqualError, UsageError
+from slogqual.outputs import check_output, json_document
+from slogqual.pool import log_sweeps
+from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, safe_name
+from slogqual.pool.runner import SCENARIO_SCHEMA, PoolScenarioRun, load_document, new_document
+from slogqual.pool.scenario import Scenario, load_scenario
+from slogqual.progress import Progress
+from slogqual.tools import fio
+
+# Inside the lab guest, 'lab:N' names the N-th emulated device; the guest's job sets this variable.
+LAB_DEVICE_ENV = "SLOGQUAL_LAB_DEVICES"
+SCENARIO_SCHEMA_PREFIX = SCENARIO_SCHEMA.rsplit("/", 1)[0] + "/"  # any version: what a new result may replace
+
+
+@dataclass
+class ScenarioRequest:
+    """What to run. ``scenario`` is a shipped name or a TOML file (ignored when resuming: the
+    interrupted document names its own). ``origin`` says which command asked for the run; it is
+    recorded in the document beside the process's own argv."""
+
+    scenario: str = ""
+    data: List[str] = field(default_factory=list)
+    logs: List[str] = field(default_factory=list)
+    output: str = ""
+    layout: str = "stripe"
+    quick: bool = False
+    zfs_api: str = "auto"
+    log_sweep_files: List[str] = field(default_factory=list)  # earlier `slogqual sweep` results of the logs
+    sweep_logs: bool = False  # measure the log candidates' own sweeps first
+    destroy_data: bool = False
+    resume: bool = False  # output is an unfinished result: measure the steps it lacks
+    force: bool = False  # the output may replace a file that is not an earlier scenario result
+    origin: str = "slogqual scenario run"
+    argv: Optional[List[str]] = None  # the command line of the process, for the document's environment
+    record_in_store: bool = True
+
+
+@dataclass
+class ScenarioOutcome:
+    document: Dict[str, Any]
+    path: str
+    already_complete: bool = False  # a resume of a complete result: nothing was measured
+    store_error: Optional[str] = None  # the result store refused the record (the result file stands)
+    job_status: Optional[int] = None  # a run in the lab guest: the guest job's exit status
+
+    @property
+    def status(self) -> str:
+        return self.document.get("status") or ""
+
+
+def lab_device_paths(specs: List[str]) -> List[str]:
+    """'lab:N' -> the N-th device path the lab guest lists in $SLOGQUAL_LAB_DEVICES; others unchanged."""
+    env = os.environ.get(LAB_DEVICE_ENV, "").split()
+    out = []
+    for spec in specs:
+        if spec.startswith("lab:"):
+            try:
+                i = int(spec[4:])
+            except ValueError:
+                raise UsageError(f"{spec}: 'lab:' takes a device number") from None
+            if not 0 <= i < len(env):
+                raise UsageError(f"{spec}: the lab guest has {len(env)} device(s)")
+            out.append(env[i])
+        else:
+            out.append(spec)
+    return out
+
+
+@dataclass
+class _Plan:
+    scenario: Scenario
+    data: List[str]
+    logs: List[str]
+    document: Optional[Dict[str, Any]]  # the resumed document; None for a new run
+
+
+def _plan(req: ScenarioRequest) -> _Plan:
+    """Every check that needs no device access, in the order a user would fix them."""
+    if not req.output:
+        raise UsageError("a scenario run needs a result file")
+    if req.layout not in LAYOUTS:
+        raise UsageError(f"layout {req.layout!r}: one of {', '.join(LAYOUTS)}")
+    if req.zfs_api not in ZFS_APIS:
+        raise UsageError(f"ZFS API {req.zfs_api!r}: one of {', '.join(ZFS_APIS)}")
+    if req.resume:
+        doc = load_document(req.output)
+        scenario = load_scenario(doc["scenario"]["source"])
+        if doc["quick"]:
+            scenario = scenario.quick()
+        return _Plan(scenario, list(doc["pool"]["data"]), list(doc["pool"]["log"]), doc)
+    if not req.scenario:
+        raise UsageError("name a scenario (slogqual scenario list) or a TOML file")
+    scenario = load_scenario(req.scenario)
+    if req.quick:
+        scenario = scenario.quick()
+    data, logs = lab_device_paths(req.data), lab_device_paths(req.logs)
+    if not data:
+        raise UsageError("name the data devices with --data (or use --lab)")
+    if any(c.uses_slog for c in scenario.configs) and not logs:
+        raise UsageError("this scenario has SLOG configurations: name the candidate(s) with --log")
+    if len(set(data + logs)) != len(data + logs):
+        raise UsageError("a device is named twice")
+    check_result_path(req.output, data + logs, req.force)
+    return _Plan(scenario, data, logs, None)
+
+
+def check_result_path(output: str, devices: List[str], force: bool = False) -> str:
+    """The result may replace an earlier scenario result, never one of the devices, the result store
+    or (without ``force``) anything else."""
+    from slogqual import store
+    protect = [(d, "a device of this run") for d in devices]
+    protect.append((store.default_path(), "the result store"))
+    return check_output(output, "scenario result", json_document(SCENARIO_SCHEMA_PREFIX), protect, force=force)
+
+
+def pool_name_for(scenario: Scenario) -> str:
+    # no '.' in a pool name: FreeBSD's kstat sysctl nodes are dot-separated (tools/kstat.objset_oid)
+    return f"{POOL_PREFIX}{safe_name(scenario.name).replace('.', '-')}-{os.getpid()}"
+
+
+def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> ScenarioOutcome:
+    """Run (or resume) one pool scenario on real devices and return its result document."""
+    progress = progress or Progress(quiet=True)
+    output = os.path.abspath(req.output)
+    plan = _plan(req)
+    if plan.document is not None and plan.document.get("status") == "complete":
+        return ScenarioOutcome(plan.document, output, already_complete=True)
+    fio_version = fio.check_version()
+    from slogqual import device as _device
+
+    doc = plan.document
+    with contextlib.ExitStack() as stack:
+        for dev in plan.data + plan.logs:  # the interlocks, for every device, before anything is written
+            stack.enter_context(_device.claim_for_writing(dev, req.destroy_data, exclusive=False))
+        if doc is None:
+            identities: Dict[str, Any] = {}
+            for dev in plan.data + plan.logs:
+                try:
+                    identities[dev] = _device.identify(dev).to_dict()
+                except SlogqualError as exc:
+                    identities[dev] = {"path": dev, "error": str(exc)}
+            doc = new_document(plan.scenario, req.quick, req.layout, plan.data, plan.logs, fio_version,
+                               req.argv, identities)
+            doc["origin"] = req.origin
+            doc["log_sweeps"] = log_sweeps.from_files(req.log_sweep_files, plan.logs)
+            doc["sweep_logs"] = bool(req.sweep_logs)
+        else:
+            doc.setdefault("log_sweeps", {}).update(log_sweeps.from_files(req.log_sweep_files, plan.logs))
+            doc["sweep_logs"] = bool(doc.get("sweep_logs") or req.sweep_logs)
+        run = PoolScenarioRun(plan.scenario, doc, output, progress, pool_name_for(plan.scenario),
+                              zfs_api=req.zfs_api)
+        run.run()
+    outcome = ScenarioOutcome(doc, output)
+    if req.record_in_store:
+        from slogqual import store
+        outcome.store_error = store.record_or_warn(doc, output)  # history / compare --baseline
+    return outcome
