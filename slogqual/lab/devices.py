@@ -35,6 +35,7 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
     import tomli as _toml  # type: ignore[no-redef]
 
+from slogqual.data import data_path
 from slogqual.errors import UsageError
 from slogqual.units import MiB, parse_size
 
@@ -45,9 +46,8 @@ _KEYS = {
     "physical_block_size", "expect_write_ms",
 }
 
-#: The file shipped with slogqual (the repository's scenarios/lab-devices.toml).
-DEFAULT_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                            "scenarios", "lab-devices.toml")
+#: The file shipped with slogqual (the repository's scenarios/lab-devices.toml; slogqual.data finds it).
+DEFAULT_FILE = data_path("lab-devices.toml")
 
 
 @dataclass(frozen=True)

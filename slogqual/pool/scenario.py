@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional
 
+from slogqual.data import data_path, require
 from slogqual.errors import UsageError
 from slogqual.units import parse_size
 
@@ -21,7 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python < 3.11
     import tomli as tomllib
 
-SCENARIO_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scenarios")
+SCENARIO_DIR = data_path()  # scenarios/ of the repository, slogqual/scenarios/ in a wheel (slogqual.data)
 
 KINDS = ("zvol", "dataset")
 RWS = ("randwrite", "write")
@@ -207,7 +208,7 @@ def parse_scenario(doc: Dict[str, Any], source: str) -> Scenario:
 
 
 def builtin_names() -> List[str]:
-    return sorted(f[:-5] for f in os.listdir(SCENARIO_DIR)
+    return sorted(f[:-5] for f in os.listdir(require(SCENARIO_DIR))
                   if f.endswith(".toml") and f != "lab-devices.toml" and os.path.isfile(os.path.join(SCENARIO_DIR, f)))
 
 
@@ -215,7 +216,7 @@ def load_scenario(name_or_path: str) -> Scenario:
     """A shipped scenario by name (iscsi-4k-randwrite, ...) or a user's TOML file by path."""
     path = name_or_path
     if not os.path.exists(path) and os.sep not in name_or_path and not name_or_path.endswith(".toml"):
-        path = os.path.join(SCENARIO_DIR, name_or_path + ".toml")
+        path = os.path.join(require(SCENARIO_DIR), name_or_path + ".toml")
         if not os.path.exists(path):
             raise UsageError(f"no scenario {name_or_path!r}: shipped ones are {', '.join(builtin_names())}")
     try:

@@ -28,12 +28,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from slogqual.data import data_path, require
 from slogqual.errors import UsageError
 from slogqual.qualify import steady
 from slogqual.units import MAX_SIZE, parse_size, size_label
 
-PROFILE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                           "scenarios", "profiles")
+PROFILE_DIR = data_path("profiles")  # scenarios/profiles/ of the repository (slogqual.data)
 
 TOP_KEYS = ("name", "description", "sizes", "runtime", "settle", "mode", "precondition", "steady_state", "criterion")
 STEADY_KEYS = ("size", "round_runtime", "max_rounds", "window", "range_pct", "slope_pct")
@@ -285,7 +285,7 @@ def resolve_path(name_or_path: str) -> str:
     if os.path.exists(name_or_path):
         return name_or_path
     if os.sep not in name_or_path and not name_or_path.endswith(".toml"):
-        p = os.path.join(PROFILE_DIR, name_or_path + ".toml")
+        p = os.path.join(require(PROFILE_DIR), name_or_path + ".toml")
         if os.path.exists(p):
             return p
     names = builtin_names()
