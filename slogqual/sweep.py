@@ -16,6 +16,7 @@ from typing import Any, Dict, Iterator, List, Optional
 from slogqual import environment
 from slogqual.errors import MeasurementError, RefusedError, ResultWriteError, UsageError
 from slogqual.progress import Progress
+from slogqual.results import schema
 from slogqual.results import (
     LAT_BASIS_COMPLETION,
     LAT_BASIS_FLUSH_BOUND,
@@ -122,7 +123,7 @@ def describe_target(target: Target) -> Optional[Dict[str, Any]]:
     try:
         return device.identify(target.path).to_dict()
     except Exception as exc:  # identification must not cost the measurement; say why it is missing
-        return {"schema": "slogqual.device/1", "path": target.path, "error": f"identification failed: {exc}",
+        return {"schema": schema.DEVICE, "path": target.path, "error": f"identification failed: {exc}",
                 "warnings": []}
 
 

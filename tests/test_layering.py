@@ -68,7 +68,7 @@ def subprocess_only_in_tools(rel, name):
 
 
 def leaves_import_no_tools(rel, name):
-    if (rel == "slogqual/results.py" or rel.startswith("slogqual/analysis/")) and \
+    if (rel.startswith("slogqual/results/") or rel.startswith("slogqual/analysis/")) and \
             (under(name, "slogqual.tools") or under(name, "subprocess")):
         return "results and analysis never start a process"
     return ""

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+from slogqual.analysis import scenario as scenario_analysis
 from slogqual.errors import SlogqualError, UsageError
 from slogqual.pool.builder import LAYOUTS, ZFS_APIS, safe_name
 from slogqual.pool.run import ScenarioRequest, run_scenario
@@ -87,7 +88,7 @@ def cmd_plot(args) -> int:
     if args.script:
         guard_output(args, args.script, "gnuplot script", text_mark("# slogqual"), inputs=[args.result])
     doc = load_document(args.result)
-    metric = args.metric or (doc.get("analysis") or {}).get("metric") or "iops"
+    metric = args.metric or (scenario_analysis.current(doc) or {}).get("metric") or "iops"
     scaling_plot.render(doc, metric, args.output, keep_script=args.script)
     print(f"slogqual: wrote {args.output}", file=sys.stderr)
     return 0
@@ -105,8 +106,8 @@ def _print(doc, as_json: bool) -> None:
           f"of {len(doc['pool']['data'])}, log {', '.join(doc['pool']['log']) or '-'} [{doc['status']}]")
     print(tabulate(rows, headers=["configuration", "threads", "IOPS", "MiB/s", "p99 µs", "ZIL→log B", "ZIL→pool B"],
                    disable_numparse=True))
-    a = doc.get("analysis")
-    if a:
+    a = scenario_analysis.current(doc)  # today's rules on the measured steps
+    if a and doc.get("status") == "complete":
         print(f"\nverdict: {a['verdict']}\nbottleneck: {a['bottleneck']}")
         for c in a.get("candidates") or []:
             if len(a["candidates"]) > 1:

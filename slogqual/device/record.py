@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-RECORD_SCHEMA = "slogqual.device/1"
+from slogqual.results import schema
+
+RECORD_SCHEMA = schema.DEVICE
 
 CLASSES = ("hdd", "sshd", "sata-ssd", "sas-ssd", "nvme", "optane", "nvdimm", "virtual", "unknown")
 TRANSPORTS = ("sata", "sas", "scsi", "nvme", "pmem", "virtio", "loop", "nbd", "file", "usb", "md", "dm",

@@ -70,8 +70,11 @@ def keep_paths() -> List[str]:
     import slogqual
     src = os.path.dirname(os.path.dirname(os.path.abspath(slogqual.__file__)))
     out = []
-    for path in (src,):
-        if any(path == c or path.startswith(c + "/") for c in COVERED) and ":" not in path:
+    # the interpreter's prefix too: a venv under /tmp (a wheel installed for a test) holds bin/slogqual
+    # and pyvenv.cfg outside the package's own directory
+    for path in sorted({src, os.path.abspath(sys.prefix)}):
+        if any(path == c or path.startswith(c + "/") for c in COVERED) and ":" not in path and \
+                not any(path == k or path.startswith(k + "/") for k in out):  # inside one kept already
             out.append(path)
     return out
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
+from slogqual.analysis.scenario import log_ops
 from slogqual.errors import MeasurementError
 from slogqual.tools import kstat as _kstat
 from slogqual.tools import run as _run
@@ -127,10 +128,3 @@ def vdev_summary(rows: List[_zpool.VdevIO]) -> Dict[str, object]:
               "write_bytes_s": r.write_bytes} for r in rows]
     log_bytes = sum(r.write_bytes for r in rows if r.section == "logs" and r.depth == 1)
     return {"vdevs": vdevs, "log_write_bytes_s": log_bytes, "log_write_ops_s": log_ops(vdevs)}
-
-
-def log_ops(vdevs: Optional[List[Dict[str, object]]]) -> Optional[float]:
-    """Write ops/s of the log section's top-level vdevs, from a step's ``vdevs`` list."""
-    if vdevs is None:
-        return None
-    return sum(float(v["write_ops_s"]) for v in vdevs if v.get("section") == "logs" and v.get("depth") == 1)

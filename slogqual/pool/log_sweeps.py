@@ -14,6 +14,7 @@ import os
 from typing import Any, Dict, List, Optional, Sequence
 
 from slogqual.analysis.scaling import SweepFigure
+from slogqual.analysis.scenario import sweep_figures
 from slogqual.errors import UsageError
 from slogqual.progress import Progress
 from slogqual.results import STATUS_COMPLETE, SweepResult, load_sweep
@@ -51,8 +52,7 @@ def summary(result: SweepResult, source: str) -> Dict[str, Any]:
 
 
 def figures(entry: Optional[Dict[str, Any]]) -> List[SweepFigure]:
-    return [SweepFigure(size=int(p["size"]), mbps=float(p["mbps"]), lat_mean_us=float(p["lat_mean_us"]))
-            for p in (entry or {}).get("points") or [] if p.get("mbps") is not None]
+    return sweep_figures(entry)
 
 
 def _same_device(a: str, b: str) -> bool:

@@ -11,23 +11,23 @@ import time
 from typing import Any, Dict, List, Optional
 
 from slogqual import environment
-from slogqual.analysis import scaling
-from slogqual.errors import MeasurementError, SlogqualError, UsageError
+from slogqual.analysis import scenario as scenario_analysis
+from slogqual.errors import MeasurementError, SlogqualError
 from slogqual.pool import evidence, log_sweeps
 from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, wait_for_device
 from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import Progress
-from slogqual.results import load_json, write_json_atomic
+from slogqual.results import schema, write_json_atomic
+from slogqual.results.scenario import ScenarioResult
 from slogqual.tools import fio
-from slogqual.units import MiB, size_label
+from slogqual.units import MiB
 
-SCENARIO_SCHEMA = "slogqual.scenario/1"
+SCENARIO_SCHEMA = schema.SCENARIO
 STEP_OVERHEAD_S = 8.0  # a priori estimate per step beyond runtime+ramp (pool build amortised), for the ETA
 
 
 def metric_for(scenario: Scenario) -> str:
-    """Small writes are judged in IOPS, large ones in bandwidth."""
-    return "iops" if scenario.bs <= 16 * 1024 else "mbps"
+    return scenario_analysis.metric_for(scenario.bs)
 
 
 def new_document(scenario: Scenario, quick: bool, layout: str, data: List[str], logs: List[str],
@@ -43,10 +43,8 @@ def new_document(scenario: Scenario, quick: bool, layout: str, data: List[str], 
 
 
 def load_document(path: str) -> Dict[str, Any]:
-    doc = load_json(path)
-    if not isinstance(doc, dict) or doc.get("schema") != SCENARIO_SCHEMA:
-        raise UsageError(f"{path}: not a {SCENARIO_SCHEMA} document")
-    return doc
+    """A scenario result file, validated (results.scenario names the first bad key)."""
+    return ScenarioResult.load(path).to_dict()
 
 
 def _lat(stats: fio.FioLatency, sync: Optional[fio.FioLatency]) -> Dict[str, Optional[float]]:
@@ -59,78 +57,10 @@ def _lat(stats: fio.FioLatency, sync: Optional[fio.FioLatency]) -> Dict[str, Opt
             for k, v in out.items()}
 
 
-def curves(doc: Dict[str, Any]) -> List[scaling.Curve]:
-    by: Dict[tuple, scaling.Curve] = {}
-    for s in doc["steps"]:
-        key = (s["config"], s.get("candidate"))
-        if key not in by:
-            by[key] = scaling.Curve(s["config"], s["sync"], s["log"], candidate=s.get("candidate"))
-        by[key].steps.append(scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"],
-                                          lat_p99_us=s["lat_us"].get("p99"), slog_bytes=s["zil"].get("slog_bytes"),
-                                          normal_bytes=s["zil"].get("normal_bytes"),
-                                          log_write_bytes_s=s.get("log_write_bytes_s"),
-                                          log_write_ops_s=s.get("log_write_ops_s", evidence.log_ops(s.get("vdevs")))))
-    return list(by.values())
-
-
-def _device_name(doc: Dict[str, Any], path: str) -> str:
-    rec = (doc["pool"].get("devices") or {}).get(path) or {}
-    model = rec.get("model")
-    return f"{path} ({model})" if model else path
-
-
-def _evidence_dict(ev: Optional[scaling.LogEvidence]) -> Optional[Dict[str, Any]]:
-    if ev is None:
-        return None
-    return {"sweep_size": ev.sweep.size, "sweep_mbps": ev.sweep.mbps, "sweep_lat_mean_us": ev.sweep.lat_mean_us,
-            "observed_log_mbps": ev.observed_mbps, "observed_log_write_size": ev.observed_size}
-
-
-def analyse(doc: Dict[str, Any], scenario: Scenario) -> Dict[str, Any]:
-    """Knees, the SLOG's benefit and the verdict; with several log candidates, one verdict each and
-    the slower candidate named. Top-level figures are those of the best candidate. Where the result
-    holds a candidate's own sweep (``log_sweeps``), its verdict weighs the log vdev's bandwidth
-    against it."""
-    metric = metric_for(scenario)
-    cs = curves(doc)
-    common = [c for c in cs if not (c.uses_slog and c.log == "single")]
-    singles = [c for c in cs if c.uses_slog and c.log == "single"]
-    names = {c.candidate: _device_name(doc, c.candidate) for c in singles if c.candidate}
-    sweeps = doc.get("log_sweeps") or {}
-
-    def judge(c: scaling.Curve):
-        ev = scaling.log_evidence(c, metric, log_sweeps.figures(sweeps.get(c.candidate)), scenario.bs)
-        return scaling.verdict(common + [c], metric, bs_label=size_label(scenario.bs),
-                               load_is_sync=scenario.write_sync != "none", log=ev), ev
-
-    per = []
-    for c in singles:
-        v, ev = judge(c)
-        pk = scaling.peak(c.steps, metric)
-        per.append({"device": c.candidate, "name": names.get(c.candidate, c.candidate), "config": c.config,
-                    "peak": pk.value(metric) if pk else None, "verdict": v.sentence, "bottleneck": v.bottleneck,
-                    "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
-                    "log_sweep": _evidence_dict(ev)})
-    per.sort(key=lambda d: -(d["peak"] or 0))
-    best = [c for c in singles if per and c.candidate == per[0]["device"]] or singles[:1]
-    if best:
-        v, _ = judge(best[0])
-    else:
-        v = scaling.verdict(common, metric, bs_label=size_label(scenario.bs), load_is_sync=scenario.write_sync != "none")
-    knees = {}
-    for c in cs:
-        k = scaling.knee(c.steps, metric)
-        if k:
-            knees[c.config + (f" [{c.candidate}]" if c.candidate and len(singles) > 1 else "")] = {
-                "threads": k.threads, "value": k.value, "saturated": k.saturated}
-    out = {"metric": metric, "verdict": v.sentence, "bottleneck": v.bottleneck,
-           "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
-           "knees": knees, "details": v.details,
-           "problems": [p for c in cs for p in scaling.log_usage_problems(c)], "candidates": per}
-    slower = scaling.slower_candidate(singles, names, metric)
-    if slower:
-        out["slower_log"] = slower
-    return out
+def analyse(doc: Dict[str, Any], scenario: Optional[Scenario] = None) -> Dict[str, Any]:
+    """The pure analysis (slogqual.analysis.scenario.analyse); ``scenario`` is accepted for callers
+    that hold it, the document's own ``scenario`` is what counts."""
+    return scenario_analysis.analyse(doc)
 
 
 class PoolScenarioRun:

@@ -11,6 +11,7 @@ import operator
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
+from slogqual.analysis import scenario as scenario_analysis
 from slogqual.qualify.profile import (KIND_DEVICE, KIND_SCENARIO, KIND_STEADY, KIND_SWEEP, SCENARIO_METRICS,
                                       Criterion)
 from slogqual.results import LAT_BASIS_FLUSH_BOUND, SweepResult
@@ -141,7 +142,8 @@ def judge_scenario(c: Criterion, scenarios: Dict[str, Dict[str, Any]]) -> Judgem
         why = (entry or {}).get("reason") or "no result of this scenario (give --scenario-result FILE, --lab or --data)"
         return Judgement(c, NOT_EVALUATED, detail=why)
     doc = entry["document"]
-    analysis = doc.get("analysis") or {}
+    # today's analysis of the measured steps; only a complete run's figures are judged
+    analysis = (scenario_analysis.current(doc) if doc.get("status") == "complete" else doc.get("analysis")) or {}
     key = SCENARIO_METRICS[c.metric]
     value = analysis.get(key)
     if value is None:

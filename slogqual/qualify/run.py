@@ -20,14 +20,14 @@ from slogqual.progress import Progress
 from slogqual.qualify import judge, steady
 from slogqual.qualify import precondition as precond
 from slogqual.qualify.profile import Profile
-from slogqual.results import SweepResult, load_json, write_json_atomic
+from slogqual.results import SweepResult, load_json, schema, write_json_atomic
+from slogqual.results.scenario import ScenarioResult
 from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, point_from_fio
 from slogqual.target import KIND_NBD, Target
 from slogqual.tools import fio
 from slogqual.units import size_label
 
-QUALIFICATION_SCHEMA = "slogqual.qualification/1"
-SCENARIO_SCHEMA = "slogqual.scenario/1"
+QUALIFICATION_SCHEMA = schema.QUALIFICATION
 
 
 @dataclass
@@ -56,13 +56,8 @@ def load_scenario_results(paths: List[str]) -> Dict[str, Dict[str, Any]]:
     """--scenario-result FILE...: name -> {"document", "source", "path"}; bad files are bad input."""
     out: Dict[str, Dict[str, Any]] = {}
     for path in paths:
-        doc = load_json(path)
-        if not isinstance(doc, dict) or doc.get("schema") != SCENARIO_SCHEMA:
-            got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-            raise UsageError(f"{path}: not a {SCENARIO_SCHEMA} document (schema: {got!r})")
-        name = (doc.get("scenario") or {}).get("name")
-        if not name:
-            raise UsageError(f"{path}: the scenario result names no scenario")
+        doc = ScenarioResult.load(path).to_dict()  # validated: a bad key is named
+        name = doc["scenario"]["name"]
         if name in out:
             raise UsageError(f"{path}: a second result of scenario {name!r} (first: {out[name]['path']})")
         out[name] = {"document": doc, "source": f"file {path}", "path": os.path.abspath(path)}

@@ -16,8 +16,10 @@ from typing import Any, Dict, List, Optional
 
 from slogqual.errors import UsageError
 
-SWEEP_SCHEMA = "slogqual.sweep/1"
-SWEEP_SCHEMA_PREFIX = SWEEP_SCHEMA.rsplit("/", 1)[0] + "/"  # any version: what -o may replace
+from slogqual.results import schema as _schema
+
+SWEEP_SCHEMA = _schema.SWEEP  # every schema name lives in results/schema.py
+SWEEP_SCHEMA_PREFIX = _schema.prefix(SWEEP_SCHEMA)  # any version: what -o may replace
 
 # How the per-IO latency figures of a point were obtained (see docs/results.md).
 LAT_BASIS_COMPLETION = "completion"  # fio timed each IO as the application waits for it

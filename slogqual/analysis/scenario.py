@@ -1,0 +1,128 @@
+"""The analysis of a pool scenario result: knees, what the SLOG bought, the verdict — a pure function
+of the measured steps and the scenario's parameters, both kept in the document.
+
+Readers (the table, the plot, qualify's criteria, the store's summary) call ``current(doc)``, which
+recomputes it with today's rules; a stored ``analysis`` is what the run printed, labelled with the
+``ANALYSIS_VERSION`` that produced it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from slogqual.analysis import scaling
+from slogqual.units import size_label
+
+# Bump when a rule changes what a verdict, benefit or knee says for the same measurements.
+# 1: the analysis written before this field existed (documents without "version"); 2: knee remarks in
+# "details", per-candidate verdicts, log-sweep evidence.
+ANALYSIS_VERSION = 2
+
+
+def metric_for(bs: int) -> str:
+    """Small writes are judged in IOPS, large ones in bandwidth."""
+    return "iops" if bs <= 16 * 1024 else "mbps"
+
+
+def log_ops(vdevs: Optional[List[Dict[str, object]]]) -> Optional[float]:
+    """Write ops/s of the log section's top-level vdevs, from a step's ``vdevs`` list."""
+    if vdevs is None:
+        return None
+    return sum(float(v["write_ops_s"]) for v in vdevs if v.get("section") == "logs" and v.get("depth") == 1)
+
+
+def sweep_figures(entry: Optional[Dict[str, Any]]) -> List[scaling.SweepFigure]:
+    """A log candidate's sweep summary (the document's ``log_sweeps`` entry) as figures."""
+    return [scaling.SweepFigure(size=int(p["size"]), mbps=float(p["mbps"]), lat_mean_us=float(p["lat_mean_us"]))
+            for p in (entry or {}).get("points") or [] if p.get("mbps") is not None]
+
+
+def curves(doc: Dict[str, Any]) -> List[scaling.Curve]:
+    by: Dict[tuple, scaling.Curve] = {}
+    for s in doc["steps"]:
+        key = (s["config"], s.get("candidate"))
+        if key not in by:
+            by[key] = scaling.Curve(s["config"], s["sync"], s["log"], candidate=s.get("candidate"))
+        by[key].steps.append(scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"],
+                                          lat_p99_us=s["lat_us"].get("p99"), slog_bytes=s["zil"].get("slog_bytes"),
+                                          normal_bytes=s["zil"].get("normal_bytes"),
+                                          log_write_bytes_s=s.get("log_write_bytes_s"),
+                                          log_write_ops_s=s.get("log_write_ops_s", log_ops(s.get("vdevs")))))
+    return list(by.values())
+
+
+def _device_name(doc: Dict[str, Any], path: str) -> str:
+    rec = (doc["pool"].get("devices") or {}).get(path) or {}
+    model = rec.get("model")
+    return f"{path} ({model})" if model else path
+
+
+def _evidence_dict(ev: Optional[scaling.LogEvidence]) -> Optional[Dict[str, Any]]:
+    if ev is None:
+        return None
+    return {"sweep_size": ev.sweep.size, "sweep_mbps": ev.sweep.mbps, "sweep_lat_mean_us": ev.sweep.lat_mean_us,
+            "observed_log_mbps": ev.observed_mbps, "observed_log_write_size": ev.observed_size}
+
+
+def analyse(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """Knees, the SLOG's benefit and the verdict; with several log candidates, one verdict each and
+    the slower candidate named. Top-level figures are those of the best candidate. Where the result
+    holds a candidate's own sweep (``log_sweeps``), its verdict weighs the log vdev's bandwidth
+    against it. Reads only ``scenario``, ``pool``, ``steps`` and ``log_sweeps``."""
+    bs = int(doc["scenario"]["bs"])
+    load_is_sync = doc["scenario"].get("write_sync", "none") != "none"
+    metric = metric_for(bs)
+    cs = curves(doc)
+    common = [c for c in cs if not (c.uses_slog and c.log == "single")]
+    singles = [c for c in cs if c.uses_slog and c.log == "single"]
+    names = {c.candidate: _device_name(doc, c.candidate) for c in singles if c.candidate}
+    sweeps = doc.get("log_sweeps") or {}
+
+    def judge(c: scaling.Curve):
+        ev = scaling.log_evidence(c, metric, sweep_figures(sweeps.get(c.candidate)), bs)
+        return scaling.verdict(common + [c], metric, bs_label=size_label(bs), load_is_sync=load_is_sync, log=ev), ev
+
+    per = []
+    for c in singles:
+        v, ev = judge(c)
+        pk = scaling.peak(c.steps, metric)
+        per.append({"device": c.candidate, "name": names.get(c.candidate, c.candidate), "config": c.config,
+                    "peak": pk.value(metric) if pk else None, "verdict": v.sentence, "bottleneck": v.bottleneck,
+                    "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
+                    "log_sweep": _evidence_dict(ev)})
+    per.sort(key=lambda d: -(d["peak"] or 0))
+    best = [c for c in singles if per and c.candidate == per[0]["device"]] or singles[:1]
+    if best:
+        v, _ = judge(best[0])
+    else:
+        v = scaling.verdict(common, metric, bs_label=size_label(bs), load_is_sync=load_is_sync)
+    knees = {}
+    for c in cs:
+        k = scaling.knee(c.steps, metric)
+        if k:
+            knees[c.config + (f" [{c.candidate}]" if c.candidate and len(singles) > 1 else "")] = {
+                "threads": k.threads, "value": k.value, "saturated": k.saturated}
+    out = {"version": ANALYSIS_VERSION, "metric": metric, "verdict": v.sentence, "bottleneck": v.bottleneck,
+           "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
+           "knees": knees, "details": v.details,
+           "problems": [p for c in cs for p in scaling.log_usage_problems(c)], "candidates": per}
+    slower = scaling.slower_candidate(singles, names, metric)
+    if slower:
+        out["slower_log"] = slower
+    return out
+
+
+def current(doc: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """The analysis readers show: recomputed from the measurements with today's rules for a complete
+    result; None for a result without steps; for an unfinished one, its steps so far."""
+    if not doc.get("steps"):
+        return None
+    return analyse(doc)
+
+
+def stored_version(doc: Dict[str, Any]) -> Optional[int]:
+    """Which analysis version wrote the document's stored analysis (1 when it predates the field)."""
+    a = doc.get("analysis")
+    if not a:
+        return None
+    return int(a.get("version", 1))

@@ -1,0 +1,188 @@
+"""The typed result documents (slogqual.results.scenario / .qualification / .schema): what was written
+before still loads unchanged, a malformed document is refused with the bad key named, the migration
+hook carries an old version forward, and readers use today's analysis, not the one frozen in the file."""
+
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import fixture_path
+from slogqual.analysis import scenario as scenario_analysis
+from slogqual.qualify import judge
+from slogqual.qualify import profile as P
+from slogqual.results import schema as S
+from slogqual.results.qualification import QualificationResult
+from slogqual.results.scenario import ScenarioResult
+
+SCENARIOS = [fixture_path("qualify", "scenario-iscsi-4k-randwrite-lab-quick.json"),
+             fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")]
+QUALIFICATION = fixture_path("qualify", "qualification-nbd-memory-952d1d3.json")
+
+
+def read(path):
+    with open(path) as fh:
+        return json.load(fh)
+
+
+@pytest.mark.parametrize("path", SCENARIOS)
+def test_earlier_scenario_documents_load_and_round_trip_unchanged(path):
+    doc = read(path)
+    r = ScenarioResult.load(path)
+    assert r.status == "complete" and len(r.steps) == len(doc["steps"]) and r.origin is None
+    assert r.to_dict() == doc
+
+
+def test_earlier_qualification_document_loads_and_round_trips_unchanged():
+    doc = read(QUALIFICATION)
+    r = QualificationResult.load(QUALIFICATION)
+    assert r.verdict == "fail" and [c.result for c in r.criteria] == ["pass", "fail"]
+    assert r.to_dict() == doc
+
+
+def test_a_document_the_current_runner_writes_loads():
+    from slogqual.pool.runner import new_document
+    from slogqual.pool.scenario import load_scenario
+    old = read(SCENARIOS[0])
+    doc = new_document(load_scenario("iscsi-4k-randwrite").quick(), True, "stripe", ["/dev/a", "/dev/b"], ["/dev/c"],
+                       "fio-3.33", ["slogqual", "scenario", "run"], {})
+    doc["origin"] = "slogqual scenario run"
+    doc["steps"] = old["steps"]
+    r = ScenarioResult.from_dict(json.loads(json.dumps(doc)), "new.json")
+    assert r.origin == "slogqual scenario run" and r.status == "running" and r.to_dict() == doc
+
+
+def _set(doc, path, value):
+    *parents, last = path
+    for p in parents:
+        doc = doc[p]
+    if value is KeyError:
+        del doc[last]
+    else:
+        doc[last] = value
+
+
+SCENARIO_BREAKAGES = [
+    (("steps", 2, "iops"), "fast", "key 'steps[2].iops' must be a number, not a string 'fast'"),
+    (("steps", 0, "lat_us", "p99"), -5.0, "key 'steps[0].lat_us.p99' must be at least 0"),
+    (("steps", 1, "threads"), True, "key 'steps[1].threads' must be a number, not a boolean"),
+    (("steps", 3, "zil"), KeyError, "key 'steps[3].zil' is missing"),
+    (("steps", 0, "sync"), "sometimes", "key 'steps[0].sync' must be one of standard, always, disabled"),
+    (("status",), "done", "key 'status' must be one of running, complete, failed, interrupted"),
+    (("scenario",), KeyError, "key 'scenario' is missing"),
+    (("scenario", "bs"), "4k", "key 'scenario.bs' must be a number"),
+    (("pool", "data", 0), 5, "key 'pool.data[0]' must be a device path"),
+    (("steps",), {"a": 1}, "key 'steps' must be a list, not an object"),
+    (("analysis",), [], "key 'analysis' must be an object, not a list"),
+    (("schema",), "slogqual.scenario/2", "slogqual.scenario/2 is newer than this slogqual reads"),
+    (("schema",), "slogqual.sweep/1", "not a slogqual.scenario/1 document (schema: 'slogqual.sweep/1')"),
+]
+
+
+@pytest.mark.parametrize("path,value,message", SCENARIO_BREAKAGES, ids=[".".join(map(str, b[0])) + "=" + repr(b[1])
+                                                                        for b in SCENARIO_BREAKAGES])
+def test_a_malformed_scenario_document_is_refused_naming_the_key(path, value, message):
+    doc = read(SCENARIOS[0])
+    _set(doc, path, value)
+    with pytest.raises(S.DocumentError) as exc:
+        ScenarioResult.from_dict(doc, "r.json")
+    assert str(exc.value).startswith("r.json: ") and message in str(exc.value)
+
+
+QUALIFICATION_BREAKAGES = [
+    (("criteria", 1, "result"), "maybe", "key 'criteria[1].result' must be one of pass, fail, not-evaluated"),
+    (("criteria", 0, "measured"), {"x": 1}, "key 'criteria[0].measured' must be a number, a word or null"),
+    (("verdict",), "PASS", "key 'verdict' must be one of pass, fail, incomplete, refused, error"),
+    (("exit_code",), -1, "key 'exit_code' must be at least 0"),
+    (("sweep", "document", "schema"), "slogqual.scenario/1", "key 'sweep.document.schema' must be slogqual.sweep/1"),
+    (("profile",), KeyError, "key 'profile' is missing"),
+    (("scenarios", 0), "x", "key 'scenarios[0]' must be an object"),
+]
+
+
+@pytest.mark.parametrize("path,value,message", QUALIFICATION_BREAKAGES,
+                         ids=[".".join(map(str, b[0])) for b in QUALIFICATION_BREAKAGES])
+def test_a_malformed_qualification_document_is_refused_naming_the_key(path, value, message):
+    doc = read(QUALIFICATION)
+    _set(doc, path, value)
+    with pytest.raises(S.DocumentError) as exc:
+        QualificationResult.from_dict(doc, "q.json")
+    assert message in str(exc.value)
+
+
+def test_not_an_object_at_all():
+    with pytest.raises(S.DocumentError, match="a JSON list, not an object"):
+        ScenarioResult.from_dict([1, 2], "r.json")
+
+
+def test_the_migration_hook_carries_an_old_version_forward_one_step_at_a_time():
+    doc = read(SCENARIOS[0])
+    old = dict(doc, schema="slogqual.scenario/0")
+    del old["warnings"]
+    calls = []
+
+    def v0_to_v1(d):
+        calls.append(d["schema"])
+        d["warnings"] = []  # what version 1 added, say
+        return d
+
+    up = S.upgrade(old, S.SCENARIO, "old.json", migrations={("slogqual.scenario", 0): v0_to_v1})
+    assert calls == ["slogqual.scenario/0"] and up["schema"] == S.SCENARIO and up["warnings"] == []
+    with pytest.raises(S.DocumentError, match="no migration from version 0"):
+        S.upgrade(dict(doc, schema="slogqual.scenario/0"), S.SCENARIO, "old.json", migrations={})
+
+
+def test_every_schema_name_has_one_home():
+    # the literal appears in results/schema.py and nowhere else in the package
+    import os
+    import re
+    root = os.path.dirname(os.path.dirname(os.path.abspath(S.__file__)))
+    found = []
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                for m in re.finditer(r'"slogqual\.[a-z]+/\d+"', open(path, encoding="utf-8").read()):
+                    found.append((os.path.relpath(path, root), m.group(0)))
+    assert sorted({p for p, _ in found}) == [os.path.join("results", "schema.py")], found
+
+
+def _stale(doc):
+    """The document with a stored analysis no rule of today would write."""
+    doc = copy.deepcopy(doc)
+    doc["analysis"].update({"verdict": "STALE VERDICT", "slog_benefit_at_peak": 99.0, "slog_of_standard_at_peak": 9.0})
+    return doc
+
+
+def test_readers_use_todays_analysis_not_the_stored_one():
+    doc = _stale(read(SCENARIOS[0]))
+    now = scenario_analysis.current(doc)
+    assert now["version"] == scenario_analysis.ANALYSIS_VERSION and now["verdict"] != "STALE VERDICT"
+    assert scenario_analysis.stored_version(doc) == 1  # written before analyses carried their version
+    c = P.parse_check("slog_benefit @ iscsi-4k-randwrite >= 2", ["iscsi-4k-randwrite"])
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": doc, "source": "file x"}})
+    assert j.measured == now["slog_benefit_at_peak"] != 99.0
+
+
+def test_the_scenario_table_of_an_old_result_shows_todays_verdict(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(_stale(read(SCENARIOS[0]))))
+    proc = subprocess.run([sys.executable, "-m", "slogqual", "scenario", "run", "--resume", str(path), "--quiet"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "STALE VERDICT" not in proc.stdout
+    assert f"verdict: {scenario_analysis.current(read(SCENARIOS[0]))['verdict']}" in proc.stdout
+
+
+def test_a_malformed_result_given_to_the_cli_is_one_line_naming_the_key(tmp_path):
+    doc = read(SCENARIOS[0])
+    doc["steps"][4]["mbps"] = None
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    proc = subprocess.run([sys.executable, "-m", "slogqual", "scenario", "plot", str(path), "-o", str(tmp_path / "p.png")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"slogqual: {path}: key 'steps[4].mbps' must be a number, not null"
+    assert not (tmp_path / "p.png").exists()
