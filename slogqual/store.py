@@ -9,6 +9,11 @@ Path: ``--store PATH``, else ``$SLOGQUAL_STORE``, else ``$XDG_DATA_HOME/slogqual
 (``~/.local/share/slogqual/results.sqlite``). A store that is corrupt, locked or unwritable raises
 :class:`StoreError` with one line; callers write their JSON results first, so a store failure
 never loses a measurement.
+
+All store logic is here, the commands only parse and print: selecting runs (:func:`parse_selector`,
+:func:`stored_sweeps`, :func:`run_label`), the sweep inside a qualification (:func:`sweep_of`),
+reading and recording result files (:func:`read_documents`, :func:`record_documents`,
+:func:`record_or_warn`). Judging stored runs against a new one is slogqual/analysis/compare.py.
 """
 
 from __future__ import annotations
@@ -360,6 +365,13 @@ class StoredSweeps:
     selector: Dict[str, str]
     runs: List[Tuple[Run, SweepResult]]
     identical: List[Run]
+
+
+def run_label(run: Run) -> str:
+    """How a stored run is named in output: 'run 12 (2026-11-22T02:30:00, serial X1)'."""
+    started = (run.started or run.recorded or "")[:19]
+    extra = [x for x in (started, f"serial {run.serial}" if run.serial else "") if x]
+    return f"run {run.id}" + (f" ({', '.join(extra)})" if extra else "")
 
 
 def stored_sweeps(selector: Dict[str, str], store_path: Optional[str],

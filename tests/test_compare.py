@@ -1,7 +1,11 @@
-"""compare: per-size values and ratios, threshold flags, exit code 1 on a regression; the classifier."""
+"""compare: significance (Welch's t-test) and the minimum effect per size, cannot-judge without spread,
+exit code 1 on a regression; baselines pooling only like runs, exactly; the classifier."""
 
 import copy
 import json
+import math
+import random
+import statistics
 
 import pytest
 
@@ -10,7 +14,7 @@ from slogqual.analysis import classes
 from slogqual.analysis import compare as cmp
 from slogqual.errors import UsageError
 from slogqual.importers import diskinfo
-from slogqual.results import save_sweep
+from slogqual.results import LAT_BASIS_FLUSH_BOUND, LatencyStats, SweepPoint, SweepResult, save_sweep
 
 FIXTURE = fixture_path("diskinfo", "freebsd-r320683-intel710-samsung950pro.collapsed.txt")
 
@@ -19,12 +23,24 @@ def intel_samsung():
     return diskinfo.import_file(FIXTURE)
 
 
+def with_spread(result, cv=0.05, ios=5000):
+    """The imported means as if measured by slogqual: ios IOs per size with sd = cv × mean (diskinfo
+    records means only, and a point without spread cannot be judged)."""
+    r = copy.deepcopy(result)
+    for p in r.points:
+        p.ios, p.lat_us.stddev = ios, cv * p.lat_us.mean
+    r.source = "slogqual"
+    return r
+
+
 def scaled(result, factor, sizes=None):
-    """The same device with its latency multiplied by factor at the given sizes (all by default)."""
+    """The same device with its latency (and its spread) multiplied by factor at the given sizes."""
     r = copy.deepcopy(result)
     for p in r.points:
         if sizes is None or p.size in sizes:
             p.lat_us.mean *= factor
+            if p.lat_us.stddev is not None:
+                p.lat_us.stddev *= factor
             p.iops /= factor
             p.mbps /= factor
     return r
@@ -42,23 +58,29 @@ def test_bad_thresholds(text):
 
 
 def test_values_ratio_and_flags_per_size():
-    intel, _ = intel_samsung()
+    # the published means with a tight spread (sd 5 %, 5000 IOs): every change here is far beyond the noise
+    intel = with_spread(intel_samsung()[0])
     worse = scaled(intel, 1.25, sizes={4096, 8192})
     better = scaled(worse, 0.8, sizes={1048576})
     c = cmp.compare(intel, better, "latency", 0.10)
     by_size = {r.size: r for r in c.rows}
     assert by_size[4096].a == 158.2 and by_size[4096].b == pytest.approx(197.75)
     assert by_size[4096].ratio == pytest.approx(1.25) and by_size[4096].change_pct == pytest.approx(25.0)
+    assert by_size[4096].test.significant and by_size[4096].test.p < 1e-10
     assert [r.size for r in c.regressions] == [4096, 8192]
     assert [r.size for r in c.improvements] == [1048576]
-    assert by_size[512].flag == "" and by_size[512].ratio == pytest.approx(1.0)
-    assert "2 regression(s) beyond 10% (4K, 8K)" in c.summary()
+    # the same numbers: no difference, not significant, and no change reported
+    assert by_size[512].flag == cmp.NOT_SIGNIFICANT and by_size[512].ratio == pytest.approx(1.0)
+    assert by_size[512].change_pct is None
+    assert "2 regression(s) beyond 10% (4K, 8K)" in c.summary() and "12 not significant" in c.summary()
 
 
-def test_threshold_edge_and_metric_direction():
-    intel, _ = intel_samsung()
-    slower = scaled(intel, 1.08)
-    assert not cmp.compare(intel, slower, "latency", 0.10).regressions
+def test_minimum_effect_and_metric_direction():
+    intel = with_spread(intel_samsung()[0])
+    slower = scaled(intel, 1.08)  # significant at 5000 IOs, but under a 10 % minimum effect
+    c = cmp.compare(intel, slower, "latency", 0.10)
+    assert not c.regressions and {r.flag for r in c.rows} == {cmp.UNDER_FLOOR}
+    assert "15 significant but under 10%" in c.summary()
     assert len(cmp.compare(intel, slower, "latency", 0.05).regressions) == 15
     # ops/s fall when latency rises: the same sizes are flagged for iops as for latency.
     lat = cmp.compare(intel, scaled(intel, 1.3, {512}), "latency", 0.10)
@@ -77,24 +99,174 @@ def test_sizes_in_one_result_only():
 
 
 def test_cli_exit_codes_and_json(tmp_path):
-    intel, samsung = intel_samsung()
+    intel = with_spread(intel_samsung()[0], cv=0.5, ios=2000)  # a noisy device: sd half the mean
     save_sweep(str(tmp_path / "a.json"), intel)
     save_sweep(str(tmp_path / "same.json"), scaled(intel, 1.02))
     save_sweep(str(tmp_path / "slow.json"), scaled(intel, 1.5, {4096}))
     ok = slogqual("compare", tmp_path / "a.json", tmp_path / "same.json")
     assert ok.returncode == 0, ok.stderr
-    assert "no change beyond 10% at 15 size(s)" in ok.stdout
+    assert "no significant change beyond 10% at 15 size(s); 15 not significant" in ok.stdout
+    assert "rule: Welch's t-test" in ok.stdout and "95% confidence" in ok.stdout
+    line = next(ln for ln in ok.stdout.splitlines() if ln.strip().startswith("4K"))
+    assert line.rstrip().endswith("not significant") and "+2.0%" not in line  # no change reported in the noise
     bad = slogqual("compare", tmp_path / "a.json", tmp_path / "slow.json", "--threshold", "20%")
     assert bad.returncode == 1
-    line = next(l for l in bad.stdout.splitlines() if l.strip().startswith("4K"))
-    assert "158.2" in line and "237.3" in line and "1.500" in line and "+50.0%" in line and "REGRESSION" in line
+    line = next(ln for ln in bad.stdout.splitlines() if ln.strip().startswith("4K"))
+    assert "158.2" in line and "237.3" in line and "2000/2000" in line and "79.1/118.6" in line
+    assert "+50.0% REGRESSION" in line
     js = slogqual("compare", tmp_path / "a.json", tmp_path / "slow.json", "--json", "--metric", "iops")
     assert js.returncode == 1
     doc = json.loads(js.stdout)
-    assert doc["regressions"] == 1 and doc["metric"] == "iops"
-    assert [r["size"] for r in doc["rows"] if r["flag"] == "regression"] == [4096]
+    assert doc["regressions"] == 1 and doc["metric"] == "iops" and doc["schema"] == "slogqual.compare/2"
+    assert doc["test"] == "Welch's t-test" and doc["alpha"] == 0.05 and doc["min_effect"] == 0.10
+    row = next(r for r in doc["rows"] if r["flag"] == "regression")
+    assert row["size"] == 4096 and row["significant"] is True and row["change_pct"] == pytest.approx(-100 / 3)
+    assert row["a_latency"]["n"] == 2000 and row["b_latency"]["sd_us"] == pytest.approx(0.5 * 237.3)
     usage = slogqual("compare", tmp_path / "a.json", tmp_path / "same.json", "--threshold", "lots")
     assert usage.returncode == 2 and "bad threshold" in usage.stderr
+
+
+# --- significance: Welch's t-test on n, mean and sd, and the minimum effect ----------------------------
+
+def point(size=4096, mean=100.0, sd=10.0, n=1000, basis="completion", write=None, flush=None, p99=None):
+    return SweepPoint(size=size, ios=n, lat_us=LatencyStats(mean=mean, stddev=sd, p99=p99), iops=1e6 / mean,
+                      mbps=size / mean * 1e6 / 2 ** 20, lat_basis=basis, write_lat_us=write, flush_lat_us=flush)
+
+
+def sweep(*points, mode="dsync", kernel="6.1.0", fio="fio-3.33", host="lab1", kind="block", runtime=1.0):
+    r = SweepResult(target={"path": "/dev/x", "kind": kind},
+                    params={"mode": mode, "sizes": [], "runtime_s": runtime, "direct": True},
+                    environment={"kernel": kernel, "fio_version": fio, "host": host})
+    for p in points:
+        r.add_point(p)
+    return r
+
+
+def test_a_difference_inside_the_noise_is_not_significant(tmp_path):
+    """+30 % between the means of 10 IOs each with sd 50 µs: t = 1.34 at 18 degrees of freedom, p = 0.2.
+    The old fixed ±10 % called this a regression."""
+    a, b = sweep(point(mean=100.0, sd=50.0, n=10)), sweep(point(mean=130.0, sd=50.0, n=10))
+    c = cmp.compare(a, b)
+    row = c.rows[0]
+    assert row.flag == cmp.NOT_SIGNIFICANT and not c.regressions and row.change_pct is None
+    assert row.test.t == pytest.approx(30.0 / math.sqrt(2 * 50.0 ** 2 / 10)) and row.test.df == pytest.approx(18.0)
+    assert 0.19 < row.test.p < 0.21
+    save_sweep(str(tmp_path / "a.json"), a)
+    save_sweep(str(tmp_path / "b.json"), b)
+    proc = slogqual("compare", tmp_path / "a.json", tmp_path / "b.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(ln for ln in proc.stdout.splitlines() if ln.strip().startswith("4K"))
+    assert line.rstrip().endswith("not significant") and "+30" not in line and "1.3" in line  # t shown
+
+
+def test_a_large_difference_with_tight_spread_is_significant():
+    a = sweep(point(mean=100.0, sd=2.0, n=1000))
+    c = cmp.compare(a, sweep(point(mean=115.0, sd=2.0, n=1000)))
+    row = c.rows[0]
+    assert row.flag == cmp.REGRESSION and row.test.p < 1e-12 and row.change_pct == pytest.approx(15.0)
+    assert c.flag_text(row) == "+15.0% REGRESSION"
+    # significant, yet smaller than the minimum effect: not flagged, and said so
+    c = cmp.compare(a, sweep(point(mean=103.0, sd=2.0, n=1000)))
+    assert c.rows[0].test.significant and c.rows[0].flag == cmp.UNDER_FLOOR and not c.regressions
+    assert c.flag_text(c.rows[0]) == "significant, under 10%" and c.rows[0].change_pct is None
+    assert cmp.compare(a, sweep(point(mean=103.0, sd=2.0, n=1000)), min_effect=0.02).regressions
+    # the same +15 % inside a wide spread is noise
+    c = cmp.compare(sweep(point(mean=100.0, sd=200.0, n=20)), sweep(point(mean=115.0, sd=200.0, n=20)))
+    assert c.rows[0].flag == cmp.NOT_SIGNIFICANT
+
+
+@pytest.mark.parametrize("t,df", [(12.706, 1), (4.303, 2), (2.228, 10), (2.042, 30), (1.984, 100), (1.960, 1e6)])
+def test_two_sided_p_at_the_t_tables_95_percent_values(t, df):
+    assert cmp.t_two_sided_p(t, df) == pytest.approx(0.05, abs=2e-4)
+    assert cmp.t_two_sided_p(-t, df) == pytest.approx(0.05, abs=2e-4)
+
+
+def test_welch_degrees_of_freedom_for_unequal_spreads():
+    a, b = cmp.Sample(n=5, mean=10.0, sd=1.0), cmp.Sample(n=50, mean=14.0, sd=10.0)
+    w = cmp.welch(a, b)
+    va, vb = 1.0 / 5, 100.0 / 50
+    assert w.t == pytest.approx(4.0 / math.sqrt(va + vb))
+    assert w.df == pytest.approx((va + vb) ** 2 / (va ** 2 / 4 + vb ** 2 / 49))  # Welch–Satterthwaite
+    assert 0.0 < w.p < 0.05
+
+
+def test_without_spread_or_with_one_io_it_cannot_judge(tmp_path):
+    intel, _ = intel_samsung()  # a diskinfo import: means only; the old rule flagged all 15 sizes
+    slow = scaled(intel, 1.5)
+    c = cmp.compare(intel, slow)
+    assert {r.flag for r in c.rows} == {cmp.CANNOT_JUDGE} and not c.regressions
+    assert c.summary() == "cannot judge any of 15 size(s): no spread recorded"
+    one = cmp.compare(sweep(point(n=1)), sweep(point(mean=300.0, n=1)))
+    assert one.rows[0].flag == cmp.CANNOT_JUDGE and one.rows[0].test is None
+    save_sweep(str(tmp_path / "a.json"), intel)
+    save_sweep(str(tmp_path / "slow.json"), slow)
+    proc = slogqual("compare", tmp_path / "a.json", tmp_path / "slow.json")
+    assert proc.returncode == 0 and "REGRESSION" not in proc.stdout
+    line = next(ln for ln in proc.stdout.splitlines() if ln.strip().startswith("4K"))
+    assert line.rstrip().endswith("cannot judge (no spread recorded)")
+
+
+def test_flush_mode_spread_is_an_upper_bound_and_percentiles_are_not_judged():
+    def flush_point(mean):
+        return point(mean=mean, sd=None, basis=LAT_BASIS_FLUSH_BOUND, p99=2 * mean,
+                     write=LatencyStats(mean=20.0, stddev=3.0), flush=LatencyStats(mean=mean - 20.0, stddev=4.0))
+
+    s = cmp.sample_of(flush_point(100.0))
+    assert s.sd == 7.0 and s.sd_bound  # sd(W + F) <= sd(W) + sd(F)
+    a, b = sweep(flush_point(100.0), mode="flush"), sweep(flush_point(100.5), mode="flush")
+    c = cmp.compare(a, b)
+    assert c.rows[0].flag == cmp.NOT_SIGNIFICANT and any("upper bound" in n for n in c.notes)
+    c = cmp.compare(a, sweep(flush_point(300.0), mode="flush"), "p99")
+    assert c.rows[0].flag == cmp.CANNOT_JUDGE and not c.regressions
+    assert any("percentile" in n for n in c.notes) and any("upper bounds" in n for n in c.notes)
+
+
+# --- baselines: only like runs, pooled exactly -------------------------------------------------------------
+
+def test_pooling_is_exact():
+    """n, mean and sd of a pool are those of all the runs' IOs put together, not averages of the runs."""
+    rng = random.Random(7)
+    runs = [[rng.lognormvariate(4.6, 0.3) for _ in range(n)] for n in (5, 40, 300)]
+    every = [v for x in runs for v in x]
+    p = cmp.pool([cmp.Sample(n=len(x), mean=statistics.fmean(x), sd=statistics.stdev(x), seconds=sum(x) / 1e6)
+                  for x in runs])
+    assert p.n == 345 and p.runs == 3
+    assert p.mean == pytest.approx(statistics.fmean(every), rel=1e-12)
+    assert p.sd == pytest.approx(statistics.stdev(every), rel=1e-12)
+    assert p.seconds == pytest.approx(sum(every) / 1e6, rel=1e-12)
+    assert p.mean != pytest.approx(statistics.fmean(statistics.fmean(x) for x in runs), rel=1e-4)
+    # through a baseline of sweeps: the same pool, and ops/s are all the IOs over all the time
+    stored = [(f"run {i}", sweep(point(mean=statistics.fmean(x), sd=statistics.stdev(x), n=len(x))))
+              for i, x in enumerate(runs)]
+    new = sweep(point(mean=100.0, sd=30.0, n=345))
+    row = cmp.against_baseline(new, stored).rows[0]
+    assert row.a_sample.n == 345 and row.a == pytest.approx(statistics.fmean(every), rel=1e-12)
+    assert row.a_sample.sd == pytest.approx(statistics.stdev(every), rel=1e-12)
+    assert cmp.against_baseline(new, stored, "iops").rows[0].a == pytest.approx(345 / (sum(every) / 1e6), rel=1e-12)
+    a_sd = cmp.pool([cmp.Sample(n=2, mean=1.0, sd=None), cmp.Sample(n=2, mean=2.0, sd=1.0)])
+    assert a_sd.sd is None and a_sd.mean == 1.5  # one run without spread: the pool has none
+
+
+def test_baseline_pools_only_like_runs_and_names_the_rest():
+    like1, like2 = sweep(point(mean=100.0, sd=5.0)), sweep(point(mean=102.0, sd=5.0))
+    stored = [("run 1", like1), ("run 2", sweep(point(mean=50.0, sd=5.0), kernel="6.8.0")),
+              ("run 3", like2), ("run 4", sweep(point(mean=50.0, sd=5.0), fio="fio-3.36")),
+              ("run 5", sweep(point(mean=50.0, sd=5.0), mode="flush")),
+              ("run 6", sweep(point(mean=50.0, sd=5.0), host="lab2", runtime=2.0))]
+    new = sweep(point(mean=101.0, sd=5.0))
+    c = cmp.against_baseline(new, stored)
+    assert c.pooled == ["run 1", "run 3"] and c.runs == 2
+    assert [x.text() for x in c.left_out] == ["run 2: kernel 6.8.0 (new: 6.1.0)",
+                                              "run 4: fio version fio-3.36 (new: fio-3.33)",
+                                              "run 5: mode flush (new: dsync)",
+                                              "run 6: runtime 2.0 (new: 1.0); host lab2 (new: lab1)"]
+    row = c.rows[0]
+    assert row.a_sample.runs == 2 and row.a_sample.n == 2000 and row.a == pytest.approx(101.0)
+    assert row.flag == cmp.NOT_SIGNIFICANT  # had the 50 µs runs been pooled, this would be a regression
+    slow = cmp.against_baseline(sweep(point(mean=130.0, sd=5.0)), stored)
+    assert [r.size for r in slow.regressions] == [4096] and "1 regression(s) beyond 10% (4K)" in slow.summary()
+    with pytest.raises(UsageError, match="percentiles"):
+        cmp.against_baseline(new, stored, "p99")
 
 
 # --- the classifier ------------------------------------------------------------------------------

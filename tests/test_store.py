@@ -13,14 +13,17 @@ from slogqual.store import Store, StoreError, default_path
 from slogqual.tools.nbdkit import NbdServer
 
 
-def sweep_doc(model, serial, mean, path="/dev/x", mode="flush"):
+def sweep_doc(model, serial, mean, path="/dev/x", mode="flush", sd=None, **environment):
+    """A one-size sweep of 100 IOs; sd: their spread (none recorded by default); environment: e.g.
+    kernel="6.1.0" (a key that decides which stored runs a baseline pools)."""
+    lat = {"mean": mean, "p99": mean * 2, **({"stddev": sd} if sd is not None else {})}
     return {"schema": "slogqual.sweep/1", "source": "slogqual", "status": "complete", "error": None,
             "target": {"path": path, "kind": "block", "size": 1 << 30},
             "device": {"model": model, "serial": serial, "firmware": "F1", "class": "nvme"},
-            "params": {"mode": mode, "sizes": [4096]}, "environment": {"started": f"2026-11-22T00:00:{int(mean) % 60:02d}"},
+            "params": {"mode": mode, "sizes": [4096]},
+            "environment": {"started": f"2026-11-22T00:00:{int(mean) % 60:02d}", **environment},
             "notes": [], "warnings": [],
-            "points": [{"size": 4096, "ios": 100, "lat_us": {"mean": mean, "p99": mean * 2}, "iops": 1e6 / mean,
-                        "mbps": 4096 / mean}]}
+            "points": [{"size": 4096, "ios": 100, "lat_us": lat, "iops": 1e6 / mean, "mbps": 4096 / mean}]}
 
 
 def test_default_path_is_per_user_and_overridable(monkeypatch):

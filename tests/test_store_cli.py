@@ -38,6 +38,44 @@ def test_import_json_and_history_cli(tmp_path):
     assert [r["serial"] for r in runs] == ["S0", "S1"] and all(r["kind"] == "sweep" for r in runs)
 
 
+def test_compare_baseline_pools_like_runs_names_the_rest_and_judges_significance(tmp_path):
+    """Three stored sweeps of MODEL-X, one on another kernel: the baseline pools the two like runs (200 IOs),
+    names the third with its reason, and calls a small difference "not significant"."""
+    store = tmp_path / "s.sqlite"
+    stored = [sweep_doc("MODEL-X", "S0", 100.0, sd=10.0, kernel="6.1.0"),
+              sweep_doc("MODEL-X", "S1", 101.0, sd=10.0, kernel="6.1.0"),
+              sweep_doc("MODEL-X", "S2", 40.0, sd=10.0, kernel="6.8.0")]
+    files = []
+    for i, doc in enumerate(stored):
+        files.append(tmp_path / f"r{i}.json")
+        files[-1].write_text(json.dumps(doc))
+    assert slogqual("import", "json", *files, "--store", store).returncode == 0
+    new, slow = tmp_path / "new.json", tmp_path / "slow.json"
+    new.write_text(json.dumps(sweep_doc("MODEL-X", "S3", 102.0, sd=10.0, kernel="6.1.0")))
+    slow.write_text(json.dumps(sweep_doc("MODEL-X", "S3", 150.0, sd=10.0, kernel="6.1.0")))
+    proc = slogqual("compare", "--baseline", "model:MODEL-X", new, "--store", store)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "baseline: 2 stored sweep(s) of model:MODEL-X, pooled" in out
+    assert "pooled run 1 (" in out and "pooled run 2 (" in out
+    assert "left out run 3 (" in out and "serial S2): kernel 6.8.0 (new: 6.1.0)" in out
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("4K"))
+    assert "200/100" in line and line.rstrip().endswith("not significant")
+    proc = slogqual("compare", "--baseline", "model:MODEL-X", slow, "--store", store, "--json")
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "slogqual.compare-baseline/2" and doc["runs"] == 2 and doc["regressions"] == 1
+    assert [x["reasons"] for x in doc["left_out"]] == [["kernel 6.8.0 (new: 6.1.0)"]]
+    assert doc["rows"][0]["a"] == pytest.approx(100.5) and doc["rows"][0]["a_latency"]["n"] == 200
+    proc = slogqual("compare", "--baseline", "model:MODEL-X", slow, "--store", store, "--metric", "p99")
+    assert proc.returncode == 2 and "percentiles" in proc.stderr
+    # nothing stored was measured like a run on a third kernel: exit 2, and why
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(sweep_doc("MODEL-X", "S4", 100.0, sd=10.0, kernel="6.9.0")))
+    proc = slogqual("compare", "--baseline", "model:MODEL-X", other, "--store", store)
+    assert proc.returncode == 2 and "none of the 3 stored sweep(s)" in proc.stderr and "kernel 6.1.0" in proc.stderr
+
+
 @pytest.mark.integration
 @need("fio", "nbdkit")
 def test_history_lists_runs_and_compare_baseline_flags_the_slowed_device(tmp_path, profile):

@@ -1,26 +1,187 @@
-"""Compare two sweeps size by size and flag changes beyond a threshold.
+"""Compare sweeps size by size: a change is reported only when it is significant and large enough.
 
-"Worse" is measured the same way for every metric: the ratio of the worse value
-to the better one. For a latency that is B/A when B is higher; for ops/s or MiB/s
-it is A/B when B is lower. At QD1 ops/s is the reciprocal of the mean latency,
-so ``--metric latency`` and ``--metric iops`` flag the same sizes.
+The one compare of slogqual: ``slogqual compare A.json B.json`` and ``slogqual compare --baseline``
+(the stored runs of a model, pooled) both judge here, with the constants below. Pure functions on
+result documents; nothing here starts a process or touches a file.
+
+Each sweep point records how many IOs stand behind it (``ios``) and their spread
+(``lat_us.stddev``). A difference of mean latencies is judged with Welch's t-test (unequal variances,
+Welch–Satterthwaite degrees of freedom), two-sided at ``ALPHA`` = 5 % (95 % confidence), as pyperf
+judges its samples (pyperf/_compare.py). A size is flagged only when the difference is significant
+*and* the worse/better factor is larger than ``1 + MIN_EFFECT`` (10 %): with thousands of IOs per point a
+2 % drift is "significant" yet no regression worth a gate. Otherwise the row says "not significant",
+"significant, under 10%", or — when a side has no spread or fewer than two IOs (diskinfo imports
+record means only) — "cannot judge (no spread recorded)".
+
+In flush mode (``lat_basis`` ``write+flush``) fio times the write and the fdatasync separately and
+never the pair, so the pair's standard deviation is not recorded; sd(write) + sd(flush) bounds it
+from above (|cov| <= sd·sd), which makes the test conservative there, and the output says so.
+
+"Worse" is measured the same way for every metric: the ratio of the worse value to the better one.
+For a latency that is B/A when B is higher; for ops/s or MiB/s it is A/B when B is lower. ops/s and
+MiB/s are totals of a run, not per-IO samples: their significance is that of the mean latency of the
+same IOs (at QD1 ops/s is the reciprocal of the mean latency). A percentile (p99) carries no spread
+of its own and cannot be pooled, so it is shown and never judged.
+
+A baseline pools only stored runs measured like the new one (:data:`POOL_KEYS`: target kind, mode,
+runtime, O_DIRECT, fio version, kernel, host, source) and names the runs it left out and why. Pooling
+is exact: the combined n, mean and variance are those of the concatenated IOs (:func:`pool`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from statistics import NormalDist
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from slogqual.errors import UsageError
-from slogqual.results import SweepPoint, SweepResult
+from slogqual.results import LAT_BASIS_FLUSH_BOUND, SweepPoint, SweepResult
 from slogqual.units import size_label
 
+ALPHA = 0.05  # two-sided: a difference is significant at 95 % confidence
+MIN_EFFECT = 0.10  # a significant change smaller than this is not flagged (the old fixed threshold)
+TEST = "Welch's t-test"
+
+COMPARE_SCHEMA = "slogqual.compare/2"
+BASELINE_SCHEMA = "slogqual.compare-baseline/2"
+
+# the verdict of one size
 REGRESSION = "regression"
 IMPROVEMENT = "improvement"
+NOT_SIGNIFICANT = "not significant"
+UNDER_FLOOR = "under the minimum effect"  # significant, but smaller than MIN_EFFECT
+CANNOT_JUDGE = "cannot judge (no spread recorded)"
 ONLY_A = "only in A"
 ONLY_B = "only in B"
 
+# the metadata that must agree for stored runs to be pooled: (name, path in the sweep document)
+POOL_KEYS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+    ("target kind", ("target", "kind")),
+    ("mode", ("params", "mode")),
+    ("runtime", ("params", "runtime_s")),
+    ("direct", ("params", "direct")),
+    ("fio version", ("environment", "fio_version")),
+    ("kernel", ("environment", "kernel")),
+    ("host", ("environment", "host")),
+    ("source", ("source",)),
+)
+
+
+# --- samples: n, mean and spread of one point's IOs, and pools of them -------------------------------
+
+@dataclass(frozen=True)
+class Sample:
+    """The latencies (µs) of the IOs behind one point, or behind one size of a pool of runs."""
+
+    n: int
+    mean: float
+    sd: Optional[float]  # sample standard deviation (n - 1); None when not recorded
+    sd_bound: bool = False  # sd is an upper bound (write+flush pairs)
+    seconds: Optional[float] = None  # time the IOs took (ios / iops): for pooled ops/s and MiB/s
+    mib: Optional[float] = None  # MiB written
+    runs: int = 1
+
+    @property
+    def judgeable(self) -> bool:
+        return self.sd is not None and self.n >= 2 and math.isfinite(self.sd)
+
+
+def sample_of(p: SweepPoint) -> Sample:
+    sd, bound = p.lat_us.stddev if p.lat_us else None, False
+    if sd is None and p.lat_basis == LAT_BASIS_FLUSH_BOUND and p.write_lat_us and p.flush_lat_us \
+            and p.write_lat_us.stddev is not None and p.flush_lat_us.stddev is not None:
+        sd, bound = p.write_lat_us.stddev + p.flush_lat_us.stddev, True
+    seconds = p.ios / p.iops if p.ios > 0 and p.iops and p.iops > 0 else None
+    return Sample(n=p.ios, mean=p.lat_us.mean, sd=sd, sd_bound=bound, seconds=seconds,
+                  mib=p.mbps * seconds if seconds is not None and p.mbps is not None else None)
+
+
+def pool(samples: Sequence[Sample]) -> Sample:
+    """The samples as one: exactly the n, mean and sd of all their IOs put together.
+
+    mean = Σ nᵢ·mᵢ / N;  (N - 1)·s² = Σ (nᵢ - 1)·sᵢ² + Σ nᵢ·(mᵢ - mean)²
+    """
+    if not samples:
+        raise ValueError("no samples to pool")
+    n = sum(s.n for s in samples)
+    mean = math.fsum(s.n * s.mean for s in samples) / n
+    sd: Optional[float] = None
+    if n > 1 and all(s.sd is not None for s in samples):
+        ss = math.fsum((s.n - 1) * s.sd ** 2 + s.n * (s.mean - mean) ** 2 for s in samples)
+        sd = math.sqrt(ss / (n - 1))
+    seconds = math.fsum(s.seconds for s in samples) if all(s.seconds is not None for s in samples) else None
+    mib = math.fsum(s.mib for s in samples) if all(s.mib is not None for s in samples) else None
+    return Sample(n=n, mean=mean, sd=sd, sd_bound=any(s.sd_bound for s in samples), seconds=seconds, mib=mib,
+                  runs=sum(s.runs for s in samples))
+
+
+# --- the test ------------------------------------------------------------------------------------------
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny, eps = 1e-300, 1e-15
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 20000):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < eps:
+            break
+    return h
+
+
+def t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with df degrees of freedom (df need not be an integer)."""
+    if math.isinf(t):
+        return 0.0
+    if df > 1e5:  # t and normal differ by less than 1e-5 in the critical value here
+        return 2.0 * (1.0 - NormalDist().cdf(abs(t)))
+    a, b = df / 2.0, 0.5
+    x, y = df / (df + t * t), t * t / (df + t * t)  # the regularized I_x(df/2, 1/2) is the p-value
+    if y == 0.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(y))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return min(1.0, front * _betacf(a, b, x) / a)
+    return max(0.0, 1.0 - front * _betacf(b, a, y) / b)
+
+
+@dataclass(frozen=True)
+class Welch:
+    t: float  # (mean B - mean A) / standard error
+    df: float
+    p: float
+    alpha: float = ALPHA
+
+    @property
+    def significant(self) -> bool:
+        return self.p < self.alpha
+
+
+def welch(a: Sample, b: Sample, alpha: float = ALPHA) -> Optional[Welch]:
+    """Welch's t-test on two samples' n, mean and sd; None when either has no spread or n < 2."""
+    if not (a.judgeable and b.judgeable):
+        return None
+    va, vb = a.sd ** 2 / a.n, b.sd ** 2 / b.n
+    diff = b.mean - a.mean
+    if va + vb == 0.0:  # no spread at all on either side: any difference is beyond the noise
+        return Welch(0.0 if diff == 0 else math.copysign(math.inf, diff), a.n + b.n - 2.0,
+                     1.0 if diff == 0 else 0.0, alpha)
+    t = diff / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (a.n - 1) + vb ** 2 / (b.n - 1))
+    return Welch(t, df, t_two_sided_p(t, df), alpha)
+
+
+# --- metrics ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class CompareMetric:
@@ -29,14 +190,31 @@ class CompareMetric:
     unit: str
     value: Callable[[SweepPoint], Optional[float]]
     higher_is_worse: bool
+    of_pool: Optional[Callable[[Sample], Optional[float]]] = None  # None: not derivable from a pool
+
+    @property
+    def judged(self) -> bool:
+        """Means and run totals can be judged; a percentile has no recorded spread."""
+        return self.of_pool is not None
+
+
+def _per_second(x: Optional[float], s: Sample) -> Optional[float]:
+    return None if x is None or not s.seconds else x / s.seconds
 
 
 METRICS: Dict[str, CompareMetric] = {
-    "latency": CompareMetric("latency", "mean latency", "µs", lambda p: p.lat_us.mean if p.lat_us else None, True),
+    "latency": CompareMetric("latency", "mean latency", "µs", lambda p: p.lat_us.mean if p.lat_us else None, True,
+                             lambda s: s.mean),
     "p99": CompareMetric("p99", "p99 latency", "µs", lambda p: p.lat_us.p99 if p.lat_us else None, True),
-    "iops": CompareMetric("iops", "writes/s", "ops/s", lambda p: p.iops, False),
-    "mbps": CompareMetric("mbps", "bandwidth", "MiB/s", lambda p: p.mbps, False),
+    "iops": CompareMetric("iops", "writes/s", "ops/s", lambda p: p.iops, False, lambda s: _per_second(s.n, s)),
+    "mbps": CompareMetric("mbps", "bandwidth", "MiB/s", lambda p: p.mbps, False, lambda s: _per_second(s.mib, s)),
 }
+
+
+def metric_of(key: str) -> CompareMetric:
+    if key not in METRICS:
+        raise UsageError(f"unknown metric {key!r}: use one of {', '.join(METRICS)}")
+    return METRICS[key]
 
 
 def parse_threshold(text: str) -> float:
@@ -50,11 +228,23 @@ def parse_threshold(text: str) -> float:
     return value
 
 
+def worse_factor(metric: CompareMetric, a: float, b: float) -> float:
+    """> 1 when B is worse than A, < 1 when better; the same scale for every metric."""
+    if metric.higher_is_worse:
+        return b / a
+    return a / b
+
+
+# --- rows and comparisons --------------------------------------------------------------------------------
+
 @dataclass
 class CompareRow:
     size: int
-    a: Optional[float]
+    a: Optional[float]  # the metric's value: A, or the pool of baseline runs
     b: Optional[float]
+    a_sample: Optional[Sample] = None
+    b_sample: Optional[Sample] = None
+    test: Optional[Welch] = None
     flag: str = ""
 
     @property
@@ -65,16 +255,67 @@ class CompareRow:
 
     @property
     def change_pct(self) -> Optional[float]:
+        """The change B vs A in percent — reported only for a flagged (significant, large) change."""
         r = self.ratio
-        return None if r is None else (r - 1.0) * 100.0
+        if r is None or self.flag not in (REGRESSION, IMPROVEMENT):
+            return None
+        return (r - 1.0) * 100.0
+
+    def to_dict(self) -> Dict[str, Any]:
+        def side(s: Optional[Sample]) -> Optional[Dict[str, Any]]:
+            return None if s is None else {"n": s.n, "mean_us": s.mean, "sd_us": s.sd,
+                                           "sd_upper_bound": s.sd_bound, "runs": s.runs}
+        t = self.test
+        return {"size": self.size, "a": self.a, "b": self.b, "ratio": self.ratio, "change_pct": self.change_pct,
+                "flag": self.flag, "significant": None if t is None else t.significant,
+                "t": None if t is None or math.isinf(t.t) else t.t, "df": None if t is None else t.df,
+                "p": None if t is None else t.p, "a_latency": side(self.a_sample), "b_latency": side(self.b_sample)}
+
+
+def judge(row: CompareRow, metric: CompareMetric, min_effect: float = MIN_EFFECT, alpha: float = ALPHA) -> None:
+    """Set row.test and row.flag: the one rule for both compares."""
+    x, y = row.a, row.b
+    if not metric.judged or row.a_sample is None or row.b_sample is None or x is None or y is None \
+            or x <= 0 or y <= 0:
+        row.flag = CANNOT_JUDGE
+        return
+    row.test = welch(row.a_sample, row.b_sample, alpha)
+    if row.test is None:
+        row.flag = CANNOT_JUDGE
+    elif not row.test.significant:
+        row.flag = NOT_SIGNIFICANT
+    else:
+        f = worse_factor(metric, x, y)
+        row.flag = REGRESSION if f > 1.0 + min_effect else IMPROVEMENT if f < 1.0 / (1.0 + min_effect) \
+            else UNDER_FLOOR
+
+
+@dataclass
+class LeftOut:
+    """A stored run the baseline did not pool, and why."""
+
+    label: str
+    reasons: List[str]
+
+    def text(self) -> str:
+        return f"{self.label}: " + "; ".join(self.reasons)
 
 
 @dataclass
 class Comparison:
     metric: CompareMetric
-    threshold: float
+    min_effect: float
     rows: List[CompareRow]
     notes: List[str] = field(default_factory=list)
+    alpha: float = ALPHA
+    a_name: str = "A"
+    b_name: str = "B"
+    pooled: List[str] = field(default_factory=list)  # baseline: the runs pooled
+    left_out: List[LeftOut] = field(default_factory=list)  # baseline: the runs not pooled, with reasons
+
+    @property
+    def runs(self) -> int:
+        return len(self.pooled)
 
     @property
     def regressions(self) -> List[CompareRow]:
@@ -84,62 +325,154 @@ class Comparison:
     def improvements(self) -> List[CompareRow]:
         return [r for r in self.rows if r.flag == IMPROVEMENT]
 
+    def flag_text(self, row: CompareRow) -> str:
+        if row.flag == ONLY_A:
+            return f"only in {self.a_name}"
+        if row.flag == ONLY_B:
+            return f"only in {self.b_name}"
+        if row.flag == UNDER_FLOOR:
+            return f"significant, under {self.min_effect * 100:g}%"
+        if row.flag in (REGRESSION, IMPROVEMENT):
+            return f"{row.change_pct:+.1f}% " + (row.flag.upper() if row.flag == REGRESSION else row.flag)
+        return row.flag
+
+    def rule(self) -> str:
+        return (f"{TEST} on the mean latency of the IOs (n, mean, sd), two-sided at {(1 - self.alpha) * 100:g}% "
+                f"confidence; a change is flagged when significant and larger than {self.min_effect * 100:g}%")
+
     def summary(self) -> str:
-        reg, imp = self.regressions, self.improvements
-        both = [r for r in self.rows if r.ratio is not None]
+        both = [r for r in self.rows if r.flag not in (ONLY_A, ONLY_B)]
         if not both:
-            return "no size measured in both results"
+            return f"no size measured in both {self.a_name} and {self.b_name}"
+        count = {flag: sum(r.flag == flag for r in both) for flag in
+                 (NOT_SIGNIFICANT, UNDER_FLOOR, CANNOT_JUDGE)}
+        if count[CANNOT_JUDGE] == len(both):
+            return f"cannot judge any of {len(both)} size(s): no spread recorded" + (
+                "" if self.metric.judged else " for a percentile")
         parts = []
-        if reg:
-            parts.append(f"{len(reg)} regression(s) beyond {self.threshold * 100:g}% ("
-                         + ", ".join(size_label(r.size) for r in reg) + ")")
-        if imp:
-            parts.append(f"{len(imp)} improvement(s) beyond {self.threshold * 100:g}% ("
-                         + ", ".join(size_label(r.size) for r in imp) + ")")
+        for what, rows in (("regression", self.regressions), ("improvement", self.improvements)):
+            if rows:
+                parts.append(f"{len(rows)} {what}(s) beyond {self.min_effect * 100:g}% ("
+                             + ", ".join(size_label(r.size) for r in rows) + ")")
         if not parts:
-            parts.append(f"no change beyond {self.threshold * 100:g}% at {len(both)} size(s)")
+            parts.append(f"no significant change beyond {self.min_effect * 100:g}% at "
+                         f"{len(both) - count[CANNOT_JUDGE]} size(s)")
+        if count[NOT_SIGNIFICANT]:
+            parts.append(f"{count[NOT_SIGNIFICANT]} not significant")
+        if count[UNDER_FLOOR]:
+            parts.append(f"{count[UNDER_FLOOR]} significant but under {self.min_effect * 100:g}%")
+        if count[CANNOT_JUDGE]:
+            parts.append(f"{count[CANNOT_JUDGE]} {CANNOT_JUDGE}")
         return "; ".join(parts)
 
+    def to_dict(self) -> Dict[str, Any]:
+        return {"metric": self.metric.key, "unit": self.metric.unit, "test": TEST, "alpha": self.alpha,
+                "min_effect": self.min_effect, "threshold": self.min_effect, "rule": self.rule(),
+                "rows": [r.to_dict() for r in self.rows], "regressions": len(self.regressions),
+                "improvements": len(self.improvements), "summary": self.summary(), "notes": self.notes}
 
-def worse_factor(metric: CompareMetric, a: float, b: float) -> float:
-    """> 1 when B is worse than A, < 1 when better; the same scale for every metric."""
-    if metric.higher_is_worse:
-        return b / a
-    return a / b
+
+def _spread_notes(rows: Sequence[CompareRow], names: Tuple[str, str]) -> List[str]:
+    notes = []
+    for name, samples in zip(names, ([r.a_sample for r in rows], [r.b_sample for r in rows])):
+        if any(s is not None and s.sd_bound for s in samples):
+            notes.append(f"{name}: flush mode records no spread of the write+flush pair; sd(write) + sd(flush) is "
+                         f"used, an upper bound, so the test is conservative there")
+    return notes
 
 
-def compare(a: SweepResult, b: SweepResult, metric: str = "latency", threshold: float = 0.10) -> Comparison:
-    if metric not in METRICS:
-        raise UsageError(f"unknown metric {metric!r}: use one of {', '.join(METRICS)}")
-    m = METRICS[metric]
-    va = {p.size: m.value(p) for p in a.points}
-    vb = {p.size: m.value(p) for p in b.points}
+def compare(a: SweepResult, b: SweepResult, metric: str = "latency", min_effect: float = MIN_EFFECT,
+            alpha: float = ALPHA) -> Comparison:
+    """B judged against A at every size either measured."""
+    m = metric_of(metric)
+    pa, pb = {p.size: p for p in a.points}, {p.size: p for p in b.points}
     rows: List[CompareRow] = []
-    notes: List[str] = []
-    for size in sorted(set(va) | set(vb)):
-        x, y = va.get(size), vb.get(size)
-        row = CompareRow(size, x, y)
-        if size not in vb:
+    for size in sorted(set(pa) | set(pb)):
+        x, y = pa.get(size), pb.get(size)
+        row = CompareRow(size, m.value(x) if x else None, m.value(y) if y else None,
+                         sample_of(x) if x else None, sample_of(y) if y else None)
+        if y is None:
             row.flag = ONLY_A
-        elif size not in va:
+        elif x is None:
             row.flag = ONLY_B
-        elif x is not None and y is not None and x > 0 and y > 0:
-            f = worse_factor(m, x, y)
-            if f > 1.0 + threshold:
-                row.flag = REGRESSION
-            elif f < 1.0 / (1.0 + threshold):
-                row.flag = IMPROVEMENT
+        else:
+            judge(row, m, min_effect, alpha)
         rows.append(row)
-    for name, r, vals in (("A", a, va), ("B", b, vb)):
+    notes: List[str] = []
+    for name, r, pts in (("A", a, pa), ("B", b, pb)):
         if r.source != "slogqual":
-            notes.append(f"{name} is a {r.source} import: mean only, about 1 s per size")
-        if vals and all(v is None for v in vals.values()):
+            notes.append(f"{name} is a {r.source} import: mean only, about 1 s per size, no spread recorded")
+        if pts and all(m.value(p) is None for p in pts.values()):
             notes.append(f"{name} has no {m.label} values")
-    if metric == "p99":
+    if not m.judged:
+        notes.append(f"{m.label} is a percentile: no spread is recorded for it, so it is shown, not judged "
+                     f"(--metric latency judges the means)")
         bases = [{p.lat_basis for p in r.points} for r in (a, b)]
-        if bases[0] != bases[1]:
-            notes.append("the p99 figures are of different kinds: " + ", ".join(
-                f"{n} {'/'.join(sorted(x))}" for n, x in zip("AB", bases)) + " (write+flush percentiles are upper bounds)")
-    if a.params.get("mode") != b.params.get("mode"):
-        notes.append(f"write modes differ: A {a.params.get('mode')}, B {b.params.get('mode')}")
-    return Comparison(m, threshold, rows, notes)
+        if any(LAT_BASIS_FLUSH_BOUND in x for x in bases):
+            notes.append("write+flush percentiles are upper bounds (docs/results.md)")
+    notes += _spread_notes(rows, ("A", "B"))
+    for name, va, vb in key_differences(a, b):
+        notes.append(f"A and B differ in {name}: A {va}, B {vb} (the comparison includes that difference)")
+    return Comparison(m, min_effect, rows, notes, alpha)
+
+
+# --- baselines: like runs pooled ---------------------------------------------------------------------------
+
+def pool_key(r: SweepResult) -> Dict[str, Any]:
+    doc = {"target": r.target, "params": r.params, "environment": r.environment, "source": r.source}
+    out: Dict[str, Any] = {}
+    for name, path in POOL_KEYS:
+        v: Any = doc
+        for k in path:
+            v = v.get(k) if isinstance(v, dict) else None
+        out[name] = v
+    return out
+
+
+def key_differences(a: SweepResult, b: SweepResult) -> List[Tuple[str, Any, Any]]:
+    """(name, value in a, value in b) for every pooling key on which the two differ."""
+    ka, kb = pool_key(a), pool_key(b)
+    return [(name, ka[name], kb[name]) for name, _ in POOL_KEYS if ka[name] != kb[name]]
+
+
+def against_baseline(new: SweepResult, stored: Sequence[Tuple[str, SweepResult]], metric: str = "latency",
+                     min_effect: float = MIN_EFFECT, alpha: float = ALPHA) -> Comparison:
+    """The new sweep judged against the pool of the stored runs measured like it.
+
+    ``stored`` is (label, sweep) pairs; a run whose :data:`POOL_KEYS` differ from the new run's is left
+    out and named with its reasons. Per size the like runs' points are pooled exactly (:func:`pool`);
+    a pool's percentiles cannot be derived from its runs', so only means and totals are compared.
+    """
+    m = metric_of(metric)
+    if not m.judged:
+        raise UsageError(f"--baseline cannot use {m.label}: a pool's percentiles cannot be derived from its runs' "
+                         f"percentiles; use --metric latency (the mean), iops or mbps")
+    like: List[Tuple[str, SweepResult]] = []
+    left_out: List[LeftOut] = []
+    for label, r in stored:
+        diffs = key_differences(new, r)
+        if diffs:
+            left_out.append(LeftOut(label, [f"{name} {vb} (new: {va})" for name, va, vb in diffs]))
+        else:
+            like.append((label, r))
+    pn = {p.size: p for p in new.points}
+    sizes = sorted(set(pn) | {p.size for _, r in like for p in r.points})
+    rows: List[CompareRow] = []
+    for size in sizes:
+        points = [r.point(size) for _, r in like if r.point(size) is not None]
+        base = pool([sample_of(p) for p in points]) if points else None
+        x = pn.get(size)
+        row = CompareRow(size, m.of_pool(base) if base else None, m.value(x) if x else None, base,
+                         sample_of(x) if x else None)
+        if x is None:
+            row.flag = ONLY_A
+        elif base is None:
+            row.flag = ONLY_B
+        else:
+            judge(row, m, min_effect, alpha)
+        rows.append(row)
+    notes: List[str] = []
+    if new.source != "slogqual":
+        notes.append(f"the new result is a {new.source} import: mean only, no spread recorded")
+    notes += _spread_notes(rows, ("baseline", "new"))
+    return Comparison(m, min_effect, rows, notes, alpha, "baseline", "new", [label for label, _ in like], left_out)

@@ -1,73 +1,137 @@
-"""slogqual compare: two sweeps side by side, per size, with regressions flagged (exit 1)."""
+"""slogqual compare: two sweeps (or one sweep and the stored runs of its model) per size; a change is
+flagged only when significant and at least the minimum effect (exit 1 on a regression).
+
+Arguments and printing only: the rule is slogqual/analysis/compare.py, the stored runs come from
+slogqual/store.py.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+from typing import List, Optional
 
 from tabulate import tabulate
 
+from slogqual import store
 from slogqual.analysis import compare as cmp
 from slogqual.errors import UsageError
-from slogqual.report.plot import series_label
 from slogqual.report.inputs import load_results
+from slogqual.report.plot import series_label
 from slogqual.units import size_label
 
 
 def register(sub) -> None:
     p = sub.add_parser("compare", help="compare two results per size; exit 1 when a regression is flagged",
-                       description="Compare result B against baseline A at every IO size: both values, the "
-                                   "ratio B/A, and a flag where B is worse (regression) or better (improvement) "
-                                   "by more than the threshold. Exit code 1 when any regression is flagged.")
+                       description="Compare result B against baseline A at every IO size: both means with their "
+                                   "spread and IO counts, Welch's t-test on the mean latency (95%%), and a flag "
+                                   "where B is significantly worse (regression) or better (improvement) by more "
+                                   "than the minimum effect. Exit code 1 when any regression is flagged.")
     p.add_argument("a", metavar="A.json", help="the baseline")
     p.add_argument("b", metavar="B.json", nargs="?", help="the result to judge")
-    # --- the result store as the baseline (logic in slogqual/cli/history.py) ---
     p.add_argument("--baseline", metavar="model:M",
-                   help="compare A.json with the stored sweeps of this model (or serial:S) and flag regressions "
-                        "beyond their spread: slogqual compare --baseline model:M NEW.json")
+                   help="judge A.json against the pooled stored sweeps of this model (or serial:S) measured like "
+                        "it: slogqual compare --baseline model:M NEW.json")
     p.add_argument("--store", metavar="PATH", help="result store for --baseline (default: $SLOGQUAL_STORE or "
                                                   "~/.local/share/slogqual/results.sqlite)")
     p.add_argument("--metric", choices=sorted(cmp.METRICS), default="latency",
-                   help="latency (mean, default), p99, iops or mbps")
-    p.add_argument("--threshold", default="10%", help="flag changes beyond this (default 10%%; 0.1 also works)")
+                   help="latency (mean, default), iops, mbps, or p99 (shown, not judged: a percentile has no "
+                        "recorded spread)")
+    p.add_argument("--min-effect", "--threshold", dest="threshold", default=f"{cmp.MIN_EFFECT * 100:g}%",
+                   help=f"flag a significant change only when larger than this (default {cmp.MIN_EFFECT * 100:g}%%; "
+                        f"0.1 also works)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(func=run)
 
 
-def _fmt(v):
-    return "-" if v is None else f"{v:.1f}" if v >= 10 else f"{v:.3g}"
+def _fmt(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v:.1f}" if abs(v) >= 10 else f"{v:.3g}"
+
+
+def _sd(s: Optional[cmp.Sample]) -> str:
+    if s is None or s.sd is None:
+        return "-"
+    return ("≤" if s.sd_bound else "") + _fmt(s.sd)
+
+
+def _pair(a: str, b: str) -> str:
+    return f"{a}/{b}"
+
+
+def table(c: cmp.Comparison, runs_column: bool = False) -> str:
+    """The rows of a comparison as a text table: values, spread, IO counts, t, and the verdict."""
+    unit, an, bn = c.metric.unit, c.a_name, c.b_name
+    headers: List[str] = ["size"] + (["runs"] if runs_column else []) + [
+        f"{an} {c.metric.label} ({unit})", f"{bn} ({unit})", _pair(f"IOs {an}", bn),
+        _pair(f"lat sd {an}", bn) + " (µs)", "t", "change"]
+    rows = []
+    for r in c.rows:
+        t = r.test
+        rows.append([size_label(r.size)] + ([r.a_sample.runs if r.a_sample else 0] if runs_column else []) + [
+            _fmt(r.a), _fmt(r.b),
+            _pair(str(r.a_sample.n) if r.a_sample else "-", str(r.b_sample.n) if r.b_sample else "-"),
+            _pair(_sd(r.a_sample), _sd(r.b_sample)),
+            "-" if t is None else ("inf" if t.t > 1e6 else "-inf" if t.t < -1e6 else f"{t.t:.1f}"),
+            c.flag_text(r)])
+    return tabulate(rows, headers=headers, colalign=("right",) * (len(headers) - 1) + ("left",),
+                    disable_numparse=True)
+
+
+def _print(c: cmp.Comparison, runs_column: bool = False) -> None:
+    print(table(c, runs_column))
+    for note in c.notes:
+        print(f"note: {note}")
+    print(f"rule: {c.rule()}")
+    print(f"{c.metric.label}: {c.summary()}")
 
 
 def run(args) -> int:
-    if args.baseline:  # --- the result store as the baseline (slogqual/cli/history.py) ---
-        from slogqual.cli import history
+    min_effect = cmp.parse_threshold(args.threshold)
+    if args.baseline:
         if args.b:
             raise UsageError("--baseline judges one result against the store: give only NEW.json")
-        return history.run_baseline(args.baseline, args.a, args.metric, args.store, args.json)
+        return run_baseline(args.baseline, args.a, args.metric, args.store, args.json, min_effect)
     if not args.b:
         raise UsageError("give A.json and B.json (or --baseline model:M NEW.json)")
-    threshold = cmp.parse_threshold(args.threshold)
     a, b = load_results([args.a, args.b])
-    c = cmp.compare(a, b, args.metric, threshold)
+    c = cmp.compare(a, b, args.metric, min_effect)
     if args.json:
-        json.dump({
-            "schema": "slogqual.compare/1",
-            "a": args.a, "b": args.b, "metric": c.metric.key, "unit": c.metric.unit, "threshold": threshold,
-            "rows": [{"size": r.size, "a": r.a, "b": r.b, "ratio": r.ratio, "flag": r.flag or None} for r in c.rows],
-            "regressions": len(c.regressions), "improvements": len(c.improvements),
-            "summary": c.summary(), "notes": c.notes,
-        }, sys.stdout, indent=2)
+        json.dump({"schema": cmp.COMPARE_SCHEMA, "a": args.a, "b": args.b, **c.to_dict()}, sys.stdout, indent=2)
         print()
     else:
         print(f"A: {args.a} ({series_label(a)})")
         print(f"B: {args.b} ({series_label(b)})")
-        rows = [[size_label(r.size), _fmt(r.a), _fmt(r.b), "-" if r.ratio is None else f"{r.ratio:.3f}",
-                 "-" if r.change_pct is None else f"{r.change_pct:+.1f}%", r.flag.upper() if r.flag == cmp.REGRESSION
-                 else r.flag] for r in c.rows]
-        unit = c.metric.unit
-        print(tabulate(rows, headers=["size", f"A {c.metric.label} ({unit})", f"B ({unit})", "B/A", "change", "flag"],
-                       colalign=("right", "right", "right", "right", "right", "left"), disable_numparse=True))
-        for note in c.notes:
-            print(f"note: {note}")
-        print(c.summary())
+        _print(c)
+    return 1 if c.regressions else 0
+
+
+def run_baseline(spec: str, new_path: str, metric: str, store_path: Optional[str], as_json: bool,
+                 min_effect: float = cmp.MIN_EFFECT) -> int:
+    key = store.parse_selector(spec)
+    new = store.load_sweep_or_qualification(new_path)
+    cmp.metric_of(metric)
+    found = store.stored_sweeps(key, store_path, leave_out=new)
+    if not found.runs:
+        raise UsageError(f"no stored sweeps of {spec} to compare with (slogqual history "
+                         f"{'--model ' + key['model'] if 'model' in key else '--serial ' + key['serial']})")
+    c = cmp.against_baseline(new, [(store.run_label(r), s) for r, s in found.runs], metric, min_effect)
+    if not c.pooled:
+        raise UsageError(f"none of the {len(found.runs)} stored sweep(s) of {spec} was measured like {new_path} "
+                         f"(left out " + "; ".join(x.text() for x in c.left_out) + ")")
+    if found.identical:
+        c.notes.append(f"left out {len(found.identical)} stored run(s) identical to the new result")
+    if as_json:
+        json.dump({"schema": cmp.BASELINE_SCHEMA, "baseline": key, "new": new_path, "runs": c.runs,
+                   "pooled": c.pooled, "left_out": [{"run": x.label, "reasons": x.reasons} for x in c.left_out],
+                   "identical": [r.id for r in found.identical], **c.to_dict()}, sys.stdout, indent=2)
+        print()
+    else:
+        print(f"baseline: {c.runs} stored sweep(s) of {spec}, pooled; new: {new_path}")
+        for label in c.pooled:
+            print(f"  pooled {label}")
+        for x in c.left_out:
+            print(f"  left out {x.text()}")
+        print("  (a pool's mean and spread are those of all its IOs together; a pool has no percentiles, so means "
+              "are compared)")
+        _print(c, runs_column=True)
     return 1 if c.regressions else 0

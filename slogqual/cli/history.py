@@ -1,6 +1,7 @@
-"""slogqual history, and the command-line side of compare --baseline and import json: arguments and
-printing only. Queries, selection and recording are in slogqual/store.py; judging in
-slogqual/analysis/compare.py.
+"""slogqual history and slogqual import json: arguments and printing only.
+
+Queries, selection of runs and recording are in slogqual/store.py; ``compare --baseline`` is
+slogqual/cli/compare.py, judging in slogqual/analysis/compare.py.
 """
 
 from __future__ import annotations
@@ -12,10 +13,7 @@ from typing import Optional, Sequence
 from tabulate import tabulate
 
 from slogqual import store
-from slogqual.errors import UsageError
-from slogqual.qualify import baseline as bl
 from slogqual.store import KIND_QUALIFICATION, KIND_SCENARIO, KIND_SWEEP, Store
-from slogqual.units import size_label
 
 
 def register(sub) -> None:
@@ -52,42 +50,6 @@ def run(args) -> int:
     print(tabulate(rows, headers=["id", "started", "kind", "model", "serial", "firmware", "target", "status",
                                   "summary"], disable_numparse=True))
     return 0
-
-
-# --- compare --baseline ---------------------------------------------------------------------------
-
-def _fmt(v: Optional[float]) -> str:
-    return "-" if v is None else f"{v:.1f}" if abs(v) >= 10 else f"{v:.3g}"
-
-
-def run_baseline(spec: str, new_path: str, metric: str, store_path: Optional[str], as_json: bool,
-                 k: float = bl.K_SIGMA, floor: float = bl.FLOOR) -> int:
-    key = store.parse_selector(spec)
-    new = store.load_sweep_or_qualification(new_path)
-    found = store.stored_sweeps(key, store_path, leave_out=new)
-    if not found.runs:
-        raise UsageError(f"no stored sweeps of {spec} to compare with (slogqual history {'--model ' + key['model'] if 'model' in key else '--serial ' + key['serial']})")
-    c = bl.compare(new, [s for _, s in found.runs], metric, k=k, floor=floor)
-    if found.identical:
-        c.notes.append(f"left out {len(found.identical)} stored run(s) identical to the new result")
-    if as_json:
-        json.dump({"schema": "slogqual.compare-baseline/1", "baseline": key, "new": new_path, "metric": c.metric.key,
-                   "unit": c.metric.unit, "runs": c.runs, "k_sigma": c.k_sigma, "floor": c.floor,
-                   "rows": [r.to_dict() for r in c.rows], "regressions": len(c.regressions),
-                   "summary": c.summary(), "notes": c.notes}, sys.stdout, indent=2)
-        print()
-    else:
-        print(f"baseline: {c.runs} stored sweep(s) of {spec}; new: {new_path}")
-        unit = c.metric.unit
-        rows = [[size_label(r.size), r.n, _fmt(r.mean), _fmt(r.sd), _fmt(min(r.values) if r.values else None),
-                 _fmt(max(r.values) if r.values else None), _fmt(r.limit), _fmt(r.new),
-                 r.flag.upper() if r.flag == bl.REGRESSION else r.flag] for r in c.rows]
-        print(tabulate(rows, headers=["size", "runs", f"mean ({unit})", "sd", "min", "max", "limit", "new", "flag"],
-                       colalign=("right",) * 8 + ("left",), disable_numparse=True))
-        for note in c.notes:
-            print(f"note: {note}")
-        print(f"{c.metric.label}: {c.summary()}")
-    return 1 if c.regressions else 0
 
 
 # --- import ---------------------------------------------------------------------------------------
