@@ -154,6 +154,8 @@ def judge_scenario(c: Criterion, scenarios: Dict[str, Dict[str, Any]]) -> Judgem
         problems = analysis.get("problems") or []
         if problems:
             why += f": {problems[0]}"
+        elif analysis.get("verdict"):
+            why += f": {analysis['verdict']}"
         return Judgement(c, NOT_EVALUATED, detail=why)
     notes = [f"from {entry.get('source', 'a file')}"]
     if doc.get("quick"):

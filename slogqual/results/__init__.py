@@ -135,26 +135,47 @@ class SweepResult:
         }
 
     @classmethod
-    def from_dict(cls, d: Dict[str, Any]) -> "SweepResult":
-        if not isinstance(d, dict) or d.get("schema") != SWEEP_SCHEMA:
-            got = d.get("schema") if isinstance(d, dict) else type(d).__name__
-            raise UsageError(f"not a {SWEEP_SCHEMA} document (schema: {got!r})")
-        try:
-            return cls(
-                schema=d["schema"],
-                source=d.get("source", "slogqual"),
-                status=d.get("status", STATUS_COMPLETE),
-                error=d.get("error"),
-                target=dict(d["target"]),
-                device=d.get("device"),
-                params=dict(d["params"]),
-                environment=dict(d.get("environment") or {}),
-                notes=list(d.get("notes") or []),
-                warnings=list(d.get("warnings") or []),
-                points=sorted((SweepPoint.from_dict(p) for p in d.get("points") or []), key=lambda p: p.size),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise UsageError(f"malformed {SWEEP_SCHEMA} document: {exc!r}") from None
+    def from_dict(cls, d: Dict[str, Any], source: str = "") -> "SweepResult":
+        """The document, validated: a malformed one is a DocumentError naming the key (``source`` is
+        the file name the message starts with, when there is one)."""
+        where = source or "sweep document"
+        d = _schema.upgrade(d, SWEEP_SCHEMA, where)
+        c = _schema.Checker(where)
+        points = []
+        for i, p in enumerate(c.items(d, "points", required=False)):
+            at = f"points[{i}]"
+            p = c.table(p, at)
+            c.integer(p, "size", at, minimum=1)
+            c.integer(p, "ios", at, minimum=0)
+            c.number(p, "iops", at, minimum=0)
+            c.number(p, "mbps", at, minimum=0)
+            c.number(p, "runtime_ms", at, required=False, minimum=0)
+            c.text(p, "lat_basis", at, required=False, choices=(LAT_BASIS_COMPLETION, LAT_BASIS_FLUSH_BOUND))
+            for key in ("lat_us", "write_lat_us", "flush_lat_us"):
+                lat = c.obj(p, key, at, required=key == "lat_us")
+                if lat is not None:
+                    c.number(lat, "mean", f"{at}.{key}", required=key == "lat_us", minimum=0)
+                    for k in ("p50", "p99", "p999", "max", "min", "stddev"):
+                        c.number(lat, k, f"{at}.{key}", required=False, minimum=0)
+            c.items(p, "notes", at, required=False)
+            points.append(SweepPoint.from_dict(p))
+        sizes = [p.size for p in points]
+        if len(set(sizes)) != len(sizes):
+            raise c.fail("points", "holds the same size twice")
+        return cls(
+            schema=d["schema"],
+            source=c.text(d, "source", required=False) or "slogqual",
+            status=c.text(d, "status", required=False, choices=(STATUS_RUNNING, STATUS_COMPLETE, STATUS_FAILED,
+                                                                STATUS_INTERRUPTED)) or STATUS_COMPLETE,
+            error=c.text(d, "error", required=False),
+            target=dict(c.obj(d, "target")),
+            device=c.obj(d, "device", required=False),
+            params=dict(c.obj(d, "params")),
+            environment=dict(c.obj(d, "environment", required=False) or {}),
+            notes=list(c.items(d, "notes", required=False)),
+            warnings=list(c.items(d, "warnings", required=False)),
+            points=sorted(points, key=lambda p: p.size),
+        )
 
 
 def write_json_atomic(path: str, document: Dict[str, Any]) -> None:
@@ -209,11 +230,7 @@ def load_json(path: str) -> Dict[str, Any]:
 
 
 def load_sweep(path: str) -> SweepResult:
-    doc = load_json(path)
-    try:
-        return SweepResult.from_dict(doc)
-    except UsageError as exc:
-        raise UsageError(f"{path}: {exc}") from None
+    return SweepResult.from_dict(load_json(path), path)
 
 
 def save_sweep(path: str, result: SweepResult) -> None:
