@@ -60,16 +60,21 @@ def test_scenario_criteria_never_invent_a_value():
     assert j.result == judge.NOT_EVALUATED and j.measured is None and "--scenario-result" in j.detail
     j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": None, "reason": "the lab is not available: x"}})
     assert j.result == judge.NOT_EVALUATED and j.detail == "the lab is not available: x"
-    doc = {"status": "complete", "quick": True, "analysis": {"slog_benefit_at_peak": None,
-                                                             "problems": ["no SLOG configuration ran"]}}
+    # a real lab result (tests/fixtures/qualify) whose SLOG steps are taken out: today's analysis of
+    # what is left has no benefit to judge, whatever the stored analysis says
+    from conftest import fixture_path, load
+    full = load(fixture_path("qualify", "scenario-iscsi-4k-randwrite-lab-quick.json"))
+    doc = dict(full, steps=[s for s in full["steps"] if s["log"] == "none"],
+               analysis=dict(full["analysis"], slog_benefit_at_peak=3.4))
     j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": doc}})
-    assert j.result == judge.NOT_EVALUATED and "no SLOG configuration ran" in j.detail
+    assert j.result == judge.NOT_EVALUATED and j.measured is None
+    assert "No sync=always configuration with a SLOG was measured" in j.detail
     failed = {"status": "failed", "error": "zpool create failed: no ZFS module", "analysis": None}
     j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": failed}})
     assert j.result == judge.NOT_EVALUATED and "status failed: zpool create failed" in j.detail
-    doc["analysis"]["slog_benefit_at_peak"] = 3.4
-    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": doc, "source": "file s.json"}})
-    assert j.result == judge.PASS and j.measured == 3.4 and "quick run" in j.detail
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": full, "source": "file s.json"}})
+    assert j.measured == full["analysis"]["slog_benefit_at_peak"] and "quick run" in j.detail
+    assert j.result == (judge.PASS if j.measured >= 2 else judge.FAIL)
 
 
 def test_steady_state_criterion():
