@@ -372,6 +372,19 @@ class Comparison:
                 "improvements": len(self.improvements), "summary": self.summary(), "notes": self.notes}
 
 
+def _row(size: int, a: Optional[float], b: Optional[float], sa: Optional[Sample], sb: Optional[Sample],
+         metric: CompareMetric, min_effect: float, alpha: float) -> CompareRow:
+    """One size: measured on one side only (a missing sample), or judged."""
+    row = CompareRow(size, a, b, sa, sb)
+    if sb is None:
+        row.flag = ONLY_A
+    elif sa is None:
+        row.flag = ONLY_B
+    else:
+        judge(row, metric, min_effect, alpha)
+    return row
+
+
 def _spread_notes(rows: Sequence[CompareRow], names: Tuple[str, str]) -> List[str]:
     bounded = [name for name, samples in zip(names, ([r.a_sample for r in rows], [r.b_sample for r in rows]))
                if any(s is not None and s.sd_bound for s in samples)]
@@ -389,15 +402,8 @@ def compare(a: SweepResult, b: SweepResult, metric: str = "latency", min_effect:
     rows: List[CompareRow] = []
     for size in sorted(set(pa) | set(pb)):
         x, y = pa.get(size), pb.get(size)
-        row = CompareRow(size, m.value(x) if x else None, m.value(y) if y else None,
-                         sample_of(x) if x else None, sample_of(y) if y else None)
-        if y is None:
-            row.flag = ONLY_A
-        elif x is None:
-            row.flag = ONLY_B
-        else:
-            judge(row, m, min_effect, alpha)
-        rows.append(row)
+        rows.append(_row(size, m.value(x) if x else None, m.value(y) if y else None,
+                         sample_of(x) if x else None, sample_of(y) if y else None, m, min_effect, alpha))
     notes: List[str] = []
     for name, r, pts in (("A", a, pa), ("B", b, pb)):
         if r.source != "slogqual":
@@ -462,15 +468,8 @@ def against_baseline(new: SweepResult, stored: Sequence[Tuple[str, SweepResult]]
         points = [r.point(size) for _, r in like if r.point(size) is not None]
         base = pool([sample_of(p) for p in points]) if points else None
         x = pn.get(size)
-        row = CompareRow(size, m.of_pool(base) if base else None, m.value(x) if x else None, base,
-                         sample_of(x) if x else None)
-        if x is None:
-            row.flag = ONLY_A
-        elif base is None:
-            row.flag = ONLY_B
-        else:
-            judge(row, m, min_effect, alpha)
-        rows.append(row)
+        rows.append(_row(size, m.of_pool(base) if base else None, m.value(x) if x else None, base,
+                         sample_of(x) if x else None, m, min_effect, alpha))
     notes: List[str] = []
     if new.source != "slogqual":
         notes.append(f"the new result is a {new.source} import: mean only, no spread recorded")
