@@ -28,14 +28,14 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from slogqual.errors import SlogqualError, UsageError
 from slogqual.results import SWEEP_SCHEMA, SweepResult, load_json
+from slogqual.results import schema as S
 
 STORE_ENV = "SLOGQUAL_STORE"
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 3.0  # a store write is a few rows: waiting longer means another writer is stuck
 
 KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION = "sweep", "scenario", "qualification"
-SCHEMA_KINDS = {"slogqual.sweep/1": KIND_SWEEP, "slogqual.scenario/1": KIND_SCENARIO,
-                "slogqual.qualification/1": KIND_QUALIFICATION}
+SCHEMA_KINDS = {S.SWEEP: KIND_SWEEP, S.SCENARIO: KIND_SCENARIO, S.QUALIFICATION: KIND_QUALIFICATION}
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -115,11 +115,11 @@ def _digest(doc: Dict[str, Any]) -> str:
 def identity_of(doc: Dict[str, Any]) -> Dict[str, Optional[str]]:
     """model/serial/firmware/class/target of any of the three documents."""
     schema = doc.get("schema")
-    if schema == "slogqual.qualification/1":
+    if schema == S.QUALIFICATION:
         ident = doc.get("identity") or {}
         return {"model": ident.get("model"), "serial": ident.get("serial"), "firmware": ident.get("firmware"),
                 "class": ident.get("class"), "target": doc.get("target")}
-    if schema == "slogqual.scenario/1":
+    if schema == S.SCENARIO:
         pool = doc.get("pool") or {}
         logs = pool.get("log") or []
         dev = (pool.get("devices") or {}).get(logs[0]) if logs else None
@@ -344,13 +344,13 @@ def parse_selector(spec: str) -> Dict[str, str]:
 
 def sweep_of(doc: Dict[str, Any], path: str) -> SweepResult:
     """The sweep in a sweep document, or inside a qualification document."""
-    if doc.get("schema") == "slogqual.qualification/1":
+    if doc.get("schema") == S.QUALIFICATION:
         inner = (doc.get("sweep") or {}).get("document")
         if not inner:
             raise UsageError(f"{path}: this qualification has no sweep (verdict {doc.get('verdict')})")
         doc = inner
     if doc.get("schema") != SWEEP_SCHEMA:
-        raise UsageError(f"{path}: not a {SWEEP_SCHEMA} or slogqual.qualification/1 document")
+        raise UsageError(f"{path}: not a {SWEEP_SCHEMA} or {S.QUALIFICATION} document")
     return SweepResult.from_dict(doc)
 
 

@@ -14,7 +14,7 @@ from slogqual.analysis import classes
 from slogqual.analysis import compare as cmp
 from slogqual.errors import UsageError
 from slogqual.importers import diskinfo
-from slogqual.results import LAT_BASIS_FLUSH_BOUND, LatencyStats, SweepPoint, SweepResult, save_sweep
+from slogqual.results import LAT_BASIS_FLUSH_BOUND, LatencyStats, SweepPoint, SweepResult, save_sweep, schema
 
 FIXTURE = fixture_path("diskinfo", "freebsd-r320683-intel710-samsung950pro.collapsed.txt")
 
@@ -117,7 +117,7 @@ def test_cli_exit_codes_and_json(tmp_path):
     js = slogqual("compare", tmp_path / "a.json", tmp_path / "slow.json", "--json", "--metric", "iops")
     assert js.returncode == 1
     doc = json.loads(js.stdout)
-    assert doc["regressions"] == 1 and doc["metric"] == "iops" and doc["schema"] == "slogqual.compare/2"
+    assert doc["regressions"] == 1 and doc["metric"] == "iops" and doc["schema"] == schema.COMPARE
     assert doc["test"] == "Welch's t-test" and doc["alpha"] == 0.05 and doc["min_effect"] == 0.10
     row = next(r for r in doc["rows"] if r["flag"] == "regression")
     assert row["size"] == 4096 and row["significant"] is True and row["change_pct"] == pytest.approx(-100 / 3)

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from conftest import need, slogqual
+from slogqual.results import schema
 from test_store import FAST, PROFILE, _server, profile, sweep_doc  # noqa: F401 (profile: a fixture)
 
 
@@ -64,7 +65,7 @@ def test_compare_baseline_pools_like_runs_names_the_rest_and_judges_significance
     proc = slogqual("compare", "--baseline", "model:MODEL-X", slow, "--store", store, "--json")
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
-    assert doc["schema"] == "slogqual.compare-baseline/2" and doc["runs"] == 2 and doc["regressions"] == 1
+    assert doc["schema"] == schema.COMPARE and doc["runs"] == 2 and doc["regressions"] == 1
     assert [x["reasons"] for x in doc["left_out"]] == [["kernel 6.8.0 (new: 6.1.0)"]]
     assert doc["rows"][0]["a"] == pytest.approx(100.5) and doc["rows"][0]["a_latency"]["n"] == 200
     proc = slogqual("compare", "--baseline", "model:MODEL-X", slow, "--store", store, "--metric", "p99")

@@ -121,7 +121,7 @@ def run_baseline(spec: str, new_path: str, metric: str, store_path: Optional[str
     if found.identical:
         c.notes.append(f"left out {len(found.identical)} stored run(s) identical to the new result")
     if as_json:
-        json.dump({"schema": cmp.BASELINE_SCHEMA, "baseline": key, "new": new_path, "runs": c.runs,
+        json.dump({"schema": cmp.COMPARE_SCHEMA, "baseline": key, "new": new_path, "runs": c.runs,
                    "pooled": c.pooled, "left_out": [{"run": x.label, "reasons": x.reasons} for x in c.left_out],
                    "identical": [r.id for r in found.identical], **c.to_dict()}, sys.stdout, indent=2)
         print()
