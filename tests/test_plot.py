@@ -213,8 +213,8 @@ def test_missing_gnuplot_is_a_missing_dependency(tmp_path, monkeypatch):
 
 @need("gnuplot")
 def test_version_is_read():
-    ver, text = gnuplot.version()
-    assert ver >= (5, 0) and text.startswith("gnuplot")
+    v = gnuplot.version()
+    assert v.version >= (5, 0) and v.text.startswith("gnuplot") and str(v).startswith("5.")
 
 
 @need("gnuplot")

@@ -468,7 +468,7 @@ def test_probes_that_hang_fail_closed(loops, monkeypatch):
 
     def hanging(argv, **kw):
         if argv[0] in ("blkid", "wipefs"):
-            raise subprocess.TimeoutExpired(argv, kw.get("timeout"))
+            raise _run.timed_out(argv, kw.get("timeout"))  # what run(..., typed_timeout=True) raises
         return real(argv, **kw)
 
     dev = loops.new()

@@ -141,7 +141,7 @@ def _record(store: Optional[Store], store_error: Optional[str], dr: DeviceRun) -
 
 def run(args) -> int:
     prof = profiles.load(args.profile)  # bad profile: one line, exit 2, before anything else
-    fio_version = fio.check_version()
+    fio_version = fio.check_version().text
     argv = ["slogqual", *sys.argv[1:]]
     opts = _options(args, prof, argv, fio_version)
     progress = Progress(quiet=args.quiet)

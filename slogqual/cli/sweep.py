@@ -109,7 +109,7 @@ def _emit(args, results: List[SweepResult]) -> None:
 
 
 def run(args) -> int:
-    fio_version = fio.check_version()
+    fio_version = fio.check_version().text
     progress = Progress(quiet=args.quiet)
     argv = ["slogqual", *sys.argv[1:]]
 

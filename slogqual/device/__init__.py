@@ -17,7 +17,7 @@ import sys
 from typing import List
 
 from slogqual.device.record import DeviceRecord
-from slogqual.errors import UsageError
+from slogqual.errors import ToolError, UsageError
 from slogqual.device.safety import Claim, Finding, claim_for_writing, inspect as safety_findings
 from slogqual.tools import sysfs
 
@@ -53,7 +53,7 @@ def candidates(include_all: bool = False, root: str = sysfs.SYS) -> List[str]:
 
         try:
             return [f"/dev/{d}" for d in sysctl.disks("\n".join(f"{k}: {v}" for k, v in sysctl.get("kern.disks").items()))]
-        except (ValueError, OSError):
+        except (ValueError, OSError, ToolError):
             return []
     out = []
     for name in sysfs.block_devices(root):

@@ -15,7 +15,7 @@ from typing import List, Optional
 
 from slogqual.device import classify as C
 from slogqual.device.record import DeviceRecord, Link, LinkEnd
-from slogqual.errors import UsageError
+from slogqual.errors import ToolError, UsageError
 from slogqual.tools import lsblk, lspci, nvme, smartctl, sysfs
 from slogqual.tools import run as _run
 
@@ -30,8 +30,8 @@ def is_uri(spec: str) -> bool:
 
 
 def _tool_state(name: str) -> str:
-    hint = _run.INSTALL_HINTS.get(name)
-    return f"absent (install {hint})" if hint else "absent"
+    hint = _run.install_advice(name)
+    return f"absent ({hint})" if hint else "absent"
 
 
 def identify(spec: str, sysroot: str = sysfs.SYS) -> DeviceRecord:
@@ -160,7 +160,11 @@ def _pci_link(info: sysfs.BlockInfo, scope: str) -> Optional[Link]:
                              f"current_link_width={p.current_width} max_link_speed={p.max_speed!r} "
                              f"max_link_width={p.max_width}")
     elif lspci.available():
-        l2 = lspci.link(p.address)
+        try:
+            l2 = lspci.link(p.address)
+        except ToolError as exc:
+            link.reason = f"{p.address}: sysfs has no link attributes and lspci failed ({exc})"
+            return C.judge_link(link)
         if l2 is not None:
             link.current = LinkEnd(speed=f"{l2.sta_gts}GT/s" if l2.sta_gts else None, rate=l2.sta_gts,
                                    width=l2.sta_width)
@@ -211,7 +215,7 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
             devs = lsblk.query(path)
             lb = devs[0] if devs else None
             rec.tools["lsblk"] = "used"
-        except ValueError as exc:
+        except ToolError as exc:
             rec.tools["lsblk"] = f"failed: {exc}"
     else:
         rec.tools["lsblk"] = _tool_state("lsblk")
@@ -250,7 +254,7 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
                                                                                 "device not identified")
             if not smart.usable:
                 smart = None
-        except ValueError as exc:
+        except ToolError as exc:
             rec.tools["smartctl"] = f"failed: {exc}"
     if smart is not None:
         for f, v in (("model", smart.model), ("serial", smart.serial), ("firmware", smart.firmware)):
@@ -295,7 +299,7 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
                         signals.append(C.CacheSignal("nvme get-feature -f 6", enabled,
                                                      f"vwc={ident.vwc} present; Volatile Write Cache feature "
                                                      + ("enabled" if enabled else "disabled")))
-            except ValueError as exc:
+            except ToolError as exc:
                 rec.tools["nvme"] = f"failed: {exc}"
 
     # SCSI cache_type (sd driver): "write back" = WCE 1, "write through"/"none" = WCE 0
@@ -363,9 +367,10 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
     _explain_unknowns(rec, info, smart)
     for name, mod in (("lsblk", lsblk), ("smartctl", smartctl), ("nvme", nvme), ("lspci", lspci)):
         if rec.tools.get(name) == "used" or (name == "lspci" and any("lspci" in e for e in rec.link.evidence)):
-            v = mod.version()
-            if v:
-                rec.tool_versions[name] = v
+            try:
+                rec.tool_versions[name] = str(mod.version())
+            except ToolError:  # a version that cannot be read is not recorded
+                pass
     return rec
 
 

@@ -35,7 +35,7 @@ from typing import Iterator, List, Optional, Set
 
 from slogqual.device import zfslabel
 from slogqual.device.linux import is_uri
-from slogqual.errors import RefusedError, UsageError
+from slogqual.errors import RefusedError, ToolError, UsageError
 from slogqual.tools import blkid, findmnt, procfs, sysfs, wipefs
 
 LOCK_DIRS = ("/run/slogqual/locks",)
@@ -257,7 +257,7 @@ def check_signatures(info: sysfs.BlockInfo, path: str) -> List[Finding]:
                 label = s.type + (f" at offset {s.offset:#x}" if s.offset is not None else "")
                 if not any(x.split()[0] == s.type for x in seen):
                     seen.append(label)
-        except ValueError:
+        except ToolError:
             pass
     if not probed:
         findings.append(Finding(PROBE, "cannot probe it for filesystem/RAID/partition signatures "

@@ -117,6 +117,8 @@ class ThrowawayPool:
         return "libzfs_core" if self.uses_lzc else "zfs command"
 
     def create(self) -> "ThrowawayPool":
+        _zpool.check_version()  # missing or too old: exit 2 before anything is made
+        _zfs.check_version()
         if self.name in _zpool.pools():
             raise UsageError(f"a pool named {self.name} already exists; slogqual will not touch it")
         self.mount_root = tempfile.mkdtemp(prefix=f"{self.name}-")

@@ -8,11 +8,10 @@ a safety check is as good as a signature. Only this module spawns blkid.
 
 from __future__ import annotations
 
-import subprocess
-
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from slogqual.errors import ToolTimeoutError
 from slogqual.tools import run as _run
 
 PROGRAM = "blkid"
@@ -89,8 +88,10 @@ def from_result(device: str, returncode: int, stdout: str, stderr: str) -> Probe
 
 
 def probe(device: str) -> Probe:
+    """The probe; a failing or hanging blkid is recorded in ``Probe.error`` (the caller decides what
+    an unprobed device means), a missing one is ToolMissingError."""
     try:
-        proc = _run.run(argv(device), timeout=60)
-    except subprocess.TimeoutExpired:
-        return Probe(device=device, found=False, error="blkid did not answer within 60 s")
+        proc = _run.run(argv(device), timeout=60, typed_timeout=True)
+    except ToolTimeoutError as exc:
+        return Probe(device=device, found=False, error=str(exc))
     return from_result(device, proc.returncode, proc.stdout, proc.stderr)

@@ -9,17 +9,19 @@ findmnt reads too) is parsed instead. Only this module spawns findmnt.
 
 from __future__ import annotations
 
-import subprocess
-
 import json
+import logging
 from dataclasses import dataclass
 from typing import List, Optional
 
+from slogqual.errors import ToolError
 from slogqual.tools import run as _run
 from slogqual.tools.procfs import unescape_octal as _unescape
 
 PROGRAM = "findmnt"
 MOUNTINFO = "/proc/self/mountinfo"
+
+log = logging.getLogger("slogqual.tools.findmnt")
 
 
 @dataclass
@@ -78,14 +80,13 @@ def parse_mountinfo(text: str) -> List[Mount]:
 
 
 def mounts() -> List[Mount]:
-    """All mounts. Raises ValueError if neither findmnt nor /proc/self/mountinfo can be read."""
+    """All mounts: findmnt's, or the kernel's mountinfo when findmnt is absent, fails, hangs or
+    prints garbage. Raises ValueError if neither can be read."""
     if available():
         try:
-            proc = _run.run(argv(), timeout=30)
-        except subprocess.TimeoutExpired:
-            proc = None
-        if proc is not None and proc.returncode == 0:
-            return parse(proc.stdout)
+            return _run.parse_output(_run.run(argv(), timeout=30, typed_timeout=True, check=True), parse)
+        except ToolError as exc:
+            log.debug("findmnt unusable (%s): reading %s", exc, MOUNTINFO)
     try:
         with open(MOUNTINFO) as fh:
             return parse_mountinfo(fh.read())

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence
 
-from slogqual.errors import MeasurementError, MissingDependencyError, UsageError
+from slogqual.errors import MeasurementError, ToolTimeoutError, UsageError
 from slogqual.tools import run as _run
 
+PROGRAM = "fio"
 # fio 3.19 is the first release with the nbd engine; JSON lat_ns/sync sections are older.
-MIN_VERSION = (3, 19)
+MIN_VERSION = _run.PROGRAMS[PROGRAM].minimum
 
 # Percentiles fio is asked for. 75, 99.5 and 99.95 are there for the union bound of
 # flush mode (docs/results.md): p(q) of write+flush <= p((1+q)/2) of each part.
@@ -118,18 +118,14 @@ def build_argv(job: FioJob) -> List[str]:
     return argv
 
 
-def version() -> Tuple[Tuple[int, ...], str]:
-    ver, raw = _run.get_version("fio", ["--version"], r"fio-(\d+)\.(\d+)")
-    return ver, raw
+def version() -> _run.ToolVersion:
+    """fio's version; ``.text`` ('fio-3.33') is what result documents record."""
+    return _run.get_version(PROGRAM, ["--version"], r"fio-(\d+)\.(\d+)")
 
 
-def check_version() -> str:
-    """Raise MissingDependencyError unless fio is present and new enough; return its version."""
-    ver, raw = version()
-    if ver < MIN_VERSION:
-        need = ".".join(map(str, MIN_VERSION))
-        raise MissingDependencyError(f"fio {raw} is too old: slogqual needs fio {need} or newer")
-    return raw
+def check_version() -> _run.ToolVersion:
+    """fio's version, or ToolMissingError/ToolTooOldError (exit 2) unless it is present and new enough."""
+    return _run.check_version(PROGRAM, version)
 
 
 def extract_json(stdout: str) -> dict:
@@ -189,29 +185,40 @@ def error_line(stderr: str, fallback: str) -> str:
     return lines[0] if lines else fallback
 
 
-def interpret(stdout: str, stderr: str, returncode: int, where: str, bs: int) -> FioWriteResult:
-    """Turn one fio run's output into a result, or a MeasurementError naming the cause."""
+def interpret(stdout: str, stderr: str, returncode: int, where: str, bs: int,
+              argv: Optional[Sequence[str]] = None) -> FioWriteResult:
+    """Turn one fio run's output into a result, or an error naming the cause: ToolFailedError when fio
+    failed (non-zero exit or an IO error in its report), ToolOutputError when it exited 0 but its
+    report cannot be read, a plain MeasurementError when it wrote nothing."""
+    argv = list(argv) if argv else [PROGRAM]
     try:
         result = parse_result(extract_json(stdout))
-    except ValueError:
-        raise MeasurementError(f"fio failed on {where} at bs={bs}: "
+    except ValueError as exc:
+        if returncode != 0:
+            raise _run.failure(argv, returncode, stderr, message=f"fio failed on {where} at bs={bs}: "
                                + error_line(stderr, f"exit code {returncode}, no result")) from None
+        raise _run.parse_failed(PROGRAM, argv, stdout, f"{exc} on {where} at bs={bs}", stderr=stderr) from None
     if returncode != 0 or result.error:
-        raise MeasurementError(f"fio failed on {where} at bs={bs}: " + error_line(stderr, f"error {result.error}"))
+        raise _run.failure(argv, returncode, stderr, message=f"fio failed on {where} at bs={bs}: "
+                           + error_line(stderr, f"error {result.error}"))
     if result.ios == 0:
         raise MeasurementError(f"fio completed no writes on {where} at bs={bs}")
     return result
+
+
+def _run_fio(argv: List[str], timeout: Optional[float], what: str):
+    try:
+        return _run.run(argv, timeout=timeout, typed_timeout=True)
+    except ToolTimeoutError as exc:
+        raise _run.timed_out(argv, timeout, exc.stderr_tail, what) from None
 
 
 def run_job(job: FioJob, timeout: Optional[float] = None) -> FioWriteResult:
     argv = build_argv(job)
     if timeout is None:
         timeout = job.runtime_s * 3 + 120
-    try:
-        proc = _run.run(argv, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise MeasurementError(f"fio did not finish within {timeout:.0f} s at bs={job.bs}") from None
-    return interpret(proc.stdout, proc.stderr, proc.returncode, job.uri or job.filename, job.bs)
+    proc = _run_fio(argv, timeout, f"at bs={job.bs}")
+    return interpret(proc.stdout, proc.stderr, proc.returncode, job.uri or job.filename, job.bs, argv)
 
 
 # --- pool scenario loads: several LUNs (zvols or files), several threads each ----------------
@@ -267,12 +274,9 @@ def run_load(load: FioLoad, timeout: Optional[float] = None) -> FioWriteResult:
     argv = build_load_argv(load)
     if timeout is None:
         timeout = (load.runtime_s + load.ramp_s) * 3 + 300
-    try:
-        proc = _run.run(argv, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise MeasurementError(f"fio did not finish within {timeout:.0f} s") from None
+    proc = _run_fio(argv, timeout, f"(a {load.rw} load at bs={load.bs})")
     where = load.directory or ",".join(load.devices)
-    return interpret(proc.stdout, proc.stderr, proc.returncode, where, load.bs)
+    return interpret(proc.stdout, proc.stderr, proc.returncode, where, load.bs, argv)
 
 
 # --- preconditioning: a sequential fill (SNIA SSS PTS workload-independent preconditioning) ----
@@ -311,8 +315,5 @@ def build_fill_argv(fill: FioFill) -> List[str]:
 def run_fill(fill: FioFill, timeout: Optional[float] = None) -> FioWriteResult:
     """Run the fill; its result's ios/bw/runtime say how much was written how fast."""
     argv = build_fill_argv(fill)
-    try:
-        proc = _run.run(argv, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise MeasurementError(f"the preconditioning fill did not finish within {timeout:.0f} s") from None
-    return interpret(proc.stdout, proc.stderr, proc.returncode, fill.uri or fill.filename, fill.bs)
+    proc = _run_fio(argv, timeout, "(the preconditioning fill)")
+    return interpret(proc.stdout, proc.stderr, proc.returncode, fill.uri or fill.filename, fill.bs, argv)

@@ -9,40 +9,37 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import tempfile
-from typing import Optional, Tuple
+from typing import Optional, Sequence
 
-from slogqual.errors import MissingDependencyError, SlogqualError
+from slogqual.errors import ToolFailedError
 from slogqual.tools import run as _run
 
 PROGRAM = "gnuplot"
-MIN_VERSION = (5, 0)  # datablocks ($name << EOD), dashtype, pngcairo/svg terminals
+MIN_VERSION = _run.PROGRAMS[PROGRAM].minimum  # datablocks ($name << EOD), dashtype, pngcairo/svg terminals
 TIMEOUT_S = 60
 
 
-class GnuplotError(SlogqualError):
-    """gnuplot rejected a script or failed to write its output."""
+class GnuplotError(ToolFailedError):
+    """gnuplot rejected a script or failed to write its output (``returncode`` None when it exited 0
+    without writing it, or was not run because the output cannot be written)."""
 
-    exit_code = 1
+    def __init__(self, message: str, argv: Optional[Sequence[str]] = None, returncode: Optional[int] = None,
+                 stderr: str = ""):
+        super().__init__(message, program=PROGRAM, returncode=returncode, argv=argv, stderr=stderr)
 
 
 def available() -> bool:
     return _run.which(PROGRAM) is not None
 
 
-def version() -> Tuple[tuple, str]:
-    """((major, minor[, patch]), 'gnuplot 5.4 patchlevel 4')."""
+def version() -> _run.ToolVersion:
+    """(major, minor[, patchlevel]); ``.text`` is 'gnuplot 5.4 patchlevel 4'."""
     return _run.get_version(PROGRAM, ["--version"], r"gnuplot\s+(\d+)\.(\d+)(?:\s+patchlevel\s+(\d+))?")
 
 
-def check_version() -> tuple:
-    ver, text = version()
-    if ver[:2] < MIN_VERSION:
-        raise MissingDependencyError(
-            f"{text or PROGRAM} is too old: slogqual needs gnuplot {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer "
-            "(Debian: apt-get install gnuplot-nox)")
-    return ver
+def check_version() -> _run.ToolVersion:
+    return _run.check_version(PROGRAM, version)
 
 
 def _first_error(stderr: str) -> str:
@@ -71,15 +68,14 @@ def run_script(script: str, output: str, *, timeout: float = TIMEOUT_S, keep_scr
             before = os.stat(output).st_mtime_ns if os.path.exists(output) else None
         except OSError:
             before = None
-        try:
-            proc = _run.run([PROGRAM, path], timeout=timeout, env={**os.environ, "LC_ALL": "C.UTF-8"})
-        except subprocess.TimeoutExpired:
-            raise GnuplotError(f"gnuplot did not finish within {timeout:g} s") from None
+        # a hang is ToolTimeoutError
+        proc = _run.run([PROGRAM, path], timeout=timeout, typed_timeout=True, env={**os.environ, "LC_ALL": "C.UTF-8"})
     finally:
         os.unlink(path)
     if proc.returncode != 0:
-        raise GnuplotError(f"gnuplot failed (exit {proc.returncode}): {_first_error(proc.stderr)}")
+        raise GnuplotError(f"gnuplot failed (exit {proc.returncode}): {_first_error(proc.stderr)}", proc.args,
+                           proc.returncode, proc.stderr)
     # gnuplot reports some failures (unknown terminal option, unwritable file) as warnings, exit 0.
     if not os.path.exists(output) or os.path.getsize(output) == 0 or (
             before is not None and os.stat(output).st_mtime_ns == before and proc.stderr.strip()):
-        raise GnuplotError(f"gnuplot wrote no {output}: {_first_error(proc.stderr)}")
+        raise GnuplotError(f"gnuplot wrote no {output}: {_first_error(proc.stderr)}", proc.args, 0, proc.stderr)

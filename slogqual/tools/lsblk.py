@@ -7,9 +7,6 @@ and reports what it could not read instead of failing.
 
 from __future__ import annotations
 
-import functools
-import subprocess
-
 import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -48,14 +45,9 @@ class LsblkDevice:
             yield from c.walk()
 
 
-@functools.lru_cache(maxsize=None)
-def version() -> str:
-    """'1.2' of the installed program (cached per process), '' when it cannot be read."""
-    try:
-        ver, _ = _run.get_version(PROGRAM, ["--version"], r"util-linux (\d+)\.(\d+)")
-    except Exception:
-        return ""
-    return ".".join(str(v) for v in ver)
+def version() -> _run.ToolVersion:
+    """'lsblk from util-linux 2.38.1' -> (2, 38): major.minor is what device records keep."""
+    return _run.get_version(PROGRAM, ["--version"], r"util-linux (\d+)\.(\d+)")
 
 
 def available() -> bool:
@@ -138,12 +130,7 @@ def parse(text: str) -> List[LsblkDevice]:
 
 
 def query(path: Optional[str] = None) -> List[LsblkDevice]:
-    """Run lsblk (for one device, or all). Raises ValueError with lsblk's own message on failure."""
-    try:
-        proc = _run.run(argv(path), timeout=30)
-    except subprocess.TimeoutExpired:
-        raise ValueError("lsblk did not answer within 30 s") from None
-    if proc.returncode != 0:
-        msg = (proc.stderr or "").strip().splitlines()
-        raise ValueError(msg[-1] if msg else f"lsblk exited {proc.returncode}")
-    return parse(proc.stdout)
+    """Run lsblk (for one device, or all): ToolFailedError with lsblk's own message when it fails,
+    ToolTimeoutError when it hangs, ToolOutputError when its output is not lsblk JSON."""
+    proc = _run.run(argv(path), timeout=30, typed_timeout=True, check=True)
+    return _run.parse_output(proc, parse)

@@ -9,9 +9,6 @@ Only this module spawns lspci.
 
 from __future__ import annotations
 
-import functools
-import subprocess
-
 import re
 from dataclasses import dataclass
 from typing import List, Optional
@@ -37,14 +34,9 @@ class PcieLink:
     width_downgraded: Optional[bool] = None
 
 
-@functools.lru_cache(maxsize=None)
-def version() -> str:
-    """'1.2' of the installed program (cached per process), '' when it cannot be read."""
-    try:
-        ver, _ = _run.get_version(PROGRAM, ["--version"], r"lspci version (\d+)\.(\d+)")
-    except Exception:
-        return ""
-    return ".".join(str(v) for v in ver)
+def version() -> _run.ToolVersion:
+    """'lspci version 3.9.0' -> (3, 9): major.minor is what device records keep."""
+    return _run.get_version(PROGRAM, ["--version"], r"lspci version (\d+)\.(\d+)")
 
 
 def available() -> bool:
@@ -89,10 +81,7 @@ def parse(text: str, address: Optional[str] = None) -> Optional[PcieLink]:
 
 
 def link(address: str) -> Optional[PcieLink]:
-    try:
-        proc = _run.run(argv(address), timeout=30)
-    except subprocess.TimeoutExpired:
-        return None
-    if proc.returncode != 0:
-        return None
-    return parse(proc.stdout, address)
+    """The function's link; None when lspci shows it without LnkCap/LnkSta (conventional PCI, a
+    virtual function). ToolFailedError/ToolTimeoutError when lspci fails or hangs."""
+    proc = _run.run(argv(address), timeout=30, typed_timeout=True, check=True)
+    return _run.parse_output(proc, parse, address)

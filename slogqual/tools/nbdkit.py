@@ -8,15 +8,27 @@ ended by its own PID on exit, also on error and Ctrl-C, and its socket removed.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import tempfile
-import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from slogqual.errors import SlogqualError
 from slogqual.tools import run as _run
+
+PROGRAM = "nbdkit"
+
+
+def version() -> _run.ToolVersion:
+    """'nbdkit 1.32.5' -> (1, 32, 5)."""
+    return _run.get_version(PROGRAM, ["--version"], r"nbdkit (\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def check_version() -> _run.ToolVersion:
+    return _run.check_version(PROGRAM, version)
+
+
+def nbdinfo_version() -> _run.ToolVersion:
+    """'nbdinfo 1.14.2' -> (1, 14, 2) (nbdinfo comes with libnbd)."""
+    return _run.get_version("nbdinfo", ["--version"], r"nbdinfo (\d+)\.(\d+)(?:\.(\d+))?")
 
 
 @dataclass
@@ -28,11 +40,11 @@ class NbdServer:
     filters: List[str] = field(default_factory=list)  # e.g. ["delay"]
     filter_args: Dict[str, str] = field(default_factory=dict)  # e.g. {"wdelay": "2ms"}
     socket_dir: Optional[str] = None
-    proc: Optional[subprocess.Popen] = None
+    process: Optional[_run.Background] = None
     socket: Optional[str] = None
 
     def argv(self) -> List[str]:
-        argv = ["nbdkit", "--foreground", "--exit-with-parent", "--unix", self.socket]
+        argv = [PROGRAM, "--foreground", "--exit-with-parent", "--unix", self.socket]
         argv += [f"--filter={f}" for f in self.filters]
         argv += [self.plugin, *self.plugin_args]
         argv += [f"{k}={v}" for k, v in self.filter_args.items()]
@@ -42,36 +54,32 @@ class NbdServer:
     def uri(self) -> str:
         return f"nbd+unix:///?socket={self.socket}"
 
+    @property
+    def pid(self) -> Optional[int]:
+        return self.process.pid if self.process else None
+
     def start(self, timeout: float = 15.0) -> "NbdServer":
+        """Start nbdkit and wait for its socket: ToolMissingError/ToolTooOldError before anything
+        runs, ToolFailedError (its last words) when it exits first, ToolTimeoutError when it is
+        still without a socket after ``timeout`` seconds."""
+        check_version()
         self._tmpdir = tempfile.mkdtemp(prefix="slogqual-nbd-", dir=self.socket_dir)
         self.socket = os.path.join(self._tmpdir, "nbd.sock")
-        self.proc = _run.popen(self.argv(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(self.socket):
-            if self.proc.poll() is not None:
-                err = (self.proc.stderr.read() or "").strip().splitlines()
-                self._cleanup()
-                raise SlogqualError(f"nbdkit exited: {err[-1] if err else self.proc.returncode}")
-            if time.monotonic() > deadline:
-                self.stop()
-                raise SlogqualError("nbdkit did not create its socket in time")
-            time.sleep(0.02)
+        self.process = _run.Background(self.argv())
+        try:
+            self.process.start()
+            self.process.wait_until(lambda: os.path.exists(self.socket), timeout, "create its socket")
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.process is not None:
+            self.process.stop()
         self._cleanup()
 
     def _cleanup(self) -> None:
-        if self.proc and self.proc.stderr:
-            self.proc.stderr.close()
         tmpdir = getattr(self, "_tmpdir", None)
         if tmpdir and os.path.isdir(tmpdir):
             for name in os.listdir(tmpdir):
@@ -86,12 +94,22 @@ class NbdServer:
         self.stop()
 
 
+def _size(text: str) -> int:
+    size = int(text.strip())
+    if size < 0:
+        raise ValueError(f"negative size {size}")
+    return size
+
+
 def export_size(uri: str) -> Optional[int]:
-    """Size of an NBD export in bytes via nbdinfo, or None when nbdinfo is absent."""
+    """Size of an NBD export in bytes via nbdinfo, or None when nbdinfo is absent. ToolFailedError
+    ('cannot reach URI: ...') when nbdinfo cannot connect, ToolTimeoutError when it hangs,
+    ToolOutputError when it prints no size."""
     if _run.which("nbdinfo") is None:
         return None
-    proc = _run.run(["nbdinfo", "--size", uri], timeout=30)
+    proc = _run.run(["nbdinfo", "--size", uri], timeout=30, typed_timeout=True)
     if proc.returncode != 0:
         msg = (proc.stderr or "").strip().splitlines()
-        raise SlogqualError(f"cannot reach {uri}: {msg[-1] if msg else 'nbdinfo failed'}")
-    return int(proc.stdout.strip())
+        raise _run.failure(proc.args, proc.returncode, proc.stderr,
+                           message=f"cannot reach {uri}: {msg[-1] if msg else 'nbdinfo failed'}")
+    return _run.parse_output(proc, _size)

@@ -10,9 +10,6 @@ Only this module spawns nvme.
 
 from __future__ import annotations
 
-import functools
-import subprocess
-
 import json
 import re
 from dataclasses import dataclass
@@ -39,14 +36,13 @@ class IdCtrl:
         return None if self.vwc is None else bool(self.vwc & 1)
 
 
-@functools.lru_cache(maxsize=None)
-def version() -> str:
-    """'1.2' of the installed program (cached per process), '' when it cannot be read."""
-    try:
-        ver, _ = _run.get_version(PROGRAM, ["version"], r"nvme version (\d+)\.(\d+)")
-    except Exception:
-        return ""
-    return ".".join(str(v) for v in ver)
+def version() -> _run.ToolVersion:
+    """'nvme version 2.3 (git 2.3)' -> (2, 3)."""
+    return _run.get_version(PROGRAM, ["version"], r"nvme version (\d+)\.(\d+)")
+
+
+def check_version() -> _run.ToolVersion:
+    return _run.check_version(PROGRAM, version)
 
 
 def available() -> bool:
@@ -136,21 +132,15 @@ def parse_get_vwc(text: str) -> Optional[bool]:
 
 
 def id_ctrl(ctrl: str) -> IdCtrl:
-    try:
-        proc = _run.run(argv_id_ctrl(ctrl), timeout=30)
-    except subprocess.TimeoutExpired:
-        raise ValueError("nvme id-ctrl did not answer within 30 s") from None
-    if proc.returncode != 0:
-        msg = (proc.stderr or proc.stdout or "").strip().splitlines()
-        raise ValueError(msg[-1] if msg else f"nvme id-ctrl exited {proc.returncode}")
-    return parse_id_ctrl(proc.stdout)
+    """ToolFailedError, ToolTimeoutError or ToolOutputError when no Identify Controller comes back."""
+    proc = _run.run(argv_id_ctrl(ctrl), timeout=30, typed_timeout=True, check=True)
+    return _run.parse_output(proc, parse_id_ctrl)
 
 
 def get_vwc_enabled(ctrl: str) -> Optional[bool]:
-    try:
-        proc = _run.run(argv_get_vwc(ctrl), timeout=30)
-    except subprocess.TimeoutExpired:
-        return None
+    """Whether the volatile write cache is on; None when the controller does not answer feature 06h
+    (a failing exit: not every controller implements it). ToolTimeoutError when nvme hangs."""
+    proc = _run.run(argv_get_vwc(ctrl), timeout=30, typed_timeout=True)
     if proc.returncode != 0:
         return None
     return parse_get_vwc(proc.stdout)

@@ -21,9 +21,20 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from slogqual.errors import UsageError
+from slogqual.tools import run as _run
 
 QEMU = "qemu-system-x86_64"
 AHCI_PORTS = 6  # q35's ICH9 AHCI: ide.0 .. ide.5
+
+
+def version() -> _run.ToolVersion:
+    """'QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)' -> (7, 2, 22)."""
+    return _run.get_version(QEMU, ["--version"], r"QEMU emulator version (\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def check_version() -> _run.ToolVersion:
+    """ToolMissingError/ToolTooOldError unless QEMU is there and new enough for :func:`machine_argv`."""
+    return _run.check_version(QEMU, version)
 
 
 @dataclass

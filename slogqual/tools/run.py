@@ -1,55 +1,210 @@
-"""The one place slogqual starts external programs.
+"""The one place slogqual starts external programs, and the contract every tool module keeps.
 
-Keeping every spawn here gives one spot for logging, for the "program not
-installed" error and for version checks, in the manner of OCRmyPDF's
-``subprocess`` module.
+In the manner of OCRmyPDF's ``subprocess`` module: every spawn goes through here (logged per
+program), a missing program is one typed error with install advice for the OS at hand, minimum
+versions and install advice live in one table (PROGRAMS), and a program that is missing, too old,
+hangs, fails or prints garbage becomes a typed error carrying ``program``, ``argv`` and the tail of
+its stderr (slogqual.errors: ToolMissingError, ToolTooOldError, ToolTimeoutError, ToolFailedError,
+ToolOutputError; their exit codes are explained there).
+
+A tool module (fio.py, zpool.py, nbdkit.py, ...) is the one door to its program:
+
+* ``version() -> ToolVersion``, read by :func:`get_version`;
+* ``check_version() -> ToolVersion``: :func:`check_version` against PROGRAMS;
+* actions that build an argv list and call :func:`run` with ``typed_timeout=True`` (or
+  :func:`run_checked`), turn a failing exit into :func:`failure` and parse with
+  :func:`parse_output`, so garbage is a ToolOutputError rather than a crash;
+* long-lived helpers (nbdkit today) through :class:`Background`: started from an argv list,
+  ended by their own PID.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 import re
 import shutil
+import signal
 import subprocess
-from typing import Mapping, Optional, Sequence
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import IO, Callable, Dict, Mapping, Optional, Sequence, Tuple, TypeVar
 
-from slogqual.errors import MissingDependencyError
+from slogqual.errors import (ToolFailedError, ToolMissingError, ToolOutputError, ToolTimeoutError, ToolTooOldError,
+                             stderr_tail)
 
 # What callers of popen() need to hand it and to catch from it, so that only tools/ imports subprocess.
 DEVNULL, PIPE, STDOUT = subprocess.DEVNULL, subprocess.PIPE, subprocess.STDOUT
 Popen = subprocess.Popen
 TimeoutExpired = subprocess.TimeoutExpired
+CompletedProcess = subprocess.CompletedProcess
 
 log = logging.getLogger("slogqual.tools")
 
-# Debian package names, for the one-line "install it" advice.
-INSTALL_HINTS = {
-    "fio": "fio",
-    "gnuplot": "gnuplot-nox",
-    "nbdkit": "nbdkit",
-    "nbdinfo": "libnbd-bin",
-    "smartctl": "smartmontools",
-    "nvme": "nvme-cli",
-    "lsblk": "util-linux",
-    "blkid": "util-linux",
-    "wipefs": "util-linux",
-    "zpool": "zfsutils-linux (contrib)",
-    "zfs": "zfsutils-linux (contrib)",
-    "qemu-system-x86_64": "qemu-system-x86",
-}
+T = TypeVar("T")
 
+
+# --- what slogqual needs of each program, and where to get it ----------------------------------------------
+
+@dataclass(frozen=True)
+class Requirement:
+    """One program: the oldest version slogqual works with (None: any that runs), what needs that
+    version, and how to install it on Debian and on FreeBSD."""
+
+    program: str
+    minimum: Optional[Tuple[int, ...]]
+    needed_for: str
+    debian: str
+    freebsd: str
+
+
+_LINUX_ONLY = "not used on FreeBSD"
+_FREEBSD_ONLY = "not used on Linux"
+_FREEBSD_BASE = "in the base system"
+
+PROGRAMS: Dict[str, Requirement] = {r.program: r for r in (
+    Requirement("fio", (3, 19), "the nbd ioengine (nbd:// targets)",
+                "apt-get install fio", "pkg install fio"),
+    Requirement("gnuplot", (5, 0), "datablocks, dashtype and the pngcairo/svg terminals",
+                "apt-get install gnuplot-nox", "pkg install gnuplot-lite"),
+    Requirement("nbdkit", (1, 12), "the rate filter of the lab's device classes (delay, error, memory, full: older)",
+                "apt-get install nbdkit", "pkg install nbdkit"),
+    Requirement("nbdinfo", None, "the size of an nbd:// export",
+                "apt-get install libnbd-bin", "pkg install libnbd"),
+    Requirement("qemu-system-x86_64", (4, 2), "-fsdev multidevs=remap (the lab's 9p root share)",
+                "apt-get install qemu-system-x86", "pkg install qemu-nox11"),
+    Requirement("zpool", (2, 2), "per-dataset ZIL kstats (the zil_* rows of objset-0x..., the SLOG evidence)",
+                "apt-get install zfsutils-linux (contrib)",
+                _FREEBSD_BASE + " (OpenZFS 2.2 from FreeBSD 14.0; on 13.x: pkg install openzfs openzfs-kmod)"),
+    Requirement("zfs", (2, 2), "per-dataset ZIL kstats (the zil_* rows of objset-0x..., the SLOG evidence)",
+                "apt-get install zfsutils-linux (contrib)",
+                _FREEBSD_BASE + " (OpenZFS 2.2 from FreeBSD 14.0; on 13.x: pkg install openzfs openzfs-kmod)"),
+    Requirement("smartctl", (7, 0), "JSON output (--json)",
+                "apt-get install smartmontools", "pkg install smartmontools"),
+    Requirement("nvme", None, "Identify Controller and feature 06h (volatile write cache)",
+                "apt-get install nvme-cli", "not on FreeBSD: nvmecontrol (" + _FREEBSD_BASE + ") is used instead"),
+    Requirement("lsblk", None, "device identity", "apt-get install util-linux", _LINUX_ONLY + " (geom, diskinfo)"),
+    Requirement("blkid", None, "signature probes", "apt-get install util-linux", _LINUX_ONLY),
+    Requirement("wipefs", None, "signature listing (--no-act)", "apt-get install util-linux", _LINUX_ONLY),
+    Requirement("findmnt", None, "the mount table", "apt-get install util-linux", _LINUX_ONLY),
+    Requirement("lspci", None, "PCIe links sysfs does not show", "apt-get install pciutils", _LINUX_ONLY),
+    Requirement("udevadm", None, "waiting for zvol device nodes", "apt-get install udev",
+                _LINUX_ONLY + " (devfs makes zvol nodes at once)"),
+    Requirement("camcontrol", None, "ATA/SCSI identity", _FREEBSD_ONLY + " (smartctl)", _FREEBSD_BASE),
+    Requirement("diskinfo", None, "disk identity", _FREEBSD_ONLY + " (sysfs, lsblk)", _FREEBSD_BASE),
+    Requirement("geom", None, "disk identity", _FREEBSD_ONLY + " (sysfs, lsblk)", _FREEBSD_BASE),
+    Requirement("nvmecontrol", None, "NVMe identity", _FREEBSD_ONLY + " (nvme-cli)", _FREEBSD_BASE),
+    Requirement("sysctl", None, "disk list and ZFS kstats", _FREEBSD_ONLY + " (sysfs, /proc/spl/kstat)",
+                _FREEBSD_BASE),
+)}
+
+
+def _platform(platform: Optional[str] = None) -> str:
+    p = platform or sys.platform
+    return "freebsd" if p.startswith("freebsd") else "linux" if p.startswith("linux") else p
+
+
+def install_advice(program: str, platform: Optional[str] = None) -> str:
+    """'Debian: apt-get install fio' on Linux, 'FreeBSD: pkg install fio' on FreeBSD, both elsewhere;
+    '' for a program not in PROGRAMS."""
+    req = PROGRAMS.get(os.path.basename(program))
+    if req is None:
+        return ""
+    p = _platform(platform)
+    if p == "linux":
+        return f"Debian: {req.debian}"
+    if p == "freebsd":
+        return f"FreeBSD: {req.freebsd}"
+    return f"Debian: {req.debian}; FreeBSD: {req.freebsd}"
+
+
+def _with_advice(message: str, program: str) -> str:
+    advice = install_advice(program)
+    return f"{message} ({advice})" if advice else message
+
+
+# --- finding and running ----------------------------------------------------------------------------------
 
 def which(program: str) -> Optional[str]:
     return shutil.which(program)
 
 
 def require(program: str) -> str:
+    """The path of program; ToolMissingError (with install advice) when it is not on PATH."""
     path = shutil.which(program)
     if path is None:
-        hint = INSTALL_HINTS.get(program)
-        advice = f" (Debian: apt-get install {hint})" if hint else ""
-        raise MissingDependencyError(f"{program} not found on PATH{advice}")
+        raise ToolMissingError(_with_advice(f"{program} not found on PATH", program), program=program)
     return path
+
+
+def _name(argv: Sequence[str]) -> str:
+    return os.path.basename(str(argv[0]))
+
+
+def _cannot_execute(argv: Sequence[str], exc: OSError) -> ToolMissingError:
+    return ToolMissingError(_with_advice(f"{argv[0]} cannot be run: {exc.strerror or exc}", _name(argv)),
+                            program=_name(argv), argv=argv)
+
+
+def _text(data) -> str:
+    if isinstance(data, bytes):
+        return data.decode("utf-8", "replace")
+    return data or ""
+
+
+def _last_line(*texts: str) -> str:
+    for text in texts:
+        lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+        if lines:
+            return lines[-1]
+    return ""
+
+
+def timed_out(argv: Sequence[str], timeout: Optional[float], stderr="", what: str = "") -> ToolTimeoutError:
+    """The error for a program that did not finish in time ('fio did not finish within 60 s at bs=4096')."""
+    secs = f" within {timeout:g} s" if timeout is not None else ""
+    return ToolTimeoutError(f"{_name(argv)} did not finish{secs}{' ' + what if what else ''}", program=_name(argv),
+                            timeout=timeout, argv=argv, stderr=_text(stderr))
+
+
+def failure(argv: Sequence[str], returncode: Optional[int], stderr: str = "", stdout: str = "",
+            message: Optional[str] = None) -> ToolFailedError:
+    """The error for a failing exit: 'zpool create tank… failed: <its last line of complaint>' unless a
+    message is given. stdout is the fallback complaint for programs that print errors there."""
+    if message is None:
+        complaint = _last_line(stderr, stdout) or f"exit status {returncode}"
+        message = f"{' '.join(str(a) for a in argv[:3])}… failed: {complaint}"
+    return ToolFailedError(message, program=_name(argv), returncode=returncode, argv=argv, stderr=stderr or stdout)
+
+
+def parse_failed(program: str, argv: Optional[Sequence[str]], text: str, why: str, stderr: str = "") -> ToolOutputError:
+    """The error for output the parser cannot read ('unexpected zpool list line ...'); argv may be None
+    for text that did not come from a run here. Raise it: ``raise _run.parse_failed(...) from None``."""
+    return ToolOutputError(f"{program}: unreadable output: {why}", program=program, why=why,
+                           excerpt=(text or "")[:200], argv=argv, stderr=stderr)
+
+
+def parse_text(program: str, argv: Optional[Sequence[str]], text: str, parser: Callable[..., T], *args,
+               stderr: str = "", **kwargs) -> T:
+    """``parser(text, ...)`` for the output of ``argv``: the ValueError (JSONDecodeError included),
+    LookupError or TypeError of a parser that cannot read it becomes ToolOutputError naming the
+    program and argv, as does a parser's own ToolOutputError that did not know the argv."""
+    try:
+        return parser(text, *args, **kwargs)
+    except ToolOutputError as exc:
+        if exc.argv or not argv:
+            raise
+        raise parse_failed(program, argv, text, exc.why, stderr=stderr) from None
+    except (ValueError, LookupError, TypeError) as exc:
+        raise parse_failed(program, argv, text, str(exc) or type(exc).__name__, stderr=stderr) from None
+
+
+def parse_output(proc: subprocess.CompletedProcess, parser: Callable[..., T], *args, **kwargs) -> T:
+    """:func:`parse_text` of a finished run's stdout."""
+    return parse_text(_name(proc.args), proc.args, proc.stdout, parser, *args, stderr=proc.stderr or "", **kwargs)
 
 
 def run(
@@ -57,60 +212,226 @@ def run(
     *,
     check: bool = False,
     timeout: Optional[float] = None,
+    typed_timeout: bool = False,
     env: Optional[Mapping[str, str]] = None,
     input: Optional[str] = None,
 ) -> subprocess.CompletedProcess:
-    """Run argv (a list, never a shell string) and capture text output."""
+    """Run argv (a list, never a shell string) and capture text output.
+
+    A program not on PATH is ToolMissingError. A run past ``timeout`` is killed and raises
+    subprocess.TimeoutExpired, or ToolTimeoutError (with what it wrote on stderr) when
+    ``typed_timeout``. ``check=True`` turns a non-zero exit into ToolFailedError.
+    """
     argv = [str(a) for a in argv]
     require(argv[0])
-    log.debug("run: %s", " ".join(argv))
-    proc = subprocess.run(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        timeout=timeout,
-        env=dict(env) if env is not None else None,
-        input=input,
-        stdin=None if input is not None else subprocess.DEVNULL,
-    )
-    if check and proc.returncode != 0:
-        raise subprocess.CalledProcessError(proc.returncode, argv, proc.stdout, proc.stderr)
+    plog = log.getChild(_name(argv))
+    plog.debug("run: %s", " ".join(argv))
+    try:
+        proc = subprocess.run(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=timeout,
+            env=dict(env) if env is not None else None,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        plog.debug("timed out after %s s", timeout)
+        if typed_timeout:
+            raise timed_out(argv, timeout, exc.stderr) from None
+        raise
+    except (FileNotFoundError, PermissionError) as exc:
+        raise _cannot_execute(argv, exc) from None
+    if proc.returncode != 0:
+        plog.debug("exit %s, stderr: %s", proc.returncode, stderr_tail(proc.stderr))
+        if check:
+            raise failure(argv, proc.returncode, proc.stderr, proc.stdout)
     return proc
 
 
 def run_checked(argv: Sequence[str], timeout: Optional[float] = 300) -> str:
-    """Run argv and return its stdout; a non-zero exit is a MeasurementError carrying the
-    program's last line of complaint (for tools whose failure ends the measurement: zpool, zfs)."""
-    from slogqual.errors import MeasurementError
-
-    proc = run(argv, timeout=timeout)
-    if proc.returncode != 0:
-        err = (proc.stderr or proc.stdout or "").strip().splitlines()
-        raise MeasurementError(f"{' '.join(str(a) for a in argv[:3])}… failed: {err[-1] if err else proc.returncode}")
-    return proc.stdout
+    """Run argv and return its stdout; a non-zero exit is ToolFailedError (a MeasurementError) carrying
+    the program's last line of complaint, a timeout ToolTimeoutError (for tools whose failure ends
+    the measurement: zpool, zfs)."""
+    return run(argv, timeout=timeout, typed_timeout=True, check=True).stdout
 
 
 def popen(argv: Sequence[str], **kwargs) -> subprocess.Popen:
-    """Start a long-running helper (nbdkit, qemu); the caller owns its lifetime."""
+    """Start a long-running helper; the caller owns its lifetime (or use :class:`Background`)."""
     argv = [str(a) for a in argv]
     require(argv[0])
-    log.debug("popen: %s", " ".join(argv))
-    return subprocess.Popen(argv, **kwargs)
+    log.getChild(_name(argv)).debug("popen: %s", " ".join(argv))
+    try:
+        return subprocess.Popen(argv, **kwargs)
+    except (FileNotFoundError, PermissionError) as exc:
+        raise _cannot_execute(argv, exc) from None
+
+
+# --- versions -----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ToolVersion:
+    """A program's version: ``version`` the numbers compared, ``text`` the program's own first line
+    ('fio-3.33', 'QEMU emulator version 7.2.22 (Debian ...)'); ``str()`` is the dotted version."""
+
+    program: str
+    version: Tuple[int, ...]
+    text: str
+
+    def __str__(self) -> str:
+        return ".".join(str(v) for v in self.version)
 
 
 def parse_version(text: str, regex: str) -> Optional[tuple]:
-    m = re.search(regex, text)
+    m = re.search(regex, text, flags=re.MULTILINE)
     if not m:
         return None
     return tuple(int(x) for x in m.groups() if x is not None)
 
 
-def get_version(program: str, args: Sequence[str], regex: str) -> tuple:
-    """(version tuple, raw version string) of a program, e.g. fio --version."""
-    proc = run([program, *args], timeout=30)
+@functools.lru_cache(maxsize=None)
+def _version(path: str, program: str, args: Tuple[str, ...], regex: str) -> ToolVersion:
+    # Exit status is not looked at: zfs/zpool --version print the userland version, then fail
+    # (status 1) when the kernel module is not loaded.
+    proc = run([program, *args], timeout=30, typed_timeout=True)
     text = (proc.stdout or "") + (proc.stderr or "")
     ver = parse_version(text, regex)
     if ver is None:
-        raise MissingDependencyError(f"cannot read the version of {program} from {text.strip()[:80]!r}")
-    return ver, text.strip().splitlines()[0] if text.strip() else ""
+        raise parse_failed(program, proc.args, text, f"no version in {text.strip()[:80]!r}", stderr=proc.stderr)
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return ToolVersion(program, ver, first)
+
+
+def get_version(program: str, args: Sequence[str], regex: str) -> ToolVersion:
+    """The version of ``program`` as ``program *args`` prints it, the numbers being regex's groups
+    (cached per installed binary). ToolMissingError when it is not there, ToolOutputError when no
+    version is in what it printed, ToolTimeoutError when it hangs."""
+    path = require(program)
+    return _version(path, program, tuple(args), regex)
+
+
+clear_version_cache = _version.cache_clear
+
+
+def check_version(program: str, read: Callable[[], ToolVersion]) -> ToolVersion:
+    """``read()`` (a module's version function) checked against PROGRAMS[program].minimum.
+
+    ToolTooOldError, with the found and needed versions and install advice, when it is older or when
+    its version cannot be read (found None); ToolMissingError when it is not installed."""
+    req = PROGRAMS[program]
+    try:
+        found = read()
+    except ToolOutputError as exc:
+        need = ".".join(map(str, req.minimum)) if req.minimum else "any"
+        raise ToolTooOldError(_with_advice(f"cannot tell which version of {program} this is ({exc.why}); slogqual "
+                                           f"needs {program} {need} or newer", program),
+                              program=program, found=None, needed=req.minimum or (), argv=exc.argv,
+                              stderr=exc.stderr_tail) from None
+    if req.minimum and found.version < req.minimum:
+        need = ".".join(map(str, req.minimum))
+        raise ToolTooOldError(_with_advice(f"{program} {found} ({found.text}) is too old: slogqual needs {program} "
+                                           f"{need} or newer, for {req.needed_for}", program),
+                              program=program, found=found.version, needed=req.minimum)
+    return found
+
+
+# --- long-lived helpers ------------------------------------------------------------------------------------
+
+class Background:
+    """A long-lived helper process (nbdkit now; QEMU, ``zpool iostat`` streams and fio servers can
+    move here): started from an argv list, ended by its own PID (SIGTERM, ``grace_s`` to exit,
+    then SIGKILL), never by name.
+
+    Its stderr goes to an unlinked temporary file rather than a pipe: a chatty helper can never
+    block on a pipe nobody reads, and its last lines are at hand when it dies (``stderr_tail()``).
+    Use it as a context manager, or call ``start()`` and ``stop()``.
+    """
+
+    def __init__(self, argv: Sequence[str], *, grace_s: float = 10.0, stdout=DEVNULL,
+                 env: Optional[Mapping[str, str]] = None):
+        self.argv = [str(a) for a in argv]
+        self.program = _name(self.argv)
+        self.grace_s = grace_s
+        self.proc: Optional[subprocess.Popen] = None
+        self._stdout = stdout
+        self._env = dict(env) if env is not None else None
+        self._stderr: Optional[IO[bytes]] = None
+        self._tail = ""
+
+    def start(self) -> "Background":
+        self._stderr = tempfile.TemporaryFile(prefix=f"slogqual-{self.program}-")
+        try:
+            self.proc = popen(self.argv, stdin=DEVNULL, stdout=self._stdout, stderr=self._stderr, env=self._env)
+        except BaseException:
+            self._close()
+            raise
+        return self
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self.proc.pid if self.proc else None
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self.proc.poll() if self.proc else None
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stderr_tail(self) -> str:
+        if self._stderr is None:
+            return self._tail
+        self._stderr.seek(0)
+        return stderr_tail(self._stderr.read())
+
+    def exited_error(self, when: str = "") -> ToolFailedError:
+        """The error for a helper that ended when it should not have (its status and last words)."""
+        rc = self.returncode
+        tail = self.stderr_tail()
+        last = tail.splitlines()[-1] if tail else f"exit status {rc}"
+        return ToolFailedError(f"{self.program} exited{' ' + when if when else ''}: {last}", program=self.program,
+                               returncode=rc, argv=self.argv, stderr=tail)
+
+    def wait_until(self, ready: Callable[[], bool], timeout: float, what: str, poll_s: float = 0.02) -> None:
+        """Poll ``ready()`` until true. ToolFailedError if the helper exits first; ToolTimeoutError
+        (after stopping it) if ``timeout`` seconds pass: '<program> did not <what> within N s'."""
+        deadline = time.monotonic() + timeout
+        while not ready():
+            if not self.running():
+                raise self.exited_error(f"before it could {what}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ToolTimeoutError(f"{self.program} did not {what} within {timeout:g} s", program=self.program,
+                                       timeout=timeout, argv=self.argv, stderr=self._tail)
+            time.sleep(poll_s)
+
+    def stop(self) -> Optional[int]:
+        """End it by its PID if it still runs; its exit status (None if it never started)."""
+        if self.proc is None:
+            self._close()
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=self.grace_s)
+            except subprocess.TimeoutExpired:
+                log.getChild(self.program).warning("pid %s ignored SIGTERM for %g s: killing it", self.proc.pid,
+                                                   self.grace_s)
+                self.proc.kill()
+                self.proc.wait()
+        self._close()
+        return self.proc.returncode
+
+    def _close(self) -> None:
+        if self._stderr is not None:
+            self._tail = self.stderr_tail()
+            self._stderr.close()
+            self._stderr = None
+
+    def __enter__(self) -> "Background":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -9,9 +9,6 @@ module spawns smartctl.
 
 from __future__ import annotations
 
-import functools
-import subprocess
-
 import json
 import re
 from dataclasses import dataclass, field
@@ -60,14 +57,13 @@ class SmartInfo:
         return bool(self.model or self.serial or self.protocol)
 
 
-@functools.lru_cache(maxsize=None)
-def version() -> str:
-    """'1.2' of the installed program (cached per process), '' when it cannot be read."""
-    try:
-        ver, _ = _run.get_version(PROGRAM, ["--version"], r"smartctl (\d+)\.(\d+)")
-    except Exception:
-        return ""
-    return ".".join(str(v) for v in ver)
+def version() -> _run.ToolVersion:
+    """'smartctl 7.3 2022-02-28 r5338 ...' -> (7, 3)."""
+    return _run.get_version(PROGRAM, ["--version"], r"smartctl (\d+)\.(\d+)")
+
+
+def check_version() -> _run.ToolVersion:
+    return _run.check_version(PROGRAM, version)
 
 
 def available() -> bool:
@@ -157,9 +153,9 @@ def parse(text: str) -> SmartInfo:
 
 
 def query(device: str, nvme: bool = False) -> SmartInfo:
-    """Run smartctl on device; ValueError if its output cannot be parsed at all."""
-    try:
-        proc = _run.run(argv(device, nvme=nvme), timeout=60)
-    except subprocess.TimeoutExpired:
-        raise ValueError("smartctl did not answer within 60 s") from None
-    return parse(proc.stdout)
+    """Run smartctl on device. Its exit status bits land in the result (``usable``); ToolTooOldError
+    for a smartctl without JSON, ToolTimeoutError when it hangs, ToolOutputError when its output
+    cannot be parsed at all."""
+    check_version()
+    proc = _run.run(argv(device, nvme=nvme), timeout=60, typed_timeout=True)
+    return _run.parse_output(proc, parse)

@@ -8,8 +8,6 @@ means no signatures. Only this module spawns wipefs.
 
 from __future__ import annotations
 
-import subprocess
-
 import json
 from dataclasses import dataclass
 from typing import List, Optional
@@ -65,12 +63,7 @@ def parse(text: str) -> List[Signature]:
 
 
 def list_signatures(device: str) -> List[Signature]:
-    """Raises ValueError (wipefs's message) when wipefs cannot read the device."""
-    try:
-        proc = _run.run(argv(device), timeout=60)
-    except subprocess.TimeoutExpired:
-        raise ValueError("wipefs did not answer within 60 s") from None
-    if proc.returncode != 0:
-        msg = (proc.stderr or "").strip().splitlines()
-        raise ValueError(msg[-1] if msg else f"wipefs exited {proc.returncode}")
-    return parse(proc.stdout)
+    """ToolFailedError (wipefs's message) when wipefs cannot read the device, ToolTimeoutError when it
+    hangs, ToolOutputError when its output is not wipefs JSON."""
+    proc = _run.run(argv(device), timeout=60, typed_timeout=True, check=True)
+    return _run.parse_output(proc, parse)

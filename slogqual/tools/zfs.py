@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from slogqual.errors import MeasurementError
 from slogqual.tools import run as _run
+
+PROGRAM = "zfs"
+
+
+def version() -> _run.ToolVersion:
+    """The userland's version: ``zfs --version`` prints 'zfs-2.3.2-2~bpo12+2' first (see zpool.version)."""
+    return _run.get_version(PROGRAM, ["--version"], r"^zfs-(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def check_version() -> _run.ToolVersion:
+    return _run.check_version(PROGRAM, version)
 
 
 def _props(properties: Optional[Mapping[str, str]]) -> List[str]:
@@ -54,12 +64,13 @@ def parse_get(text: str) -> Dict[str, str]:
             continue
         parts = line.split("\t")
         if len(parts) != 2:
-            raise MeasurementError(f"unexpected zfs get line {line!r}")
+            raise _run.parse_failed(PROGRAM, None, text, f"unexpected zfs get line {line!r}")
         out[parts[0]] = parts[1]
     return out
 
 
 def zfs(argv: List[str], timeout: float = 300) -> str:
+    """stdout of a zfs command; ToolFailedError / ToolTimeoutError (MeasurementErrors) otherwise."""
     return _run.run_checked(argv, timeout=timeout)
 
 
@@ -72,11 +83,13 @@ def set_props(name: str, properties: Mapping[str, str]) -> None:
 
 
 def get(name: str, properties: Sequence[str]) -> Dict[str, str]:
-    return parse_get(zfs(get_argv(name, properties)))
+    argv = get_argv(name, properties)
+    return _run.parse_text(PROGRAM, argv, zfs(argv), parse_get)
 
 
 def objsetid(name: str) -> int:
-    return int(get(name, ["objsetid"])["objsetid"])
+    argv = get_argv(name, ["objsetid"])
+    return _run.parse_text(PROGRAM, argv, zfs(argv), lambda text: int(parse_get(text)["objsetid"]))
 
 
 def destroy(name: str, recursive: bool = False) -> None:

@@ -5,11 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from slogqual.errors import MeasurementError
 from slogqual.tools import run as _run
+
+PROGRAM = "zpool"
 
 VDEV_TYPES = ("mirror", "raidz", "raidz1", "raidz2", "raidz3", "draid")
 SECTIONS = ("logs", "cache", "spares", "special", "dedup")
+
+
+def version() -> _run.ToolVersion:
+    """The userland's version: ``zpool --version`` prints 'zfs-2.3.2-2~bpo12+2' (then the kernel
+    module's, or an error with status 1 when it is not loaded: the userland line is enough)."""
+    return _run.get_version(PROGRAM, ["--version"], r"^zfs-(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def check_version() -> _run.ToolVersion:
+    return _run.check_version(PROGRAM, version)
+
+
+def _garbage(text: str, why: str):
+    return _run.parse_failed(PROGRAM, None, text, why)
 
 
 def create_argv(pool: str, vdevs: Sequence[str], log: Sequence[str] = (), *,
@@ -100,7 +115,7 @@ def parse_iostat_v(text: str) -> List[VdevIO]:
             continue
         parts = line.split()
         if len(parts) != 7:
-            raise MeasurementError(f"unexpected zpool iostat line {line!r}")
+            raise _garbage(text, f"unexpected zpool iostat line {line!r}")
         name = parts[0]
         if name in SECTIONS and all(p == "-" for p in parts[1:]):
             section = name
@@ -110,10 +125,10 @@ def parse_iostat_v(text: str) -> List[VdevIO]:
             alloc, free = _int(parts[1]), _int(parts[2])
             rops, wops, rb, wb = (_int(p) or 0 for p in parts[3:])
         except ValueError:
-            raise MeasurementError(f"unexpected zpool iostat numbers in {line!r} (was -p given?)") from None
+            raise _garbage(text, f"unexpected zpool iostat numbers in {line!r} (was -p given?)") from None
         rows.append(VdevIO(name, section, depth, alloc, free, rops, wops, rb, wb))
     if not tables:
-        raise MeasurementError("no complete zpool iostat table (no pair of ---- rules)")
+        raise _garbage(text, "no complete zpool iostat table (no pair of ---- rules)")
     return tables[-1]
 
 
@@ -163,14 +178,22 @@ def parse_list(text: str) -> List[PoolInfo]:
         if not line.strip():
             continue
         p = line.split("\t")
-        if len(p) != 5:
-            raise MeasurementError(f"unexpected zpool list line {line!r}")
-        out.append(PoolInfo(p[0], int(p[1]), int(p[2]), int(p[3]), p[4]))
+        try:
+            if len(p) != 5:
+                raise ValueError("not 5 tab-separated fields")
+            out.append(PoolInfo(p[0], int(p[1]), int(p[2]), int(p[3]), p[4]))
+        except ValueError as exc:
+            raise _garbage(text, f"unexpected zpool list line {line!r} ({exc})") from None
     return out
 
 
 def zpool(argv: List[str], timeout: float = 300) -> str:
+    """stdout of a zpool command; ToolFailedError / ToolTimeoutError (MeasurementErrors) otherwise."""
     return _run.run_checked(argv, timeout=timeout)
+
+
+def _parsed(argv: List[str], parser):
+    return _run.parse_text(PROGRAM, argv, zpool(argv), parser)
 
 
 def create(pool: str, vdevs: Sequence[str], log: Sequence[str] = (), **kw) -> None:
@@ -186,8 +209,8 @@ def destroy(pool: str, force: bool = False) -> None:
 
 
 def iostat(pool: str) -> List[VdevIO]:
-    return parse_iostat_v(zpool(iostat_argv(pool)))
+    return _parsed(iostat_argv(pool), parse_iostat_v)
 
 
 def pools() -> Dict[str, PoolInfo]:
-    return {p.name: p for p in parse_list(zpool(list_argv()))}
+    return {p.name: p for p in _parsed(list_argv(), parse_list)}

@@ -132,16 +132,10 @@ def parse(text: str) -> CamInfo:
 
 
 def identify(device: str) -> CamInfo:
-    proc = _run.run(argv_identify(device), timeout=30)
-    if proc.returncode != 0:
-        msg = (proc.stderr or "").strip().splitlines()
-        raise ValueError(msg[-1] if msg else f"camcontrol identify exited {proc.returncode}")
-    return parse(proc.stdout)
+    proc = _run.run(argv_identify(device), timeout=30, typed_timeout=True, check=True)
+    return _run.parse_output(proc, parse)
 
 
 def inquiry(device: str) -> CamInfo:
-    proc = _run.run(argv_inquiry(device), timeout=30)
-    if proc.returncode != 0:
-        msg = (proc.stderr or "").strip().splitlines()
-        raise ValueError(msg[-1] if msg else f"camcontrol inquiry exited {proc.returncode}")
-    return parse(proc.stdout)
+    proc = _run.run(argv_inquiry(device), timeout=30, typed_timeout=True, check=True)
+    return _run.parse_output(proc, parse)

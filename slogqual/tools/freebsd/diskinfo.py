@@ -87,8 +87,5 @@ def parse(text: str) -> DiskInfo:
 
 
 def describe(device: str) -> DiskInfo:
-    proc = _run.run(argv(device), timeout=60)
-    if proc.returncode != 0:
-        msg = (proc.stderr or "").strip().splitlines()
-        raise ValueError(msg[-1] if msg else f"diskinfo exited {proc.returncode}")
-    return parse(proc.stdout)
+    proc = _run.run(argv(device), timeout=60, typed_timeout=True, check=True)
+    return _run.parse_output(proc, parse)

@@ -86,8 +86,5 @@ def parse(text: str) -> List[GeomDisk]:
 
 
 def disk_list(name: Optional[str] = None) -> List[GeomDisk]:
-    proc = _run.run(argv(name), timeout=30)
-    if proc.returncode != 0:
-        msg = (proc.stderr or "").strip().splitlines()
-        raise ValueError(msg[-1] if msg else f"geom exited {proc.returncode}")
-    return parse(proc.stdout)
+    proc = _run.run(argv(name), timeout=30, typed_timeout=True, check=True)
+    return _run.parse_output(proc, parse)

@@ -101,8 +101,5 @@ def parse(text: str) -> NvmeIdentify:
 
 
 def identify(ctrl: str) -> NvmeIdentify:
-    proc = _run.run(argv(ctrl), timeout=30)
-    if proc.returncode != 0:
-        msg = (proc.stderr or "").strip().splitlines()
-        raise ValueError(msg[-1] if msg else f"nvmecontrol exited {proc.returncode}")
-    return parse(proc.stdout)
+    proc = _run.run(argv(ctrl), timeout=30, typed_timeout=True, check=True)
+    return _run.parse_output(proc, parse)

@@ -37,8 +37,5 @@ def disks(text: str) -> List[str]:
 
 
 def get(*names: str) -> Dict[str, str]:
-    proc = _run.run(argv(*names), timeout=30)
-    if proc.returncode != 0:
-        msg = (proc.stderr or "").strip().splitlines()
-        raise ValueError(msg[-1] if msg else f"sysctl exited {proc.returncode}")
-    return parse(proc.stdout)
+    proc = _run.run(argv(*names), timeout=30, typed_timeout=True, check=True)
+    return _run.parse_output(proc, parse)
