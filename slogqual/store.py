@@ -26,9 +26,12 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from slogqual.analysis import scenario as scenario_analysis
 from slogqual.errors import SlogqualError, UsageError
 from slogqual.results import SWEEP_SCHEMA, SweepResult, load_json
 from slogqual.results import schema as S
+from slogqual.results.qualification import QualificationResult
+from slogqual.results.scenario import ScenarioResult
 
 STORE_ENV = "SLOGQUAL_STORE"
 SCHEMA_VERSION = 1
@@ -36,6 +39,8 @@ BUSY_TIMEOUT_S = 3.0  # a store write is a few rows: waiting longer means anothe
 
 KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION = "sweep", "scenario", "qualification"
 SCHEMA_KINDS = {S.SWEEP: KIND_SWEEP, S.SCENARIO: KIND_SCENARIO, S.QUALIFICATION: KIND_QUALIFICATION}
+TYPED = {KIND_SWEEP: SweepResult.from_dict, KIND_SCENARIO: ScenarioResult.from_dict,
+         KIND_QUALIFICATION: QualificationResult.from_dict}
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -141,7 +146,7 @@ def _summary(kind: str, doc: Dict[str, Any]) -> str:
             head += f"; 4K mean {four['lat_us']['mean']:.1f} µs, {four['iops']:.0f} IOPS"
         return head
     if kind == KIND_SCENARIO:
-        a = doc.get("analysis") or {}
+        a = scenario_analysis.current(doc) or {}  # today's rules on the measured steps
         return str(a.get("verdict") or f"{len(doc.get('steps') or [])} steps")
     s = doc.get("summary") or {}
     ss = (doc.get("steady_state") or {}).get("label", "")
@@ -227,6 +232,10 @@ class Store:
         kind = SCHEMA_KINDS.get(doc.get("schema"))
         if kind is None:
             raise StoreError(f"result store: cannot record a document of schema {doc.get('schema')!r}")
+        try:  # the typed loader of its kind: a malformed document is not stored
+            TYPED[kind](doc, path or "the document")
+        except UsageError as exc:
+            raise StoreError(f"result store: not recorded: {exc}") from None
         ident = dict(identity_of(doc))
         for k, v in (identity or {}).items():
             if v and not ident.get(k):

@@ -16,7 +16,7 @@ from slogqual.errors import UsageError
 SWEEP = "slogqual.sweep/1"
 SCENARIO = "slogqual.scenario/1"
 QUALIFICATION = "slogqual.qualification/1"
-COMPARE = "slogqual.compare/1"
+COMPARE = "slogqual.compare/2"  # 2: per-size significance (Welch) and pooled baselines
 DEVICE = "slogqual.device/1"
 
 CURRENT = {s.rsplit("/", 1)[0]: s for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE)}
