@@ -48,7 +48,7 @@ def collect(fio_version: str, argv: Optional[List[str]] = None) -> Dict[str, Any
         "machine": uname.machine,
         "cpu": _cpu_model(),
         "cpus": os.cpu_count(),
-        "fio_version": getattr(fio_version, "text", fio_version),  # 'fio-3.33', also from a ToolVersion
+        "fio_version": fio_version,  # 'fio-3.33'
         "slogqual_version": __version__,
         "python": sys.version.split()[0],
         "started": now_iso(),

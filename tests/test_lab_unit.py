@@ -226,6 +226,16 @@ def test_zfs_get_and_zpool_list_recorded():
     assert pool.name == "p" and pool.health == "ONLINE" and pool.size == pool.alloc + pool.free
 
 
+def test_openzfs_versions_from_recorded_zfs_version():
+    # in the guest: userland and the loaded module (the module's own /sys file agrees)
+    v = zfs.parse_versions(fixture("zfs", "version-lab-guest.txt"))
+    assert v == {"userland": "2.3.2-2~bpo12+2", "module": "2.3.2-2~bpo12+2"}
+    assert fixture("zfs", "sys-module-zfs-version-lab-guest.txt").strip() == v["module"]
+    # on a host with the userland and no module: the userland only, the module unknown (not invented)
+    assert zfs.parse_versions(fixture("zfs", "version-host-no-module.stdout")) == {"userland": "2.3.2-2~bpo12+2",
+                                                                                   "module": None}
+
+
 # ---- the host side of a run, without booting ---------------------------------------------------
 
 def _image(tmp_path):

@@ -201,6 +201,8 @@ def test_other_scenarios_quick_in_the_lab(zfs_guest, name):
             assert s["zil"]["itx_count"] > 0, s  # the ZIL was used, on the data disks
     assert doc["analysis"]["metric"] == "mbps" and doc["analysis"]["verdict"]
     assert doc["warnings"] == []
+    oz = doc["environment"]["openzfs"]  # the OpenZFS that ran it: userland and the loaded module
+    assert oz["userland"] and oz["module"] and "error" not in oz, oz
 
 
 def test_qualify_runs_its_scenario_as_a_library_call(zfs_guest):

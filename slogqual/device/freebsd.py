@@ -14,7 +14,7 @@ from typing import Dict, Optional
 
 from slogqual.device import classify as C
 from slogqual.device.record import DeviceRecord, Link, LinkEnd
-from slogqual.errors import UsageError
+from slogqual.errors import ToolError, UsageError
 from slogqual.tools.freebsd import camcontrol, diskinfo, geom, nvmecontrol
 
 SATA_GEN_GBPS = {"1": 1.5, "2": 3.0, "3": 6.0}
@@ -185,7 +185,11 @@ def _run_text(argv, tools: Dict[str, str]) -> Optional[str]:
     if _run.which(argv[0]) is None:
         tools[argv[0]] = "absent"
         return None
-    proc = _run.run(argv, timeout=60)
+    try:
+        proc = _run.run(argv, timeout=60, typed_timeout=True)
+    except ToolError as exc:  # a hung geom/diskinfo/camcontrol: recorded, as a failure is
+        tools[argv[0]] = f"failed: {exc}"
+        return None
     if proc.returncode != 0:
         err = (proc.stderr or "").strip().splitlines()
         tools[argv[0]] = "failed: " + (err[-1] if err else f"exit {proc.returncode}")

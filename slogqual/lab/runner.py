@@ -463,8 +463,9 @@ def require_host() -> None:
     if os.geteuid() != 0:
         raise UsageError("the lab runs as root: QEMU shares the host's whole / (read-only) with the guest, "
                          "whose root user must read it")
-    for prog in (_qemu.QEMU, "nbdkit"):
-        _run.require(prog)
+    _qemu.check_version()  # present and new enough (tools/run.PROGRAMS), with install advice
+    from slogqual.tools import nbdkit as _nbdkit
+    _nbdkit.check_version()
     if not os.path.exists("/lib/systemd/systemd-udevd"):
         raise UsageError("/lib/systemd/systemd-udevd missing (Debian: apt-get install udev); contrib/lab/build.sh installs it")
     if not os.path.exists("/bin/busybox"):

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from slogqual.errors import SlogqualError, UsageError
+from slogqual.errors import SlogqualError, ToolError, UsageError
 from slogqual.outputs import check_output, json_document
 from slogqual.pool import log_sweeps
 from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, safe_name
@@ -27,6 +27,7 @@ from slogqual.pool.runner import SCENARIO_SCHEMA, PoolScenarioRun, load_document
 from slogqual.pool.scenario import Scenario, load_scenario
 from slogqual.progress import Progress
 from slogqual.tools import fio
+from slogqual.tools import zfs as _zfs
 
 # Inside the lab guest, 'lab:N' names the N-th emulated device; the guest's job sets this variable.
 LAB_DEVICE_ENV = "SLOGQUAL_LAB_DEVICES"
@@ -134,6 +135,13 @@ def check_result_path(output: str, devices: List[str], force: bool = False) -> s
     return check_output(output, "scenario result", json_document(SCENARIO_SCHEMA_PREFIX), protect, force=force)
 
 
+def _openzfs() -> Dict[str, Any]:
+    try:
+        return _zfs.openzfs_versions()
+    except ToolError as exc:  # no zfs command: the run stops at the first pool, saying why
+        return {"userland": None, "module": None, "error": str(exc)}
+
+
 def pool_name_for(scenario: Scenario) -> str:
     # no '.' in a pool name: FreeBSD's kstat sysctl nodes are dot-separated (tools/kstat.objset_oid)
     return f"{POOL_PREFIX}{safe_name(scenario.name).replace('.', '-')}-{os.getpid()}"
@@ -146,7 +154,7 @@ def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> S
     plan = _plan(req)
     if plan.document is not None and plan.document.get("status") == "complete":
         return ScenarioOutcome(plan.document, output, already_complete=True)
-    fio_version = fio.check_version()
+    fio_version = fio.check_version().text  # 'fio-3.33', as every document records it
     from slogqual import device as _device
 
     doc = plan.document
@@ -163,6 +171,7 @@ def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> S
             doc = new_document(plan.scenario, req.quick, req.layout, plan.data, plan.logs, fio_version,
                                req.argv, identities)
             doc["origin"] = req.origin
+            doc["environment"]["openzfs"] = _openzfs()
             doc["log_sweeps"] = log_sweeps.from_files(req.log_sweep_files, plan.logs)
             doc["sweep_logs"] = bool(req.sweep_logs)
         else:

@@ -18,6 +18,30 @@ def check_version() -> _run.ToolVersion:
     return _run.check_version(PROGRAM, version)
 
 
+def parse_versions(stdout: str) -> Dict[str, Optional[str]]:
+    """``zfs --version``: 'zfs-2.3.2-2~bpo12+2' (userland) and 'zfs-kmod-2.3.2-2~bpo12+2' (the loaded
+    module; absent when none is loaded, and then the command exits 1)."""
+    out: Dict[str, Optional[str]] = {"userland": None, "module": None}
+    for line in stdout.splitlines():
+        line = line.strip()
+        if line.startswith("zfs-kmod-"):
+            out["module"] = line[len("zfs-kmod-"):]
+        elif line.startswith("zfs-") and out["userland"] is None:
+            out["userland"] = line[len("zfs-"):]
+    return out
+
+
+def openzfs_versions() -> Dict[str, Optional[str]]:
+    """The OpenZFS userland and module versions, as every document that touched ZFS records them;
+    what could not be read is None, with the reason under "error"."""
+    proc = _run.run([PROGRAM, "--version"], timeout=30, typed_timeout=True)
+    found: Dict[str, Optional[str]] = dict(parse_versions(proc.stdout or ""))
+    if found["userland"] is None or found["module"] is None:
+        err = (proc.stderr or "").strip().splitlines()
+        found["error"] = err[-1] if err else f"zfs --version exited {proc.returncode}"
+    return found
+
+
 def _props(properties: Optional[Mapping[str, str]]) -> List[str]:
     argv: List[str] = []
     for k, v in (properties or {}).items():
