@@ -323,7 +323,7 @@ def test_fio_check_version_text_is_what_documents_record(monkeypatch):
     v = fio.check_version()
     assert v.text == "fio-3.33" and str(v) == "3.33"
     from slogqual import environment
-    assert environment.collect(v, [])["fio_version"] == "fio-3.33"
+    assert environment.collect(v.text, [])["fio_version"] == "fio-3.33"
 
 
 # --- the table -------------------------------------------------------------------------------------------
