@@ -214,7 +214,7 @@ def test_qualify_runs_its_scenario_as_a_library_call(zfs_guest):
     q = json.loads(next((d / "q").glob("*.qualification.json")).read_text())
     crit = [c for c in q["criteria"] if "nfs-sync" in c["check"]]
     assert len(crit) == 1 and crit[0]["result"] in ("pass", "fail"), crit
-    assert crit[0]["measured"] == doc["analysis"]["slog_of_standard_at_peak"]
+    assert crit[0]["measured"] == doc["analysis"]["slog_benefit_at_peak"]
     assert q["scenarios"][0]["status"] == "complete" and q["scenarios"][0]["path"].endswith(".scenario-nfs-sync.json")
 
 
