@@ -10,19 +10,19 @@ from __future__ import annotations
 import errno
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
+from slogqual import paths
 from slogqual.errors import RefusedError, SlogqualError, UsageError
 from slogqual.tools import nbdkit, sysfs
 from slogqual.units import MiB
 
-NBD_SCHEMES = ("nbd://", "nbd+unix://", "nbds://", "nbds+unix://")
+NBD_SCHEMES = paths.NBD_SCHEMES
 
-KIND_BLOCK = "block"
-KIND_FILE = "file"
-KIND_NBD = "nbd"
+KIND_BLOCK = paths.KIND_BLOCK
+KIND_FILE = paths.KIND_FILE
+KIND_NBD = paths.KIND_NBD
 KIND_SCRATCH = "scratch"
 
 # A scratch file holds this many of the largest writes, so random offsets really vary.
@@ -46,8 +46,7 @@ class Target:
         return {"path": self.path, "kind": self.kind, "size": self.size}
 
 
-def is_nbd_uri(spec: str) -> bool:
-    return spec.startswith(NBD_SCHEMES)
+is_nbd_uri = paths.is_nbd_uri
 
 
 def _check_writable(path: str, kind: str) -> None:
@@ -117,20 +116,8 @@ def resolve(spec: str, largest_io: int) -> Target:
         if size is None:
             target.notes.append("export size unknown (nbdinfo not installed): not checked against the IO sizes")
     else:
-        try:
-            st = os.stat(spec)
-        except FileNotFoundError:
-            raise UsageError(f"{spec}: no such file or device") from None
-        except PermissionError:
-            raise UsageError(f"{spec}: permission denied") from None
-        except OSError as exc:  # 'F/' on a file, a symlink loop, a name too long
-            raise UsageError(f"{spec[:200]}: {exc.strerror or exc}") from None
-        if stat.S_ISBLK(st.st_mode):
-            kind = KIND_BLOCK
-        elif stat.S_ISREG(st.st_mode):
-            kind = KIND_FILE
-        else:
-            raise UsageError(f"{spec}: not a block device, regular file or nbd:// URI")
+        pk = paths.kind_of(spec)  # the one vocabulary (paths.py): block or file here
+        kind, st = pk.kind, pk.st
         _check_writable(spec, kind)
         try:
             size = _device_size(spec) if kind == KIND_BLOCK else st.st_size

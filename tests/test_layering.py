@@ -94,3 +94,28 @@ def test_the_walk_sees_the_violations_it_is_there_to_catch(tmp_path, monkeypatch
                                                   "(results and analysis never start a process)",
                                                   "slogqual/analysis/y.py:1: imports slogqual.tools.fio "
                                                   "(results and analysis never start a process)"]
+
+
+def argv_outside_tools(path, rel):
+    """List literals starting with a program slogqual knows (tools/run.PROGRAMS), outside tools/: an
+    argv built away from its tool's module."""
+    from slogqual.tools.run import PROGRAMS
+    if rel.startswith("slogqual/tools/"):
+        return []
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    return [f"{rel}:{n.lineno}: an argv for {n.elts[0].value} (build it in slogqual/tools/)"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.List) and n.elts and isinstance(n.elts[0], ast.Constant)
+            and n.elts[0].value in PROGRAMS]
+
+
+def test_every_argv_is_built_in_its_tools_module():
+    found = [v for rel, path in modules() for v in argv_outside_tools(path, rel)]
+    assert found == []
+
+
+def test_the_argv_rule_sees_an_argv_outside_tools(tmp_path):
+    bad = tmp_path / "x.py"
+    bad.write_text('argv = ["udevadm", "settle"]\nok = ["slogqual", "scenario", "run"]\n')
+    assert argv_outside_tools(str(bad), "slogqual/pool/x.py") == [
+        "slogqual/pool/x.py:1: an argv for udevadm (build it in slogqual/tools/)"]

@@ -33,7 +33,7 @@ def test_pools_must_carry_the_prefix():
     with pytest.raises(UsageError):
         ThrowawayPool(name="tank", vdevs=["a"])
     assert ThrowawayPool(name=POOL_PREFIX + "x", vdevs=["a"]).created is False
-    assert safe_name("my scenario/1.toml") == "my-scenario-1.toml"
+    assert safe_name("my scenario/1.toml") == "my_scenario_1.toml"  # paths.safe_name: one sanitiser
 
 
 def test_ashift_defaults_to_4k_for_unknown_devices():

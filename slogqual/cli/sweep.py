@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 from typing import List, Optional
 
-from slogqual import store
+from slogqual import paths, store
 from slogqual import target as targets
 from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.progress import Progress
@@ -50,11 +49,7 @@ def register(sub) -> None:
 
 
 def _name_of(spec: Optional[str]) -> str:
-    if not spec:
-        return "scratch"
-    if targets.is_nbd_uri(spec):
-        return "nbd"
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(spec.rstrip("/"))) or "target"
+    return paths.file_stem(spec, "target") if spec else "scratch"
 
 
 def _output_paths(args, specs: List[Optional[str]]) -> List[str]:

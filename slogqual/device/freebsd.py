@@ -198,9 +198,9 @@ def _run_text(argv, tools: Dict[str, str]) -> Optional[str]:
 
 
 def identify(path: str) -> DeviceRecord:
-    from slogqual.device.linux import is_uri
+    from slogqual.paths import is_nbd_uri
 
-    if is_uri(path):
+    if is_nbd_uri(path):
         rec = DeviceRecord(path=path, kind="nbd", transport="nbd", platform="freebsd")
         rec.device_class, rec.class_evidence = C.classify("nbd", None, None, None)
         rec.write_cache = C.judge_write_cache([], None, "nbd")

@@ -10,23 +10,22 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from typing import List, Optional
 
+from slogqual import paths
 from slogqual.device import classify as C
 from slogqual.device.record import DeviceRecord, Link, LinkEnd
 from slogqual.errors import ToolError, UsageError
 from slogqual.tools import lsblk, lspci, nvme, smartctl, sysfs
 from slogqual.tools import run as _run
 
-NBD_SCHEMES = ("nbd://", "nbd+unix://", "nbds://", "nbds+unix://", "nbd+vsock://")
+NBD_SCHEMES = paths.NBD_SCHEMES
 
 IDENTITY_FIELDS = ("model", "vendor", "serial", "firmware", "capacity", "logical_sector", "physical_sector",
                    "rotational")
 
 
-def is_uri(spec: str) -> bool:
-    return spec.startswith(NBD_SCHEMES)
+is_uri = paths.is_nbd_uri
 
 
 def _tool_state(name: str) -> str:
@@ -35,19 +34,12 @@ def _tool_state(name: str) -> str:
 
 
 def identify(spec: str, sysroot: str = sysfs.SYS) -> DeviceRecord:
-    if is_uri(spec):
+    pk = paths.kind_of(spec)
+    if pk.kind == paths.KIND_NBD:
         return _identify_nbd(spec)
-    try:
-        st = os.stat(spec)
-    except FileNotFoundError:
-        raise UsageError(f"{spec}: no such file or device") from None
-    except PermissionError:
-        raise UsageError(f"{spec}: permission denied") from None
-    if stat.S_ISREG(st.st_mode):
-        return _identify_file(spec, st, sysroot)
-    if not stat.S_ISBLK(st.st_mode):
-        raise UsageError(f"{spec}: not a block device, regular file or nbd:// URI")
-    return _identify_block(spec, f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}", sysroot)
+    if pk.kind == paths.KIND_FILE:
+        return _identify_file(spec, pk.st, sysroot)
+    return _identify_block(spec, pk.devnum, sysroot)
 
 
 # --- regular files and NBD ----------------------------------------------------------------

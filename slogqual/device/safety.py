@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Set
 
 from slogqual.device import zfslabel
-from slogqual.device.linux import is_uri
+from slogqual import paths
+from slogqual.paths import is_nbd_uri as is_uri
 from slogqual.errors import RefusedError, ToolError, UsageError
 from slogqual.tools import blkid, findmnt, procfs, sysfs, wipefs
 
@@ -271,14 +272,12 @@ def check_signatures(info: sysfs.BlockInfo, path: str) -> List[Finding]:
 
 def inspect(path: str, root: str = sysfs.SYS) -> List[Finding]:
     """Every finding for path, without locking or opening it exclusively (for listings)."""
-    if is_uri(path):
+    pk = paths.kind_of(path)
+    if pk.kind == paths.KIND_NBD:
         return []
-    st = os.stat(path)
-    if stat.S_ISREG(st.st_mode):
-        return check_file(path, st, root)
-    if not stat.S_ISBLK(st.st_mode):
-        raise UsageError(f"{path}: not a block device, regular file or nbd:// URI")
-    info = sysfs.block_info(f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}", root)
+    if pk.kind == paths.KIND_FILE:
+        return check_file(path, pk.st, root)
+    info = sysfs.block_info(pk.devnum, root)
     if info is None:
         raise UsageError(f"{path}: not in sysfs")
     found = check_in_use(info, root) + check_pools(info, path, root) + check_signatures(info, path)
@@ -381,23 +380,19 @@ def claim_for_writing(path: str, destroy_data: bool, lock_dir: Optional[str] = N
     exclusive=False (pool building): the exclusive open is still tried, as a check, but released at
     once, because ``zpool create`` must open the device exclusively itself; the slogqual lock stays.
     """
-    if is_uri(path):
+    pk = paths.kind_of(path)
+    if pk.kind == paths.KIND_NBD:
         with device_lock(path, lock_dir) as lp:
             yield Claim(path=path, kind="nbd", lock_path=lp)
         return
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file or device") from None
-    if stat.S_ISREG(st.st_mode):
+    st = pk.st
+    if pk.kind == paths.KIND_FILE:
         with device_lock(path, lock_dir) as lp:
             findings = check_file(path, st, root)
             if findings:
                 raise RefusedError(refusal_line(path, findings, destroy_data))
             yield Claim(path=path, kind="file", lock_path=lp)
         return
-    if not stat.S_ISBLK(st.st_mode):
-        raise UsageError(f"{path}: not a block device, regular file or nbd:// URI")
     devnum = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
     with device_lock(path, lock_dir) as lp:
         info = sysfs.block_info(devnum, root)

@@ -16,7 +16,8 @@ import sys
 import time
 from typing import Dict, List
 
-from slogqual.tools import kstat, zfs, zpool
+from slogqual.tools import fio as fio_tool
+from slogqual.tools import kstat, udevadm, zfs, zpool
 from slogqual.tools import run as _run
 
 POOL = "sqlabcheck"
@@ -99,7 +100,7 @@ def main() -> int:
 
     def add_log():
         zpool.add(POOL, [log_dev], log=True, force=True)
-        status = zpool.zpool(["zpool", "status", POOL])
+        status = zpool.zpool(zpool.status_argv(POOL))
         c.save("zpool-status.txt", status)
         if "logs" not in status:
             raise RuntimeError("zpool status shows no logs section")
@@ -107,7 +108,7 @@ def main() -> int:
     def zvol():
         zfs.create(VOL, volsize=256 << 20, properties={"volblocksize": "4096", "sync": "always", "compression": "off"})
         dev = f"/dev/zvol/{VOL}"
-        _run.run(["udevadm", "settle", "--timeout=30"], timeout=60)
+        udevadm.settle(30)
         deadline = time.monotonic() + 30
         while not os.path.exists(dev):
             if time.monotonic() > deadline:
@@ -127,9 +128,7 @@ def main() -> int:
         state["o0"] = kstat.zil_stats(POOL, state["objsetid"])
 
     def fio():
-        argv = ["fio", "--name=labcheck", f"--filename={state['dev']}", "--rw=randwrite", "--bs=4k",
-                "--ioengine=psync", "--direct=1", "--iodepth=1", "--numjobs=1", "--size=64M", "--time_based",
-                f"--runtime={FIO_RUNTIME_S}", "--output-format=json"]
+        argv = fio_tool.check_job_argv(state["dev"], FIO_RUNTIME_S)
         proc = _run.run(argv, timeout=120)
         c.save("fio.json", proc.stdout)
         if proc.returncode != 0:
@@ -168,7 +167,7 @@ def main() -> int:
     def destroy():
         # udev's probes of the zvol can hold it open for a moment after fio: settle, retry.
         for attempt in range(20):
-            _run.run(["udevadm", "settle", "--timeout=10"], timeout=30)
+            udevadm.settle(10)
             try:
                 zpool.destroy(POOL)
                 break

@@ -16,9 +16,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from slogqual import paths
 from slogqual.errors import MeasurementError, UsageError
 from slogqual.tools import lzc as _lzc
-from slogqual.tools import run as _run
+from slogqual.tools import udevadm as _udevadm
 from slogqual.tools import zfs as _zfs
 from slogqual.tools import zpool as _zpool
 
@@ -84,8 +85,7 @@ def ashift_for(devices: List[str], identities: Optional[Dict[str, Dict]] = None)
     return max(12, *(int(math.log2(s)) for s in sectors)) if sectors else 12
 
 
-def safe_name(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text)
+safe_name = paths.safe_name  # pool and dataset names: one sanitiser for every name slogqual makes
 
 
 @dataclass
@@ -201,12 +201,11 @@ def wait_for_device(path: str, timeout: float = 60.0) -> str:
     """Wait for a zvol's device node (udev makes it on Linux, devfs at once on FreeBSD)."""
     deadline = time.monotonic() + timeout
     while not os.path.exists(path):
-        if _run.which("udevadm"):
-            _run.run(["udevadm", "settle", "--timeout=5"], timeout=10)
+        _udevadm.settle(5)
         if os.path.exists(path):
             break
         if time.monotonic() > deadline:
-            raise MeasurementError(f"{path} did not appear" + (" (is udev running?)" if _run.which("udevadm") is None
+            raise MeasurementError(f"{path} did not appear" + (" (is udev running?)" if not _udevadm.available()
                                                                 and sys.platform.startswith("linux") else ""))
         time.sleep(0.2)
     return path

@@ -7,12 +7,11 @@ even when the device was refused or failed part-way. One device failing does not
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from slogqual import environment
+from slogqual import environment, paths
 from slogqual import target as targets
 from slogqual.errors import RefusedError, SlogqualError, UsageError
 from slogqual.pool.run import ScenarioRequest, run_scenario
@@ -65,9 +64,7 @@ def load_scenario_results(paths: List[str]) -> Dict[str, Dict[str, Any]]:
 
 
 def file_stem(spec: str) -> str:
-    if targets.is_nbd_uri(spec):
-        return "nbd"
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(spec.rstrip("/"))) or "device"
+    return paths.file_stem(spec, "device")
 
 
 def stems(specs: List[str]) -> List[str]:

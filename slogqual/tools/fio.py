@@ -270,6 +270,13 @@ def build_load_argv(load: FioLoad) -> List[str]:
     return argv
 
 
+def check_job_argv(device: str, runtime_s: int) -> List[str]:
+    """`slogqual lab check`'s load: QD1 4 KiB random writes, O_DIRECT, on a (sync=always) zvol."""
+    return ["fio", "--name=labcheck", f"--filename={_escape_filename(device)}", "--rw=randwrite", "--bs=4k",
+            "--ioengine=psync", "--direct=1", "--iodepth=1", "--numjobs=1", "--size=64M", "--time_based",
+            f"--runtime={int(runtime_s)}", "--output-format=json"]
+
+
 def run_load(load: FioLoad, timeout: Optional[float] = None) -> FioWriteResult:
     argv = build_load_argv(load)
     if timeout is None:

@@ -72,6 +72,10 @@ def iostat_stream_argv(pool: str, interval: int = 1) -> List[str]:
     return ["zpool", "iostat", "-T", "u", "-vpy", pool, str(max(1, int(interval)))]
 
 
+def status_argv(pool: str) -> List[str]:
+    return ["zpool", "status", pool]
+
+
 def list_argv(pool: Optional[str] = None) -> List[str]:
     return ["zpool", "list", "-Hp", "-o", "name,size,alloc,free,health", *([pool] if pool else [])]
 
