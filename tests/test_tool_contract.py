@@ -364,9 +364,38 @@ def test_background_stops_by_pid_with_sigterm():
 def test_background_kills_a_helper_that_ignores_sigterm():
     bg = _run.Background(["sh", "-c", "trap '' TERM; echo ready >&2; exec sleep 30"], grace_s=0.3).start()
     bg.wait_until(lambda: "ready" in bg.stderr_tail(), 10, "start")
-    t0 = time.monotonic()
-    assert bg.stop() == -signal.SIGKILL
-    assert time.monotonic() - t0 < 5 and bg.stderr_tail() == "ready"
+    assert bg.stop() == -signal.SIGKILL and bg.stderr_tail() == "ready"
+
+
+def test_background_stream_to_a_file_never_blocks_and_keeps_every_line():
+    # a zpool-iostat-like stream: far more than a pipe holds (64 KiB) is written while nobody reads;
+    # with stdout on a pipe the writer would stall at the pipe's size and never reach 'done'
+    script = "i=0; while [ $i -lt 4000 ]; do echo \"report $i $(printf '%080d' $i)\"; i=$((i+1)); done; " \
+             "echo done >&2; exec sleep 60"
+    bg = _run.Background(["sh", "-c", script], capture_stdout=True).start()
+    try:
+        bg.wait_until(lambda: "done" in bg.stderr_tail(), 60, "write its reports")
+    finally:
+        rc = bg.stop()
+    lines = bg.stdout_text().splitlines()
+    assert rc == -signal.SIGTERM and len(lines) == 4000 and lines[-1].startswith("report 3999 ")
+    assert len(bg.stdout_text()) > 4 * 65536
+
+
+def test_background_console_merges_stderr_into_the_pipe_read_live():
+    # QEMU's case: the serial console and QEMU's own complaints on one pipe, read as they come
+    bg = _run.Background(["sh", "-c", "echo console; echo complaint >&2; exit 3"], stdout=_run.PIPE,
+                         stderr_to_stdout=True).start()
+    out = bg.stdout.read().decode()
+    assert bg.wait(timeout=30) == 3 and out.splitlines() == ["console", "complaint"]
+    bg.stop()
+
+
+def test_background_wait_past_its_timeout_is_a_typed_error_and_it_keeps_running():
+    with _run.Background(["sleep", "30"]) as bg:
+        with pytest.raises(ToolTimeoutError):
+            bg.wait(timeout=0.2)
+        assert bg.running()
 
 
 def test_background_that_dies_is_tool_failed_error_with_its_last_words():

@@ -130,7 +130,7 @@ class LabRun:
     job_dir: Optional[str] = field(default=None, init=False)
     sock_dir: Optional[str] = field(default=None, init=False)
     mem_dir: Optional[str] = field(default=None, init=False)  # NVDIMM backing files, on tmpfs
-    qemu: Optional[_run.Popen] = field(default=None, init=False)
+    qemu: Optional[_run.Background] = field(default=None, init=False)
     servers: list = field(default_factory=list, init=False)
 
     # -- set-up --------------------------------------------------------------------------------
@@ -245,12 +245,14 @@ class LabRun:
         t0 = time.monotonic()
         if self.mode == "shell":
             # The terminal is the guest's console; QEMU gets its own session only when not interactive.
-            self.qemu = _run.popen(argv, preexec_fn=_die_with_parent)
+            self.qemu = _run.Background(argv, stdin=None, stdout=None, stderr_to_stdout=True,
+                                        preexec_fn=_die_with_parent).start()
             self.qemu.wait()
             console = ""
         else:
-            self.qemu = _run.popen(argv, stdin=_run.DEVNULL, stdout=_run.PIPE, stderr=_run.STDOUT,
-                                   start_new_session=True, preexec_fn=_die_with_parent)
+            # the serial console and QEMU's own complaints on one pipe, read as they come
+            self.qemu = _run.Background(argv, stdout=_run.PIPE, stderr_to_stdout=True, new_session=True,
+                                        preexec_fn=_die_with_parent).start()
             console = self._pump(console_path, t0)
         wall = time.monotonic() - t0
         rc = self.qemu.returncode
@@ -290,7 +292,7 @@ class LabRun:
                 if self.echo is not None:
                     self.echo.write(text)
                     self.echo.flush()
-        self.qemu.wait()
+        self.qemu.wait(timeout=60)  # its console closed: it is exiting
         return "".join(chunks)
 
     def _read(self, name: str) -> str:
@@ -323,15 +325,8 @@ class LabRun:
 
     # -- clean-up ------------------------------------------------------------------------------
     def cleanup(self) -> None:
-        if self.qemu is not None and self.qemu.poll() is None:
-            try:
-                self.qemu.terminate()  # its own PID; QEMU exits on SIGTERM
-                self.qemu.wait(timeout=10)
-            except _run.TimeoutExpired:
-                self.qemu.kill()
-                self.qemu.wait()
-        if self.qemu is not None and self.qemu.stdout is not None:
-            self.qemu.stdout.close()
+        if self.qemu is not None:
+            self.qemu.stop()  # by its own PID: SIGTERM (QEMU exits on it), 10 s, then SIGKILL
         for server in self.servers:
             try:
                 server.stop()

@@ -57,32 +57,24 @@ class IostatWindow:
     """
 
     def __init__(self, pool: str):
-        self.argv = _zpool.iostat_stream_argv(pool, 1)
-        self.proc: Optional[_run.Popen] = None
+        # stdout to a file, not a pipe: a long step's reports can never fill a pipe and stall zpool
+        self.stream = _run.Background(_zpool.iostat_stream_argv(pool, 1), capture_stdout=True, grace_s=30)
 
     def start(self) -> "IostatWindow":
-        self.proc = _run.popen(self.argv, stdout=_run.PIPE, stderr=_run.PIPE, text=True,
-                               stdin=_run.DEVNULL)
+        self.stream.start()
         return self
 
     def collect(self, start: float, end: float) -> "IostatAverage":
-        """Stop zpool and average its reports over [start, end] (Unix seconds)."""
-        if self.proc.poll() is None:
-            self.proc.terminate()  # zpool flushes every report as it prints it
-        try:
-            out, err = self.proc.communicate(timeout=30)
-        except _run.TimeoutExpired:
-            self.stop()
-            raise MeasurementError("zpool iostat did not stop") from None
-        reports = _zpool.parse_iostat_stream(out or "")
-        if not reports and self.proc.returncode not in (0, -15):
-            raise MeasurementError(f"zpool iostat failed: {(err or '').strip()[:200]}")
+        """Stop zpool (SIGTERM: it has flushed every report as it printed it) and average its reports
+        over [start, end] (Unix seconds)."""
+        rc = self.stream.stop()
+        reports = _zpool.parse_iostat_stream(self.stream.stdout_text())
+        if not reports and rc not in (0, -15):
+            raise MeasurementError(f"zpool iostat failed: {self.stream.stderr_tail().strip()[:200]}")
         return average_window(reports, start, end)
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        self.stream.stop()
 
 
 @dataclass

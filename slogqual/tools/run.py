@@ -350,24 +350,64 @@ class Background:
     """
 
     def __init__(self, argv: Sequence[str], *, grace_s: float = 10.0, stdout=DEVNULL,
-                 env: Optional[Mapping[str, str]] = None):
+                 env: Optional[Mapping[str, str]] = None, stdin=DEVNULL, capture_stdout: bool = False,
+                 stderr_to_stdout: bool = False, new_session: bool = False,
+                 preexec_fn: Optional[Callable[[], None]] = None):
+        """``capture_stdout``: stdout to an unlinked temporary file too, read with ``stdout_text()``
+        after ``stop()`` (a stream such as ``zpool iostat`` that must never block on a full pipe).
+        ``stderr_to_stdout``: one stream (QEMU's serial console and its own complaints); ``stdin``,
+        ``stdout`` as for subprocess (PIPE to read it live, None to inherit a terminal)."""
         self.argv = [str(a) for a in argv]
         self.program = _name(self.argv)
         self.grace_s = grace_s
         self.proc: Optional[subprocess.Popen] = None
         self._stdout = stdout
+        self._stdin = stdin
         self._env = dict(env) if env is not None else None
+        self._capture = capture_stdout
+        self._merge = stderr_to_stdout
+        self._new_session = new_session
+        self._preexec = preexec_fn
         self._stderr: Optional[IO[bytes]] = None
+        self._out: Optional[IO[bytes]] = None
         self._tail = ""
 
     def start(self) -> "Background":
-        self._stderr = tempfile.TemporaryFile(prefix=f"slogqual-{self.program}-")
+        if not self._merge:
+            self._stderr = tempfile.TemporaryFile(prefix=f"slogqual-{self.program}-")
+        if self._capture:
+            self._out = tempfile.TemporaryFile(prefix=f"slogqual-{self.program}-out-")
         try:
-            self.proc = popen(self.argv, stdin=DEVNULL, stdout=self._stdout, stderr=self._stderr, env=self._env)
+            self.proc = popen(self.argv, stdin=self._stdin, stdout=self._out if self._capture else self._stdout,
+                              stderr=STDOUT if self._merge else self._stderr, env=self._env,
+                              start_new_session=self._new_session, preexec_fn=self._preexec)
         except BaseException:
             self._close()
+            if self._out is not None:
+                self._out.close()
+                self._out = None
             raise
         return self
+
+    @property
+    def stdout(self):
+        """The pipe to read a ``stdout=PIPE`` helper's output from, as it comes."""
+        return self.proc.stdout if self.proc else None
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        """Wait for it to exit by itself; ToolTimeoutError (it keeps running) after ``timeout``."""
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise ToolTimeoutError(f"{self.program} did not exit within {timeout:g} s", program=self.program,
+                                   timeout=timeout, argv=self.argv, stderr=self.stderr_tail()) from None
+
+    def stdout_text(self) -> str:
+        """Everything a ``capture_stdout`` helper wrote (complete once it has stopped)."""
+        if self._out is None:
+            return ""
+        self._out.seek(0)
+        return self._out.read().decode("utf-8", errors="replace")
 
     @property
     def pid(self) -> Optional[int]:
@@ -421,6 +461,8 @@ class Background:
                                                    self.grace_s)
                 self.proc.kill()
                 self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
         self._close()
         return self.proc.returncode
 
@@ -435,3 +477,6 @@ class Background:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+        if self._out is not None:
+            self._out.close()
+            self._out = None
