@@ -136,7 +136,7 @@ def _run_in_lab(args) -> int:
     name = safe_name(os.path.basename(args.scenario)).removesuffix(".toml")
     out = os.path.abspath(args.output or f"slogqual-scenario-{name}-lab-{time.strftime('%Y%m%dT%H%M%S')}.json")
     request = lab_scenario.LabScenarioRequest(
-        scenario=args.scenario, output=out, force=args.force, quick=args.quick, sweep_logs=args.sweep_logs,
+        scenario=args.scenario, output=out, force=args.force, quick=args.quick, measure_log_sweeps=args.sweep_logs,
         quiet=args.quiet, data=args.lab_data or lab_scenario.DEFAULT_DATA, logs=args.lab_log or lab_scenario.DEFAULT_LOG)
     outcome = lab_scenario.run_scenario(request)
     print(f"slogqual: result: {outcome.path}", file=sys.stderr)
@@ -158,7 +158,7 @@ def cmd_run(args) -> int:
         output = os.path.abspath(args.output or f"slogqual-scenario-{name}-{time.strftime('%Y%m%dT%H%M%S')}.json")
     request = ScenarioRequest(scenario=args.scenario or "", data=args.data, logs=args.log, output=output,
                               layout=args.layout, quick=args.quick, zfs_api=args.zfs_api,
-                              log_sweep_files=args.log_sweep, sweep_logs=args.sweep_logs,
+                              log_sweep_files=args.log_sweep, measure_log_sweeps=args.sweep_logs,
                               destroy_data=args.destroy_data, resume=bool(args.resume), force=args.force,
                               argv=["slogqual", *sys.argv[1:]])
     progress = Progress(quiet=args.quiet)

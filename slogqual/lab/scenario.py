@@ -30,7 +30,7 @@ class LabScenarioRequest:
     data: List[str] = field(default_factory=lambda: list(DEFAULT_DATA))  # lab device classes
     logs: List[str] = field(default_factory=lambda: list(DEFAULT_LOG))
     quick: bool = False
-    sweep_logs: bool = False
+    measure_log_sweeps: bool = False  # --sweep-logs: sweep the log candidates in the guest first
     quiet: bool = False  # no progress from the guest's run
     echo: Optional[TextIO] = None  # copy the guest console here
     timeout: float = 3600.0
@@ -48,7 +48,7 @@ def guest_command(req: LabScenarioRequest) -> List[str]:
         inner.append("--quick")
     if req.quiet:
         inner.append("--quiet")
-    if req.sweep_logs:
+    if req.measure_log_sweeps:
         inner.append("--sweep-logs")
     return inner
 

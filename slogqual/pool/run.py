@@ -48,7 +48,7 @@ class ScenarioRequest:
     quick: bool = False
     zfs_api: str = "auto"
     log_sweep_files: List[str] = field(default_factory=list)  # earlier `slogqual sweep` results of the logs
-    sweep_logs: bool = False  # measure the log candidates' own sweeps first
+    measure_log_sweeps: bool = False  # --sweep-logs: measure the log candidates' own sweeps first (log_sweeps)
     destroy_data: bool = False
     resume: bool = False  # output is an unfinished result: measure the steps it lacks
     force: bool = False  # the output may replace a file that is not an earlier scenario result
@@ -173,10 +173,10 @@ def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> S
             doc["origin"] = req.origin
             doc["environment"]["openzfs"] = _openzfs()
             doc["log_sweeps"] = log_sweeps.from_files(req.log_sweep_files, plan.logs)
-            doc["sweep_logs"] = bool(req.sweep_logs)
+            doc["sweep_logs"] = bool(req.measure_log_sweeps)
         else:
             doc.setdefault("log_sweeps", {}).update(log_sweeps.from_files(req.log_sweep_files, plan.logs))
-            doc["sweep_logs"] = bool(doc.get("sweep_logs") or req.sweep_logs)
+            doc["sweep_logs"] = bool(doc.get("sweep_logs") or req.measure_log_sweeps)
         run = PoolScenarioRun(plan.scenario, doc, output, progress, pool_name_for(plan.scenario),
                               zfs_api=req.zfs_api)
         run.run()

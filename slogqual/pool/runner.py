@@ -92,7 +92,7 @@ class PoolScenarioRun:
     def save(self) -> None:
         write_json_atomic(self.output, self.doc)
 
-    def sweep_logs(self) -> None:
+    def measure_log_sweeps(self) -> None:
         """The log candidates' own sweeps, before any pool is built (--sweep-logs); kept ones are not
         measured again on --resume."""
         doc = self.doc
@@ -107,7 +107,7 @@ class PoolScenarioRun:
         self.save()
         try:
             if doc.get("sweep_logs"):
-                self.sweep_logs()
+                self.measure_log_sweeps()
         except MeasurementError as exc:
             doc["status"], doc["error"] = "failed", f"log candidate sweep: {exc}"
             self.save()
