@@ -142,6 +142,14 @@ def test_criterion_on_a_size_that_is_not_measured(tmp_path):
     assert "4K, 128K" in msg
 
 
+@pytest.mark.parametrize("size", ['"3000"', '"16m"', '"0"'])
+def test_steady_state_size_must_be_a_sweep_size(tmp_path, size):
+    # refused with the profile, before a device is claimed (fio would reject bs=3000 on O_DIRECT later)
+    text = GOOD.replace("[steady_state]", f"[steady_state]\nsize = {size}")
+    path, msg = error_of(tmp_path, text)
+    assert msg.startswith(f"{path}:{line_of(text, 'size = ' + size)}: steady_state.size: ") and "sweep size" in msg
+
+
 def test_bad_values_and_bad_toml_name_the_line(tmp_path):
     text = GOOD.replace("max_rounds = 6", "max_rounds = -1")
     path, msg = error_of(tmp_path, text)

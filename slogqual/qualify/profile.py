@@ -373,6 +373,9 @@ def parse(text: str, path: str = "<profile>", digest: str = "") -> Profile:
             p.steady_size = parse_size(str(st["size"]))
         except UsageError:
             raise fail("size", f"bad size {st['size']!r}", "steady_state", label="steady_state.size") from None
+        if p.steady_size <= 0 or p.steady_size % 512 or p.steady_size > MAX_SIZE:
+            raise fail("size", f"{st['size']} is not a sweep size (a multiple of 512 B up to 8 MiB)", "steady_state",
+                       label="steady_state.size")
     if "round_runtime" in st:
         p.round_runtime_s = float(num(st, "round_runtime", "steady_state", 0.01, label="steady_state.round_runtime"))
     if "max_rounds" in st:
