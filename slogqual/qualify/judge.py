@@ -17,6 +17,10 @@ from slogqual.qualify.profile import (KIND_DEVICE, KIND_SCENARIO, KIND_STEADY, K
 from slogqual.results import LAT_BASIS_FLUSH_BOUND, SweepResult
 from slogqual.units import size_label
 
+# Bump when a rule changes the result a criterion gets from the same measurements; every
+# qualification document records the version that judged it ("rules").
+RULES_VERSION = 2  # 2: scenario criteria judged on today's analysis of the measured steps
+
 PASS, FAIL, NOT_EVALUATED = "pass", "fail", "not-evaluated"
 
 VERDICT_PASS = "pass"

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from slogqual import environment, paths
+from slogqual.analysis import scenario as scenario_analysis
 from slogqual import target as targets
 from slogqual.errors import RefusedError, SlogqualError, UsageError
 from slogqual.pool.run import ScenarioRequest, run_scenario
@@ -305,6 +306,8 @@ class DeviceRun:
                            "status": (e.get("document") or {}).get("status"), "reason": e.get("reason"),
                            "note": e.get("note")} for n, e in self.scenarios.items()],
             "criteria": [j.to_dict() for j in self.judgements],
+            # which rules produced the verdicts above (a reader with newer rules can tell)
+            "rules": {"judge": judge.RULES_VERSION, "scenario_analysis": scenario_analysis.ANALYSIS_VERSION},
             "summary": judge.counts(self.judgements),
             "warnings": warnings,
             "notes": self.notes,
