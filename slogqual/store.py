@@ -360,7 +360,7 @@ def sweep_of(doc: Dict[str, Any], path: str) -> SweepResult:
         doc = inner
     if doc.get("schema") != SWEEP_SCHEMA:
         raise UsageError(f"{path}: not a {SWEEP_SCHEMA} or {S.QUALIFICATION} document")
-    return SweepResult.from_dict(doc)
+    return SweepResult.from_dict(doc, path)
 
 
 def load_sweep_or_qualification(path: str) -> SweepResult:
@@ -390,7 +390,7 @@ def stored_sweeps(selector: Dict[str, str], store_path: Optional[str],
     with Store(store_path) as store:
         runs = store.runs_of(selector, kind=KIND_SWEEP)
         stored = [(r, store.document(r.id)) for r in runs]
-    kept = [(r, SweepResult.from_dict(d)) for r, d in stored if r.digest != digest]
+    kept = [(r, SweepResult.from_dict(d, f"the store's run {r.id}")) for r, d in stored if r.digest != digest]
     identical = [r for r, _ in stored if r.digest == digest]
     return StoredSweeps(selector, kept, identical)
 
@@ -408,8 +408,7 @@ def read_documents(paths: Sequence[str]) -> List[Tuple[Dict[str, Any], str]]:
                 got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
                 raise UsageError(f"{path}: not a slogqual result document (schema: {got!r}; "
                                  f"known: {', '.join(SCHEMA_KINDS)})")
-            if doc.get("schema") == SWEEP_SCHEMA:
-                SweepResult.from_dict(doc)  # malformed sweeps are refused here, not stored
+            TYPED[SCHEMA_KINDS[doc["schema"]]](doc, path)  # a malformed document is refused here, not stored
             docs.append((doc, path))
     return docs
 

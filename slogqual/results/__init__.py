@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional
 from slogqual.errors import UsageError
 
 from slogqual.results import schema as _schema
+from slogqual.results import device as _device
 
 SWEEP_SCHEMA = _schema.SWEEP  # every schema name lives in results/schema.py
 SWEEP_SCHEMA_PREFIX = _schema.prefix(SWEEP_SCHEMA)  # any version: what -o may replace
@@ -169,13 +170,21 @@ class SweepResult:
                                                                 STATUS_INTERRUPTED)) or STATUS_COMPLETE,
             error=c.text(d, "error", required=False),
             target=dict(c.obj(d, "target")),
-            device=c.obj(d, "device", required=False),
+            device=_device.check_record(c, d["device"]) if d.get("device") is not None else d.get("device"),
             params=dict(c.obj(d, "params")),
             environment=dict(c.obj(d, "environment", required=False) or {}),
-            notes=list(c.items(d, "notes", required=False)),
-            warnings=list(c.items(d, "warnings", required=False)),
+            notes=_texts(c, d, "notes"),
+            warnings=_texts(c, d, "warnings"),
             points=sorted(points, key=lambda p: p.size),
         )
+
+
+def _texts(c, d: Dict[str, Any], key: str) -> List[str]:
+    items = c.items(d, key, required=False)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise c.fail(f"{key}[{i}]", "must be a string")
+    return list(items)
 
 
 def write_json_atomic(path: str, document: Dict[str, Any]) -> None:

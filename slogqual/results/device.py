@@ -1,0 +1,61 @@
+"""The device record a result carries (``slogqual.device/1``, written by slogqual.device), checked as
+its readers (reports, the store, qualify) use it: every key that is there has the type they expect.
+A record written before a key existed still passes; a key with a wrong type is named."""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from slogqual.results import schema as S
+
+TEXT = ("path", "kind", "name", "devnum", "partition_of", "model", "vendor", "serial", "firmware", "wwn",
+        "transport", "class", "platform", "error")
+INTEGER = ("capacity", "logical_sector", "physical_sector", "rotation_rate")
+FLAG = ("rotational", "emulated")
+TEXT_LISTS = ("class_evidence", "notes", "warnings")
+TEXT_MAPS = ("unknown", "sources", "tools", "tool_versions")
+
+
+def check_link(c: S.Checker, link: Any, where: str) -> None:
+    link = c.table(link, where)
+    for key in ("kind", "scope", "address", "verdict", "reason"):
+        c.text(link, key, where, required=False)
+    for end in ("current", "max"):
+        e = c.obj(link, end, where, required=False)
+        if e is not None:
+            c.text(e, "speed", f"{where}.{end}", required=False)
+            c.number(e, "rate", f"{where}.{end}", required=False, minimum=0)
+            c.integer(e, "width", f"{where}.{end}", required=False, minimum=0)
+    _texts(c, link, "evidence", where)
+
+
+def _texts(c: S.Checker, d: Dict[str, Any], key: str, where: str) -> None:
+    for i, item in enumerate(c.items(d, key, where, required=False)):
+        if not isinstance(item, str):
+            raise c.fail(f"{where}.{key}[{i}]", "must be a string")
+
+
+def check_record(c: S.Checker, rec: Any, where: str = "device") -> Dict[str, Any]:
+    rec = c.table(rec, where)
+    for key in TEXT:
+        c.text(rec, key, where, required=False)
+    for key in INTEGER:
+        c.integer(rec, key, where, required=False, minimum=0)
+    for key in FLAG:
+        c.get(rec, key, where, (bool,), required=False)
+    for key in TEXT_LISTS:
+        _texts(c, rec, key, where)
+    for key in TEXT_MAPS:
+        m = c.obj(rec, key, where, required=False)
+        for k, v in (m or {}).items():
+            if not isinstance(v, str):
+                raise c.fail(f"{where}.{key}.{k}", "must be a string")
+    for key in ("link", "controller_link"):
+        if rec.get(key) is not None:
+            check_link(c, rec[key], f"{where}.{key}")
+    wc = c.obj(rec, "write_cache", where, required=False)
+    if wc is not None:
+        for key in ("verdict", "reason", "kernel"):
+            c.text(wc, key, f"{where}.write_cache", required=False)
+        _texts(c, wc, "evidence", f"{where}.write_cache")
+    return rec
