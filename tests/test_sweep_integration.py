@@ -473,3 +473,49 @@ def test_resume_file_with_bad_params_is_refused_before_anything_is_written(tmp_p
     assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "continue with --resume" not in proc.stderr
     assert out.read_bytes() == before  # not rewritten as running
+
+
+def _wait_for_scratch(tmp_path, proc, timeout=60):
+    """Until the scratch fill has started (the file exists and holds data)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = [f for f in os.listdir(tmp_path) if f.startswith("slogqual-scratch")]
+        if found and os.path.getsize(tmp_path / found[0]) > 0:
+            return found[0]
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.005)
+    raise AssertionError("the scratch fill did not start")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_the_scratch_fill(tmp_path, sig):
+    """A signal at a random (seeded, printed) moment within 0.3 s of the scratch file's fill starting (the
+    fill, or the sweep just after it on a fast disk): SIGTERM/SIGINT end with
+    130 and remove the scratch file; SIGKILL leaves it, and the next default sweep here removes it and
+    says so. Either way no scratch file outlives the next run."""
+    import random
+    seed = int(os.environ.get("SLOGQUAL_TEST_SEED") or random.randrange(1 << 30))
+    print(f"seed {seed}")
+    delay = random.Random(seed).uniform(0, 0.3)
+    out = tmp_path / "r.json"
+    proc = _start(["sweep", "--sizes", "4k", "--runtime", "0.2", "--settle", "0", "-o", out], tmp_path)
+    name = _wait_for_scratch(tmp_path, proc)
+    time.sleep(delay)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    if proc.returncode == 0:  # the whole run finished inside the delay: nothing was interrupted
+        pytest.skip(f"seed {seed}: the run ended before the signal")
+    left = [f for f in os.listdir(tmp_path) if f.startswith("slogqual-scratch")]
+    if sig == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL and left == [name], (seed, left)
+    else:
+        assert proc.returncode == 130 and "Traceback" not in err, (seed, err)
+        assert left == [], (seed, left)
+    if out.exists():  # whatever was saved is a document, never half of one
+        assert load(out)["status"] in ("interrupted", "running", "complete"), seed
+    again = slogqual("sweep", "--sizes", "4k", *FAST, "--quiet", "-o", tmp_path / "again.json", cwd=tmp_path)
+    assert again.returncode == 0, (seed, again.stderr)
+    if sig == signal.SIGKILL:
+        notes = load(tmp_path / "again.json")["notes"]
+        assert any(name in n for n in notes), (seed, notes)  # the stale file is named as it is removed
+    assert not [f for f in os.listdir(tmp_path) if f.startswith("slogqual-scratch")], seed
