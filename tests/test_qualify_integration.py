@@ -278,3 +278,32 @@ def test_qualify_runs_scenarios_through_the_library_not_the_cli(tmp_path, monkey
     assert doc["status"] == "failed" and doc["steps"] == []
     assert doc["origin"].startswith("slogqual qualify (profile one-ms, device ")
     assert doc["environment"]["argv"] == ["slogqual", "qualify", "test"]
+
+
+@needs_root
+def test_a_junit_report_that_cannot_be_written_keeps_the_verdict(tmp_path, profile, store_env):
+    # the JUnit file's filesystem is full (a 64 KiB tmpfs, filled): the qualification still PASSes with
+    # exit 0, the failure is one line naming the file, and no half-written report is left behind
+    full = tmp_path / "full"
+    full.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "slogqual-test-full", str(full)], check=True)
+    try:
+        fd = os.open(full / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass  # ENOSPC: full
+        finally:
+            os.close(fd)
+        with memory_server() as fast:
+            proc = slogqual("qualify", fast.uri, "--profile", profile, "--out", tmp_path / "o", "--junit",
+                            full / "j.xml", *QUICKER, env=store_env)
+        assert proc.returncode == 0, proc.stderr
+        lines = [x for x in proc.stderr.splitlines() if "JUnit" in x]
+        assert len(lines) == 1 and str(full / "j.xml") in lines[0] and "could not be written" in lines[0]
+        assert "Traceback" not in proc.stderr
+        assert sorted(os.listdir(full)) == ["filler"]
+        assert load(tmp_path / "o" / "nbd.qualification.json")["verdict"] == "pass"
+    finally:
+        subprocess.run(["umount", str(full)], check=False)

@@ -170,15 +170,25 @@ def run(args) -> int:
     if len(docs) > 1:
         print("Summary")
         print(output.summary_table(docs))
+    # The reports come after the verdicts are measured and saved: one that cannot be written (ENOSPC,
+    # EROFS, its directory gone) is one line, and the verdict's exit code stands.
     if args.junit and docs:
-        junit.write(args.junit, docs)
-        progress.say(f"JUnit: {args.junit}")
+        try:
+            junit.write(args.junit, docs)
+            progress.say(f"JUnit: {args.junit}")
+        except OSError as exc:
+            print(f"slogqual: error: the JUnit report {args.junit} could not be written ({exc.strerror or exc}); "
+                  f"the verdicts are in {opts.out_dir}", file=sys.stderr)
     if not args.no_html and docs:
         sweeps = [(r.sweep, r.sweep_path) for r in runs if r.sweep is not None and r.sweep.points]
         html_path = os.path.join(opts.out_dir, "qualification.html")
-        for note in output.write_html(html_path, docs, [s for s, _ in sweeps], [p for _, p in sweeps]):
-            print(f"slogqual: note: {note}", file=sys.stderr)
-        progress.say(f"report: {html_path}")
+        try:
+            for note in output.write_html(html_path, docs, [s for s, _ in sweeps], [p for _, p in sweeps]):
+                print(f"slogqual: note: {note}", file=sys.stderr)
+            progress.say(f"report: {html_path}")
+        except OSError as exc:
+            print(f"slogqual: error: the HTML report {html_path} could not be written ({exc.strerror or exc}); "
+                  f"the verdicts are in {opts.out_dir}", file=sys.stderr)
     progress.say(f"results: {opts.out_dir}")
     if interrupted:
         return 130

@@ -84,5 +84,12 @@ def build(docs: Sequence[Dict[str, Any]], name: str = "slogqual qualify") -> ET.
 def write(path: str, docs: Sequence[Dict[str, Any]]) -> None:
     tree = build(docs)
     tmp = path + ".tmp"
-    tree.write(tmp, encoding="utf-8", xml_declaration=True)
-    os.replace(tmp, path)
+    try:
+        tree.write(tmp, encoding="utf-8", xml_declaration=True)
+        os.replace(tmp, path)
+    except BaseException:
+        try:  # never leave half a report behind (ENOSPC, EROFS, a vanished directory, Ctrl-C)
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
