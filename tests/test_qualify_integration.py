@@ -307,3 +307,21 @@ def test_a_junit_report_that_cannot_be_written_keeps_the_verdict(tmp_path, profi
         assert load(tmp_path / "o" / "nbd.qualification.json")["verdict"] == "pass"
     finally:
         subprocess.run(["umount", str(full)], check=False)
+
+
+def test_out_replaces_only_its_own_earlier_results(tmp_path, profile, store_env):
+    # a re-run into the same --out replaces its own documents; a file of someone else's with one of the
+    # names qualify writes is refused before anything is measured (and kept), unless --force
+    out = tmp_path / "o"
+    with memory_server() as fast:
+        for _ in range(2):
+            proc = slogqual("qualify", fast.uri, "--profile", profile, "--out", out, *QUICKER, env=store_env)
+            assert proc.returncode == 0, proc.stderr
+        mine = out / "nbd.sweep.json"
+        mine.write_text("my notes\n")
+        proc = slogqual("qualify", fast.uri, "--profile", profile, "--out", out, *QUICKER, env=store_env)
+        assert proc.returncode == 2 and proc.stderr.strip().endswith("add --force to replace it"), proc.stderr
+        assert mine.read_text() == "my notes\n"
+        (tmp_path / "afile").write_text("x")
+        proc = slogqual("qualify", fast.uri, "--profile", profile, "--out", tmp_path / "afile", *QUICKER, env=store_env)
+        assert proc.returncode == 2 and "is not a directory" in proc.stderr

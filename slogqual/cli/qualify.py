@@ -18,6 +18,8 @@ from slogqual.tools import fio
 from slogqual.units import parse_size, parse_sizes
 from slogqual.cli.options import add_force, guard_output, seconds
 from slogqual.outputs import text_mark
+from slogqual.results import schema
+from slogqual.results.schema import prefix
 
 
 def register(sub) -> None:
@@ -33,7 +35,7 @@ def register(sub) -> None:
                    help="a profile in scenarios/profiles/ (" + ", ".join(profiles.builtin_names()) + ") or a TOML file")
     p.add_argument("--out", metavar="DIR", help="where results go (default: slogqual-qualify-TIME here)")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one testsuite per device)")
-    add_force(p, "JUnit report")
+    add_force(p, "JUnit report or result of the kind in --out")
     p.add_argument("--precondition", choices=precondition.MODES,
                    help="none, quick (a bounded sequential fill) or full (the device written twice); "
                         "default: the profile's")
@@ -63,6 +65,28 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _guard_out_dir(args, out_dir: str, prof: profiles.Profile) -> None:
+    """Every file this run will write into --out may replace only an earlier one of its kind (a re-run
+    into the same directory), never someone's file of the same name, unless --force."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageError(f"{out_dir} is not a directory: --out names the directory for the results")
+    if not os.path.isdir(out_dir):
+        return  # a new directory: nothing in it to replace
+    planned = []
+    for stem in stems(list(args.devices)):
+        planned += [(f"{stem}.qualification.json", "qualification document", prefix(schema.QUALIFICATION)),
+                    (f"{stem}.sweep.json", "sweep result", prefix(schema.SWEEP))]
+        planned += [(f"{stem}.scenario-{n}.json", "scenario result", prefix(schema.SCENARIO))
+                    for n in prof.scenarios if args.data]
+    planned += [(f"scenario-{n}-lab.json", "scenario result", prefix(schema.SCENARIO))
+                for n in prof.scenarios if args.lab]
+    if not args.no_html:
+        planned.append(("qualification.html", "HTML report", text_mark('<meta name="generator" content="slogqual',
+                                                                         lines=8)))
+    for name, what, ours in planned:
+        guard_output(args, os.path.join(out_dir, name), what, ours, inputs=list(args.devices))
+
+
 def _options(args, prof: profiles.Profile, argv: List[str], fio_version: str) -> Options:
     if args.serial and len(args.devices) > 1:
         raise UsageError("--serial labels one device: qualify the devices one at a time to give each a serial")
@@ -87,6 +111,7 @@ def _options(args, prof: profiles.Profile, argv: List[str], fio_version: str) ->
     if args.junit:  # before the output directory is made: a refused run writes nothing
         guard_output(args, args.junit, "JUnit report", text_mark('<testsuites name="slogqual', lines=2),
                      inputs=list(args.devices))
+    _guard_out_dir(args, out_dir, prof)
     try:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as exc:
