@@ -125,3 +125,61 @@ def test_bad_paths_are_one_line_and_exit_2(tmp_path):
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, (args[:3], proc.stderr[-500:])
     assert os.listdir(tmp_path) and (tmp_path / "F").stat().st_size == 8 << 20
+
+
+@pytest.fixture
+def full_fs(tmp_path):
+    """A directory on a 64 KiB tmpfs that is already full: every new file's first write is ENOSPC."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    d = tmp_path / "full"
+    d.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "slogqual-test-full", str(d)], check=True)
+    fd = os.open(d / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    yield d
+    subprocess.run(["umount", str(d)], check=False)
+
+
+def _run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "slogqual", *map(str, args)], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT), cwd=cwd, timeout=300)
+
+
+@pytest.mark.integration
+@need("fio")
+def test_scenario_result_on_a_full_filesystem_is_one_line_and_the_document_on_stdout(tmp_path, full_fs):
+    devs = []
+    for name in ("d0", "d1", "l0"):
+        p = tmp_path / f"{name}.img"
+        p.write_bytes(b"\0" * (4 << 20))
+        devs.append(p)
+    proc = _run("scenario", "run", "nfs-sync", "--quick", "--data", devs[0], devs[1], "--log", devs[2],
+                "--destroy-data", "--quiet", "--json", "-o", full_fs / "r.json", cwd=tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert [x for x in proc.stderr.splitlines() if "cannot write the result file" in x]
+    doc = json.loads(proc.stdout)
+    assert doc["status"] == "failed" and doc["steps"] == [] and "No space left" in doc["error"]
+    assert os.listdir(full_fs) == ["filler"]
+    assert all(p.read_bytes() == b"\0" * (4 << 20) for p in devs)  # no pool was built on them
+
+
+@pytest.mark.integration
+@need("fio")
+def test_qualify_on_a_full_filesystem_ends_in_lines_not_a_traceback(tmp_path, full_fs):
+    target = tmp_path / "t.img"
+    target.write_bytes(b"\0" * (16 << 20))
+    prof = tmp_path / "p.toml"
+    prof.write_text('name = "p"\nsizes = ["4k"]\n[[criterion]]\ncheck = "lat_us.mean @ 4k <= 100000"\n')
+    proc = _run("qualify", target, "--profile", prof, "--out", full_fs / "q", "--runtime", "0.1", "--settle", "0",
+                "--max-rounds", "0", "--quiet", "--no-store", "--no-html", cwd=tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    said = [x for x in proc.stderr.splitlines() if "qualification.json" in x]
+    assert len(said) == 1 and "No space left on device" in said[0], proc.stderr  # said once
+    assert "verdict: ERROR" in proc.stdout  # the verdicts are still printed

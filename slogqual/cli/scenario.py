@@ -8,7 +8,7 @@ import sys
 import time
 
 from slogqual.analysis import scenario as scenario_analysis
-from slogqual.errors import SlogqualError, UsageError
+from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.pool.builder import LAYOUTS, ZFS_APIS, safe_name
 from slogqual.pool.run import ScenarioRequest, run_scenario
 from slogqual.pool.runner import load_document
@@ -168,6 +168,10 @@ def cmd_run(args) -> int:
         print(f"slogqual: interrupted; finished steps are kept in {os.path.abspath(output)}, continue with --resume",
               file=sys.stderr)
         return 130
+    except ResultWriteError as exc:  # the result file cannot be written: what was measured goes to stdout
+        print(f"slogqual: {exc}; the result, marked failed, follows on stdout", file=sys.stderr)
+        print(json.dumps(exc.document, indent=2))
+        return exc.exit_code
     except SlogqualError as exc:
         if os.path.exists(output) and not isinstance(exc, UsageError):
             print(f"slogqual: finished steps are kept in {os.path.abspath(output)} (continue with --resume)",

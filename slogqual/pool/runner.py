@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 
 from slogqual import environment
 from slogqual.analysis import scenario as scenario_analysis
-from slogqual.errors import MeasurementError, SlogqualError
+from slogqual.errors import MeasurementError, ResultWriteError, SlogqualError
 from slogqual.pool import evidence, log_sweeps
 from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, wait_for_device
 from slogqual.pool.scenario import PoolConfig, Scenario
@@ -90,7 +90,14 @@ class PoolScenarioRun:
                    for s in self.doc["steps"])
 
     def save(self) -> None:
-        write_json_atomic(self.output, self.doc)
+        """Rewrite the result file; if that fails (ENOSPC, EROFS) the run is over, marked failed in
+        memory, and the document travels with the error for the caller to put where it still can."""
+        try:
+            write_json_atomic(self.output, self.doc)
+        except OSError as exc:
+            self.doc["status"] = "failed"
+            self.doc["error"] = f"cannot write the result file {self.output}: {exc.strerror or exc}"
+            raise ResultWriteError(self.doc["error"], self.doc) from None
 
     def measure_log_sweeps(self) -> None:
         """The log candidates' own sweeps, before any pool is built (--sweep-logs); kept ones are not
@@ -142,6 +149,8 @@ class PoolScenarioRun:
                         self.progress.end(f"{step['iops']:.0f} IOPS, {step['mbps']:.1f} MiB/s, p99 "
                                           f"{step['lat_us']['p99'] or 0:.0f} us; ZIL to log {step['zil']['slog_bytes']} B, "
                                           f"to pool {step['zil']['normal_bytes']} B")
+        except ResultWriteError:
+            raise  # nowhere to save it: the document goes with the error
         except SlogqualError as exc:  # a tool failing, or missing, mid-run: the steps so far stand
             doc["status"], doc["error"] = "failed", str(exc)
             self.save()

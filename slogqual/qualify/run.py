@@ -192,6 +192,7 @@ class DeviceRun:
         self.warnings: List[str] = []
         self.started = environment.now_iso()
         self.doc: Dict[str, Any] = {}
+        self.write_failed = False
 
     # The measurement steps, all inside the claim.
     def _rounds(self, target: Target) -> steady.SteadyState:
@@ -316,11 +317,20 @@ class DeviceRun:
             "finished": environment.now_iso(),
             "store": None,
         }
-        write_json_atomic(self.doc_path, self.doc)
+        self.rewrite()
         return self.doc
 
     def rewrite(self) -> None:
-        write_json_atomic(self.doc_path, self.doc)
+        """Save the document; one that cannot be written (ENOSPC, EROFS) is one line, the run's exit
+        code at least 1, and the verdicts still printed (they are in memory)."""
+        try:
+            write_json_atomic(self.doc_path, self.doc)
+        except OSError as exc:
+            if not self.write_failed:  # said once, however often the document is saved
+                say_error(f"error: cannot write {self.doc_path}: {exc.strerror or exc}")
+            self.write_failed = True
+            self.exit_code = max(self.exit_code, 1)
+            self.doc["exit_code"] = self.exit_code
 
 
 def scenario_documents(run: DeviceRun) -> List[tuple]:
