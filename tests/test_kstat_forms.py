@@ -115,3 +115,27 @@ def test_zil_stats_reads_sysctl_on_freebsd(stand_in_sysctl):
     assert argv[:2] == ["kstat.zfs.sqlabcheck.dataset.objset-0x36", "kstat.zfs.misc.zil"]
     with pytest.raises(MeasurementError, match="unknown oid"):
         kstat.zil_stats("sqlabcheck", 0x99, platform="freebsd14")
+
+
+def _without(text: str, *rows: str) -> str:
+    return "\n".join(ln for ln in text.splitlines() if ln.split()[:1] not in [[r] for r in rows]) + "\n"
+
+
+def test_a_missing_zil_counter_is_unknown_not_zero():
+    # An OpenZFS without the metaslab rows (or a renamed row): the counter is None, never 0, and every
+    # figure made from it (the delta, the share, the document's dict) is unknown too.
+    after = kstat.parse_kstat(_without(read_fixture("kstat", "objset-after.txt"), "zil_itx_metaslab_normal_bytes"))
+    before = kstat.parse_kstat(read_fixture("kstat", "objset-before.txt"))
+    z = kstat.ZilStats.from_kstat(after)
+    assert z.normal_bytes is None and z.slog_bytes == 6681352
+    assert z.slog_share is None
+    d = z - kstat.ZilStats.from_kstat(before)
+    assert d.normal_bytes is None and d.slog_bytes is not None and d.slog_bytes > 0
+    assert d.as_dict()["normal_bytes"] is None and d.slog_share is None
+    assert (kstat.ZilStats.from_kstat(before) - z).normal_bytes is None
+    assert (z + z).normal_bytes is None and (z + z).slog_bytes == 2 * 6681352
+
+
+def test_a_string_where_a_counter_should_be_is_unknown():
+    z = kstat.ZilStats.from_kstat({"zil_commit_count": "n/a", "zil_itx_metaslab_slog_bytes": 7})
+    assert z.commit_count is None and z.slog_bytes == 7 and z.normal_bytes is None

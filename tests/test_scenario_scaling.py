@@ -175,3 +175,14 @@ def test_synchronous_load_has_no_zil_free_ceiling():
     assert v.of_standard_at_peak is None and "of sync=standard" not in v.sentence
     assert v.sentence.startswith("The SLOG makes sync=always 1.6x faster") and "pool, not the log" not in v.bottleneck
     assert "163%" in verdict(curves, "mbps").sentence  # what it said before: a ceiling that is none
+
+
+def test_unknown_zil_counters_are_not_read_as_zero():
+    # a kstat without the counters gives null in the document: no verdict on the log's use, and an
+    # unknown main-pool figure is not printed as "0 bytes"
+    c = curve("sync=always + SLOG", "always", "single", [(1, 100)])
+    c.steps[0].slog_bytes, c.steps[0].normal_bytes = None, None
+    assert log_usage_problems(c) == []
+    c.steps[0].slog_bytes = 0
+    problems = log_usage_problems(c)
+    assert len(problems) == 1 and "an unknown number of bytes" in problems[0] and "(0 bytes" not in problems[0]

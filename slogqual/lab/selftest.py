@@ -153,9 +153,11 @@ def main() -> int:
         c.evidence["zil_objset_delta"] = do.as_dict()
         c.evidence["log_vdev_write_ops_per_s"] = sum(r.write_ops for r in log_rows)
         problems = []
-        if do.commit_count <= 0:
+        if do.commit_count is None or do.slog_count is None or do.slog_bytes is None:
+            problems.append("the objset kstat lacks zil_commit_count or zil_itx_metaslab_slog_count/bytes")
+        elif do.commit_count <= 0:
             problems.append("zil_commit_count did not grow")
-        if do.slog_count <= 0 or do.slog_bytes <= 0:
+        if do.slog_count is not None and do.slog_bytes is not None and (do.slog_count <= 0 or do.slog_bytes <= 0):
             problems.append("zil_itx_metaslab_slog_count/bytes did not grow")
         if not log_rows or all(r.write_ops == 0 for r in log_rows):
             problems.append("zpool iostat -v shows no writes on the log vdev")

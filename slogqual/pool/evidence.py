@@ -42,7 +42,7 @@ class ZilWitness:
             total = None
             for oid in self._ids:
                 s = _kstat.zil_stats(self.pool, oid)
-                total = s if total is None else _kstat.ZilStats(*(a + b for a, b in zip(total.astuple(), s.astuple())))
+                total = s if total is None else total + s  # an unknown counter of one makes the sum unknown
             return total
         return _kstat.zil_stats()
 

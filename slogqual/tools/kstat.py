@@ -118,21 +118,23 @@ def read_sysctl_kstat(oid: str) -> Dict[str, Value]:
 
 @dataclass(frozen=True)
 class ZilStats:
-    """The ZIL counters slogqual reports (from the global or an objset kstat)."""
+    """The ZIL counters slogqual reports (from the global or an objset kstat). A counter the kstat
+    does not have (an older OpenZFS, a row renamed) is None, unknown: never 0, which would read as
+    "the ZIL wrote nothing there". Arithmetic with an unknown side is unknown."""
 
-    commit_count: int
-    commit_writer_count: int
-    itx_count: int
-    slog_count: int
-    slog_bytes: int
-    normal_count: int
-    normal_bytes: int
+    commit_count: Optional[int]
+    commit_writer_count: Optional[int]
+    itx_count: Optional[int]
+    slog_count: Optional[int]
+    slog_bytes: Optional[int]
+    normal_count: Optional[int]
+    normal_bytes: Optional[int]
 
     @classmethod
     def from_kstat(cls, ks: Dict[str, Value]) -> "ZilStats":
-        def g(name: str) -> int:
-            v = ks.get(name, 0)
-            return v if isinstance(v, int) else 0
+        def g(name: str) -> Optional[int]:
+            v = ks.get(name)
+            return v if isinstance(v, int) else None
 
         return cls(
             commit_count=g("zil_commit_count"),
@@ -145,20 +147,27 @@ class ZilStats:
         )
 
     def __sub__(self, other: "ZilStats") -> "ZilStats":
-        return ZilStats(*(a - b for a, b in zip(self.astuple(), other.astuple())))
+        return ZilStats(*(None if a is None or b is None else a - b for a, b in zip(self.astuple(), other.astuple())))
+
+    def __add__(self, other: "ZilStats") -> "ZilStats":
+        return ZilStats(*(None if a is None or b is None else a + b for a, b in zip(self.astuple(), other.astuple())))
 
     def astuple(self):
         return (self.commit_count, self.commit_writer_count, self.itx_count, self.slog_count, self.slog_bytes,
                 self.normal_count, self.normal_bytes)
 
-    def as_dict(self) -> Dict[str, int]:
+    def as_dict(self) -> Dict[str, Optional[int]]:
+        """The counters by name; an unknown one is None (null in a document)."""
         names = ("commit_count", "commit_writer_count", "itx_count", "slog_count", "slog_bytes", "normal_count",
                  "normal_bytes")
         return dict(zip(names, self.astuple()))
 
     @property
     def slog_share(self) -> Optional[float]:
-        """Fraction of ZIL bytes that went to a SLOG; None when the ZIL wrote nothing."""
+        """Fraction of ZIL bytes that went to a SLOG; None when the ZIL wrote nothing or either
+        counter is unknown."""
+        if self.slog_bytes is None or self.normal_bytes is None:
+            return None
         total = self.slog_bytes + self.normal_bytes
         return self.slog_bytes / total if total else None
 
