@@ -415,3 +415,21 @@ def test_the_error_family_keeps_the_exit_codes():
                               (ToolOutputError, MeasurementError, 1)):
         assert issubclass(cls, ToolError) and issubclass(cls, family) and cls.exit_code == code
     assert issubclass(MissingDependencyError, UsageError)
+
+
+def test_zpool_iostat_stream_of_garbage_is_tool_output_error_not_empty():
+    # it returned [] for text it could not read: an iostat witness that saw nothing, silently
+    with pytest.raises(ToolOutputError) as exc:
+        zpool.parse_iostat_stream("cannot open 'tank': no such pool\n")
+    assert exc.value.program == "zpool" and "no zpool iostat report" in exc.value.why
+    with pytest.raises(ToolOutputError):
+        zpool.parse_iostat_stream("1795333934\n²\n")  # a digit that is not a number was a ValueError
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "1795333934\n", "1795333934\n1795333935\n",
+                                  "1795333934\n            capacity  operations  bandwidth\npool  alloc  free\n"
+                                  "----  ----  ----\ntank 1 2 3 4 5 6\n"])
+def test_zpool_iostat_stream_stopped_before_a_whole_report_is_empty(text):
+    # nothing yet, only time lines, or the first report cut off by the stop: no reports, no error
+    # (IostatWindow.collect records no iostat evidence then)
+    assert zpool.parse_iostat_stream(text) == []

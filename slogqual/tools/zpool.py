@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence
 
@@ -145,25 +146,37 @@ class IostatReport:
     rows: List[VdevIO]
 
 
+_TIME_RE = re.compile(r"\d+", re.ASCII)
+
+
 def parse_iostat_stream(text: str) -> List[IostatReport]:
     """Every complete report of ``zpool iostat -T u -vp POOL INTERVAL``, each with the last time line
     before it. (With -y zpool prints a time line for the skipped first report too: a time line is
-    one of digits alone, and the report takes the nearest before its table.)"""
+    one of digits alone, and the report takes the nearest before its table.)
+
+    An empty stream, or one of time lines only (zpool stopped before its first report), is [];
+    a report cut off by the stop is passed over. Text that holds neither a report nor the start of
+    one (no ``----`` rule at all) is not zpool iostat's: ToolOutputError, as for a garbled table.
+    """
     reports: List[IostatReport] = []
     chunk: List[str] = []
     stamp: Optional[int] = None
     rules = 0
+    other = False
     for line in text.splitlines():
-        if line.strip().isdigit() and rules % 2 == 0:
+        if _TIME_RE.fullmatch(line.strip()) and rules % 2 == 0:
             stamp = int(line.strip())
             chunk = []
             continue
         chunk.append(line)
+        other = other or bool(line.strip())
         if line.startswith("----"):
             rules += 1
             if rules % 2 == 0:
                 reports.append(IostatReport(stamp, parse_iostat_v("\n".join(chunk))))
                 chunk = []
+    if not reports and other and rules == 0:
+        raise _garbage(text, "no zpool iostat report (no ---- rule) in the stream")
     return reports
 
 
