@@ -209,3 +209,47 @@ def test_real_header_followed_by_results_names_the_device():
         text = fh.read()
     (r,) = diskinfo.import_text(text + "\n" + _block(INTEL_710[:3]), "joined.txt")
     assert r.target["path"] == "ada1" and r.target["kind"] == "block" and r.device["model"] == "HGST HDN726060ALE614"
+
+
+ZERO_LINE = ("Synchronous random writes:\n"
+             "\t 0.5 kbytes:    138.3 usec/IO =      3.5 Mbytes/s\n"
+             "\t   1 kbytes:      0.0 usec/IO =      7.1 Mbytes/s\n"
+             "\t   2 kbytes:    151.1 usec/IO =     12.9 Mbytes/s\n")
+
+
+def test_zero_usec_per_io_is_refused_naming_the_line():
+    # it was a ZeroDivisionError: a write that took no time is no measurement (edited or damaged)
+    with pytest.raises(UsageError, match=r"^z\.txt: line 3: 0\.0 usec/IO is not a measurement .*--skip-garbage"):
+        diskinfo.import_text(ZERO_LINE, "z.txt")
+
+
+def test_zero_usec_per_io_skipped_with_skip_garbage_and_noted():
+    (r,) = diskinfo.import_text(ZERO_LINE, "z.txt", skip_garbage=True)
+    assert [p.size for p in r.points] == [512, 2048]
+    assert any("line 3: 0.0 usec/IO is not a measurement" in n for n in r.notes)
+    assert any("sizes jump from 512 to 2K" in n or "sizes jump" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("line,why", [
+    ("\t 0.5 kbytes: 1e999 usec/IO = 3.5 Mbytes/s", "1e999 usec/IO is not a finite number"),
+    ("\t 1e999 kbytes: 138.3 usec/IO = 3.5 Mbytes/s", "1e999 kbytes is not a finite number"),  # was OverflowError
+    ("\t 0.5 kbytes: 138.3 usec/IO = 1e999 Mbytes/s", "1e999 Mbytes/s is not a finite number"),
+    ("\t 0.5 kbytes: 1e12 usec/IO = 0.0 Mbytes/s", "1e12 usec/IO is not a measurement"),
+])
+def test_impossible_figures_are_refused_naming_the_line(line, why):
+    with pytest.raises(UsageError, match=r"line 2: " + why.replace(".", r"\.")):
+        diskinfo.import_text("Synchronous random writes:\n" + line + "\n", "x.txt")
+
+
+def test_zero_mbytes_per_second_is_real_and_kept():
+    # 512 bytes at 12 ms is 0.04 MiB/s, which diskinfo prints as 0.0
+    (r,) = diskinfo.import_text("\t 0.5 kbytes:  12000.0 usec/IO =      0.0 Mbytes/s\n", "slow.txt")
+    assert r.points[0].mbps == 0.0 and r.points[0].lat_us.mean == 12000.0
+
+
+def test_cli_zero_usec_per_io_is_one_line_exit_2(tmp_path):
+    bad = tmp_path / "zero.txt"
+    bad.write_text(ZERO_LINE)
+    proc = slogqual("import", "diskinfo", bad)
+    assert proc.returncode == 2, proc.stderr
+    assert "line 3: 0.0 usec/IO" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

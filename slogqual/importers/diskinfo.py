@@ -16,6 +16,14 @@ else is garbage, reported with its line number.
 
 Only the mean is printed. ``ios`` is derived from diskinfo's loop (batches of
 250 writes until at least 1 s has passed), which the result notes say.
+
+A result line whose figures no run of diskinfo can print is not a measurement:
+``0.0 usec/IO`` (a synchronous write with a cache flush takes microseconds at
+least; diskinfo prints %8.1f, so 0.0 means the line was edited or damaged), a
+mean of MAX_USEC or more, or a number too large to be a number (``1e999``).
+Such a line is refused like garbage, in one line naming its line number and
+why; with --skip-garbage it is passed over and the result notes say so. (0.0
+Mbytes/s is real: 512 bytes at 12 ms prints as 0.0, so it is kept.)
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ SOURCE = "diskinfo"
 BATCH = 250  # diskinfo writes in batches of 250 and checks the clock after each
 MIN_SECONDS = 1.0
 PARALLEL_ABOVE = 128 * 1024  # MAXIO: larger writes are split into 128 KiB pieces written in parallel
+MAX_USEC = 1e12  # 11.6 days a write: no diskinfo run (250 writes at least) ends with such a mean
 
 _NUM = r"\d+(?:\.\d*)?(?:[eE][+-]?\d+)?"
 RESULT_RE = re.compile(
@@ -112,6 +121,20 @@ class ParsedDiskinfo:
     devices: List[DiskinfoDevice]
     garbage: List[Tuple[int, str]]
     skipped_other_tests: int = 0
+    impossible: Dict[int, str] = field(default_factory=dict)  # line number -> why its figures are not a measurement
+
+
+def _impossible(kb: str, us: str, mb: str) -> Optional[str]:
+    """Why a result line's figures cannot be diskinfo's measurement (None: they can)."""
+    for text, unit in ((kb, "kbytes"), (us, "usec/IO"), (mb, "Mbytes/s")):
+        if not math.isfinite(float(text)):
+            return f"{text} {unit} is not a finite number"
+    usec = float(us)
+    if usec <= 0:
+        return f"{us} usec/IO is not a measurement (a synchronous write takes time: the line was edited or damaged)"
+    if usec >= MAX_USEC:
+        return f"{us} usec/IO is not a measurement (no diskinfo run ends with a mean that long)"
+    return None
 
 
 def _size_from_kbytes(text: str, line_no: int, where: str) -> int:
@@ -132,6 +155,7 @@ def parse(text: str, path: str = "<input>") -> ParsedDiskinfo:
     """Split diskinfo output into devices; never raises on garbage (see import_text)."""
     devices: List[DiskinfoDevice] = []
     garbage: List[Tuple[int, str]] = []
+    impossible: Dict[int, str] = {}
     other = 0
     cur = DiskinfoDevice()
     pending_names: List[str] = []
@@ -167,6 +191,11 @@ def parse(text: str, path: str = "<input>") -> ParsedDiskinfo:
             cur.first_line = line_no
         m = RESULT_RE.match(line)
         if m:
+            why = _impossible(m.group("kb"), m.group("us"), m.group("mb"))
+            if why:
+                impossible[line_no] = why
+                garbage.append((line_no, stripped))
+                continue
             size = _size_from_kbytes(m.group("kb"), line_no, path)
             if cur.points and size <= cur.points[-1].size:
                 start_new(line_no)  # sizes only grow within one device
@@ -195,7 +224,8 @@ def parse(text: str, path: str = "<input>") -> ParsedDiskinfo:
         garbage.append((line_no, stripped))
     if not cur.empty:
         devices.append(cur)
-    return ParsedDiskinfo(path=path, devices=devices, garbage=garbage, skipped_other_tests=other)
+    return ParsedDiskinfo(path=path, devices=devices, garbage=garbage, skipped_other_tests=other,
+                          impossible=impossible)
 
 
 def derived_ios(mean_us: float) -> int:
@@ -352,8 +382,8 @@ def import_text(text: str, path: str = "<input>", *, skip_garbage: bool = False,
             str(n) for n, _ in parsed.garbage[1:6]) + ("…" if len(parsed.garbage) > 6 else "") + ")" \
             if len(parsed.garbage) > 1 else ""
         shown = line if len(line) <= 60 else line[:57] + "..."
-        raise UsageError(f"{path}: line {line_no}: not diskinfo -wS output: {shown!r}{more}; "
-                         "use --skip-garbage to pass over such lines")
+        what = parsed.impossible.get(line_no) or f"not diskinfo -wS output: {shown!r}"
+        raise UsageError(f"{path}: line {line_no}: {what}{more}; use --skip-garbage to pass over such lines")
     if not any(d.points for d in parsed.devices):
         named = [d.name for d in parsed.devices if d.name and (d.header or d.command)]
         what = f" (diskinfo output of {', '.join(named)} without the -S test)" if named else ""
@@ -366,6 +396,10 @@ def import_text(text: str, path: str = "<input>", *, skip_garbage: bool = False,
         for r in results:
             r.notes.append(f"{len(parsed.garbage)} line(s) of {os.path.basename(path)} were not diskinfo output "
                            f"and were skipped (lines {numbers})")
+            if parsed.impossible:
+                n, why = next(iter(parsed.impossible.items()))
+                r.notes.append(f"{len(parsed.impossible)} of them were result lines whose figures are not a "
+                               f"measurement, e.g. line {n}: {why}")
     for d in headless:
         for r in results:
             r.notes.append(f"line {d.first_line}: device {d.name or '(unnamed)'} has a header but no results")
