@@ -360,3 +360,42 @@ def test_zfs_member_seen_by_blkid_and_wipefs():
     disk = blkid.from_result("/dev/sda", 0, text("blkid", "qemu-lab-zfs-whole-disk.export"), "")
     assert disk.pttype == "gpt"
     assert [s.type for s in wipefs.parse(text("wipefs", "qemu-lab-zfs-whole-disk.json"))] == ["gpt", "gpt", "PMBR"]
+
+
+# --- fields of the wrong type (issue #16: a TypeError, or an AttributeError the tool contract does not catch) ---
+
+def _mutated(path, **fields):
+    doc = json.loads(text(*path))
+    doc.update(fields)
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize("messages", [5, "error", {"string": "x"}, True])
+def test_smartctl_messages_of_the_wrong_type_are_not_read(messages):
+    doc = json.loads(text("smartctl", "sas-ssd-toshiba-kpm5xmug400g.json"))
+    doc["smartctl"]["messages"] = messages
+    info = smartctl.parse(json.dumps(doc))
+    assert info.errors == [] and info.model  # the identity still stands
+
+
+@pytest.mark.parametrize("field,value", [("mountpoints", 5), ("mountpoints", "/mnt"), ("mountpoints", [5, None, "/m"]),
+                                         ("children", 3), ("children", "sda1"), ("model", ["x"]), ("serial", {"a": 1}),
+                                         ("vendor", True)])
+def test_lsblk_fields_of_the_wrong_type_are_not_read(field, value):
+    doc = json.loads(text("lsblk", "loop-ext4-mounted.json"))
+    doc["blockdevices"][0][field] = value
+    (dev,) = lsblk.parse(json.dumps(doc))
+    assert dev.name and dev.devnum
+    if field == "mountpoints":
+        assert dev.mountpoints == (["/m"] if isinstance(value, list) else [])
+    if field == "children":
+        assert dev.children == []
+    if field in ("model", "serial", "vendor"):
+        assert getattr(dev, field) is None  # not "['x']"
+
+
+@pytest.mark.parametrize("value", [["x"], {"a": 1}, True])
+def test_nvme_id_ctrl_string_fields_of_the_wrong_type_are_not_read(value):
+    doc = json.loads(text("nvme", "qemu-lab-id-ctrl.json"))
+    doc["mn"] = value
+    assert nvme.parse_id_ctrl(json.dumps(doc)).model is None

@@ -62,7 +62,7 @@ def argv(path: Optional[str] = None) -> List[str]:
 
 
 def _str(v: Any) -> Optional[str]:
-    if v is None:
+    if v is None or isinstance(v, (bool, dict, list)):  # a field of the wrong type is not read
         return None
     s = str(v).strip()
     return s or None
@@ -91,6 +91,9 @@ def _device(d: Dict[str, Any]) -> LsblkDevice:
     mps = d.get("mountpoints")
     if mps is None and "mountpoint" in d:
         mps = [d.get("mountpoint")]
+    if not isinstance(mps, list):  # a field of the wrong type is not read
+        mps = []
+    children = d.get("children")
     dev = LsblkDevice(
         name=_str(d.get("name")) or "?",
         kname=_str(d.get("kname")),
@@ -109,10 +112,10 @@ def _device(d: Dict[str, Any]) -> LsblkDevice:
         physical_sector=_int(d.get("phy-sec")),
         fstype=_str(d.get("fstype")),
         pttype=_str(d.get("pttype")),
-        mountpoints=[m for m in (mps or []) if m],
+        mountpoints=[m for m in mps if isinstance(m, str) and m],
         read_only=_bool(d.get("ro")),
     )
-    dev.children = [_device(c) for c in d.get("children") or [] if isinstance(c, dict)]
+    dev.children = [_device(c) for c in (children if isinstance(children, list) else []) if isinstance(c, dict)]
     return dev
 
 

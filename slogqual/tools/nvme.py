@@ -75,7 +75,7 @@ def _num(v: Any) -> Optional[int]:
 
 
 def _str(v: Any) -> Optional[str]:
-    if v is None:
+    if v is None or isinstance(v, (bool, dict, list)):  # a field of the wrong type is not read
         return None
     s = str(v).strip()
     return s or None

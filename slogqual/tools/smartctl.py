@@ -116,7 +116,8 @@ def parse(text: str) -> SmartInfo:
     info = SmartInfo()
     meta = doc.get("smartctl") if isinstance(doc.get("smartctl"), dict) else {}
     info.exit_status = _i(meta.get("exit_status"))
-    for m in meta.get("messages") or []:
+    messages = meta.get("messages")
+    for m in messages if isinstance(messages, list) else []:  # a field of the wrong type is not read
         if isinstance(m, dict) and m.get("severity") == "error" and m.get("string"):
             info.errors.append(str(m["string"]))
     dev = doc.get("device") if isinstance(doc.get("device"), dict) else {}
