@@ -159,3 +159,21 @@ def test_load_runs_for_real_on_files(tmp_path):
                                  files=2, file_size=4 << 20, write_sync="dsync", direct=False))
     assert r.ios > 0 and r.write_lat.n == r.ios  # one aggregated group for 2 files x 2 threads
     assert len(list(tmp_path.iterdir())) == 4
+
+
+@pytest.mark.parametrize("section", ["write", "sync", "lat_ns"])
+def test_a_report_section_that_is_not_an_object_is_tool_output_error(section):
+    # an AttributeError (None.get) escaped the tool contract: a traceback instead of ToolOutputError
+    import json
+
+    from slogqual.errors import ToolOutputError
+    doc = json.loads(read_fixture("fio", "file-flush-4k.stdout"))
+    job = doc["jobs"][0]
+    if section == "lat_ns":
+        job["write"]["lat_ns"] = None
+    elif section == "sync":
+        job["sync"] = ["not", "an", "object"]
+    else:
+        job["write"] = None
+    with pytest.raises(ToolOutputError, match="unexpected fio JSON layout"):
+        fio.interpret(json.dumps(doc), "", 0, "/dev/x", 4096)
