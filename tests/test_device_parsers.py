@@ -399,3 +399,14 @@ def test_nvme_id_ctrl_string_fields_of_the_wrong_type_are_not_read(value):
     doc = json.loads(text("nvme", "qemu-lab-id-ctrl.json"))
     doc["mn"] = value
     assert nvme.parse_id_ctrl(json.dumps(doc)).model is None
+
+
+@pytest.mark.parametrize("name", [r"/swap\999", r"/swap\1²3", "/swap\\"])
+def test_a_backslash_without_three_octal_digits_stays_as_it_is(name):
+    # int('999', 8) was a ValueError out of parse_swaps/parse_mountinfo on such a line
+    (s,) = procfs.parse_swaps("Filename Type Size Used Priority\n" + name + " file 1024 0 -2\n")
+    assert s.filename == name and s.size_kib == 1024
+    line = f"36 25 8:1 / {name} rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+    (m,) = findmnt.parse_mountinfo(line)
+    assert m.target == name
+    assert procfs.unescape_octal(r"/a\040b\134c") == "/a b\\c"

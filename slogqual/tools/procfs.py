@@ -21,10 +21,11 @@ class Swap:
 
 
 def unescape_octal(field: str) -> str:
-    """/proc's escaping of space, tab, newline and backslash as \\ooo octal (mountinfo, swaps)."""
+    """/proc's escaping of space, tab, newline and backslash as \\ooo octal (mountinfo, swaps). A
+    backslash not followed by three octal digits stays as it is (it was a ValueError on '\\999')."""
     out, i = [], 0
     while i < len(field):
-        if field[i] == "\\" and i + 4 <= len(field) and field[i + 1:i + 4].isdigit():
+        if field[i] == "\\" and i + 4 <= len(field) and all(c in "01234567" for c in field[i + 1:i + 4]):
             out.append(chr(int(field[i + 1:i + 4], 8)))
             i += 4
         else:
