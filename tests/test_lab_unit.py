@@ -344,3 +344,11 @@ def test_nvdimm_backing_must_be_memory_with_room(tmp_path, monkeypatch):
     finally:
         import shutil
         shutil.rmtree(made)
+
+
+def test_zfs_objsetid_missing_or_not_a_number_is_tool_output_error():
+    from slogqual.errors import ToolOutputError
+    assert zfs.parse_objsetid("objsetid\t83\n") == 83
+    for bad in ("", "sync\talways\n", "objsetid\t-\n", "objsetid\t²\n"):
+        with pytest.raises(ToolOutputError, match="no objsetid number"):
+            zfs.parse_objsetid(bad)

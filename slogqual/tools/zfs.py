@@ -111,9 +111,18 @@ def get(name: str, properties: Sequence[str]) -> Dict[str, str]:
     return _run.parse_text(PROGRAM, argv, zfs(argv), parse_get)
 
 
+def parse_objsetid(text: str) -> int:
+    """The objsetid of ``zfs get -Hp -o property,value objsetid`` (ToolOutputError when it is not there
+    or not a number; it was a bare KeyError, shown as "unreadable output: 'objsetid'")."""
+    value = parse_get(text).get("objsetid")
+    if value is None or not value.strip().isdigit() or not value.strip().isascii():
+        raise _run.parse_failed(PROGRAM, None, text, f"no objsetid number in zfs get output (got {value!r})")
+    return int(value)
+
+
 def objsetid(name: str) -> int:
     argv = get_argv(name, ["objsetid"])
-    return _run.parse_text(PROGRAM, argv, zfs(argv), lambda text: int(parse_get(text)["objsetid"]))
+    return _run.parse_text(PROGRAM, argv, zfs(argv), parse_objsetid)
 
 
 def destroy(name: str, recursive: bool = False) -> None:
