@@ -19,6 +19,7 @@ import copy
 import glob
 import json
 import os
+import tempfile
 from typing import Callable, List, NamedTuple
 
 import pytest
@@ -31,7 +32,7 @@ from conftest import FIXTURES  # noqa: E402
 from slogqual.errors import SlogqualError, UsageError  # noqa: E402
 from slogqual.importers import diskinfo as import_diskinfo  # noqa: E402
 from slogqual.tools import (blkid, findmnt, fio, kstat, lsblk, lspci, nbdkit, nvme, procfs, run, smartctl,  # noqa: E402
-                            wipefs, zfs, zpool)
+                            sysfs, wipefs, zfs, zpool)
 from slogqual.tools.freebsd import camcontrol, geom, nvmecontrol, sysctl  # noqa: E402
 from slogqual.tools.freebsd import diskinfo as bsd_diskinfo  # noqa: E402
 
@@ -73,6 +74,17 @@ def _as_sysctl(linux: str) -> str:
     return "".join(f"{oid}.{r.split(None, 2)[0]}: {r.split(None, 2)[2]}\n" for r in rows if len(r.split()) >= 3)
 
 
+_SYSFS = tempfile.mkdtemp(prefix="slogqual-fuzz-sysfs-")
+
+
+def _sysfs_attribute(text: str):
+    """A sysfs attribute holding text, read as the device code reads one: sysfs.read and read_int."""
+    path = os.path.join(_SYSFS, "attr")
+    with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
+        fh.write(text)
+    return sysfs.read(path), sysfs.read_int(path)
+
+
 FIO_OUT = captures("fio/*.stdout") + captures("lab/fio-zvol-sync-always.json")
 PARSERS = [
     Parser("fio", lambda t: fio.interpret(t, "", 0, "/dev/x", 4096), texts=FIO_OUT, json=True),
@@ -93,6 +105,7 @@ PARSERS = [
     Parser("lspci", tool("lspci", lspci.parse, "0000:01:00.0"), lambda t: lspci.parse(t, "0000:01:00.0"),
            captures("lspci/*.txt")),
     Parser("nbdinfo --size", tool("nbdinfo", nbdkit._size), nbdkit._size, ["1073741824\n"]),
+    Parser("sysfs attribute", _sysfs_attribute, texts=["4096\n", "0x1f\n", "8.0 GT/s PCIe\n", "1\n"]),
     Parser("zpool iostat -vp", tool("zpool", zpool.parse_iostat_v), zpool.parse_iostat_v,
            captures("zpool/iostat-vp*.txt")),
     Parser("zpool iostat stream", zpool.parse_iostat_stream, texts=captures("zpool/iostat-Tu-*.txt")),
