@@ -94,6 +94,11 @@ def cmd_plot(args) -> int:
     return 0
 
 
+def _known(n) -> object:
+    """A ZIL counter for the table: null in the document (the kstat lacked the row) is '?', not blank."""
+    return "?" if n is None else n
+
+
 def _print(doc, as_json: bool) -> None:
     if as_json:
         print(json.dumps(doc, indent=2))
@@ -101,7 +106,7 @@ def _print(doc, as_json: bool) -> None:
     from tabulate import tabulate
     rows = [[s["config"] + (f" [{s['candidate']}]" if s.get("candidate") and len(doc["pool"]["log"]) > 1 else ""),
              s["threads"], f"{s['iops']:.0f}", f"{s['mbps']:.1f}",
-             f"{s['lat_us']['p99'] or 0:.0f}", s["zil"]["slog_bytes"], s["zil"]["normal_bytes"]] for s in doc["steps"]]
+             f"{s['lat_us']['p99'] or 0:.0f}", _known(s["zil"].get("slog_bytes")), _known(s["zil"].get("normal_bytes"))] for s in doc["steps"]]
     print(f"{doc['scenario']['name']} ({'quick' if doc['quick'] else 'full'}), pool {doc['pool']['layout']} "
           f"of {len(doc['pool']['data'])}, log {', '.join(doc['pool']['log']) or '-'} [{doc['status']}]")
     print(tabulate(rows, headers=["configuration", "threads", "IOPS", "MiB/s", "p99 µs", "ZIL→log B", "ZIL→pool B"],

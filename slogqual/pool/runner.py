@@ -63,6 +63,11 @@ def analyse(doc: Dict[str, Any], scenario: Optional[Scenario] = None) -> Dict[st
     return scenario_analysis.analyse(doc)
 
 
+def _bytes(n) -> str:
+    """A ZIL byte count for a progress line: an unknown one (the kstat lacks the row) is 'unknown'."""
+    return "unknown" if n is None else f"{n} B"
+
+
 class PoolScenarioRun:
     def __init__(self, scenario: Scenario, doc: Dict[str, Any], output: str, progress: Progress,
                  pool_name: str, zfs_api: str = "auto"):
@@ -147,8 +152,8 @@ class PoolScenarioRun:
                         doc["steps"].append(step)
                         self.save()
                         self.progress.end(f"{step['iops']:.0f} IOPS, {step['mbps']:.1f} MiB/s, p99 "
-                                          f"{step['lat_us']['p99'] or 0:.0f} us; ZIL to log {step['zil']['slog_bytes']} B, "
-                                          f"to pool {step['zil']['normal_bytes']} B")
+                                          f"{step['lat_us']['p99'] or 0:.0f} us; ZIL to log {_bytes(step['zil']['slog_bytes'])}, "
+                                          f"to pool {_bytes(step['zil']['normal_bytes'])}")
         except ResultWriteError:
             raise  # nowhere to save it: the document goes with the error
         except SlogqualError as exc:  # a tool failing, or missing, mid-run: the steps so far stand
