@@ -77,3 +77,39 @@ def test_iostat_stream_recorded_in_the_lab_is_averaged_over_the_measured_window(
     # a window before the load has no report at all: nothing is averaged rather than something wrong
     assert average_window(reports, 1795333900, 1795333910).reports == 0
     assert iostat_stream_argv("p") == ["zpool", "iostat", "-T", "u", "-vpy", "p", "1"]
+
+
+class _Stream:
+    """A stopped `zpool iostat` stream: what it wrote, its exit status, its last complaint."""
+
+    def __init__(self, text, rc, stderr=""):
+        self.text, self.rc, self.stderr = text, rc, stderr
+
+    def stop(self):
+        return self.rc
+
+    def stdout_text(self):
+        return self.text
+
+    def stderr_tail(self):
+        return self.stderr
+
+
+def _window(stream):
+    from slogqual.pool.evidence import IostatWindow
+    w = IostatWindow.__new__(IostatWindow)
+    w.stream = stream
+    return w
+
+
+def test_iostat_window_of_unreadable_stream_is_an_error_not_no_evidence():
+    # parse_iostat_stream returned [] on text it could not read: the step recorded no iostat evidence
+    from slogqual.errors import MeasurementError, ToolOutputError
+    with pytest.raises(ToolOutputError):
+        _window(_Stream("Segmentation fault in the iostat formatter\n", -15)).collect(0, 10)
+    # a failing zpool: its own complaint, not the text it left
+    with pytest.raises(MeasurementError, match="zpool iostat failed: cannot open 'tank'"):
+        _window(_Stream("garbage\n", 1, "cannot open 'tank': no such pool")).collect(0, 10)
+    # stopped before its first report: no evidence, no error
+    avg = _window(_Stream("1795333934\n", -15)).collect(0, 10)
+    assert avg.reports == 0 and avg.rows == []

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 from slogqual.analysis.scenario import log_ops
-from slogqual.errors import MeasurementError
+from slogqual.errors import MeasurementError, ToolOutputError
 from slogqual.tools import kstat as _kstat
 from slogqual.tools import run as _run
 from slogqual.tools import zfs as _zfs
@@ -68,9 +68,15 @@ class IostatWindow:
         """Stop zpool (SIGTERM: it has flushed every report as it printed it) and average its reports
         over [start, end] (Unix seconds)."""
         rc = self.stream.stop()
-        reports = _zpool.parse_iostat_stream(self.stream.stdout_text())
+        failed = MeasurementError(f"zpool iostat failed: {self.stream.stderr_tail().strip()[:200]}")
+        try:
+            reports = _zpool.parse_iostat_stream(self.stream.stdout_text())
+        except ToolOutputError:
+            if rc not in (0, -15):
+                raise failed from None  # its own complaint says more than the text it left
+            raise
         if not reports and rc not in (0, -15):
-            raise MeasurementError(f"zpool iostat failed: {self.stream.stderr_tail().strip()[:200]}")
+            raise failed
         return average_window(reports, start, end)
 
     def stop(self) -> None:
