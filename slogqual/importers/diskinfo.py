@@ -269,7 +269,7 @@ def _device_record(dev: DiskinfoDevice) -> Optional[Dict[str, Any]]:
             rec[key] = value
             if value == "0":
                 rec["rotational"] = False
-            elif value.isdigit():
+            elif value.isdecimal():
                 rec["rotational"] = True
         else:
             rec[key] = value

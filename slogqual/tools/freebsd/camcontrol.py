@@ -119,7 +119,7 @@ def parse(text: str) -> CamInfo:
     if rpm:
         if rpm.strip().lower().startswith("non-rotating"):
             info.media_rpm = 0
-        elif rpm.strip().isdigit():
+        elif rpm.strip().isdecimal():  # not isdigit: "²" is a digit int() cannot read
             info.media_rpm = int(rpm.strip())
     if info.inquiry is None and not info.fields and not info.features:
         raise ValueError("no camcontrol identify/inquiry lines found")
