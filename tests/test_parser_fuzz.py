@@ -36,7 +36,8 @@ from slogqual.tools import (blkid, findmnt, fio, kstat, lsblk, lspci, nbdkit, nv
 from slogqual.tools.freebsd import camcontrol, geom, nvmecontrol, sysctl  # noqa: E402
 from slogqual.tools.freebsd import diskinfo as bsd_diskinfo  # noqa: E402
 
-EXAMPLES = 25
+# Hypothesis examples per parser and strategy; SLOGQUAL_FUZZ_EXAMPLES=500 for a deeper run by hand.
+EXAMPLES = int(os.environ.get("SLOGQUAL_FUZZ_EXAMPLES", "25"))
 BOUNDED = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -118,7 +119,7 @@ PARSERS = [
     Parser("sysctl", tool("sysctl", sysctl.parse), sysctl.parse, [_as_sysctl(t) for t in captures("kstat/*.txt")]),
     Parser("sysctl kern.disks", sysctl.disks, texts=["kern.disks: ada0 da0 nvd0\n", "ada0 da0\n"]),
     Parser("camcontrol", tool("camcontrol", camcontrol.parse), camcontrol.parse,
-           captures("freebsd/camcontrol-*.txt")),
+           captures("freebsd/camcontrol-*.txt", "freebsd/cam-announce-*.txt")),
     Parser("diskinfo -v", tool("diskinfo", bsd_diskinfo.parse), bsd_diskinfo.parse, captures("freebsd/diskinfo-*.txt")),
     Parser("geom disk list", tool("geom", geom.parse), geom.parse, captures("freebsd/geom-*.txt")),
     Parser("nvmecontrol identify", tool("nvmecontrol", nvmecontrol.parse), nvmecontrol.parse,
