@@ -177,3 +177,26 @@ def test_a_report_section_that_is_not_an_object_is_tool_output_error(section):
         job["write"] = None
     with pytest.raises(ToolOutputError, match="unexpected fio JSON layout"):
         fio.interpret(json.dumps(doc), "", 0, "/dev/x", 4096)
+
+
+@pytest.mark.parametrize("where,value", [("iops", "NaN"), ("bw_bytes", "Infinity"), ("mean", "1e999"),
+                                         ("percentile", "NaN")])
+def test_a_figure_that_is_not_finite_is_tool_output_error(where, value):
+    # NaN went into the sweep point (and the document) as if fio had measured it
+    import json
+
+    from slogqual.errors import ToolOutputError
+    doc = json.loads(read_fixture("fio", "file-flush-4k.stdout"))
+    write = doc["jobs"][0]["write"]
+    if where == "mean":
+        write["lat_ns"]["mean"] = 1.0
+    elif where == "percentile":
+        write["lat_ns"]["percentile"]["99.000000"] = 1.0
+    else:
+        write[where] = 1.0
+    marker = {"iops": '"iops": 1.0', "bw_bytes": '"bw_bytes": 1.0', "mean": '"mean": 1.0',
+              "percentile": '"99.000000": 1.0'}[where]
+    text = json.dumps(doc)
+    assert text.count(marker) == 1
+    with pytest.raises(ToolOutputError, match="unexpected fio JSON"):
+        fio.interpret(text.replace(marker, marker[:-3] + value), "", 0, "/dev/x", 4096)

@@ -7,6 +7,7 @@ sweep (slogqual.sweep) strings jobs together.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
@@ -150,6 +151,22 @@ def _latency(section: dict) -> FioLatency:
     )
 
 
+def _finite(result: FioWriteResult) -> FioWriteResult:
+    """ValueError when a figure is not a finite number (NaN, Infinity, 1e999): fio prints none such,
+    and one would make every figure derived from it, and the document, meaningless."""
+    lats = [lat for lat in (result.write_lat, result.sync_lat) if lat is not None]
+    figures = [("runtime", result.runtime_ms), ("iops", result.iops), ("bw_bytes", result.bw_bytes)]
+    for lat in lats:
+        figures += [("latency mean", lat.mean), ("latency min", lat.min), ("latency max", lat.max),
+                    ("latency stddev", lat.stddev)]
+        figures += [(f"percentile {q}", v) for q, v in lat.percentiles.items()]
+        figures += [("percentile", q) for q in lat.percentiles]
+    for name, value in figures:
+        if not math.isfinite(value):
+            raise ValueError(f"unexpected fio JSON: {name} is {value}")
+    return result
+
+
 def parse_result(doc: dict) -> FioWriteResult:
     """Parse fio's JSON document of a single write job."""
     try:
@@ -157,7 +174,7 @@ def parse_result(doc: dict) -> FioWriteResult:
         write = job["write"]
         sync = job.get("sync") or {}
         sync_lat = _latency(sync["lat_ns"]) if sync.get("lat_ns", {}).get("N") else None
-        return FioWriteResult(
+        return _finite(FioWriteResult(
             ios=int(write["total_ios"]),
             runtime_ms=float(write.get("runtime") or job.get("job_runtime") or 0),
             iops=float(write["iops"]),
@@ -168,7 +185,7 @@ def parse_result(doc: dict) -> FioWriteResult:
             fio_version=doc.get("fio version", ""),
             options=dict(job.get("job options") or {}),
             ended_ms=int(doc["timestamp_ms"]) if doc.get("timestamp_ms") else None,
-        )
+        ))
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # AttributeError: a section not an object
         raise ValueError(f"unexpected fio JSON layout: {exc!r}") from None
 
