@@ -419,3 +419,16 @@ def test_camcontrol_media_rpm_of_a_digit_int_cannot_read_is_unknown():
     odd = "\n".join(ln if not ln.startswith("media RPM") else "media RPM             \u00b2" for ln in ident.splitlines())
     c = camcontrol.parse(odd)
     assert c.media_rpm is None and c.media_rpm_raw == "\u00b2" and c.model
+
+
+
+@pytest.mark.parametrize("ups,string,want", [("1e999", '"6.0 Gb/s"', 6.0), ("NaN", '"6.0 Gb/s"', 6.0),
+                                             ("true", '"x"', None), ("60", "[6]", 6.0)])
+def test_smartctl_link_speed_of_odd_numbers(ups, string, want):
+    # Infinity or NaN became the link's Gb/s, true counted as one unit a second, a list was kept as the text
+    raw = text("smartctl", "sata-ssd-intel-ssdsc2bb120g4l.info.json")
+    block = '"string": "6.0 Gb/s",\n      "units_per_second": 60,'
+    assert raw.count(block) == 1
+    info = smartctl.parse(raw.replace(block, f'"string": {string},\n      "units_per_second": {ups},'))
+    assert info.link_max.gbps == want
+    assert info.link_max.text in ("6.0 Gb/s", "x", None)

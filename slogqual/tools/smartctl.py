@@ -10,6 +10,7 @@ module spawns smartctl.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, List, Optional
@@ -77,13 +78,20 @@ def argv(device: str, nvme: bool = False) -> List[str]:
     return cmd + [device]
 
 
+def _number(v: Any) -> Optional[float]:
+    """A finite JSON number (not a bool, not Infinity/NaN/1e999); None otherwise."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return v if math.isfinite(v) else None
+
+
 def _speed(d: Any) -> Optional[Speed]:
     if not isinstance(d, dict):
         return None
-    text = d.get("string")
+    text = _s(d.get("string"))
     gbps = None
-    ups, bpu = d.get("units_per_second"), d.get("bits_per_unit")
-    if isinstance(ups, (int, float)) and isinstance(bpu, (int, float)):
+    ups, bpu = _number(d.get("units_per_second")), _number(d.get("bits_per_unit"))
+    if ups is not None and bpu is not None:
         gbps = ups * bpu / 1e9
     elif isinstance(text, str):
         m = re.match(r"\s*([0-9.]+)\s*Gb/s", text)
