@@ -416,7 +416,8 @@ def test_camcontrol_media_rpm_of_a_digit_int_cannot_read_is_unknown():
     # '²' passed str.isdigit and int() raised: the whole identify was lost for one odd field
     ident = text("freebsd", "camcontrol-identify-st8000vn002.txt")
     assert "media RPM" in ident
-    odd = "\n".join(ln if not ln.startswith("media RPM") else "media RPM             \u00b2" for ln in ident.splitlines())
+    odd = "\n".join(ln if not ln.startswith("media RPM") else "media RPM             \u00b2"
+                    for ln in ident.splitlines())
     c = camcontrol.parse(odd)
     assert c.media_rpm is None and c.media_rpm_raw == "\u00b2" and c.model
 

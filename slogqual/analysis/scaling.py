@@ -112,8 +112,9 @@ def log_usage_problems(curve: Curve) -> List[str]:
         if s.slog_bytes is None:
             continue
         if curve.uses_slog and curve.sync == "always" and s.slog_bytes == 0:
+            to_pool = s.normal_bytes if s.normal_bytes is not None else "an unknown number of"
             problems.append(f"{curve.config}: the SLOG received no ZIL bytes at {s.threads} threads "
-                            f"({s.normal_bytes if s.normal_bytes is not None else 'an unknown number of'} bytes went to the main pool): logbias=throughput, "
+                            f"({to_pool} bytes went to the main pool): logbias=throughput, "
                             "writes at or above zfs_immediate_write_sz, or a misconfigured pool — "
                             "this step does not measure the SLOG")
         if not curve.uses_slog and s.slog_bytes > 0:

@@ -106,7 +106,8 @@ def _print(doc, as_json: bool) -> None:
     from tabulate import tabulate
     rows = [[s["config"] + (f" [{s['candidate']}]" if s.get("candidate") and len(doc["pool"]["log"]) > 1 else ""),
              s["threads"], f"{s['iops']:.0f}", f"{s['mbps']:.1f}",
-             f"{s['lat_us']['p99'] or 0:.0f}", _known(s["zil"].get("slog_bytes")), _known(s["zil"].get("normal_bytes"))] for s in doc["steps"]]
+             f"{s['lat_us']['p99'] or 0:.0f}", _known(s["zil"].get("slog_bytes")),
+             _known(s["zil"].get("normal_bytes"))] for s in doc["steps"]]
     print(f"{doc['scenario']['name']} ({'quick' if doc['quick'] else 'full'}), pool {doc['pool']['layout']} "
           f"of {len(doc['pool']['data'])}, log {', '.join(doc['pool']['log']) or '-'} [{doc['status']}]")
     print(tabulate(rows, headers=["configuration", "threads", "IOPS", "MiB/s", "p99 µs", "ZIL→log B", "ZIL→pool B"],

@@ -186,7 +186,7 @@ def parse_result(doc: dict) -> FioWriteResult:
             options=dict(job.get("job options") or {}),
             ended_ms=int(doc["timestamp_ms"]) if doc.get("timestamp_ms") else None,
         ))
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # AttributeError: a section not an object
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # Attribute: a section not an object
         raise ValueError(f"unexpected fio JSON layout: {exc!r}") from None
 
 
