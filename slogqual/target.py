@@ -18,7 +18,6 @@ from slogqual.errors import RefusedError, SlogqualError, UsageError
 from slogqual.tools import nbdkit, sysfs
 from slogqual.units import MiB
 
-NBD_SCHEMES = paths.NBD_SCHEMES
 
 KIND_BLOCK = paths.KIND_BLOCK
 KIND_FILE = paths.KIND_FILE

@@ -10,8 +10,7 @@ from conftest import fixture_path, need, slogqual
 from slogqual.analysis.scaling import Curve, LogEvidence, Step, SweepFigure, log_evidence, sweep_at, verdict
 from slogqual.errors import UsageError
 from slogqual.pool import log_sweeps
-from slogqual.pool.runner import analyse
-from slogqual.pool.scenario import load_scenario
+from slogqual.analysis.scenario import analyse
 from slogqual.progress import Progress
 
 KiB = 1024
@@ -110,7 +109,7 @@ def test_analysis_with_the_candidates_sweeps():
                                   {"size": 8192, "mbps": 62.0, "lat_mean_us": 125.0},
                                   {"size": 16384, "mbps": 110.0, "lat_mean_us": 140.0}]},
     }
-    a = analyse(doc, load_scenario("iscsi-4k-randwrite").quick())
+    a = analyse(doc)
     by = {c["device"]: c for c in a["candidates"]}
     sata, pmem = by["/dev/sdc"], by["/dev/pmem0"]
     # sdc's peak (8 threads) wrote 4.9 MB/s to the log vdev in ~15 KiB writes; its sweep there ~3.3 MiB/s
@@ -122,7 +121,7 @@ def test_analysis_with_the_candidates_sweeps():
     assert "log device bandwidth" not in pmem["bottleneck"]
     # without sweeps the candidates carry none
     doc.pop("log_sweeps")
-    assert all(c["log_sweep"] is None for c in analyse(doc, load_scenario("iscsi-4k-randwrite").quick())["candidates"])
+    assert all(c["log_sweep"] is None for c in analyse(doc)["candidates"])
 
 
 @pytest.mark.integration

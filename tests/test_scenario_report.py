@@ -5,8 +5,7 @@ import json
 import pytest
 
 from conftest import fixture_path, need, slogqual
-from slogqual.pool.runner import analyse
-from slogqual.pool.scenario import load_scenario
+from slogqual.analysis.scenario import analyse
 from slogqual.report import scaling_plot
 
 FIX = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")
@@ -18,7 +17,7 @@ def doc():
 
 
 def test_analysis_of_a_two_candidate_lab_run():
-    a = analyse(doc(), load_scenario("iscsi-4k-randwrite").quick())
+    a = analyse(doc())
     assert a["metric"] == "iops"
     assert a["slower_log"].startswith("The slower log device /dev/sdc (SLOGQUAL LAB SATA SSD) is the bottleneck")
     assert [c["device"] for c in a["candidates"]] == ["/dev/pmem0", "/dev/sdc"]  # fastest first

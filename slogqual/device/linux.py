@@ -19,13 +19,11 @@ from slogqual.errors import ToolError, UsageError
 from slogqual.tools import lsblk, lspci, nvme, smartctl, sysfs
 from slogqual.tools import run as _run
 
-NBD_SCHEMES = paths.NBD_SCHEMES
 
 IDENTITY_FIELDS = ("model", "vendor", "serial", "firmware", "capacity", "logical_sector", "physical_sector",
                    "rotational")
 
 
-is_uri = paths.is_nbd_uri
 
 
 def _tool_state(name: str) -> str:

@@ -35,7 +35,6 @@ from typing import Iterator, List, Optional, Set
 
 from slogqual.device import zfslabel
 from slogqual import paths
-from slogqual.paths import is_nbd_uri as is_uri
 from slogqual.errors import RefusedError, ToolError, UsageError
 from slogqual.tools import blkid, findmnt, procfs, sysfs, wipefs
 
@@ -330,7 +329,7 @@ def _lock_dir() -> str:
 
 
 def lock_name(path: str) -> str:
-    if is_uri(path):
+    if paths.is_nbd_uri(path):
         return "nbd-" + hashlib.sha256(path.encode()).hexdigest()[:16] + ".lock"
     st = os.stat(path)
     if stat.S_ISBLK(st.st_mode):

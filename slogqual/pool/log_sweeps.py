@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Sequence
 
-from slogqual.analysis.scaling import SweepFigure
-from slogqual.analysis.scenario import sweep_figures
 from slogqual.errors import UsageError
 from slogqual.progress import Progress
 from slogqual.results import STATUS_COMPLETE, SweepResult, load_sweep
@@ -49,10 +47,6 @@ def summary(result: SweepResult, source: str) -> Dict[str, Any]:
         "points": [{"size": p.size, "mbps": p.mbps, "iops": p.iops, "lat_mean_us": p.lat_us.mean,
                     "lat_p99_us": p.lat_us.p99, "lat_basis": p.lat_basis} for p in result.points],
     }
-
-
-def figures(entry: Optional[Dict[str, Any]]) -> List[SweepFigure]:
-    return sweep_figures(entry)
 
 
 def _same_device(a: str, b: str) -> bool:

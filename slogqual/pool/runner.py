@@ -26,10 +26,6 @@ SCENARIO_SCHEMA = schema.SCENARIO
 STEP_OVERHEAD_S = 8.0  # a priori estimate per step beyond runtime+ramp (pool build amortised), for the ETA
 
 
-def metric_for(scenario: Scenario) -> str:
-    return scenario_analysis.metric_for(scenario.bs)
-
-
 def new_document(scenario: Scenario, quick: bool, layout: str, data: List[str], logs: List[str],
                  fio_version: str, argv: Optional[List[str]], devices: Dict[str, Any]) -> Dict[str, Any]:
     return {
@@ -55,17 +51,6 @@ def _lat(stats: fio.FioLatency, sync: Optional[fio.FioLatency]) -> Dict[str, Opt
         out["basis"] = "write+flush (mean exact; percentiles of the write alone)"
     return {k: (min(v, out["max"]) if isinstance(v, float) and k in ("p50", "p99", "p999") else v)
             for k, v in out.items()}
-
-
-def analyse(doc: Dict[str, Any], scenario: Optional[Scenario] = None) -> Dict[str, Any]:
-    """The pure analysis (slogqual.analysis.scenario.analyse); ``scenario`` is accepted for callers
-    that hold it, the document's own ``scenario`` is what counts."""
-    return scenario_analysis.analyse(doc)
-
-
-def _bytes(n) -> str:
-    """A ZIL byte count for a progress line: an unknown one (the kstat lacks the row) is 'unknown'."""
-    return "unknown" if n is None else f"{n} B"
 
 
 class PoolScenarioRun:
@@ -164,7 +149,7 @@ class PoolScenarioRun:
             doc["status"] = "interrupted"
             self.save()
             raise
-        doc["analysis"] = analyse(doc, sc)
+        doc["analysis"] = scenario_analysis.analyse(doc)
         doc["warnings"] = list(doc["analysis"]["problems"])
         doc["status"] = "complete"
         self.save()

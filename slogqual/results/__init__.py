@@ -173,18 +173,10 @@ class SweepResult:
             device=_device.check_record(c, d["device"]) if d.get("device") is not None else d.get("device"),
             params=dict(c.obj(d, "params")),
             environment=dict(c.obj(d, "environment", required=False) or {}),
-            notes=_texts(c, d, "notes"),
-            warnings=_texts(c, d, "warnings"),
+            notes=c.texts(d, "notes"),
+            warnings=c.texts(d, "warnings"),
             points=sorted(points, key=lambda p: p.size),
         )
-
-
-def _texts(c, d: Dict[str, Any], key: str) -> List[str]:
-    items = c.items(d, key, required=False)
-    for i, item in enumerate(items):
-        if not isinstance(item, str):
-            raise c.fail(f"{key}[{i}]", "must be a string")
-    return list(items)
 
 
 def write_json_atomic(path: str, document: Dict[str, Any]) -> None:

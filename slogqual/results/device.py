@@ -26,13 +26,7 @@ def check_link(c: S.Checker, link: Any, where: str) -> None:
             c.text(e, "speed", f"{where}.{end}", required=False)
             c.number(e, "rate", f"{where}.{end}", required=False, minimum=0)
             c.integer(e, "width", f"{where}.{end}", required=False, minimum=0)
-    _texts(c, link, "evidence", where)
-
-
-def _texts(c: S.Checker, d: Dict[str, Any], key: str, where: str) -> None:
-    for i, item in enumerate(c.items(d, key, where, required=False)):
-        if not isinstance(item, str):
-            raise c.fail(f"{where}.{key}[{i}]", "must be a string")
+    c.texts(link, "evidence", where)
 
 
 def check_record(c: S.Checker, rec: Any, where: str = "device") -> Dict[str, Any]:
@@ -44,7 +38,7 @@ def check_record(c: S.Checker, rec: Any, where: str = "device") -> Dict[str, Any
     for key in FLAG:
         c.get(rec, key, where, (bool,), required=False)
     for key in TEXT_LISTS:
-        _texts(c, rec, key, where)
+        c.texts(rec, key, where)
     for key in TEXT_MAPS:
         m = c.obj(rec, key, where, required=False)
         for k, v in (m or {}).items():
@@ -57,5 +51,5 @@ def check_record(c: S.Checker, rec: Any, where: str = "device") -> Dict[str, Any
     if wc is not None:
         for key in ("verdict", "reason", "kernel"):
             c.text(wc, key, f"{where}.write_cache", required=False)
-        _texts(c, wc, "evidence", f"{where}.write_cache")
+        c.texts(wc, "evidence", f"{where}.write_cache")
     return rec

@@ -125,6 +125,14 @@ class Checker:
     def obj(self, d, key, where="", required=True) -> Optional[Dict[str, Any]]:
         return self.get(d, key, where, (dict,), required)
 
+    def texts(self, d, key, where="", required=False) -> list:
+        """A list of strings (notes, warnings, evidence); each item checked."""
+        items = self.items(d, key, where, required)
+        for i, item in enumerate(items):
+            if not isinstance(item, str):
+                raise self.fail(f"{where}.{key}[{i}]" if where else f"{key}[{i}]", "must be a string")
+        return list(items)
+
 
 def _is(value: Any, types: tuple) -> bool:
     if isinstance(value, bool):  # JSON true is not a number
