@@ -53,6 +53,11 @@ def _lat(stats: fio.FioLatency, sync: Optional[fio.FioLatency]) -> Dict[str, Opt
             for k, v in out.items()}
 
 
+def _bytes(n) -> str:
+    """A ZIL byte count for a progress line: an unknown one (the kstat lacks the row) is 'unknown'."""
+    return "unknown" if n is None else f"{n} B"
+
+
 class PoolScenarioRun:
     def __init__(self, scenario: Scenario, doc: Dict[str, Any], output: str, progress: Progress,
                  pool_name: str, zfs_api: str = "auto"):
