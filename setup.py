@@ -2,10 +2,16 @@
 profiles, the lab's device classes); a wheel carries a copy inside the package as slogqual/scenarios/,
 where slogqual.data looks first. Everything else is declared in setup.cfg.
 
-An editable install copies nothing: slogqual.data finds the source tree's scenarios/ instead.
+It also compiles the pair engine, slogqual/native/pairbench.c, with the system C compiler (``cc``, or
+$CC) into the build as slogqual/native/pairbench: no download, nothing but cc and libc headers (Debian:
+gcc libc6-dev; FreeBSD: base). Without a compiler the build goes on with a warning and slogqual builds
+the engine on first use (slogqual.tools.pairbench), as it does for an editable install, which compiles
+nothing here.
 """
 
 import os
+import shlex
+import subprocess
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -13,6 +19,9 @@ from setuptools.command.build_py import build_py
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA_SRC = os.path.join(HERE, "scenarios")
 DATA_DEST = ("slogqual", "scenarios")  # inside the built package
+ENGINE_SRC = os.path.join(HERE, "slogqual", "native", "pairbench.c")
+ENGINE_DEST = ("slogqual", "native", "pairbench")
+CFLAGS = ["-O2", "-std=c99", "-Wall"]  # as slogqual.tools.pairbench.CFLAGS
 
 
 class build_py_with_data(build_py):
@@ -39,12 +48,33 @@ class build_py_with_data(build_py):
         for target, source in self._data_files():
             self.mkpath(os.path.dirname(target))
             self.copy_file(source, target)
+        self._build_engine()
+
+    def _engine_path(self):
+        return os.path.join(self.build_lib, *ENGINE_DEST)
+
+    def _build_engine(self):
+        """cc -O2 -o build/.../slogqual/native/pairbench pairbench.c; a missing or failing compiler is a
+        warning (the engine is then built on first use)."""
+        output = self._engine_path()
+        self.mkpath(os.path.dirname(output))
+        argv = shlex.split(os.environ.get("CC") or "cc") + CFLAGS + ["-o", output, ENGINE_SRC]
+        try:
+            proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        except OSError as exc:
+            print(f"setup.py: warning: cannot run {argv[0]} ({exc}); the pair engine will be built on first use")
+            return
+        if proc.returncode != 0:
+            print(f"setup.py: warning: building the pair engine failed; it will be built on first use:\n{proc.stdout}")
+            if os.path.exists(output):
+                os.unlink(output)
 
     def get_outputs(self, include_bytecode=1):
         outputs = super().get_outputs(include_bytecode)
         if getattr(self, "editable_mode", False):
             return outputs
-        return outputs + [target for target, _ in self._data_files()]
+        built = [self._engine_path()] if os.path.exists(self._engine_path()) else []
+        return outputs + [target for target, _ in self._data_files()] + built
 
 
 setup(cmdclass={"build_py": build_py_with_data})

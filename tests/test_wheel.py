@@ -172,3 +172,14 @@ def test_installed_wheel_without_its_data_says_so_in_one_line(venv, in_venv):
             assert "missing" in lines[0], (argv, lines)
     finally:
         os.rename(hidden, data)
+
+
+def test_installed_wheel_carries_a_built_pair_engine(wheel, venv, in_venv):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"slogqual/native/pairbench.c", "slogqual/native/pairbench"} <= names
+    py = venv / "bin" / "python"
+    probe = ("import json\nfrom slogqual.tools import pairbench as p\n"
+             "print(json.dumps({'path': p.locate(build_if_missing=False), 'version': p.check_version().text}))")
+    got = json.loads(in_venv(py, "-c", probe).stdout)
+    assert got["path"].startswith(str(venv) + os.sep), got  # built by pip install, not on first use
+    assert got["version"] == "pairbench 1"

@@ -68,6 +68,11 @@ _FREEBSD_BASE = "in the base system"
 PROGRAMS: Dict[str, Requirement] = {r.program: r for r in (
     Requirement("fio", (3, 19), "the nbd ioengine (nbd:// targets)",
                 "apt-get install fio", "pkg install fio"),
+    Requirement("pairbench", (1,), "the pair engine (write+flush timed per IO; slogqual/native/pairbench.c)",
+                "built by pip install, or on first use, with cc: apt-get install gcc libc6-dev",
+                "built by pip install, or on first use, with cc (" + _FREEBSD_BASE + ")"),
+    Requirement("cc", None, "building the pair engine from slogqual/native/pairbench.c",
+                "apt-get install gcc libc6-dev", _FREEBSD_BASE + " (clang)"),
     Requirement("gnuplot", (5, 0), "datablocks, dashtype and the pngcairo/svg terminals",
                 "apt-get install gnuplot-nox", "pkg install gnuplot-lite"),
     Requirement("nbdkit", (1, 12), "the rate filter of the lab's device classes (delay, error, memory, full: older)",

@@ -1,0 +1,63 @@
+"""Exact percentiles of raw samples (the pair engine's per-IO latencies): pure functions.
+
+Definition (nearest rank): of n samples sorted ascending x[1] <= ... <= x[n], the q-th percentile
+(0 < q <= 100) is x[k] with k = ceil(q/100 * n), the smallest sample such that at least q % of the
+samples are at or below it; q = 0 is the minimum. Every percentile is a measured sample, never an
+interpolation, so p100 is the maximum and percentiles never exceed it. The rank is computed in
+integers (q resolved to 1/10000 of a percent) so that 99.9 % of 1000 samples is rank
+999 exactly, not 999.0000000001 rounded up to 1000.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Dict, Optional, Sequence
+
+# The percentiles the pair engine reports, as stored in documents (key -> q in %).
+REPORTED = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p999", 99.9), ("p9999", 99.99))
+
+_SCALE = 10000  # q is resolved to 1/10000 of a percent: 99.99 -> 999900
+
+
+def rank(q: float, n: int) -> int:
+    """The 1-based nearest rank of the q-th percentile among n samples (ValueError for n < 1 or q
+    outside [0, 100])."""
+    if n < 1:
+        raise ValueError("no samples")
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"percentile {q!r} outside 0..100")
+    qi = int(round(q * _SCALE))
+    return max(1, -(-qi * n // (100 * _SCALE)))  # ceil(q/100 * n), in integers
+
+
+def nearest_rank(sorted_values: Sequence[float], q: float) -> float:
+    """The q-th percentile of ascending ``sorted_values`` (nearest rank, see the module text)."""
+    return sorted_values[rank(q, len(sorted_values)) - 1]
+
+
+@dataclass
+class Summary:
+    """Exact figures of a sample set, in the samples' unit."""
+
+    n: int
+    mean: float
+    min: float
+    max: float
+    stddev: float  # population standard deviation
+    percentiles: Dict[str, float]
+
+
+def summarize(values: Sequence[float], scale: float = 1.0) -> Optional[Summary]:
+    """Mean, min, max, stddev and the REPORTED percentiles of values, each multiplied by scale
+    (e.g. 1e-3 for ns -> µs); None for no values."""
+    n = len(values)
+    if n == 0:
+        return None
+    ordered = sorted(values)
+    total = math.fsum(ordered)
+    mean = total / n
+    var = math.fsum((v - mean) ** 2 for v in ordered) / n
+    return Summary(n=n, mean=mean * scale, min=ordered[0] * scale, max=ordered[-1] * scale,
+                   stddev=math.sqrt(var) * scale,
+                   percentiles={key: nearest_rank(ordered, q) * scale for key, q in REPORTED})
