@@ -1,4 +1,8 @@
-"""The sync-write sweep: QD1 synchronous writes at every IO size, one fio job each.
+"""The sync-write sweep: QD1 synchronous writes at every IO size, one engine run each.
+
+Two engines: the pair engine (slogqual.tools.pairbench, the default in flush mode on files and block
+devices) times every write and its flush, so every figure is exact (lat_basis "pair"); fio (--mode dsync,
+NBD targets, or --engine fio) times them separately (lat_basis "write+flush": percentiles are bounds).
 
 The result document is saved (atomically) before the first size and after every
 size, so a killed run loses at most the size in progress and can be resumed.
@@ -20,6 +24,7 @@ from slogqual.results import schema
 from slogqual.results import (
     LAT_BASIS_COMPLETION,
     LAT_BASIS_FLUSH_BOUND,
+    LAT_BASIS_PAIR,
     STATUS_COMPLETE,
     STATUS_FAILED,
     STATUS_INTERRUPTED,
@@ -32,11 +37,15 @@ from slogqual.results import (
 )
 from slogqual.target import KIND_BLOCK, KIND_NBD, KIND_SCRATCH, Target
 from slogqual import target as targets
-from slogqual.tools import fio
+from slogqual.analysis import percentiles
+from slogqual.tools import fio, pairbench
 from slogqual.units import MiB, size_label
 
 # Below this many IOs a point's percentiles mean little; the point says so.
 FEW_IOS = 10
+
+ENGINE_AUTO, ENGINE_PAIR, ENGINE_FIO = "auto", "pair", "fio"
+ENGINES = (ENGINE_PAIR, ENGINE_FIO)
 
 
 @dataclass
@@ -45,28 +54,43 @@ class SweepParams:
     sizes: List[int] = field(default_factory=list)
     runtime_s: float = 1.0
     settle_s: float = 1.0
+    engine: str = ENGINE_AUTO  # auto: pair in flush mode on a file or block device, fio otherwise
+
+    def engine_for(self, target: Target) -> str:
+        """The engine that measures target: ENGINE_PAIR or ENGINE_FIO."""
+        if self.engine != ENGINE_AUTO:
+            return self.engine
+        return ENGINE_PAIR if self.mode == "flush" and target.kind != KIND_NBD else ENGINE_FIO
 
     def to_dict(self, target: Target) -> Dict[str, Any]:
+        if self.engine_for(target) == ENGINE_PAIR:
+            engine = ENGINE_PAIR
+        else:
+            engine = "nbd" if target.kind == KIND_NBD else "psync"  # fio's ioengine, as before the pair engine
+        flush = ("fsync (NBD_CMD_FLUSH)" if target.kind == KIND_NBD else "fdatasync")
+        if engine == ENGINE_PAIR and os.uname().sysname == "FreeBSD":
+            flush = "DIOCGFLUSH" if target.kind == KIND_BLOCK else "fsync"
         return {
             "mode": self.mode,
             "sizes": list(self.sizes),
             "runtime_s": self.runtime_s,
             "settle_s": self.settle_s,
-            "engine": "nbd" if target.kind == KIND_NBD else "psync",
+            "engine": engine,
             "direct": target.direct,
             "iodepth": 1,
             "numjobs": 1,
             "offsets": "random, size-aligned",
             "region_bytes": target.size,
-            "flush": ("fsync (NBD_CMD_FLUSH)" if target.kind == KIND_NBD else "fdatasync")
-            if self.mode == "flush" else "O_DSYNC",
+            "flush": flush if self.mode == "flush" else "O_DSYNC",
         }
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "SweepParams":
         try:
             params = cls(mode=d["mode"], sizes=list(d["sizes"]), runtime_s=float(d["runtime_s"]),
-                         settle_s=float(d.get("settle_s", 1.0)))
+                         settle_s=float(d.get("settle_s", 1.0)),
+                         # a document from before the pair engine names fio's ioengine (psync, nbd) here
+                         engine=ENGINE_PAIR if d.get("engine") == ENGINE_PAIR else ENGINE_FIO)
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(f"the sweep's params are malformed ({exc!r})") from None
         params.validate()
@@ -84,12 +108,18 @@ class SweepParams:
             raise UsageError(f"runtime {self.runtime_s!r}: must be a finite number of seconds above 0")
         if not (math.isfinite(self.settle_s) and self.settle_s >= 0):
             raise UsageError(f"settle {self.settle_s!r}: must be a finite, non-negative number of seconds")
+        if self.engine not in ENGINES + (ENGINE_AUTO,):
+            raise UsageError(f"unknown engine {self.engine!r}: use one of {', '.join(ENGINES)}")
+        if self.engine == ENGINE_PAIR and self.mode != "flush":
+            raise UsageError(f"--engine pair measures write+flush pairs: it does --mode flush only, not {self.mode}")
 
     def check_target(self, target: Target) -> None:
         """A mode the target's engine cannot do is bad input, found before anything is written."""
         if self.mode == "dsync" and target.kind == KIND_NBD:
             raise UsageError(f"{target.path}: --mode dsync needs a file or block device: fio's nbd engine has no "
                              "FUA/O_DSYNC writes (use --mode flush)")
+        if self.engine == ENGINE_PAIR and target.kind == KIND_NBD:
+            raise UsageError(f"{target.path}: --engine pair needs a file or block device (NBD targets use fio)")
 
 
 MAX_RESUME_SIZE = 1 << 30  # --allow-large lets sizes above 8 MiB through; nothing sane is above this
@@ -170,6 +200,23 @@ def point_from_fio(size: int, r: fio.FioWriteResult, started: str) -> SweepPoint
     return point
 
 
+def _exact(values_ns) -> LatencyStats:
+    s = percentiles.summarize(values_ns, 1000)  # ns -> µs
+    return LatencyStats(mean=s.mean, min=s.min, max=s.max, stddev=s.stddev, **s.percentiles)
+
+
+def point_from_pair(size: int, r: pairbench.PairResult, started: str) -> SweepPoint:
+    """A point of the pair engine: every figure (pair, write, flush) exact from the raw per-IO samples."""
+    elapsed_s = r.elapsed_ns / 1e9
+    point = SweepPoint(size=size, ios=r.ios, lat_us=_exact(r.pair_ns()), iops=r.ios / elapsed_s,
+                       mbps=r.bytes_written / elapsed_s / MiB, runtime_ms=r.elapsed_ns / 1e6,
+                       lat_basis=LAT_BASIS_PAIR, write_lat_us=_exact(r.write_ns), flush_lat_us=_exact(r.flush_ns),
+                       started=started)
+    if r.ios < FEW_IOS:
+        point.notes.append(f"only {r.ios} IOs: percentiles are not meaningful; raise --runtime")
+    return point
+
+
 def settle(seconds: float) -> None:
     """diskinfo's T0(): flush dirty data system-wide and let the device go idle."""
     os.sync()
@@ -183,7 +230,7 @@ class SyncWriteSweep:
 
     def __init__(self, target: Target, params: SweepParams, output: str,
                  progress: Optional[Progress] = None, result: Optional[SweepResult] = None,
-                 fio_version: str = "", argv: Optional[List[str]] = None):
+                 fio_version: str = "", argv: Optional[List[str]] = None, engine_version: str = ""):
         self.target = target
         self.params = params
         self.output = output
@@ -191,13 +238,18 @@ class SyncWriteSweep:
         self.fio_version = fio_version
         self.argv = argv
         self.result = result
+        self.engine = params.engine_for(target)
+        self.engine_version = engine_version
 
     def _new_result(self) -> SweepResult:
         device = describe_target(self.target)
+        env = environment.collect(self.fio_version, self.argv)
+        if self.engine == ENGINE_PAIR:
+            env["pairbench_version"] = self.engine_version
         return SweepResult(
             target=self.target.to_dict(),
             params=self.params.to_dict(self.target),
-            environment=environment.collect(self.fio_version, self.argv),
+            environment=env,
             device=device,
             notes=list(self.target.notes),
             warnings=device_warnings(device),
@@ -208,6 +260,13 @@ class SyncWriteSweep:
             return fio.FioJob(bs=size, runtime_s=self.params.runtime_s, mode=self.params.mode, uri=self.target.path)
         return fio.FioJob(bs=size, runtime_s=self.params.runtime_s, mode=self.params.mode,
                           filename=self.target.path, region_bytes=self.target.size, direct=self.target.direct)
+
+    def _measure(self, size: int, started: str) -> SweepPoint:
+        if self.engine == ENGINE_PAIR:
+            job = pairbench.PairJob(filename=self.target.path, bs=size, region_bytes=self.target.size,
+                                    runtime_s=self.params.runtime_s, direct=self.target.direct)
+            return point_from_pair(size, pairbench.run_job(job), started)
+        return point_from_fio(size, fio.run_job(self._job(size)), started)
 
     def _save(self, result: SweepResult) -> None:
         """Rewrite the result file; if that fails, the run is over: failed, with the reason, in memory."""
@@ -233,12 +292,11 @@ class SyncWriteSweep:
                 settle(self.params.settle_s)
                 started = environment.now_iso()
                 try:
-                    r = fio.run_job(self._job(size))
+                    point = self._measure(size, started)
                 except MeasurementError as exc:
                     result.status, result.error = STATUS_FAILED, str(exc)
                     self._save(result)
                     raise
-                point = point_from_fio(size, r, started)
                 result.add_point(point)
                 self._save(result)
                 self.progress.end(f"{size_label(size)}: {point.lat_us.mean:.1f} us mean, "

@@ -48,9 +48,10 @@ class Summary:
     percentiles: Dict[str, float]
 
 
-def summarize(values: Sequence[float], scale: float = 1.0) -> Optional[Summary]:
-    """Mean, min, max, stddev and the REPORTED percentiles of values, each multiplied by scale
-    (e.g. 1e-3 for ns -> µs); None for no values."""
+def summarize(values: Sequence[float], divisor: float = 1) -> Optional[Summary]:
+    """Mean, min, max, stddev and the REPORTED percentiles of values, each divided by divisor
+    (1000 for ns -> µs: 107329 ns is 107.329 µs, where * 1e-3 would give 107.32900000000001); None for
+    no values."""
     n = len(values)
     if n == 0:
         return None
@@ -58,6 +59,6 @@ def summarize(values: Sequence[float], scale: float = 1.0) -> Optional[Summary]:
     total = math.fsum(ordered)
     mean = total / n
     var = math.fsum((v - mean) ** 2 for v in ordered) / n
-    return Summary(n=n, mean=mean * scale, min=ordered[0] * scale, max=ordered[-1] * scale,
-                   stddev=math.sqrt(var) * scale,
-                   percentiles={key: nearest_rank(ordered, q) * scale for key, q in REPORTED})
+    return Summary(n=n, mean=mean / divisor, min=ordered[0] / divisor, max=ordered[-1] / divisor,
+                   stddev=math.sqrt(var) / divisor,
+                   percentiles={key: nearest_rank(ordered, q) / divisor for key, q in REPORTED})

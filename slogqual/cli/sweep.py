@@ -15,7 +15,8 @@ from slogqual.progress import Progress
 from slogqual.report.text import diskinfo_lines, sweep_table
 from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult
 from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, prepare_resume, resume_target
-from slogqual.tools import fio
+from slogqual.sweep import ENGINE_AUTO, ENGINE_PAIR, ENGINES
+from slogqual.tools import fio, pairbench
 from slogqual.units import DEFAULT_SIZES, parse_sizes
 from slogqual.cli.options import seconds
 from slogqual.outputs import check_output
@@ -31,6 +32,10 @@ def register(sub) -> None:
     p.add_argument("--mode", default="flush",
                    help="flush: write then fdatasync per IO, O_DIRECT (default, what the ZIL and diskinfo do); "
                         "dsync: O_DSYNC writes")
+    p.add_argument("--engine", choices=ENGINES, default=ENGINE_AUTO,
+                   help="pair: slogqual's pair engine times every write+flush, exact percentiles (default in flush "
+                        "mode on files and block devices); fio: fio's separate write and flush histograms, "
+                        "percentiles are upper bounds (default for --mode dsync and nbd:// targets)")
     p.add_argument("--runtime", type=seconds, default=1.0, metavar="SECONDS", help="per size (default 1, like diskinfo)")
     p.add_argument("--settle", type=seconds, default=1.0, metavar="SECONDS",
                    help="sync and pause before each size (default 1, like diskinfo)")
@@ -85,7 +90,10 @@ def _validate(args) -> SweepParams:
     if args.settle < 0:
         raise UsageError("--settle cannot be negative")
     sizes = parse_sizes(args.sizes, args.allow_large) if args.sizes is not None else list(DEFAULT_SIZES)
-    return SweepParams(mode=args.mode, sizes=sizes, runtime_s=args.runtime, settle_s=args.settle)
+    params = SweepParams(mode=args.mode, sizes=sizes, runtime_s=args.runtime, settle_s=args.settle,
+                         engine=args.engine)
+    params.validate()
+    return params
 
 
 def _emit(args, results: List[SweepResult]) -> None:
@@ -109,8 +117,8 @@ def run(args) -> int:
     argv = ["slogqual", *sys.argv[1:]]
 
     if args.resume:
-        if args.targets or args.sizes:
-            raise UsageError("--resume takes its target and sizes from the result file")
+        if args.targets or args.sizes or args.engine != ENGINE_AUTO:
+            raise UsageError("--resume takes its target, sizes and engine from the result file")
         result = prepare_resume(args.resume, fio_version, argv)
         if result.status == STATUS_COMPLETE and all(result.point(s) for s in result.params["sizes"]):
             progress.say(f"{args.resume}: already complete")
@@ -142,6 +150,11 @@ def run(args) -> int:
         for spec, tgt, out in zip(specs, resolved, outputs):
             plan.append((tgt if tgt else targets.create_scratch(os.getcwd(), largest), out, None))
 
+    # The pair engine is checked (and built, on first use from a source tree) before anything is measured.
+    engine_version = ""
+    if any(params.engine_for(tgt) == ENGINE_PAIR for tgt, _, _ in plan):
+        engine_version = pairbench.check_version().text
+
     done: List[SweepResult] = []
     worst = 0
     try:
@@ -151,7 +164,7 @@ def run(args) -> int:
                     for note in tgt.notes:
                         progress.say(f"note: {note}")
                     sweep = SyncWriteSweep(tgt, params, out, progress, result=previous,
-                                           fio_version=fio_version, argv=argv)
+                                           fio_version=fio_version, argv=argv, engine_version=engine_version)
                     for w in (previous.warnings if previous else []):
                         progress.say(f"WARNING: {w}")
                     result = sweep.run()

@@ -25,6 +25,12 @@ SWEEP_SCHEMA_PREFIX = _schema.prefix(SWEEP_SCHEMA)  # any version: what -o may r
 # How the per-IO latency figures of a point were obtained (see docs/results.md).
 LAT_BASIS_COMPLETION = "completion"  # fio timed each IO as the application waits for it
 LAT_BASIS_FLUSH_BOUND = "write+flush"  # mean exact; percentiles/max are upper bounds
+LAT_BASIS_PAIR = "pair"  # the pair engine timed write and flush of every IO: all figures exact
+LAT_BASES = (LAT_BASIS_COMPLETION, LAT_BASIS_FLUSH_BOUND, LAT_BASIS_PAIR)
+
+# Figures of LatencyStats; p90 and p9999 exist only where raw samples were kept (lat_basis pair).
+LATENCY_KEYS = ("mean", "p50", "p90", "p99", "p999", "p9999", "max", "min", "stddev")
+_OPTIONAL_LATENCY_KEYS = ("p90", "p9999")  # left out of a document when absent (older readers never saw them)
 
 STATUS_RUNNING = "running"
 STATUS_COMPLETE = "complete"
@@ -43,10 +49,19 @@ class LatencyStats:
     max: Optional[float] = None
     min: Optional[float] = None
     stddev: Optional[float] = None
+    p90: Optional[float] = None
+    p9999: Optional[float] = None
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "LatencyStats":
-        return cls(**{k: d.get(k) for k in ("mean", "p50", "p99", "p999", "max", "min", "stddev")})
+        return cls(**{k: d.get(k) for k in LATENCY_KEYS})
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = asdict(self)
+        for key in _OPTIONAL_LATENCY_KEYS:
+            if d[key] is None:
+                del d[key]
+        return d
 
 
 @dataclass
@@ -67,9 +82,12 @@ class SweepPoint:
 
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)
-        for key in ("write_lat_us", "flush_lat_us"):
-            if d[key] is None:
+        for key in ("lat_us", "write_lat_us", "flush_lat_us"):
+            stats = getattr(self, key)
+            if stats is None:
                 del d[key]
+            else:
+                d[key] = stats.to_dict()
         if not d["notes"]:
             del d["notes"]
         return d
@@ -151,12 +169,12 @@ class SweepResult:
             c.number(p, "iops", at, minimum=0)
             c.number(p, "mbps", at, minimum=0)
             c.number(p, "runtime_ms", at, required=False, minimum=0)
-            c.text(p, "lat_basis", at, required=False, choices=(LAT_BASIS_COMPLETION, LAT_BASIS_FLUSH_BOUND))
+            c.text(p, "lat_basis", at, required=False, choices=LAT_BASES)
             for key in ("lat_us", "write_lat_us", "flush_lat_us"):
                 lat = c.obj(p, key, at, required=key == "lat_us")
                 if lat is not None:
                     c.number(lat, "mean", f"{at}.{key}", required=key == "lat_us", minimum=0)
-                    for k in ("p50", "p99", "p999", "max", "min", "stddev"):
+                    for k in LATENCY_KEYS[1:]:
                         c.number(lat, k, f"{at}.{key}", required=False, minimum=0)
             c.items(p, "notes", at, required=False)
             points.append(SweepPoint.from_dict(p))
