@@ -1,0 +1,207 @@
+"""The pair engine's pure parts: exact nearest-rank percentiles on constructed samples, the samples file,
+the sweep point it makes, the document fields it adds, and its tools door failing in typed ways."""
+
+import math
+import os
+import stat
+import struct
+from array import array
+
+import pytest
+
+from slogqual.analysis import percentiles
+from slogqual.errors import ToolFailedError, ToolOutputError, ToolTooOldError, UsageError
+from slogqual.results import LAT_BASIS_FLUSH_BOUND, LAT_BASIS_PAIR, SweepPoint, SweepResult, schema
+from slogqual.sweep import ENGINE_FIO, ENGINE_PAIR, SweepParams, point_from_pair
+from slogqual.target import KIND_BLOCK, KIND_FILE, KIND_NBD, Target
+from slogqual.tools import pairbench
+
+
+# --- nearest rank: x[ceil(q/100 * n)] of the sorted samples ----------------------------------------------
+
+def test_nearest_rank_on_one_to_a_thousand():
+    xs = list(range(1, 1001))
+    assert percentiles.nearest_rank(xs, 50) == 500
+    assert percentiles.nearest_rank(xs, 90) == 900
+    assert percentiles.nearest_rank(xs, 99) == 990
+    assert percentiles.nearest_rank(xs, 99.9) == 999  # not 1000: the rank is computed in integers
+    assert percentiles.nearest_rank(xs, 99.99) == 1000  # ceil(999.9) = 1000
+    assert percentiles.nearest_rank(xs, 100) == 1000
+    assert percentiles.nearest_rank(xs, 0) == 1
+
+
+def test_nearest_rank_is_always_a_sample_and_small_sets_are_their_max():
+    assert percentiles.nearest_rank([7], 50) == 7
+    assert percentiles.nearest_rank([1, 2], 50) == 1  # ceil(0.5 * 2) = 1
+    assert percentiles.nearest_rank([1, 2], 50.1) == 2
+    assert percentiles.nearest_rank([1, 2, 3, 4], 75) == 3
+    ten = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
+    assert [percentiles.nearest_rank(ten, q) for q in (50, 90, 99, 99.9, 99.99)] == [50, 90, 100, 100, 100]
+
+
+def test_rank_boundaries_and_bad_input():
+    assert percentiles.rank(99.99, 10000) == 9999
+    assert percentiles.rank(99.99, 10001) == 10000
+    assert percentiles.rank(50, 3) == 2
+    with pytest.raises(ValueError):
+        percentiles.rank(50, 0)
+    with pytest.raises(ValueError):
+        percentiles.rank(100.5, 10)
+
+
+def test_summarize_exact_figures():
+    s = percentiles.summarize([4000, 1000, 3000, 2000], 1000)
+    assert (s.n, s.mean, s.min, s.max) == (4, 2.5, 1.0, 4.0)
+    assert s.stddev == pytest.approx(math.sqrt(1.25))
+    assert s.percentiles == {"p50": 2.0, "p90": 4.0, "p99": 4.0, "p999": 4.0, "p9999": 4.0}
+    assert percentiles.summarize([]) is None
+    assert percentiles.summarize([107329], 1000).mean == 107.329  # divided, not multiplied by 1e-3
+
+
+# --- the samples file and the summary line --------------------------------------------------------------
+
+def samples_bytes(pairs):
+    return pairbench.MAGIC + b"".join(struct.pack("<QQ", w, f) for w, f in pairs)
+
+
+def test_parse_reads_the_samples_and_checks_the_count():
+    pairs = [(1000, 2000), (1500, 500), (3000, 100)]
+    r = pairbench.parse("pairbench 1 ios=3 elapsed_ns=9000 bytes=12288 flush=fdatasync\n", samples_bytes(pairs))
+    assert list(r.write_ns) == [1000, 1500, 3000] and list(r.flush_ns) == [2000, 500, 100]
+    assert r.pair_ns() == [3000, 2000, 3100] and r.flush == "fdatasync" and r.version == "pairbench 1"
+    with pytest.raises(ValueError, match="2 IOs"):
+        pairbench.parse("pairbench 1 ios=2 elapsed_ns=9 bytes=1 flush=fsync", samples_bytes(pairs))
+    with pytest.raises(ValueError, match="whole"):
+        pairbench.parse("pairbench 1 ios=3 elapsed_ns=9 bytes=1 flush=fsync", samples_bytes(pairs)[:-1])
+    with pytest.raises(ValueError, match="does not start"):
+        pairbench.parse("pairbench 1 ios=0 elapsed_ns=9 bytes=0 flush=fsync", b"nope")
+    with pytest.raises(ValueError, match="no summary"):
+        pairbench.parse("garbage", samples_bytes(pairs))
+
+
+def test_point_from_pair_every_figure_exact():
+    w = array("Q", [1000 * i for i in range(1, 101)])  # 1..100 µs
+    f = array("Q", [1000 * (101 - i) for i in range(1, 101)])  # 100..1 µs: every pair is 101 µs
+    r = pairbench.PairResult(ios=100, elapsed_ns=10_100_000, bytes_written=100 * 4096, flush="fdatasync",
+                             write_ns=w, flush_ns=f, version="pairbench 1")
+    p = point_from_pair(4096, r, "2026-11-24T00:00:00+00:00")
+    assert p.lat_basis == LAT_BASIS_PAIR
+    assert p.lat_us.mean == p.lat_us.p50 == p.lat_us.p9999 == p.lat_us.max == 101.0 and p.lat_us.stddev == 0
+    assert p.write_lat_us.p50 == 50.0 and p.write_lat_us.p90 == 90.0 and p.write_lat_us.p99 == 99.0
+    assert p.write_lat_us.max == 100.0 and p.flush_lat_us.min == 1.0
+    # the union bound fio's figures would have given is far above the measured pair
+    assert p.write_lat_us.p99 + p.flush_lat_us.p99 == 198.0 > p.lat_us.p99
+    assert p.iops == pytest.approx(100 / 0.0101) and p.runtime_ms == pytest.approx(10.1)
+
+
+# --- the document: new fields, old documents ---------------------------------------------------------------
+
+def doc(points):
+    return {"schema": schema.SWEEP, "target": {"path": "/x", "kind": "file", "size": 1}, "params": {},
+            "points": points}
+
+
+def test_pair_points_round_trip_and_old_points_gain_no_keys():
+    pair = {"size": 4096, "ios": 3, "iops": 1.0, "mbps": 1.0, "lat_basis": "pair",
+            "lat_us": {"mean": 2.0, "p50": 2.0, "p90": 3.0, "p99": 3.0, "p999": 3.0, "p9999": 3.0, "max": 3.0}}
+    old = {"size": 8192, "ios": 3, "iops": 1.0, "mbps": 1.0, "lat_basis": "write+flush",
+           "lat_us": {"mean": 2.0, "p99": 3.0}}
+    r = SweepResult.from_dict(doc([pair, old]))
+    assert r.points[0].lat_us.p90 == 3.0 and r.points[0].lat_us.p9999 == 3.0
+    out = r.to_dict()["points"]
+    assert out[0]["lat_us"]["p9999"] == 3.0 and out[0]["lat_basis"] == LAT_BASIS_PAIR
+    assert "p90" not in out[1]["lat_us"] and "p9999" not in out[1]["lat_us"]
+    assert out[1]["lat_basis"] == LAT_BASIS_FLUSH_BOUND
+
+
+def test_bad_new_fields_are_refused_naming_the_key():
+    from slogqual.results.schema import DocumentError
+    bad = {"size": 4096, "ios": 3, "iops": 1.0, "mbps": 1.0, "lat_basis": "pair",
+           "lat_us": {"mean": 2.0, "p9999": "slow"}}
+    with pytest.raises(DocumentError, match=r"points\[0\]\.lat_us.*p9999"):
+        SweepResult.from_dict(doc([bad]))
+    with pytest.raises(DocumentError, match="lat_basis"):
+        SweepResult.from_dict(doc([dict(bad, lat_basis="guess", lat_us={"mean": 1.0})]))
+
+
+# --- which engine measures what ------------------------------------------------------------------------
+
+def test_engine_choice():
+    f, b, n = Target("/f", KIND_FILE, 1 << 30), Target("/dev/x", KIND_BLOCK, 1 << 30), Target("nbd://h", KIND_NBD, 1)
+    auto = SweepParams(sizes=[4096])
+    assert [auto.engine_for(t) for t in (f, b, n)] == [ENGINE_PAIR, ENGINE_PAIR, ENGINE_FIO]
+    assert SweepParams(sizes=[4096], mode="dsync").engine_for(f) == ENGINE_FIO
+    assert SweepParams(sizes=[4096], engine="fio").engine_for(b) == ENGINE_FIO
+    assert auto.to_dict(f)["engine"] == "pair" and auto.to_dict(n)["engine"] == "nbd"
+    with pytest.raises(UsageError, match="flush only"):
+        SweepParams(sizes=[4096], mode="dsync", engine="pair").validate()
+    with pytest.raises(UsageError, match="NBD"):
+        SweepParams(sizes=[4096], engine="pair").check_target(n)
+    # a document from before the pair engine names fio's ioengine: it resumes with fio
+    base = {"mode": "flush", "sizes": [4096], "runtime_s": 1.0}
+    assert SweepParams.from_dict(dict(base, engine="psync")).engine == ENGINE_FIO
+    assert SweepParams.from_dict(base).engine == ENGINE_FIO
+    assert SweepParams.from_dict(dict(base, engine="pair")).engine == ENGINE_PAIR
+
+
+# --- the tools door: a broken engine is a typed error -------------------------------------------------
+
+def fake(tmp_path, body):
+    path = tmp_path / "pairbench"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+JOB = pairbench.PairJob(filename="/dev/null", bs=4096, region_bytes=1 << 20, runtime_s=0.1, direct=False)
+
+
+def test_argv():
+    assert pairbench.build_argv("/b/pairbench", JOB, "/t/s") == ["/b/pairbench", "/dev/null", "4096", str(1 << 20),
+                                                               "100", "0", "/t/s"]
+
+
+def test_a_failing_engine_is_tool_failed_with_its_complaint(tmp_path):
+    binary = fake(tmp_path, 'echo "pairbench: write of 4096 bytes at 0 on /x failed: Input/output error" >&2; exit 1')
+    with pytest.raises(ToolFailedError, match="Input/output error") as err:
+        pairbench.run_job(JOB, binary=binary)
+    assert err.value.program == "pairbench" and err.value.argv[0] == binary
+
+
+def test_garbage_output_is_tool_output_error(tmp_path):
+    with pytest.raises(ToolOutputError):
+        pairbench.run_job(JOB, binary=fake(tmp_path, "echo hello"))
+    # a summary, but no samples file
+    with pytest.raises(ToolOutputError, match="no samples"):
+        pairbench.run_job(JOB, binary=fake(tmp_path, "echo 'pairbench 1 ios=1 elapsed_ns=1 bytes=1 flush=fsync'"))
+
+
+def test_a_wrong_version_is_refused(tmp_path, monkeypatch):
+    from slogqual.tools import run as _run
+    monkeypatch.setattr(pairbench, "locate", lambda build_if_missing=True: fake(tmp_path, "echo 'pairbench 2'"))
+    _run.clear_version_cache()
+    with pytest.raises(ToolTooOldError, match="not pairbench 1"):
+        pairbench.check_version()
+    _run.clear_version_cache()
+
+
+def test_without_a_compiler_the_build_is_tool_missing(tmp_path, monkeypatch):
+    from slogqual.errors import ToolMissingError
+    monkeypatch.setattr(pairbench, "PACKAGED", str(tmp_path / "none"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(ToolMissingError, match="gcc libc6-dev"):
+        pairbench.locate()
+
+
+def test_first_use_builds_into_the_cache_once(tmp_path, monkeypatch):
+    import shutil
+    if shutil.which("cc") is None:
+        pytest.skip("needs cc")
+    monkeypatch.setattr(pairbench, "PACKAGED", str(tmp_path / "none"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = pairbench.locate()
+    assert path.startswith(str(tmp_path / "cache" / "slogqual" / "pairbench-")) and os.access(path, os.X_OK)
+    mtime = os.stat(path).st_mtime_ns
+    assert pairbench.locate() == path and os.stat(path).st_mtime_ns == mtime
+    assert os.listdir(os.path.dirname(path)) == [os.path.basename(path)]  # no temporary file left
