@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
-  fio            # the measurement engine
+  fio            # the measurement engine (dsync mode, NBD targets, pool loads, preconditioning)
+  gcc            # cc: builds the pair engine (slogqual/native/pairbench.c) at pip install or first use
+  libc6-dev      # the C headers it needs
   gnuplot-nox    # plots
   fonts-dejavu-core  # the font the plots ask gnuplot for
   chromium       # headless browser check of the HTML report (tests/test_report_chromium.py)
