@@ -297,20 +297,23 @@ def test_resume_of_complete_result_measures_nothing(tmp_path):
     assert proc.returncode == 0 and "already complete" in proc.stderr and out.read_text() == before
 
 
-def test_sigint_to_slogqual_alone_leaves_no_fio_behind(tmp_path):
-    """A scripted caller signals only slogqual's pid: the fio it started must not go on writing."""
+@pytest.mark.parametrize("engine", ["fio", "pair"])
+def test_sigint_to_slogqual_alone_leaves_no_fio_behind(tmp_path, engine):
+    """A scripted caller signals only slogqual's pid: the engine it started (fio, or the pair engine) must
+    not go on writing."""
     out = tmp_path / "r.json"
     img = tmp_path / "t.img"
     img.write_bytes(b"\0" * (16 << 20))
-    proc = _start(["sweep", img, "--sizes", "4k,8k", "--runtime", "30", "--settle", "0", "--quiet", "-o", out],
-                  tmp_path)
+    proc = _start(["sweep", img, "--engine", engine, "--sizes", "4k,8k", "--runtime", "30", "--settle", "0",
+                   "--quiet", "-o", out], tmp_path)
+    program = "fio" if engine == "fio" else "pairbench"
     deadline = time.monotonic() + 30
     fio_pids = []
     while time.monotonic() < deadline and not fio_pids:
-        fio_pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and _cmd(p).startswith("fio\0")
-                    and str(img) in _cmd(p)]
+        fio_pids = [int(p) for p in os.listdir("/proc") if p.isdigit()
+                    and os.path.basename(_cmd(p).split("\0")[0]).startswith(program) and str(img) in _cmd(p)]
         time.sleep(0.05)
-    assert fio_pids, "fio never started"
+    assert fio_pids, f"{program} never started"
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)  # to slogqual only, not its process group
     proc.communicate(timeout=30)
