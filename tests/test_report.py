@@ -47,8 +47,8 @@ def results(tmp_path):
 def real_sweep(tmp_path_factory):
     """A real fio sweep on a scratch file: percentiles, environment, parameters."""
     d = tmp_path_factory.mktemp("sweep")
-    proc = slogqual("sweep", "--sizes", "4k,64k,1m", "--runtime", "0.2", "--settle", "0", "--quiet",
-                    "-o", d / "sweep.json", cwd=d, timeout=300)
+    proc = slogqual("sweep", "--engine", "fio", "--sizes", "4k,64k,1m", "--runtime", "0.2", "--settle", "0",
+                    "--quiet", "-o", d / "sweep.json", cwd=d, timeout=300)
     if proc.returncode != 0:
         pytest.fail(f"sweep failed: {proc.stderr}")
     return str(d / "sweep.json")
