@@ -13,7 +13,7 @@ import os
 import shlex
 import subprocess
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,4 +77,11 @@ class build_py_with_data(build_py):
         return outputs + [target for target, _ in self._data_files()] + built
 
 
-setup(cmdclass={"build_py": build_py_with_data})
+class BinaryDistribution(Distribution):
+    """The wheel holds a compiled program (the pair engine): tag it for this platform, not py3-none-any."""
+
+    def has_ext_modules(self):
+        return True
+
+
+setup(cmdclass={"build_py": build_py_with_data}, distclass=BinaryDistribution)
