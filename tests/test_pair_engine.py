@@ -205,3 +205,22 @@ def test_first_use_builds_into_the_cache_once(tmp_path, monkeypatch):
     mtime = os.stat(path).st_mtime_ns
     assert pairbench.locate() == path and os.stat(path).st_mtime_ns == mtime
     assert os.listdir(os.path.dirname(path)) == [os.path.basename(path)]  # no temporary file left
+
+
+def test_a_read_only_cache_falls_back_to_a_private_tmp(tmp_path, monkeypatch):
+    import shutil
+    if shutil.which("cc") is None:
+        pytest.skip("needs cc")
+    monkeypatch.setattr(pairbench, "PACKAGED", str(tmp_path / "none"))
+    blocked = tmp_path / "file"
+    blocked.write_text("")  # a cache "directory" under a regular file cannot be made, even by root
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    path = pairbench.locate()
+    assert path.startswith(str(tmp_path / "tmp" / f"slogqual-{os.getuid()}" / "pairbench-"))
+    assert pairbench.locate() == path
+    os.chmod(os.path.dirname(path), 0o755)  # someone else could have put a binary there: not trusted
+    assert not pairbench._usable_tmp(os.path.dirname(path))

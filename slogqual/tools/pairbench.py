@@ -8,6 +8,8 @@ Only this module runs pairbench or the C compiler that builds it. Where the prog
    use with the system ``cc`` into the user's cache directory, under a name carrying the hash of the
    source, so an edited pairbench.c is rebuilt and two slogqual trees never share a stale binary. The
    compile writes a temporary file and renames it: a concurrent first use sees a whole binary or none.
+   Where the cache directory cannot be written (a read-only home), the build goes to
+   $TMPDIR/slogqual-UID/, used only when this user owns it with mode 0700.
 
 Either way the binary must answer ``--version`` with VERSION; anything else is ToolTooOldError.
 """
@@ -82,8 +84,24 @@ def _source_hash() -> str:
         return hashlib.sha256(fh.read()).hexdigest()[:16]
 
 
-def cached_path() -> str:
-    return os.path.join(_cache_dir(), f"pairbench-{_source_hash()}-{sys.platform}-{platform.machine()}")
+def _private_tmp() -> str:
+    return os.path.join(tempfile.gettempdir(), f"slogqual-{os.getuid()}")
+
+
+def cached_path(directory: Optional[str] = None) -> str:
+    return os.path.join(directory or _cache_dir(),
+                        f"pairbench-{_source_hash()}-{sys.platform}-{platform.machine()}")
+
+
+def _usable_tmp(directory: str) -> bool:
+    """A directory in the shared temporary directory is trusted only if this user owns it, mode 0700."""
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        st = os.lstat(directory)
+    except OSError:
+        return False
+    return os.path.isdir(directory) and not os.path.islink(directory) and st.st_uid == os.getuid() \
+        and st.st_mode & 0o077 == 0
 
 
 def build(output: str, timeout: float = 120) -> str:
@@ -115,11 +133,19 @@ def locate(build_if_missing: bool = True) -> str:
     if os.access(PACKAGED, os.X_OK):
         return PACKAGED
     path = cached_path()
-    if not os.access(path, os.X_OK):
-        if not build_if_missing:
-            raise ToolMissingError(f"the pair engine is not built ({path})", program=PROGRAM)
-        build(path)
-    return path
+    fallback = cached_path(_private_tmp())  # a home that cannot be written (the lab guest's read-only root)
+    for candidate in (path, fallback):
+        if os.access(candidate, os.X_OK) and (candidate == path or _usable_tmp(_private_tmp())):
+            return candidate
+    if not build_if_missing:
+        raise ToolMissingError(f"the pair engine is not built ({path})", program=PROGRAM)
+    try:
+        return build(path)
+    except OSError:  # the cache directory cannot be made or written
+        if not _usable_tmp(_private_tmp()):
+            raise ToolMissingError(f"the pair engine cannot be built: neither {os.path.dirname(path)} nor "
+                                   f"{_private_tmp()} is writable", program=PROGRAM) from None
+        return build(fallback)
 
 
 def version() -> _run.ToolVersion:
