@@ -57,7 +57,7 @@ def test_sweep_on_a_file_is_exact_and_unstarred(data_file, tmp_path):
     assert doc["params"]["engine"] == "pair" and doc["environment"]["pairbench_version"] == "pairbench 1"
     for p in doc["points"]:
         check_point(p)
-    assert "*" not in proc.stdout and "upper bound" not in proc.stdout
+    assert "*" not in proc.stdout and "upper bound" not in proc.stdout and "engine=pair" in proc.stdout
 
 
 @need("fio")

@@ -19,7 +19,8 @@ def sweep_title(result: SweepResult) -> str:
     name = " ".join(str(x) for x in (dev.get("vendor"), dev.get("model")) if x) or result.target.get("path")
     p = result.params
     return (f"{name} ({result.target.get('kind')}, {result.target.get('path')}): "
-            f"mode={p.get('mode')} runtime={p.get('runtime_s')}s direct={p.get('direct')} [{result.status}]")
+            f"mode={p.get('mode')}{' engine=pair' if p.get('engine') == 'pair' else ''} "
+            f"runtime={p.get('runtime_s')}s direct={p.get('direct')} [{result.status}]")
 
 
 def sweep_table(result: SweepResult) -> str:
