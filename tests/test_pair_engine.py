@@ -61,20 +61,26 @@ def test_summarize_exact_figures():
 # --- the samples file and the summary line --------------------------------------------------------------
 
 def samples_bytes(pairs):
-    return pairbench.MAGIC + b"".join(struct.pack("<QQ", w, f) for w, f in pairs)
+    """A samples file of IOs back to back: each starts when the one before it ended."""
+    out, t = [], 0
+    for w, f in pairs:
+        out.append(struct.pack("<QQQ", t, w, f))
+        t += w + f
+    return pairbench.MAGIC + b"".join(out)
 
 
 def test_parse_reads_the_samples_and_checks_the_count():
     pairs = [(1000, 2000), (1500, 500), (3000, 100)]
-    r = pairbench.parse("pairbench 1 ios=3 elapsed_ns=9000 bytes=12288 flush=fdatasync\n", samples_bytes(pairs))
+    r = pairbench.parse("pairbench 2 ios=3 elapsed_ns=9000 bytes=12288 flush=fdatasync\n", samples_bytes(pairs))
     assert list(r.write_ns) == [1000, 1500, 3000] and list(r.flush_ns) == [2000, 500, 100]
-    assert r.pair_ns() == [3000, 2000, 3100] and r.flush == "fdatasync" and r.version == "pairbench 1"
+    assert list(r.start_ns) == [0, 3000, 5000]
+    assert r.pair_ns() == [3000, 2000, 3100] and r.flush == "fdatasync" and r.version == "pairbench 2"
     with pytest.raises(ValueError, match="2 IOs"):
-        pairbench.parse("pairbench 1 ios=2 elapsed_ns=9 bytes=1 flush=fsync", samples_bytes(pairs))
+        pairbench.parse("pairbench 2 ios=2 elapsed_ns=9 bytes=1 flush=fsync", samples_bytes(pairs))
     with pytest.raises(ValueError, match="whole"):
-        pairbench.parse("pairbench 1 ios=3 elapsed_ns=9 bytes=1 flush=fsync", samples_bytes(pairs)[:-1])
+        pairbench.parse("pairbench 2 ios=3 elapsed_ns=9 bytes=1 flush=fsync", samples_bytes(pairs)[:-1])
     with pytest.raises(ValueError, match="does not start"):
-        pairbench.parse("pairbench 1 ios=0 elapsed_ns=9 bytes=0 flush=fsync", b"nope")
+        pairbench.parse("pairbench 2 ios=0 elapsed_ns=9 bytes=0 flush=fsync", b"nope")
     with pytest.raises(ValueError, match="no summary"):
         pairbench.parse("garbage", samples_bytes(pairs))
 
@@ -83,7 +89,7 @@ def test_point_from_pair_every_figure_exact():
     w = array("Q", [1000 * i for i in range(1, 101)])  # 1..100 µs
     f = array("Q", [1000 * (101 - i) for i in range(1, 101)])  # 100..1 µs: every pair is 101 µs
     r = pairbench.PairResult(ios=100, elapsed_ns=10_100_000, bytes_written=100 * 4096, flush="fdatasync",
-                             write_ns=w, flush_ns=f, version="pairbench 1")
+                             write_ns=w, flush_ns=f, version="pairbench 2")
     p = point_from_pair(4096, r, "2026-11-24T00:00:00+00:00")
     assert p.lat_basis == LAT_BASIS_PAIR
     assert p.lat_us.mean == p.lat_us.p50 == p.lat_us.p9999 == p.lat_us.max == 101.0 and p.lat_us.stddev == 0
@@ -173,14 +179,19 @@ def test_garbage_output_is_tool_output_error(tmp_path):
         pairbench.run_job(JOB, binary=fake(tmp_path, "echo hello"))
     # a summary, but no samples file
     with pytest.raises(ToolOutputError, match="no samples"):
-        pairbench.run_job(JOB, binary=fake(tmp_path, "echo 'pairbench 1 ios=1 elapsed_ns=1 bytes=1 flush=fsync'"))
+        pairbench.run_job(JOB, binary=fake(tmp_path, "echo 'pairbench 2 ios=1 elapsed_ns=1 bytes=1 flush=fsync'"))
 
 
 def test_a_wrong_version_is_refused(tmp_path, monkeypatch):
     from slogqual.tools import run as _run
-    monkeypatch.setattr(pairbench, "locate", lambda build_if_missing=True: fake(tmp_path, "echo 'pairbench 2'"))
+    monkeypatch.setattr(pairbench, "locate", lambda build_if_missing=True: fake(tmp_path, "echo 'pairbench 3'"))
     _run.clear_version_cache()
-    with pytest.raises(ToolTooOldError, match="not pairbench 1"):
+    with pytest.raises(ToolTooOldError, match="not pairbench 2"):
+        pairbench.check_version()
+    # an older build (the samples format of pairbench 1 had no start times) is too old
+    monkeypatch.setattr(pairbench, "locate", lambda build_if_missing=True: fake(tmp_path, "echo 'pairbench 1'"))
+    _run.clear_version_cache()
+    with pytest.raises(ToolTooOldError, match="too old"):
         pairbench.check_version()
     _run.clear_version_cache()
 

@@ -1,19 +1,21 @@
 /*
  * pairbench: slogqual's pair engine. The loop of FreeBSD diskinfo's slogbench(), timing the pair.
  *
- * For RUNTIME, at queue depth 1: write SIZE bytes at a random SIZE-aligned offset inside the first
+ * For RUNTIME (or until MAX_BYTES have been written, when given and not 0), at queue depth 1: write SIZE bytes at a random SIZE-aligned offset inside the first
  * REGION bytes of TARGET (O_DIRECT when asked), then flush the device cache (Linux: fdatasync; FreeBSD:
  * ioctl(DIOCGFLUSH) on a disk, fsync on a file). Both are timed with CLOCK_MONOTONIC, so every IO gives
  * a write time and a flush time, and their sum is the pair's latency exactly.
  *
  *   pairbench --version
- *   pairbench TARGET SIZE REGION RUNTIME_MS DIRECT(0|1) SAMPLES_FILE
+ *   pairbench TARGET SIZE REGION RUNTIME_MS DIRECT(0|1) SAMPLES_FILE [MAX_BYTES]
  *
  * One write(2) call per IO, whatever the size (diskinfo's habit): above the device's largest transfer
  * (MAXPHYS on FreeBSD, max_sectors_kb on Linux) the kernel splits it, as it does for a ZIL block.
  *
- * SAMPLES_FILE: the 8 bytes "SQPAIR1\n", then per IO two little-endian uint64: write ns, flush ns.
- * stdout: one summary line "pairbench 1 ios=N elapsed_ns=T bytes=B flush=KIND".
+ * SAMPLES_FILE: the 8 bytes "SQPAIR2\n", then per IO three little-endian uint64: the IO's start (ns
+ * since the run started), write ns, flush ns. The start times give latency over time (a consumer
+ * SSD's SLC cache running out shows as a step at some point of a long run).
+ * stdout: one summary line "pairbench 2 ios=N elapsed_ns=T bytes=B flush=KIND".
  * Errors: one line on stderr, exit 1 (an IO failed) or 2 (bad arguments).
  */
 #define _GNU_SOURCE
@@ -33,8 +35,8 @@
 #include <sys/ioctl.h>
 #endif
 
-#define PAIRBENCH_VERSION 1
-#define MAGIC "SQPAIR1\n"
+#define PAIRBENCH_VERSION 2
+#define MAGIC "SQPAIR2\n"
 #define CHUNK 4096 /* samples buffered before a write to SAMPLES_FILE */
 
 static uint64_t now_ns(void)
@@ -91,11 +93,12 @@ int main(int argc, char **argv)
 		printf("pairbench %d\n", PAIRBENCH_VERSION);
 		return 0;
 	}
-	uint64_t size, region, runtime_ms, direct;
-	if (argc != 7 || parse_u64(argv[2], &size) || parse_u64(argv[3], &region) ||
-	    parse_u64(argv[4], &runtime_ms) || parse_u64(argv[5], &direct) || size == 0 || size % 512 ||
+	uint64_t size, region, runtime_ms, direct, max_bytes = 0;
+	if ((argc != 7 && argc != 8) || parse_u64(argv[2], &size) || parse_u64(argv[3], &region) ||
+	    parse_u64(argv[4], &runtime_ms) || parse_u64(argv[5], &direct) ||
+	    (argc == 8 && parse_u64(argv[7], &max_bytes)) || size == 0 || size % 512 ||
 	    region < size || runtime_ms == 0 || direct > 1) {
-		fprintf(stderr, "usage: pairbench TARGET SIZE REGION RUNTIME_MS DIRECT(0|1) SAMPLES_FILE "
+		fprintf(stderr, "usage: pairbench TARGET SIZE REGION RUNTIME_MS DIRECT(0|1) SAMPLES_FILE [MAX_BYTES] "
 				"(SIZE a multiple of 512, REGION >= SIZE)\n");
 		return 2;
 	}
@@ -144,7 +147,7 @@ int main(int argc, char **argv)
 		uint64_t r = next_random();
 		memcpy((char *)buf + i, &r, size - i < 8 ? size - i : 8);
 	}
-	static unsigned char chunk[CHUNK * 16];
+	static unsigned char chunk[CHUNK * 24];
 	size_t fill = 0;
 	if (write_all(out, (const unsigned char *)MAGIC, 8) < 0)
 		goto samples_failed;
@@ -171,16 +174,17 @@ int main(int argc, char **argv)
 			fprintf(stderr, "pairbench: %s on %s failed: %s\n", flush_kind, target, strerror(errno));
 			return 1;
 		}
-		put_le64(chunk + fill * 16, t1 - t0);
-		put_le64(chunk + fill * 16 + 8, t2 - t1);
+		put_le64(chunk + fill * 24, t0 - start);
+		put_le64(chunk + fill * 24 + 8, t1 - t0);
+		put_le64(chunk + fill * 24 + 16, t2 - t1);
 		ios++;
 		if (++fill == CHUNK) {
 			if (write_all(out, chunk, sizeof(chunk)) < 0)
 				goto samples_failed;
 			fill = 0;
 		}
-	} while (t2 < deadline);
-	if (write_all(out, chunk, fill * 16) < 0 || close(out) < 0)
+	} while (t2 < deadline && (max_bytes == 0 || ios * size < max_bytes));
+	if (write_all(out, chunk, fill * 24) < 0 || close(out) < 0)
 		goto samples_failed;
 	close(fd);
 	printf("pairbench %d ios=%" PRIu64 " elapsed_ns=%" PRIu64 " bytes=%" PRIu64 " flush=%s\n",

@@ -32,11 +32,11 @@ from slogqual.tools import run as _run
 
 PROGRAM = "pairbench"
 COMPILER = "cc"
-VERSION = _run.PROGRAMS[PROGRAM].minimum  # (1,): the samples format and argv of this module
+VERSION = _run.PROGRAMS[PROGRAM].minimum  # (2,): the samples format and argv of this module
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE = os.path.join(HERE, "native", "pairbench.c")
 PACKAGED = os.path.join(HERE, "native", "pairbench")
-MAGIC = b"SQPAIR1\n"
+MAGIC = b"SQPAIR2\n"
 CFLAGS = ["-O2", "-std=c99", "-Wall"]
 
 _SUMMARY = re.compile(r"^pairbench (\d+) ios=(\d+) elapsed_ns=(\d+) bytes=(\d+) flush=(\S+)\s*$", re.MULTILINE)
@@ -51,11 +51,13 @@ class PairJob:
     region_bytes: int
     runtime_s: float
     direct: bool = True
+    max_bytes: int = 0  # stop after this many bytes (0: runtime only); --sustain BYTES
 
 
 @dataclass
 class PairResult:
-    """Raw per-IO samples: ``write_ns[i]`` and ``flush_ns[i]`` are the i-th IO's write and flush."""
+    """Raw per-IO samples: the i-th IO started ``start_ns[i]`` after the run began; ``write_ns[i]`` and
+    ``flush_ns[i]`` are its write and flush."""
 
     ios: int
     elapsed_ns: int
@@ -63,7 +65,8 @@ class PairResult:
     flush: str  # fdatasync | fsync | DIOCGFLUSH
     write_ns: array
     flush_ns: array
-    version: str  # "pairbench 1"
+    version: str  # "pairbench 2"
+    start_ns: array = None
 
     def pair_ns(self) -> List[int]:
         return [w + f for w, f in zip(self.write_ns, self.flush_ns)]
@@ -149,7 +152,7 @@ def locate(build_if_missing: bool = True) -> str:
 
 
 def version() -> _run.ToolVersion:
-    """The engine's version ('pairbench 1'); builds it first when needed."""
+    """The engine's version ('pairbench 2'); builds it first when needed."""
     return _run.get_version(locate(), ["--version"], r"^pairbench (\d+)")
 
 
@@ -164,36 +167,38 @@ def check_version() -> _run.ToolVersion:
 
 def build_argv(binary: str, job: PairJob, samples: str) -> List[str]:
     runtime_ms = max(1, int(round(job.runtime_s * 1000)))
-    return [binary, job.filename, str(job.bs), str(job.region_bytes), str(runtime_ms),
+    argv = [binary, job.filename, str(job.bs), str(job.region_bytes), str(runtime_ms),
             "1" if job.direct else "0", samples]
+    return argv + [str(job.max_bytes)] if job.max_bytes else argv
 
 
 def read_samples(data: bytes) -> tuple:
-    """(write_ns, flush_ns) arrays from a samples file's bytes; ValueError when it is not one."""
+    """(start_ns, write_ns, flush_ns) arrays from a samples file's bytes; ValueError when it is not one."""
     if not data.startswith(MAGIC):
         raise ValueError("the samples file does not start with " + repr(MAGIC))
     body = data[len(MAGIC):]
-    if len(body) % 16:
-        raise ValueError(f"the samples file holds {len(body)} bytes after its header, not whole (write, flush) pairs")
+    if len(body) % 24:
+        raise ValueError(f"the samples file holds {len(body)} bytes after its header, not whole "
+                         "(start, write, flush) records")
     values = array("Q")
     if values.itemsize != 8:  # pragma: no cover - every platform slogqual runs on has 8-byte unsigned long long
         raise ValueError("no 8-byte unsigned integer type")
     values.frombytes(body)
     if sys.byteorder != "little":
         values.byteswap()
-    return values[0::2], values[1::2]
+    return values[0::3], values[1::3], values[2::3]
 
 
 def parse(stdout: str, samples: bytes) -> PairResult:
     m = _SUMMARY.search(stdout or "")
     if not m:
         raise ValueError(f"no summary line in {stdout.strip()[:80]!r}")
-    write_ns, flush_ns = read_samples(samples)
+    start_ns, write_ns, flush_ns = read_samples(samples)
     ios = int(m.group(2))
     if len(write_ns) != ios:
         raise ValueError(f"the summary says {ios} IOs, the samples file holds {len(write_ns)}")
     return PairResult(ios=ios, elapsed_ns=int(m.group(3)), bytes_written=int(m.group(4)), flush=m.group(5),
-                      write_ns=write_ns, flush_ns=flush_ns, version=f"pairbench {m.group(1)}")
+                      write_ns=write_ns, flush_ns=flush_ns, version=f"pairbench {m.group(1)}", start_ns=start_ns)
 
 
 def run_job(job: PairJob, timeout: Optional[float] = None, binary: Optional[str] = None) -> PairResult:
