@@ -11,9 +11,11 @@ size, so a killed run loses at most the size in progress and can be resumed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import time
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
 
@@ -37,7 +39,7 @@ from slogqual.results import (
 )
 from slogqual.target import KIND_BLOCK, KIND_NBD, KIND_SCRATCH, Target
 from slogqual import target as targets
-from slogqual.analysis import percentiles
+from slogqual.analysis import overtime, percentiles, precision
 from slogqual.tools import fio, pairbench
 from slogqual.units import MiB, size_label
 
@@ -47,6 +49,9 @@ FEW_IOS = 10
 ENGINE_AUTO, ENGINE_PAIR, ENGINE_FIO = "auto", "pair", "fio"
 ENGINES = (ENGINE_PAIR, ENGINE_FIO)
 
+DEFAULT_MAX_RUNTIME_S = 30.0  # --precision: the most one size may run
+SUSTAIN_CAP_S = 24 * 3600.0  # --sustain BYTES: the most it may run
+
 
 @dataclass
 class SweepParams:
@@ -55,6 +60,15 @@ class SweepParams:
     runtime_s: float = 1.0
     settle_s: float = 1.0
     engine: str = ENGINE_AUTO  # auto: pair in flush mode on a file or block device, fio otherwise
+    precision: Optional[float] = None  # --precision: relative half-width of the pair mean's 95 % interval
+    max_runtime_s: float = DEFAULT_MAX_RUNTIME_S  # ... and the most one size may run for it
+    sustain_s: Optional[float] = None  # --sustain DURATION: one size for this long
+    sustain_bytes: Optional[int] = None  # --sustain BYTES: one size until this many bytes are written
+    interval_ms: float = overtime.DEFAULT_INTERVAL_MS  # latency over time: aggregate per interval
+
+    @property
+    def sustained(self) -> bool:
+        return self.sustain_s is not None or self.sustain_bytes is not None
 
     def engine_for(self, target: Target) -> str:
         """The engine that measures target: ENGINE_PAIR or ENGINE_FIO."""
@@ -63,6 +77,17 @@ class SweepParams:
         return ENGINE_PAIR if self.mode == "flush" and target.kind != KIND_NBD else ENGINE_FIO
 
     def to_dict(self, target: Target) -> Dict[str, Any]:
+        d = self._base_dict(target)
+        if d["engine"] == ENGINE_PAIR:
+            d["interval_ms"] = self.interval_ms
+        if self.precision is not None:
+            d["precision"] = self.precision
+            d["max_runtime_s"] = self.max_runtime_s
+        if self.sustained:
+            d["sustain"] = {"duration_s": self.sustain_s, "bytes": self.sustain_bytes}
+        return d
+
+    def _base_dict(self, target: Target) -> Dict[str, Any]:
         if self.engine_for(target) == ENGINE_PAIR:
             engine = ENGINE_PAIR
         else:
@@ -87,11 +112,17 @@ class SweepParams:
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "SweepParams":
         try:
+            sustain = d.get("sustain") or {}
             params = cls(mode=d["mode"], sizes=list(d["sizes"]), runtime_s=float(d["runtime_s"]),
                          settle_s=float(d.get("settle_s", 1.0)),
                          # a document from before the pair engine names fio's ioengine (psync, nbd) here
-                         engine=ENGINE_PAIR if d.get("engine") == ENGINE_PAIR else ENGINE_FIO)
-        except (KeyError, TypeError, ValueError) as exc:
+                         engine=ENGINE_PAIR if d.get("engine") == ENGINE_PAIR else ENGINE_FIO,
+                         precision=None if d.get("precision") is None else float(d["precision"]),
+                         max_runtime_s=float(d.get("max_runtime_s", DEFAULT_MAX_RUNTIME_S)),
+                         sustain_s=None if sustain.get("duration_s") is None else float(sustain["duration_s"]),
+                         sustain_bytes=None if sustain.get("bytes") is None else int(sustain["bytes"]),
+                         interval_ms=float(d.get("interval_ms", overtime.DEFAULT_INTERVAL_MS)))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UsageError(f"the sweep's params are malformed ({exc!r})") from None
         params.validate()
         return params
@@ -112,6 +143,29 @@ class SweepParams:
             raise UsageError(f"unknown engine {self.engine!r}: use one of {', '.join(ENGINES)}")
         if self.engine == ENGINE_PAIR and self.mode != "flush":
             raise UsageError(f"--engine pair measures write+flush pairs: it does --mode flush only, not {self.mode}")
+        pair_only = [name for name, given in (("--precision", self.precision is not None),
+                                              ("--sustain", self.sustained)) if given]
+        if pair_only and (self.mode != "flush" or self.engine == ENGINE_FIO):
+            raise UsageError(f"{' and '.join(pair_only)} need the pair engine (--mode flush, not --engine fio)")
+        if self.precision is not None and not (math.isfinite(self.precision) and 0 < self.precision < 1):
+            raise UsageError(f"precision {self.precision!r}: a relative half-width above 0 and below 100 %, "
+                             "e.g. 2%")
+        if not (math.isfinite(self.max_runtime_s) and self.max_runtime_s >= self.runtime_s):
+            raise UsageError(f"--max-runtime {self.max_runtime_s!r} s must be finite and at least --runtime "
+                             f"({self.runtime_s:g} s)")
+        if self.sustain_s is not None and self.sustain_bytes is not None:
+            raise UsageError("--sustain is a duration or a byte count, not both")
+        if self.sustain_s is not None and not (math.isfinite(self.sustain_s) and self.sustain_s > 0):
+            raise UsageError(f"--sustain {self.sustain_s!r} s: must be a finite duration above 0")
+        if self.sustain_bytes is not None and (isinstance(self.sustain_bytes, bool) or self.sustain_bytes <= 0):
+            raise UsageError(f"--sustain {self.sustain_bytes!r} bytes: must be above 0")
+        if self.sustained and len(self.sizes) != 1:
+            raise UsageError(f"--sustain writes one size, not {len(self.sizes)} (give one with --sizes, "
+                             "default 128k)")
+        if self.sustained and self.precision is not None:
+            raise UsageError("--sustain runs for a duration or a byte count; --precision does not apply")
+        if not (math.isfinite(self.interval_ms) and self.interval_ms > 0):
+            raise UsageError(f"interval {self.interval_ms!r} ms must be a positive number")
 
     def check_target(self, target: Target) -> None:
         """A mode the target's engine cannot do is bad input, found before anything is written."""
@@ -120,6 +174,9 @@ class SweepParams:
                              "FUA/O_DSYNC writes (use --mode flush)")
         if self.engine == ENGINE_PAIR and target.kind == KIND_NBD:
             raise UsageError(f"{target.path}: --engine pair needs a file or block device (NBD targets use fio)")
+        if (self.precision is not None or self.sustained) and target.kind == KIND_NBD:
+            raise UsageError(f"{target.path}: --precision and --sustain need the pair engine, which needs a file "
+                             "or block device (NBD targets use fio)")
 
 
 MAX_RESUME_SIZE = 1 << 30  # --allow-large lets sizes above 8 MiB through; nothing sane is above this
@@ -205,16 +262,43 @@ def _exact(values_ns) -> LatencyStats:
     return LatencyStats(mean=s.mean, min=s.min, max=s.max, stddev=s.stddev, **s.percentiles)
 
 
-def point_from_pair(size: int, r: pairbench.PairResult, started: str) -> SweepPoint:
-    """A point of the pair engine: every figure (pair, write, flush) exact from the raw per-IO samples."""
+def point_from_pair(size: int, r: pairbench.PairResult, started: str,
+                    interval_ms: float = overtime.DEFAULT_INTERVAL_MS) -> SweepPoint:
+    """A point of the pair engine: every figure (pair, write, flush) exact from the raw per-IO samples,
+    the batch-means 95 % interval of the pair mean, and latency over time per interval_ms."""
     elapsed_s = r.elapsed_ns / 1e9
-    point = SweepPoint(size=size, ios=r.ios, lat_us=_exact(r.pair_ns()), iops=r.ios / elapsed_s,
+    pairs = r.pair_ns()
+    point = SweepPoint(size=size, ios=r.ios, lat_us=_exact(pairs), iops=r.ios / elapsed_s,
                        mbps=r.bytes_written / elapsed_s / MiB, runtime_ms=r.elapsed_ns / 1e6,
                        lat_basis=LAT_BASIS_PAIR, write_lat_us=_exact(r.write_ns), flush_lat_us=_exact(r.flush_ns),
                        started=started)
+    interval = precision.mean_interval(pairs, 1000)
+    if interval is not None:
+        point.mean_ci95_us = interval.to_dict()
+    if r.start_ns is not None:
+        point.over_time = overtime.aggregate(r.start_ns, r.write_ns, r.flush_ns, size, interval_ms,
+                                             elapsed_ns=r.elapsed_ns).to_dict()
     if r.ios < FEW_IOS:
         point.notes.append(f"only {r.ios} IOs: percentiles are not meaningful; raise --runtime")
     return point
+
+
+def merge_rounds(rounds: List[pairbench.PairResult]) -> pairbench.PairResult:
+    """Several runs of one size as one: samples concatenated, each round's start times shifted by the
+    engine time of the rounds before it (the few milliseconds between rounds are not in the timeline)."""
+    if len(rounds) == 1:
+        return rounds[0]
+    start, write, flush = array("Q"), array("Q"), array("Q")
+    offset = 0
+    for r in rounds:
+        start.extend(t + offset for t in r.start_ns)
+        write.extend(r.write_ns)
+        flush.extend(r.flush_ns)
+        offset += r.elapsed_ns
+    first = rounds[0]
+    return pairbench.PairResult(ios=sum(r.ios for r in rounds), elapsed_ns=offset,
+                                bytes_written=sum(r.bytes_written for r in rounds), flush=first.flush,
+                                write_ns=write, flush_ns=flush, version=first.version, start_ns=start)
 
 
 def settle(seconds: float) -> None:
@@ -263,10 +347,51 @@ class SyncWriteSweep:
 
     def _measure(self, size: int, started: str) -> SweepPoint:
         if self.engine == ENGINE_PAIR:
-            job = pairbench.PairJob(filename=self.target.path, bs=size, region_bytes=self.target.size,
-                                    runtime_s=self.params.runtime_s, direct=self.target.direct)
-            return point_from_pair(size, pairbench.run_job(job), started)
+            return self._measure_pair(size, started)
         return point_from_fio(size, fio.run_job(self._job(size)), started)
+
+    def _measure_pair(self, size: int, started: str) -> SweepPoint:
+        p = self.params
+        runtime = p.runtime_s
+        if p.sustained:
+            runtime = p.sustain_s if p.sustain_s is not None else SUSTAIN_CAP_S
+        job = pairbench.PairJob(filename=self.target.path, bs=size, region_bytes=self.target.size,
+                                runtime_s=runtime, direct=self.target.direct, max_bytes=p.sustain_bytes or 0)
+        rounds = [pairbench.run_job(job)]
+        if p.precision is not None:
+            rounds = self._until_precise(job, rounds)
+        merged = merge_rounds(rounds)
+        point = point_from_pair(size, merged, started, p.interval_ms)
+        if p.precision is not None:
+            interval = precision.mean_interval(merged.pair_ns(), 1000)
+            achieved = None if interval is None else round(interval.relative, 5)
+            met = achieved is not None and achieved <= p.precision
+            point.precision = {"target": p.precision, "achieved": achieved, "met": met, "rounds": len(rounds),
+                               "max_runtime_s": p.max_runtime_s}
+            if not met:
+                got = "no interval (too few IOs)" if achieved is None else f"±{achieved:.1%}"
+                point.notes.append(f"--precision {p.precision:.1%} not reached within {p.max_runtime_s:g} s: "
+                                   f"{got} after {merged.elapsed_ns / 1e9:.1f} s")
+        if p.sustained:
+            point.collapse = overtime.collapse(overtime.OverTime.from_dict(point.over_time), size).to_dict()
+        return point
+
+    def _until_precise(self, job: pairbench.PairJob, rounds: List[pairbench.PairResult]) -> List[pairbench.PairResult]:
+        """More rounds of the size until the pair mean's 95 % interval is within --precision, or the
+        size has run --max-runtime. Each round runs as long as the interval's 1/sqrt(time) shrinking says
+        is still needed (10 % more, at least 0.1 s)."""
+        p = self.params
+        while True:
+            merged = merge_rounds(rounds)
+            elapsed = merged.elapsed_ns / 1e9
+            interval = precision.mean_interval(merged.pair_ns(), 1000)
+            if interval is not None and interval.relative <= p.precision:
+                return rounds
+            more = min(max(precision.more_time(interval, p.precision, elapsed) * 1.1, 0.1),
+                       p.max_runtime_s - elapsed)
+            if more < 0.05:
+                return rounds
+            rounds.append(pairbench.run_job(dataclasses.replace(job, runtime_s=more)))
 
     def _save(self, result: SweepResult) -> None:
         """Rewrite the result file; if that fails, the run is over: failed, with the reason, in memory."""
@@ -285,6 +410,11 @@ class SyncWriteSweep:
         self._save(result)
         todo = [s for s in self.params.sizes if result.point(s) is None]
         estimate = self.params.runtime_s + self.params.settle_s + 0.3
+        if self.params.sustain_s is not None:
+            estimate = self.params.sustain_s + self.params.settle_s
+        if self.params.sustain_bytes is not None:
+            self.progress.say(f"sustained run: until {self.params.sustain_bytes} bytes are written "
+                              f"(at most {SUSTAIN_CAP_S / 3600:g} h); no ETA before it ends")
         self.progress.reset()
         try:
             for i, size in enumerate(todo, 1):
@@ -299,8 +429,11 @@ class SyncWriteSweep:
                     raise
                 result.add_point(point)
                 self._save(result)
-                self.progress.end(f"{size_label(size)}: {point.lat_us.mean:.1f} us mean, "
+                ci = f" ±{point.mean_ci95_us['half_width']:.2f}" if point.mean_ci95_us else ""
+                self.progress.end(f"{size_label(size)}: {point.lat_us.mean:.1f}{ci} us mean, "
                                   f"{point.iops:.0f} IOPS, {point.mbps:.1f} MiB/s ({point.ios} IOs)")
+                if point.collapse:
+                    self.progress.say(f"  {point.collapse['why']}")
         except KeyboardInterrupt:
             result.status = STATUS_INTERRUPTED
             self._save(result)

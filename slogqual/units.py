@@ -53,3 +53,46 @@ def size_label(size: int) -> str:
         if size >= unit and size % unit == 0:
             return f"{size // unit}{suffix}"
     return str(size)
+
+
+TiB = 1024 * GiB
+_DURATION_SUFFIX = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}
+_AMOUNT_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$", re.ASCII)
+_SUSTAIN_BYTES = {"k": KiB, "kib": KiB, "m": MiB, "mib": MiB, "g": GiB, "gib": GiB, "t": TiB, "tib": TiB}
+
+
+def parse_sustain(text: str):
+    """--sustain: ('duration', seconds) for '90s', '10min', '1.5h'; ('bytes', n) for '512M', '20GiB', '1T'.
+
+    A lower-case 'm' is refused: minutes or mebibytes? (and a bare number: seconds or bytes?) The message
+    says how to write each. Sizes are binary, as everywhere in slogqual."""
+    m = _AMOUNT_RE.match(text or "")
+    hint = "write a duration as 90s, 10min or 2h, or an amount of data as 512M, 20G or 1T"
+    if not m:
+        raise UsageError(f"--sustain {text!r}: {hint}")
+    number, suffix = float(m.group(1)), m.group(2).lower()
+    if m.group(2) in ("", "m"):  # 'M' is mebibytes, as in '512M'; a lower-case 'm' could be minutes
+        what = "seconds or bytes" if suffix == "" else "minutes or mebibytes"
+        raise UsageError(f"--sustain {text!r}: {what}? {hint}")
+    if suffix in _DURATION_SUFFIX:
+        value = number * _DURATION_SUFFIX[suffix]
+        if not value > 0:
+            raise UsageError(f"--sustain {text!r}: the duration must be above 0")
+        return "duration", value
+    if suffix in _SUSTAIN_BYTES:
+        value = int(number * _SUSTAIN_BYTES[suffix])
+        if value <= 0:
+            raise UsageError(f"--sustain {text!r}: the amount must be above 0 bytes")
+        return "bytes", value
+    raise UsageError(f"--sustain {text!r}: unknown unit {m.group(2)!r}; {hint}")
+
+
+def parse_percent(text: str, option: str = "--precision") -> float:
+    """'2%' or '2' -> 0.02 (a percentage, above 0 and below 100)."""
+    m = _AMOUNT_RE.match((text or "").replace("%", "", 1)) if (text or "").count("%") <= 1 else None
+    if not m or m.group(2) or not (text or "").strip().endswith(("%",) + tuple("0123456789")):
+        raise UsageError(f"{option} {text!r}: a percentage, e.g. 2%")
+    value = float(m.group(1)) / 100
+    if not 0 < value < 1:
+        raise UsageError(f"{option} {text!r}: must be above 0 % and below 100 %")
+    return value

@@ -15,9 +15,12 @@ from slogqual.progress import Progress
 from slogqual.report.text import diskinfo_lines, sweep_table
 from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult
 from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, prepare_resume, resume_target
-from slogqual.sweep import ENGINE_AUTO, ENGINE_PAIR, ENGINES
+from slogqual.sweep import DEFAULT_MAX_RUNTIME_S, ENGINE_AUTO, ENGINE_PAIR, ENGINES
+from slogqual.analysis.overtime import DEFAULT_INTERVAL_MS
 from slogqual.tools import fio, pairbench
-from slogqual.units import DEFAULT_SIZES, parse_sizes
+from slogqual.units import DEFAULT_SIZES, KiB, parse_percent, parse_sizes, parse_sustain
+
+SUSTAIN_DEFAULT_SIZE = 128 * KiB  # a ZIL log block of a large sync write; an NFS copy's ingest
 from slogqual.cli.options import seconds
 from slogqual.outputs import check_output
 
@@ -39,6 +42,16 @@ def register(sub) -> None:
     p.add_argument("--runtime", type=seconds, default=1.0, metavar="SECONDS", help="per size (default 1, like diskinfo)")
     p.add_argument("--settle", type=seconds, default=1.0, metavar="SECONDS",
                    help="sync and pause before each size (default 1, like diskinfo)")
+    p.add_argument("--precision", metavar="PCT",
+                   help="pair engine: run each size until the 95 %% interval of the pair mean is within ±PCT (e.g. "
+                        "2%%; batch means), at least --runtime and at most --max-runtime")
+    p.add_argument("--max-runtime", type=seconds, default=None, metavar="SECONDS",
+                   help=f"with --precision: the most one size may run (default {DEFAULT_MAX_RUNTIME_S:g})")
+    p.add_argument("--sustain", metavar="DURATION|BYTES",
+                   help="pair engine: write one size (default 128k) for a duration (90s, 10min, 1h) or an amount "
+                        "(20G) and report latency over time and where bandwidth fell below half of its first 10 s")
+    p.add_argument("--interval", type=seconds, default=None, metavar="MS",
+                   help="latency over time: milliseconds per interval (default 100)")
     p.add_argument("--allow-large", action="store_true", help="allow sizes above 8 MiB")
     p.add_argument("--destroy-data", action="store_true",
                    help="confirm that the named block devices may be overwritten")
@@ -89,9 +102,25 @@ def _validate(args) -> SweepParams:
         raise UsageError("--runtime must be more than 0 seconds")
     if args.settle < 0:
         raise UsageError("--settle cannot be negative")
-    sizes = parse_sizes(args.sizes, args.allow_large) if args.sizes is not None else list(DEFAULT_SIZES)
+    sustain_s = sustain_bytes = None
+    if args.sustain is not None:
+        kind, amount = parse_sustain(args.sustain)
+        sustain_s, sustain_bytes = (amount, None) if kind == "duration" else (None, amount)
+    if args.sizes is not None:
+        sizes = parse_sizes(args.sizes, args.allow_large)
+    else:
+        sizes = [SUSTAIN_DEFAULT_SIZE] if args.sustain is not None else list(DEFAULT_SIZES)
+    if args.max_runtime is not None and args.precision is None:
+        raise UsageError("--max-runtime caps --precision; give --precision too")
+    if args.interval is not None and not args.interval > 0:
+        raise UsageError("--interval must be more than 0 milliseconds")
     params = SweepParams(mode=args.mode, sizes=sizes, runtime_s=args.runtime, settle_s=args.settle,
-                         engine=args.engine)
+                         engine=args.engine,
+                         precision=parse_percent(args.precision) if args.precision is not None else None,
+                         max_runtime_s=args.max_runtime if args.max_runtime is not None else max(
+                             DEFAULT_MAX_RUNTIME_S, args.runtime),
+                         sustain_s=sustain_s, sustain_bytes=sustain_bytes,
+                         interval_ms=args.interval if args.interval is not None else DEFAULT_INTERVAL_MS)
     params.validate()
     return params
 
@@ -117,8 +146,9 @@ def run(args) -> int:
     argv = ["slogqual", *sys.argv[1:]]
 
     if args.resume:
-        if args.targets or args.sizes or args.engine != ENGINE_AUTO:
-            raise UsageError("--resume takes its target, sizes and engine from the result file")
+        if args.targets or args.sizes or args.engine != ENGINE_AUTO or any(
+                v is not None for v in (args.precision, args.max_runtime, args.sustain, args.interval)):
+            raise UsageError("--resume takes its target, sizes, engine and options from the result file")
         result = prepare_resume(args.resume, fio_version, argv)
         if result.status == STATUS_COMPLETE and all(result.point(s) for s in result.params["sizes"]):
             progress.say(f"{args.resume}: already complete")

@@ -18,24 +18,42 @@ def sweep_title(result: SweepResult) -> str:
     dev = result.device or {}
     name = " ".join(str(x) for x in (dev.get("vendor"), dev.get("model")) if x) or result.target.get("path")
     p = result.params
+    sustain = p.get("sustain") or {}
+    if sustain.get("duration_s") is not None:
+        how = f"sustain={sustain['duration_s']:g}s"
+    elif sustain.get("bytes") is not None:
+        how = f"sustain={sustain['bytes']}B"
+    else:
+        how = f"runtime={p.get('runtime_s')}s"
+        if p.get("precision") is not None:
+            how += f" precision=±{p['precision']:.1%} (max {p.get('max_runtime_s')}s)"
     return (f"{name} ({result.target.get('kind')}, {result.target.get('path')}): "
             f"mode={p.get('mode')}{' engine=pair' if p.get('engine') == 'pair' else ''} "
-            f"runtime={p.get('runtime_s')}s direct={p.get('direct')} [{result.status}]")
+            f"{how} direct={p.get('direct')} [{result.status}]")
 
 
 def sweep_table(result: SweepResult) -> str:
     rows = []
     bound = False
+    with_ci = any(pt.mean_ci95_us for pt in result.points)
     for pt in result.points:
         mark = "*" if pt.lat_basis == LAT_BASIS_FLUSH_BOUND else ""
         bound = bound or bool(mark)
-        rows.append([size_label(pt.size), _num(pt.lat_us.mean), _num(pt.lat_us.p99) + mark,
+        ci = ([f"±{pt.mean_ci95_us['half_width']:.1f}" if pt.mean_ci95_us else "-"] if with_ci else [])
+        rows.append([size_label(pt.size), _num(pt.lat_us.mean), *ci, _num(pt.lat_us.p99) + mark,
                      _num(pt.lat_us.max) + mark, _num(pt.iops, "{:.0f}"), _num(pt.mbps, "{:.2f}"), pt.ios])
-    headers = ["size", "mean µs", "p99 µs", "max µs", "IOPS", "MiB/s", "IOs"]
+    headers = ["size", "mean µs", *(["95% CI"] if with_ci else []), "p99 µs", "max µs", "IOPS", "MiB/s", "IOs"]
     lines: List[str] = [sweep_title(result), tabulate(rows, headers=headers, disable_numparse=True,
                                                       colalign=("right",) * len(headers))]
     if bound:
         lines.append("* write+flush upper bound from fio's separate write and flush percentiles (mean is exact)")
+    if with_ci:
+        lines.append("95% CI: half-width of the 95 % confidence interval of the mean (batch means, 30 batches)")
+    for pt in result.points:
+        for note in pt.notes:
+            lines.append(f"{size_label(pt.size)}: {note}")
+        if pt.collapse:
+            lines.append(f"{size_label(pt.size)} sustained: {pt.collapse['why']}")
     for note in result.notes:
         lines.append(f"note: {note}")
     for w in result.warnings:

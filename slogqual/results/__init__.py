@@ -79,9 +79,18 @@ class SweepPoint:
     flush_lat_us: Optional[LatencyStats] = None
     started: Optional[str] = None
     notes: List[str] = field(default_factory=list)
+    # pair engine only (absent from older documents and from fio points):
+    mean_ci95_us: Optional[Dict[str, Any]] = None  # batch-means 95 % interval of the pair mean (analysis.precision)
+    precision: Optional[Dict[str, Any]] = None  # --precision: target, achieved, rounds, met
+    over_time: Optional[Dict[str, Any]] = None  # per-interval aggregates, column-wise (analysis.overtime)
+    collapse: Optional[Dict[str, Any]] = None  # --sustain: where bandwidth fell below half of its start
+    thermal: Optional[Dict[str, Any]] = None  # SMART temperature/throttling before and after the point
 
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)
+        for key in _OPTIONAL_POINT_KEYS:
+            if d[key] is None:
+                del d[key]
         for key in ("lat_us", "write_lat_us", "flush_lat_us"):
             stats = getattr(self, key)
             if stats is None:
@@ -109,7 +118,31 @@ class SweepPoint:
             flush_lat_us=stats("flush_lat_us"),
             started=d.get("started"),
             notes=list(d.get("notes") or []),
+            **{key: d.get(key) for key in _OPTIONAL_POINT_KEYS},
         )
+
+
+# Keys a point has only when measured so (left out when absent: readers from before them never saw them).
+_OPTIONAL_POINT_KEYS = ("mean_ci95_us", "precision", "over_time", "collapse", "thermal")
+_OVER_TIME_COLUMNS = ("t_s", "ios", "mean_us", "p99_us", "max_us", "mbps")
+
+
+def _check_over_time(c: "_schema.Checker", p: Dict[str, Any], at: str) -> None:
+    ot = c.obj(p, "over_time", at, required=False)
+    if ot is None:
+        return
+    where = f"{at}.over_time"
+    c.number(ot, "interval_ms", where, minimum=0)
+    c.number(ot, "end_s", where, required=False, minimum=0)
+    lengths = set()
+    for key in _OVER_TIME_COLUMNS:
+        column = c.items(ot, key, where)
+        lengths.add(len(column))
+        for i, v in enumerate(column):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v < 0):
+                raise c.fail(f"{where}.{key}[{i}]", f"must be a non-negative number or null, not {v!r}")
+    if len(lengths) > 1:
+        raise c.fail(where, f"columns of different lengths {sorted(lengths)}")
 
 
 @dataclass
@@ -177,6 +210,13 @@ class SweepResult:
                     for k in LATENCY_KEYS[1:]:
                         c.number(lat, k, f"{at}.{key}", required=False, minimum=0)
             c.items(p, "notes", at, required=False)
+            for key in ("mean_ci95_us", "precision", "collapse", "thermal"):
+                c.obj(p, key, at, required=False)
+            ci = p.get("mean_ci95_us")
+            if ci is not None:
+                for k in ("lo", "hi", "half_width"):
+                    c.number(ci, k, f"{at}.mean_ci95_us")
+            _check_over_time(c, p, at)
             points.append(SweepPoint.from_dict(p))
         sizes = [p.size for p in points]
         if len(set(sizes)) != len(sizes):
