@@ -7,7 +7,9 @@ import sys
 from slogqual.cli.options import add_force, guard_output
 from slogqual.errors import UsageError
 from slogqual.outputs import picture, text_mark
+from slogqual.report import overtime_plot
 from slogqual.report import plot as plots
+from slogqual.units import parse_size
 from slogqual.report.inputs import load_results
 
 
@@ -26,6 +28,10 @@ def register(sub) -> None:
                        description="Draw one or more sweep results (slogqual sweep or import) with gnuplot, "
                                    "one line per result, the device model (or path) in the key.")
     p.add_argument("results", nargs="+", metavar="RESULT.json")
+    p.add_argument("--over-time", action="store_true",
+                   help="latency (mean, p99, max) and bandwidth per interval over the run of one size of one "
+                        "pair-engine sweep (a --sustain run, or the size given with --bs)")
+    p.add_argument("--bs", metavar="SIZE", help="with --over-time: the IO size to draw (e.g. 4k)")
     p.add_argument("-o", "--output", required=True, metavar="FILE.png|FILE.svg", help="picture to write")
     p.add_argument("--metric", choices=sorted(plots.METRICS), default="latency",
                    help="latency (mean, default), p99, iops (writes per second) or mbps (MiB/s)")
@@ -47,6 +53,10 @@ def run(args) -> int:
     guard_output(args, args.output, "picture", picture, inputs=args.results)
     if args.script:
         guard_output(args, args.script, "gnuplot script", text_mark("# slogqual"), inputs=args.results)
+    if args.bs is not None and not args.over_time:
+        raise UsageError("--bs chooses the size of --over-time; give --over-time too")
+    if args.over_time:
+        return _over_time(args, fmt, size)
     results = load_results(args.results)
     spec = plots.build_spec(results, args.metric, bands=args.bands, labels=args.label, title=args.title)
     if args.bands and not spec.bands:
@@ -54,5 +64,20 @@ def run(args) -> int:
     for note in spec.notes:
         print(f"slogqual: note: {note}", file=sys.stderr)
     plots.render(spec, args.output, fmt, size, keep_script=args.script)
+    print(args.output)
+    return 0
+
+
+def _over_time(args, fmt, size) -> int:
+    if len(args.results) != 1:
+        raise UsageError(f"--over-time draws one result, not {len(args.results)}")
+    if args.metric != "latency" or args.bands:
+        raise UsageError("--over-time draws latency and bandwidth together: --metric and --bands do not apply")
+    bs = parse_size(args.bs) if args.bs is not None else None
+    result = load_results(args.results)[0]
+    spec = overtime_plot.build_spec(result, bs, label=(args.label or [None])[0], title=args.title)
+    if spec.point.collapse and spec.point.collapse.get("why"):
+        print(f"slogqual: {spec.point.collapse['why']}", file=sys.stderr)
+    overtime_plot.render(spec, args.output, fmt, size, keep_script=args.script)
     print(args.output)
     return 0
