@@ -2,9 +2,14 @@
 
 Relations only, never absolute times: this machine's disk is shared and noisy."""
 
+import os
+import subprocess
+import sys
+import time
+
 import pytest
 
-from conftest import load, need, needs_root, slogqual
+from conftest import ROOT, load, need, needs_root, slogqual
 from slogqual.analysis.percentiles import nearest_rank
 from slogqual.tools import fio, pairbench
 
@@ -54,7 +59,7 @@ def test_sweep_on_a_file_is_exact_and_unstarred(data_file, tmp_path):
     proc = slogqual("sweep", data_file, "--sizes", "4k,256k", *FAST, "--quiet", "-o", out)
     assert proc.returncode == 0, proc.stderr
     doc = load(out)
-    assert doc["params"]["engine"] == "pair" and doc["environment"]["pairbench_version"] == "pairbench 1"
+    assert doc["params"]["engine"] == "pair" and doc["environment"]["pairbench_version"] == "pairbench 2"
     for p in doc["points"]:
         check_point(p)
     assert "*" not in proc.stdout and "upper bound" not in proc.stdout and "engine=pair" in proc.stdout
@@ -91,3 +96,100 @@ def test_engine_pair_is_refused_where_it_cannot_run(tmp_path, data_file):
     proc = slogqual("sweep", data_file, "--engine", "pair", "--mode", "dsync", "--sizes", "4k", *FAST, "--quiet",
                     "-o", tmp_path / "r.json")
     assert proc.returncode == 2 and "flush only" in proc.stderr
+
+
+# --- a FUSE file over an nbdkit export: known injected latency, and a bandwidth drop part-way -------------
+
+@pytest.fixture
+def nbd_file(tmp_path):
+    """mount(filter_args) -> the path of a FUSE file (nbdfuse) backed by an nbdkit memory export run
+    with the given filter arguments; unmounted at the end. The pair engine writes and fdatasyncs it like
+    any file; nbdfuse turns the fdatasync into an NBD flush."""
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("no /dev/fuse on this host")
+    mounts = []
+
+    def mount(*nbdkit_args):
+        mnt = tmp_path / f"slogqual-fuse-{len(mounts)}"
+        mnt.mkdir()
+        proc = subprocess.Popen(["nbdfuse", str(mnt), "[", "nbdkit", *nbdkit_args, "]"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        mounts.append((mnt, proc))
+        deadline = time.monotonic() + 30
+        while not os.path.exists(mnt / "nbd"):
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "nbdfuse did not mount"
+            time.sleep(0.05)
+        return str(mnt / "nbd")
+
+    yield mount
+    for mnt, proc in mounts:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@need("fio", "nbdkit", "nbdfuse")
+@needs_root
+def test_an_injected_write_delay_sets_every_percentile_and_fio_agrees(nbd_file, tmp_path):
+    """Every write waits 3 ms in nbdkit (delay filter): no pair is faster, the exact percentiles sit
+    just above it, far below twice it; fio on the same file counts about as many IOs in the same time."""
+    target = nbd_file("--filter=delay", "memory", "64M", "delay-write=3ms")
+    out = tmp_path / "pair.json"
+    proc = slogqual("sweep", target, "--sizes", "4k", "--runtime", "1.5", "--settle", "0", "--quiet", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    p = load(out)["points"][0]
+    check_point(p)
+    lat = p["lat_us"]
+    assert lat["min"] >= 3000.0
+    assert 3000.0 <= lat["p50"] <= lat["p99"] < 6000.0, lat  # one delay per IO, not two
+    assert p["mean_ci95_us"]["lo"] <= lat["mean"] <= p["mean_ci95_us"]["hi"]
+    assert sum(p["over_time"]["ios"]) == p["ios"]
+    fout = tmp_path / "fio.json"
+    proc = slogqual("sweep", target, "--engine", "fio", "--sizes", "4k", "--runtime", "1.5", "--settle", "0",
+                    "--quiet", "-o", fout)
+    assert proc.returncode == 0, proc.stderr
+    f = load(fout)["points"][0]
+    assert f["lat_basis"] == "write+flush" and f["lat_us"]["p99"] >= lat["p50"]
+    assert 0.6 < p["ios"] / f["ios"] < 1.6, (p["ios"], f["ios"])  # same device, same time: same order
+
+
+@need("nbdkit", "nbdfuse")
+@needs_root
+def test_a_sustained_run_reports_where_bandwidth_collapsed_and_draws_it(nbd_file, tmp_path):
+    """nbdkit's rate filter serves 100 MB/s; 12 s in, the test lowers it to 10 MB/s through the filter's
+    rate file (a consumer SSD whose SLC cache ran out). The run reports the drop after the switch,
+    with the bytes before it, and the over-time chart is drawn."""
+    rate = tmp_path / "rate"
+    rate.write_text("800M\n")  # bits per second
+    target = nbd_file("--filter=rate", "memory", "2G", "rate=800M", f"rate-file={rate}")
+    out = tmp_path / "sustain.json"
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    run = subprocess.Popen([sys.executable, "-m", "slogqual", "sweep", target, "--sustain", "16s", "--settle", "0",
+                            "--quiet", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=env)
+    started = time.monotonic()
+    time.sleep(12)
+    rate.write_text("80M\n")
+    switched = time.monotonic() - started
+    stdout, stderr = run.communicate(timeout=120)
+    assert run.returncode == 0, stderr
+    doc = load(out)
+    assert doc["params"]["sustain"] == {"duration_s": 16.0, "bytes": None}
+    p = doc["points"][0]
+    assert p["size"] == 128 * 1024 and p["runtime_ms"] >= 16000
+    c = p["collapse"]
+    assert c["evaluated"] and c["t_s"] is not None, c
+    # the engine started after the process did: the drop is seen at or before the switch as the test saw it
+    assert 10.0 <= c["t_s"] <= switched + 0.5, (c, switched)
+    ot = p["over_time"]
+    assert c["bytes_before"] == sum(ot["ios"][:ot["t_s"].index(c["t_s"])]) * p["size"]
+    assert c["lowest_window_mbps"] < c["baseline_mbps"] / 2
+    assert "sustained: bandwidth fell below 50%" in stdout
+    png = tmp_path / "over-time.png"
+    proc = slogqual("plot", "--over-time", out, "-o", png)
+    assert proc.returncode == 0, proc.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000
