@@ -237,9 +237,10 @@ def test_nbdinfo_failing_is_tool_failed_error_that_names_the_uri(monkeypatch):
 @pytest.mark.parametrize("call", [
     lambda: lsblk.query("/dev/nope"),
     lambda: nvme.id_ctrl("/dev/nvme9"),
+    lambda: nvme.smart_log("/dev/nvme9"),
     lambda: lspci.link("0000:99:00.0"),
     lambda: sysctl.get("kern.nosuch"),
-], ids=["lsblk", "nvme", "lspci", "sysctl"])
+], ids=["lsblk", "nvme", "nvme-smart-log", "lspci", "sysctl"])
 def test_a_failing_exit_is_tool_failed_error_in_every_module(monkeypatch, call):
     answer(monkeypatch, stderr="something went wrong\n", rc=32)
     with pytest.raises(ToolFailedError) as exc:
@@ -255,8 +256,9 @@ def test_a_failing_exit_is_tool_failed_error_in_every_module(monkeypatch, call):
     (lambda: zfs.objsetid("tank/vol"), "volsize\t1048576\n"),
     (lambda: lsblk.query("/dev/sda"), "<html>\n"),
     (lambda: nvme.id_ctrl("/dev/nvme0"), "{\"mn\": \n"),
+    (lambda: nvme.smart_log("/dev/nvme0"), "{\"temperature\": \"hot\"}\n"),
     (lambda: nbdkit.export_size("nbd+unix:///?socket=/x"), "lots\n"),
-], ids=["zpool-list", "zpool-iostat", "zfs-get", "lsblk", "nvme", "nbdinfo"])
+], ids=["zpool-list", "zpool-iostat", "zfs-get", "lsblk", "nvme", "nvme-smart-log", "nbdinfo"])
 def test_garbage_output_is_tool_output_error_in_every_module(monkeypatch, call, stdout):
     monkeypatch.setattr(_run, "which", lambda p: f"/usr/bin/{p}")
     answer(monkeypatch, stdout)
@@ -272,6 +274,8 @@ def test_smartctl_garbage_is_tool_output_error(monkeypatch):
     answer(monkeypatch, "=======> UNRECOGNIZED OPTION: json\n", rc=1)
     with pytest.raises(ToolOutputError, match="not JSON"):
         smartctl.query("/dev/sda")
+    with pytest.raises(ToolOutputError, match="not JSON"):
+        smartctl.health("/dev/sda")
 
 
 def test_fio_garbage_after_a_clean_exit_is_tool_output_error(monkeypatch):

@@ -1,11 +1,14 @@
-"""nvme (nvme-cli): Identify Controller and the Volatile Write Cache feature.
+"""nvme (nvme-cli): Identify Controller, the Volatile Write Cache feature and the SMART/Health log.
 
 ``nvme id-ctrl -o json /dev/nvmeN`` gives model (mn), serial (sn), firmware
 (fr) and ``vwc``, whose bit 0 says whether a volatile write cache is present
 at all. ``nvme get-feature -f 6 /dev/nvmeN`` tells whether that cache is
 currently enabled (feature 06h, bit 0 = WCE). The plain ``field : value`` text
 of id-ctrl (with or without ``-H``) is parsed too, for outputs users paste.
-Only this module spawns nvme.
+``nvme smart-log -o json /dev/nvmeN`` (log page 02h) gives the thermal evidence: composite
+temperature, the minutes spent above the warning/critical composite temperature thresholds and the
+host-controlled thermal management transition counts and times (:func:`parse_smart_log`, which
+reads the normal text output of nvme-cli 1.x and 2.x as well). Only this module spawns nvme.
 """
 
 from __future__ import annotations
@@ -30,10 +33,20 @@ class IdCtrl:
     vwc: Optional[int] = None  # raw field; bit 0 = volatile write cache present
     version: Optional[int] = None
     total_capacity: Optional[int] = None  # tnvmcap, bytes
+    wctemp: Optional[int] = None  # Warning Composite Temperature Threshold, Kelvin (0: not reported)
+    cctemp: Optional[int] = None  # Critical Composite Temperature Threshold, Kelvin (0: not reported)
 
     @property
     def vwc_present(self) -> Optional[bool]:
         return None if self.vwc is None else bool(self.vwc & 1)
+
+    @property
+    def warning_threshold_c(self) -> Optional[int]:
+        return _kelvin_to_c(self.wctemp)
+
+    @property
+    def critical_threshold_c(self) -> Optional[int]:
+        return _kelvin_to_c(self.cctemp)
 
 
 def version() -> _run.ToolVersion:
@@ -55,6 +68,12 @@ def argv_id_ctrl(ctrl: str) -> List[str]:
 
 def argv_get_vwc(ctrl: str) -> List[str]:
     return [PROGRAM, "get-feature", ctrl, "-f", str(FEATURE_VWC)]
+
+
+def argv_smart_log(ctrl_or_ns: str) -> List[str]:
+    """The SMART/Health log (02h). nvme-cli asks for the controller-wide log (NSID ffffffff) whether it
+    is given the controller (/dev/nvme0) or a namespace (/dev/nvme0n1)."""
+    return [PROGRAM, "smart-log", "-o", "json", ctrl_or_ns]
 
 
 def _num(v: Any) -> Optional[int]:
@@ -84,7 +103,7 @@ def _str(v: Any) -> Optional[str]:
 def _from_fields(f: Dict[str, Any]) -> IdCtrl:
     return IdCtrl(model=_str(f.get("mn")), serial=_str(f.get("sn")), firmware=_str(f.get("fr")),
                   vid=_num(f.get("vid")), vwc=_num(f.get("vwc")), version=_num(f.get("ver")),
-                  total_capacity=_num(f.get("tnvmcap")))
+                  total_capacity=_num(f.get("tnvmcap")), wctemp=_num(f.get("wctemp")), cctemp=_num(f.get("cctemp")))
 
 
 def parse_text(text: str) -> Dict[str, str]:
@@ -129,6 +148,184 @@ def parse_get_vwc(text: str) -> Optional[bool]:
         if m:
             return bool(int(m.group(1), 16) & 1)
     return None
+
+
+# --- SMART / Health Information log (02h): the thermal evidence -------------------------------------------
+
+KELVIN_OFFSET = 273  # nvme-cli and smartctl both use 273, not 273.15
+MAX_KELVIN = 0xFFFF  # a 16-bit field
+
+
+def _kelvin_to_c(k: Optional[int]) -> Optional[int]:
+    """Celsius of a Kelvin field; None for 0 (the spec's "not reported") or a value that cannot be one."""
+    if k is None or k <= 0 or k > MAX_KELVIN:
+        return None
+    return k - KELVIN_OFFSET
+
+
+@dataclass
+class SmartLog:
+    """The thermal part of an NVMe SMART/Health log. None: the log did not say (a field nvme-cli did
+    not print, or printed in a form not understood), never 0."""
+
+    temperature_c: Optional[int] = None  # composite temperature
+    warning_temp_time_min: Optional[int] = None  # minutes at or above WCTEMP, over the device's life
+    critical_temp_time_min: Optional[int] = None  # minutes at or above CCTEMP
+    thm_temp1_trans_count: Optional[int] = None  # transitions into host-controlled thermal management level 1
+    thm_temp2_trans_count: Optional[int] = None  # ... level 2 (heavier throttling)
+    thm_temp1_total_time_s: Optional[int] = None  # seconds spent in HCTM level 1
+    thm_temp2_total_time_s: Optional[int] = None
+    sensors_c: Optional[Dict[int, int]] = None  # temperature sensor number (1-8) -> Celsius, reported ones only
+    critical_warning: Optional[int] = None  # bit 1: temperature above/below a threshold right now
+    form: Optional[str] = None  # "json" | "text": what was parsed
+
+    @property
+    def over_temperature_now(self) -> Optional[bool]:
+        return None if self.critical_warning is None else bool(self.critical_warning & 0x2)
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        if self.sensors_c is not None:
+            d["sensors_c"] = {str(k): v for k, v in sorted(self.sensors_c.items())}
+        return d
+
+
+# JSON keys (nvme-cli 1.x and 2.x; some 2.x builds capitalise "Temperature") and the text labels of the
+# normal output (1.x: "Warning Temperature Time", 2.x the same; lowercase snake keys in both) -> field.
+_SMART_COUNTERS = {
+    "warning_temp_time": "warning_temp_time_min",
+    "warning temperature time": "warning_temp_time_min",
+    "critical_comp_time": "critical_temp_time_min",
+    "critical composite temperature time": "critical_temp_time_min",
+    "thm_temp1_trans_count": "thm_temp1_trans_count",
+    "thermal management t1 trans count": "thm_temp1_trans_count",
+    "thm_temp2_trans_count": "thm_temp2_trans_count",
+    "thermal management t2 trans count": "thm_temp2_trans_count",
+    "thm_temp1_total_time": "thm_temp1_total_time_s",
+    "thermal management t1 total time": "thm_temp1_total_time_s",
+    "thm_temp2_total_time": "thm_temp2_total_time_s",
+    "thermal management t2 total time": "thm_temp2_total_time_s",
+    "critical_warning": "critical_warning",
+}
+_SENSOR_JSON = re.compile(r"^temperature_sensor_([1-8])$")
+_SENSOR_TEXT = re.compile(r"^temperature sensor ([1-8])$")
+_U32 = 0xFFFFFFFF
+
+
+def _count(v: Any) -> Optional[int]:
+    """A non-negative counter from JSON: an int, an integral float (nvme-cli 1.x prints 128-bit fields as
+    long double), or a decimal string (some 2.x builds); None for anything else."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        return v if v >= 0 else None
+    if isinstance(v, float):
+        return int(v) if v.is_integer() and 0 <= v < 2.0 ** 128 else None
+    if isinstance(v, str):
+        t = v.strip().replace(",", "")
+        return int(t) if re.fullmatch(r"[0-9]{1,40}", t) else None
+    return None
+
+
+def _text_count(value: str) -> Optional[int]:
+    """'1,784,910' or '462760 (236.93 GB)' -> the leading integer."""
+    m = re.match(r"^([0-9][0-9,]*)(?:\s|$|%)", value.strip())
+    if not m:
+        return None
+    return _count(m.group(1))
+
+
+def _text_temperature(value: str) -> Optional[int]:
+    """'34 C', '32 C (305 Kelvin)', '33 °C (306 K, 91 °F)' -> Celsius (from the Kelvin figure when given)."""
+    v = value.strip()
+    m = re.search(r"(?<![\d.-])(\d{1,5})\s*(?:K|Kelvin)\b", v)
+    if m:
+        return _kelvin_to_c(int(m.group(1)))
+    m = re.match(r"^(-?\d{1,4})\s*(?:°\s*)?C\b", v)
+    if m:
+        return int(m.group(1))
+    m = re.match(r"^(-?\d{1,4})\s*(?:°\s*)?F\b", v)
+    if m:
+        return round((int(m.group(1)) - 32) * 5 / 9)
+    return None
+
+
+def _smart_from_json(doc: Dict[str, Any]) -> SmartLog:
+    log = SmartLog(form="json")
+    sensors: Dict[int, int] = {}
+    for key, value in doc.items():
+        k = str(key).strip().lower()
+        if k == "temperature":
+            log.temperature_c = _kelvin_to_c(_count(value))
+        elif k in _SMART_COUNTERS:
+            if k == "critical_warning" and isinstance(value, dict):  # nvme-cli 2.x -H: bits decoded
+                value = next((v for kk, v in value.items() if str(kk).lower() == "value"), None)
+            n = _count(value)
+            setattr(log, _SMART_COUNTERS[k], n if n is None or n <= _U32 else None)
+        else:
+            m = _SENSOR_JSON.match(k)
+            if m:
+                c = _kelvin_to_c(_count(value))
+                if c is not None:
+                    sensors[int(m.group(1))] = c
+    log.sensors_c = sensors or None
+    return log
+
+
+def _smart_from_text(text: str) -> SmartLog:
+    log = SmartLog(form="text")
+    sensors: Dict[int, int] = {}
+    for line in text.splitlines():
+        if ":" not in line or line.lstrip().lower().startswith("smart log for"):
+            continue
+        label, _, value = line.partition(":")
+        k = re.sub(r"\s+", " ", label.strip().lower())
+        if k == "temperature":
+            log.temperature_c = _text_temperature(value)
+        elif k in _SMART_COUNTERS:
+            n = _text_count(value)
+            setattr(log, _SMART_COUNTERS[k], n if n is None or n <= _U32 else None)
+        else:
+            m = _SENSOR_TEXT.match(k)
+            if m:
+                c = _text_temperature(value)
+                if c is not None:
+                    sensors[int(m.group(1))] = c
+    log.sensors_c = sensors or None
+    return log
+
+
+_THERMAL_FIELDS = ("temperature_c", "warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count",
+                   "thm_temp2_trans_count", "thm_temp1_total_time_s", "thm_temp2_total_time_s", "sensors_c")
+
+
+def parse_smart_log(text: str) -> SmartLog:
+    """``nvme smart-log`` output, JSON (``-o json``) or normal text, nvme-cli 1.x or 2.x. ValueError
+    (a ToolOutputError through :func:`run.parse_text`) when it holds no thermal field at all."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("empty nvme smart-log output")
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            doc = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"nvme smart-log output is not valid JSON ({exc.msg})") from None
+        if not isinstance(doc, dict):
+            raise ValueError("nvme smart-log JSON is not an object")
+        log = _smart_from_json(doc)
+    else:
+        log = _smart_from_text(stripped)
+    if all(getattr(log, f) is None for f in _THERMAL_FIELDS):
+        raise ValueError("no SMART/Health thermal fields (temperature, warning_temp_time, thm_temp*) in nvme "
+                         "smart-log output")
+    return log
+
+
+def smart_log(ctrl: str) -> SmartLog:
+    """The SMART/Health log of controller ``ctrl`` (/dev/nvmeN). ToolFailedError, ToolTimeoutError, or
+    ToolOutputError when what comes back is no SMART log."""
+    proc = _run.run(argv_smart_log(ctrl), timeout=30, typed_timeout=True, check=True)
+    return _run.parse_output(proc, parse_smart_log)
 
 
 def id_ctrl(ctrl: str) -> IdCtrl:

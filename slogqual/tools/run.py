@@ -89,7 +89,7 @@ PROGRAMS: Dict[str, Requirement] = {r.program: r for r in (
                 _FREEBSD_BASE + " (OpenZFS 2.2 from FreeBSD 14.0; on 13.x: pkg install openzfs openzfs-kmod)"),
     Requirement("smartctl", (7, 0), "JSON output (--json)",
                 "apt-get install smartmontools", "pkg install smartmontools"),
-    Requirement("nvme", None, "Identify Controller and feature 06h (volatile write cache)",
+    Requirement("nvme", None, "Identify Controller, feature 06h (volatile write cache) and the SMART/Health log",
                 "apt-get install nvme-cli", "not on FreeBSD: nvmecontrol (" + _FREEBSD_BASE + ") is used instead"),
     Requirement("lsblk", None, "device identity", "apt-get install util-linux", _LINUX_ONLY + " (geom, diskinfo)"),
     Requirement("blkid", None, "signature probes", "apt-get install util-linux", _LINUX_ONLY),

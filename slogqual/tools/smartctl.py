@@ -5,6 +5,15 @@
 and 1 mean the command line or the device open failed, the higher bits are
 about the disk's health and do not make the identity less true. Only this
 module spawns smartctl.
+
+Thermal evidence (:func:`health`): ``smartctl --json=c -i -A DEV`` adds the
+current temperature (``temperature.current``, ATA/SCSI/NVMe; SCSI also its trip
+point) and, for NVMe, the SMART/Health log (``nvme_smart_health_information_log``:
+temperature in Celsius, warning/critical composite temperature minutes, the
+temperature sensors). smartctl prints the thermal management transition counts
+and times in its text output only (nvmeprint.cpp writes them with pout(), not
+into the JSON tree), so for NVMe nvme-cli is the better source
+(slogqual.tools.nvme.smart_log).
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from slogqual.tools import run as _run
 
@@ -76,6 +85,12 @@ def argv(device: str, nvme: bool = False) -> List[str]:
     if not nvme:
         cmd += ["-g", "wcache"]
     return cmd + [device]
+
+
+def argv_health(device: str) -> List[str]:
+    """Identity (for the protocol) and the SMART attributes / NVMe health log, which carry the temperature.
+    Kept apart from :func:`argv`: identification needs neither, and -A is slower on some ATA bridges."""
+    return [PROGRAM, "--json=c", "-i", "-A", device]
 
 
 def _number(v: Any) -> Optional[float]:
@@ -159,6 +174,88 @@ def parse(text: str) -> SmartInfo:
     if isinstance(wc, dict) and isinstance(wc.get("enabled"), bool):
         info.write_cache_enabled = wc["enabled"]
     return info
+
+
+@dataclass
+class SmartHealth:
+    """Temperatures and, for NVMe, the thermal counters smartctl's JSON carries. None: not reported."""
+
+    protocol: Optional[str] = None
+    temperature_c: Optional[int] = None  # temperature.current (or the NVMe log's composite temperature)
+    drive_trip_c: Optional[int] = None  # SCSI: temperature.drive_trip
+    warning_temp_time_min: Optional[int] = None  # NVMe: minutes at or above WCTEMP
+    critical_temp_time_min: Optional[int] = None  # NVMe: minutes at or above CCTEMP
+    sensors_c: Optional[Dict[int, int]] = None  # NVMe: sensor number (1-8) -> Celsius
+    critical_warning: Optional[int] = None  # NVMe
+    exit_status: Optional[int] = None
+    errors: List[str] = field(default_factory=list)
+
+    @property
+    def usable(self) -> bool:
+        """The device was opened and reported a temperature or an NVMe thermal counter."""
+        if self.exit_status is not None and self.exit_status & (EXIT_CMDLINE | EXIT_OPEN):
+            return False
+        return any(v is not None for v in (self.temperature_c, self.warning_temp_time_min,
+                                            self.critical_temp_time_min, self.sensors_c))
+
+
+def _celsius(v: Any) -> Optional[int]:
+    """A plausible Celsius reading (smartctl has already converted from Kelvin)."""
+    n = _i(v)
+    return n if n is not None and -273 < n < 1000 else None
+
+
+def _counter(v: Any) -> Optional[int]:
+    n = _i(v)
+    return n if n is not None and n >= 0 else None
+
+
+def parse_health(text: str) -> SmartHealth:
+    """Temperatures from smartctl JSON (any of -a, -x, -A, --all). ValueError on text that is not a
+    smartctl JSON object; a document without temperatures is a SmartHealth that is not ``usable``."""
+    if not text or not text.strip():
+        raise ValueError("empty smartctl output")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"smartctl output is not JSON ({exc.msg})") from None
+    if not isinstance(doc, dict):
+        raise ValueError("smartctl JSON is not an object")
+    h = SmartHealth()
+    meta = doc.get("smartctl") if isinstance(doc.get("smartctl"), dict) else {}
+    h.exit_status = _i(meta.get("exit_status"))
+    messages = meta.get("messages")
+    for m in messages if isinstance(messages, list) else []:
+        if isinstance(m, dict) and m.get("severity") == "error" and m.get("string"):
+            h.errors.append(str(m["string"]))
+    dev = doc.get("device") if isinstance(doc.get("device"), dict) else {}
+    h.protocol = _s(dev.get("protocol"))
+    temp = doc.get("temperature")
+    if isinstance(temp, dict):
+        h.temperature_c = _celsius(temp.get("current"))
+        h.drive_trip_c = _celsius(temp.get("drive_trip"))
+    log = doc.get("nvme_smart_health_information_log")
+    if isinstance(log, dict):
+        if h.temperature_c is None:
+            h.temperature_c = _celsius(log.get("temperature"))
+        h.warning_temp_time_min = _counter(log.get("warning_temp_time"))
+        h.critical_temp_time_min = _counter(log.get("critical_comp_time"))
+        h.critical_warning = _counter(log.get("critical_warning"))
+        sensors = log.get("temperature_sensors")
+        if isinstance(sensors, list):
+            # smartctl writes sensor i at index i-1, leaving null for one that does not report
+            found = {i + 1: _celsius(v) for i, v in enumerate(sensors[:8])}
+            h.sensors_c = {n: c for n, c in found.items() if c is not None} or None
+    return h
+
+
+def health(device: str) -> SmartHealth:
+    """Run ``smartctl -i -A`` on device for its temperatures. ToolTooOldError for a smartctl without
+    JSON, ToolTimeoutError when it hangs, ToolOutputError when its output is not smartctl JSON; a
+    device smartctl cannot open is a SmartHealth that is not ``usable`` (``errors`` says why)."""
+    check_version()
+    proc = _run.run(argv_health(device), timeout=60, typed_timeout=True)
+    return _run.parse_output(proc, parse_health)
 
 
 def query(device: str, nvme: bool = False) -> SmartInfo:
