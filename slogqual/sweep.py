@@ -40,6 +40,7 @@ from slogqual.results import (
 from slogqual.target import KIND_BLOCK, KIND_NBD, KIND_SCRATCH, Target
 from slogqual import target as targets
 from slogqual.analysis import overtime, percentiles, precision
+from slogqual.analysis import thermal as thermal_analysis
 from slogqual.tools import fio, pairbench
 from slogqual.units import MiB, size_label
 
@@ -212,6 +213,16 @@ def describe_target(target: Target) -> Optional[Dict[str, Any]]:
     except Exception as exc:  # identification must not cost the measurement; say why it is missing
         return {"schema": schema.DEVICE, "path": target.path, "error": f"identification failed: {exc}",
                 "warnings": []}
+
+
+def thermal_snapshot(target: Target):
+    """The device's thermal state now (slogqual.device.thermal), or None for files, loop devices, NBD
+    and anything with no hardware to ask; a tool failing gives a snapshot that says why, never an error."""
+    if target.kind != KIND_BLOCK:
+        return None
+    from slogqual.device import thermal
+
+    return thermal.snapshot(target.path)
 
 
 def device_warnings(device: Optional[Dict[str, Any]]) -> List[str]:
@@ -421,12 +432,18 @@ class SyncWriteSweep:
                 self.progress.begin(f"{self.target.path} {size_label(size)}", i, len(todo), estimate)
                 settle(self.params.settle_s)
                 started = environment.now_iso()
+                before = thermal_snapshot(self.target)
                 try:
                     point = self._measure(size, started)
                 except MeasurementError as exc:
                     result.status, result.error = STATUS_FAILED, str(exc)
                     self._save(result)
                     raise
+                if before is not None:
+                    point.thermal = thermal_analysis.summary(before, thermal_snapshot(self.target))
+                    for w in point.thermal["warnings"]:
+                        result.warnings.append(f"{size_label(size)}: {w}")
+                        self.progress.say(f"WARNING: {size_label(size)}: {w}")
                 result.add_point(point)
                 self._save(result)
                 ci = f" ±{point.mean_ci95_us['half_width']:.2f}" if point.mean_ci95_us else ""

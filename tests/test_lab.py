@@ -196,6 +196,13 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path, busy_host_disk):
     means = [pts[c]["lat_us"]["mean"] for c in classes]
     assert means == sorted(means, reverse=True), dict(zip(classes, means))
     assert all(pts[c]["ios"] > 50 for c in classes)
+    # the pair engine measured (built in the guest on first use): exact figures, and the emulated NVMe's
+    # SMART/Health log read before and after the size (QEMU reports a temperature, no throttling)
+    assert all(pts[c]["lat_basis"] == "pair" for c in classes)
+    thermal = pts["nvme"]["thermal"]
+    assert thermal["available"] and thermal["source"] == "nvme smart-log", thermal
+    assert thermal["temperature_c"]["before"] is not None and thermal["throttled"] is not True
+    assert "thermal" not in pts["nvdimm"]  # no hardware to ask
     capped = pts["capped"]
     assert 0.6 * 200 <= capped["iops"] <= 1.05 * 200, capped["iops"]  # QD1 write+flush cycles under a 200 IOPS cap
     assert capped["lat_us"]["mean"] > pts["nvme"]["lat_us"]["mean"]

@@ -49,6 +49,14 @@ def sweep_table(result: SweepResult) -> str:
         lines.append("* write+flush upper bound from fio's separate write and flush percentiles (mean is exact)")
     if with_ci:
         lines.append("95% CI: half-width of the 95 % confidence interval of the mean (batch means, 30 batches)")
+    temps = [(pt.thermal["temperature_c"] or {}) for pt in result.points if pt.thermal and pt.thermal.get("available")]
+    if temps:
+        first, last = temps[0].get("before"), temps[-1].get("after")
+        throttled = any(pt.thermal.get("throttled") for pt in result.points if pt.thermal)
+        source = next(pt.thermal.get("source") for pt in result.points if pt.thermal and pt.thermal.get("available"))
+        lines.append(f"thermal ({source}): {first if first is not None else '?'} °C before the first size, "
+                     f"{last if last is not None else '?'} °C after the last; "
+                     + ("a throttling counter rose (see the warnings)" if throttled else "no throttling counter rose"))
     for pt in result.points:
         for note in pt.notes:
             lines.append(f"{size_label(pt.size)}: {note}")
