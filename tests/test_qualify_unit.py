@@ -41,6 +41,24 @@ def test_flush_mode_percentile_says_it_is_an_upper_bound():
     assert j.result == judge.FAIL and "upper bound" in j.detail
 
 
+def test_pair_engine_points_are_exact_and_a_mean_inside_its_interval_is_too_close_to_call():
+    s = sweep([(4096, 98.0, 99.0, 40.0)], basis="pair")
+    p = s.point(4096)
+    p.lat_us.p9999 = 180.0
+    p.mean_ci95_us = {"lo": 95.0, "hi": 101.0, "half_width": 3.0}
+    j = judge.judge_sweep(crit("lat_us.p99 @ 4k <= 100"), s)
+    assert j.result == judge.PASS and "exact" in j.detail and "bound" not in j.detail
+    j = judge.judge_sweep(crit("lat_us.p99.99 @ 4k <= 150"), s)
+    assert j.result == judge.FAIL and j.measured == 180.0
+    j = judge.judge_sweep(crit("lat_us.mean @ 4k <= 100"), s)
+    assert j.result == judge.PASS and "95.0–101.0" in j.detail and "too close to call" in j.detail
+    j = judge.judge_sweep(crit("lat_us.mean @ 4k <= 120"), s)
+    assert j.result == judge.PASS and "too close" not in j.detail
+    # a fio point has no p90: not evaluated, never a made-up value
+    j = judge.judge_sweep(crit("lat_us.p90 @ 4k <= 100"), sweep([(4096, 40.0, 90.0, 97.6)], basis="write+flush"))
+    assert j.result == judge.NOT_EVALUATED
+
+
 def test_device_criteria_use_the_record_verdicts():
     rec = {"class": "nvme", "write_cache": {"verdict": "no-volatile-cache", "reason": "vwc 0"},
            "link": {"verdict": "below-capability", "reason": "x2 of x4"}, "controller_link": None}

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional
 from slogqual.analysis import scenario as scenario_analysis
 from slogqual.qualify.profile import (KIND_DEVICE, KIND_SCENARIO, KIND_STEADY, KIND_SWEEP, SCENARIO_METRICS,
                                       Criterion)
-from slogqual.results import LAT_BASIS_FLUSH_BOUND, SweepResult
+from slogqual.results import LAT_BASIS_FLUSH_BOUND, LAT_BASIS_PAIR, SweepResult
 from slogqual.units import size_label
 
 # Bump when a rule changes the result a criterion gets from the same measurements; every
@@ -106,11 +106,18 @@ def judge_sweep(c: Criterion, sweep: Optional[SweepResult]) -> Judgement:
         return Judgement(c, NOT_EVALUATED, detail=f"the {size_label(c.size)} point has no {c.metric}")
     ok = _compare(c, value)
     detail = f"{point.ios} IOs"
-    if c.metric.startswith("lat_us.") and c.metric not in ("lat_us.mean", "lat_us.min", "lat_us.stddev") \
-            and point.lat_basis == LAT_BASIS_FLUSH_BOUND:
-        detail += "; write+flush percentile is an upper bound"
-        if not ok:
-            detail += " (the true value may be lower: see write_lat_us/flush_lat_us)"
+    if c.metric.startswith("lat_us.") and c.metric not in ("lat_us.mean", "lat_us.min", "lat_us.stddev"):
+        if point.lat_basis == LAT_BASIS_FLUSH_BOUND:
+            detail += "; write+flush percentile is an upper bound"
+            if not ok:
+                detail += " (the true value may be lower: see write_lat_us/flush_lat_us)"
+        elif point.lat_basis == LAT_BASIS_PAIR:
+            detail += "; exact: every write+flush pair timed"
+    ci = point.mean_ci95_us
+    if c.metric == "lat_us.mean" and ci and c.op in ("<", "<=", ">", ">="):
+        detail += f"; 95 % interval of the mean {ci['lo']:.1f}–{ci['hi']:.1f} µs"
+        if ci["lo"] <= c.threshold <= ci["hi"]:
+            detail += " holds the threshold: too close to call, measure longer (--precision)"
     return Judgement(c, PASS if ok else FAIL, value, detail)
 
 
