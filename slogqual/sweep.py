@@ -73,9 +73,12 @@ class SweepParams:
 
     def engine_for(self, target: Target) -> str:
         """The engine that measures target: ENGINE_PAIR or ENGINE_FIO."""
+        return self.engine_for_kind(target.kind)
+
+    def engine_for_kind(self, kind: str) -> str:
         if self.engine != ENGINE_AUTO:
             return self.engine
-        return ENGINE_PAIR if self.mode == "flush" and target.kind != KIND_NBD else ENGINE_FIO
+        return ENGINE_PAIR if self.mode == "flush" and kind != KIND_NBD else ENGINE_FIO
 
     def to_dict(self, target: Target) -> Dict[str, Any]:
         d = self._base_dict(target)
@@ -475,17 +478,22 @@ def resume_target(result: SweepResult, scratch_dir: str) -> Target:
     return target
 
 
-def prepare_resume(path: str, fio_version: str, argv: Optional[List[str]]) -> SweepResult:
+def load_for_resume(path: str) -> SweepResult:
+    """An unfinished sweep's document, refused when it cannot be resumed (an import)."""
     result = load_sweep(path)
     if result.source != "slogqual":
         raise UsageError(f"{path}: a {result.source} import cannot be resumed")
-    env = result.environment
-    env.setdefault("resumed", []).append({
-        "started": environment.now_iso(),
-        "fio_version": fio_version,
-        "kernel": environment.collect(fio_version, argv)["kernel"],
-        "argv": list(argv or []),
-    })
-    if env.get("fio_version") and env["fio_version"] != fio_version:
-        result.warnings.append(f"resumed with {fio_version}; earlier points were measured with {env['fio_version']}")
     return result
+
+
+def note_resume(result: SweepResult, fio_version: str, argv: Optional[List[str]], engine_version: str = "") -> None:
+    """Record this resumption in the document, and warn where the measuring program changed since."""
+    env = result.environment
+    entry = {"started": environment.now_iso(), "fio_version": fio_version,
+             "kernel": environment.collect(fio_version, argv)["kernel"], "argv": list(argv or [])}
+    if engine_version:
+        entry["pairbench_version"] = engine_version
+    env.setdefault("resumed", []).append(entry)
+    for key, now in (("fio_version", fio_version), ("pairbench_version", engine_version)):
+        if env.get(key) and now and env[key] != now:
+            result.warnings.append(f"resumed with {now}; earlier points were measured with {env[key]}")

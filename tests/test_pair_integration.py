@@ -193,3 +193,26 @@ def test_a_sustained_run_reports_where_bandwidth_collapsed_and_draws_it(nbd_file
     proc = slogqual("plot", "--over-time", out, "-o", png)
     assert proc.returncode == 0, proc.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000
+
+
+def test_the_pair_engine_needs_no_fio(data_file, tmp_path):
+    """A flush-mode sweep of a file runs without fio on PATH (the pair engine measures); --engine fio then
+    says fio is missing in one line, before anything is written."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for d in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/sbin", "/sbin"]:
+        if os.path.isdir(d):
+            for name in os.listdir(d):
+                if name != "fio" and not (bindir / name).exists():
+                    (bindir / name).symlink_to(os.path.join(d, name))
+    env = {"PATH": str(bindir)}
+    out = tmp_path / "r.json"
+    proc = slogqual("sweep", data_file, "--sizes", "4k", *FAST, "--quiet", "-o", out, env=env)
+    assert proc.returncode == 0, proc.stderr
+    doc = load(out)
+    assert doc["environment"]["fio_version"] == "" and doc["environment"]["pairbench_version"] == "pairbench 2"
+    check_point(doc["points"][0])
+    out2 = tmp_path / "f.json"
+    proc = slogqual("sweep", data_file, "--engine", "fio", "--sizes", "4k", *FAST, "-o", out2, env=env)
+    assert proc.returncode != 0 and "fio" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not out2.exists()

@@ -44,7 +44,9 @@ def test_default_target_is_a_scratch_file_that_is_removed(tmp_path):
     assert [p["size"] for p in doc["points"]] == [4096, 65536]
     assert all(p["ios"] > 0 and p["lat_us"]["mean"] > 0 and p["iops"] > 0 for p in doc["points"])
     env = doc["environment"]
-    assert env["fio_version"].startswith("fio-") and env["kernel"] and env["slogqual_version"]
+    # the pair engine measured: its version is recorded; fio did not run, so none is claimed for it
+    assert env["pairbench_version"] == "pairbench 2" and env["fio_version"] == ""
+    assert env["kernel"] and env["slogqual_version"]
     assert doc["params"]["mode"] == "flush" and doc["params"]["iodepth"] == 1
     assert not [f for f in os.listdir(tmp_path) if f.startswith("slogqual-scratch")]
     # progress on stderr names the size and step with an ETA; the table goes to stdout
@@ -144,14 +146,15 @@ def _fake_fio(tmp_path, version_line):
 
 def test_fio_too_old(tmp_path):
     path = _fake_fio(tmp_path, "fio-2.2.10") + os.pathsep + os.environ["PATH"]
-    proc = slogqual("sweep", "--quiet", env={"PATH": path}, cwd=tmp_path)
+    proc = slogqual("sweep", "--engine", "fio", "--quiet", env={"PATH": path}, cwd=tmp_path)
     assert proc.returncode == 2 and "too old" in proc.stderr and len(proc.stderr.splitlines()) == 1
 
 
 def test_fio_missing(tmp_path):
     path = os.pathsep.join(os.path.dirname(p) for p in (sys.executable,))
-    proc = slogqual("sweep", "--quiet", env={"PATH": path}, cwd=tmp_path)
+    proc = slogqual("sweep", "--engine", "fio", "--quiet", env={"PATH": path}, cwd=tmp_path)
     assert proc.returncode == 2 and "fio not found" in proc.stderr
+    assert not [f for f in os.listdir(tmp_path) if f.startswith("slogqual-")]  # refused before any write
 
 
 @needs_root

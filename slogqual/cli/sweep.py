@@ -14,7 +14,7 @@ from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.progress import Progress
 from slogqual.report.text import diskinfo_lines, sweep_table
 from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult
-from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, prepare_resume, resume_target
+from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, load_for_resume, note_resume, resume_target
 from slogqual.sweep import DEFAULT_MAX_RUNTIME_S, ENGINE_AUTO, ENGINE_PAIR, ENGINES
 from slogqual.analysis.overtime import DEFAULT_INTERVAL_MS
 from slogqual.tools import fio, pairbench
@@ -140,8 +140,17 @@ def _emit(args, results: List[SweepResult]) -> None:
         print("\n\n".join(sweep_table(r) for r in results))
 
 
+def _engines(params: SweepParams, kinds: List[str]):
+    """(fio version, pair engine version) of the engines that will measure targets of these kinds, each
+    checked (the pair engine built, on first use from a source tree) before anything is written; fio is
+    needed only where it measures (--mode dsync, NBD, --engine fio), "" where it does not."""
+    engines = {params.engine_for_kind(k) for k in kinds}
+    fio_version = fio.check_version().text if engines - {ENGINE_PAIR} else ""
+    engine_version = pairbench.check_version().text if ENGINE_PAIR in engines else ""
+    return fio_version, engine_version
+
+
 def run(args) -> int:
-    fio_version = fio.check_version().text
     progress = Progress(quiet=args.quiet)
     argv = ["slogqual", *sys.argv[1:]]
 
@@ -149,7 +158,7 @@ def run(args) -> int:
         if args.targets or args.sizes or args.engine != ENGINE_AUTO or any(
                 v is not None for v in (args.precision, args.max_runtime, args.sustain, args.interval)):
             raise UsageError("--resume takes its target, sizes, engine and options from the result file")
-        result = prepare_resume(args.resume, fio_version, argv)
+        result = load_for_resume(args.resume)
         if result.status == STATUS_COMPLETE and all(result.point(s) for s in result.params["sizes"]):
             progress.say(f"{args.resume}: already complete")
             _emit(args, [result])
@@ -158,6 +167,8 @@ def run(args) -> int:
             params = SweepParams.from_dict(result.params)
         except UsageError as exc:
             raise UsageError(f"{args.resume}: {exc}") from None
+        fio_version, engine_version = _engines(params, [result.target.get("kind")])
+        note_resume(result, fio_version, argv, engine_version)
         tgt = resume_target(result, os.getcwd())
         params.check_target(tgt)
         plan = [(tgt, os.path.abspath(args.resume), result)]
@@ -176,14 +187,11 @@ def run(args) -> int:
         protect.append((store.default_path(), "the result store"))
         for out in outputs:
             check_output(out, "sweep result", SWEEP_SCHEMA_PREFIX, protect, force=args.force)
+        fio_version, engine_version = _engines(params, [t.kind if t else targets.KIND_SCRATCH for t in resolved])
         plan = []
         for spec, tgt, out in zip(specs, resolved, outputs):
             plan.append((tgt if tgt else targets.create_scratch(os.getcwd(), largest), out, None))
 
-    # The pair engine is checked (and built, on first use from a source tree) before anything is measured.
-    engine_version = ""
-    if any(params.engine_for(tgt) == ENGINE_PAIR for tgt, _, _ in plan):
-        engine_version = pairbench.check_version().text
 
     done: List[SweepResult] = []
     worst = 0
