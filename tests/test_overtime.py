@@ -2,12 +2,11 @@
 constructed samples (the relations are exact there), and the sweep's parameters and documents."""
 
 import math
-import subprocess
-import sys
 from array import array
 
 import pytest
 
+from conftest import slogqual
 from slogqual.analysis import overtime, precision
 from slogqual.errors import UsageError
 from slogqual.report import overtime_plot
@@ -250,8 +249,7 @@ def test_cli_refuses_ambiguous_sustain_in_one_line(tmp_path):
     for argv, why in ((["--sustain", "10m"], "minutes or mebibytes"),
                       (["--max-runtime", "5"], "--precision"),
                       (["--precision", "2%", "--engine", "fio"], "pair engine")):
-        proc = subprocess.run([sys.executable, "-m", "slogqual", "sweep", str(tmp_path / "t.img"), *argv],
-                              capture_output=True, text=True, cwd=tmp_path)
+        proc = slogqual("sweep", tmp_path / "t.img", *argv, cwd=tmp_path)
         assert proc.returncode == 2, proc.stderr
         assert why in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert list(tmp_path.iterdir()) == []  # nothing written
