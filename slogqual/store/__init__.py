@@ -231,12 +231,10 @@ class Store:
             if kind == KIND_SWEEP:
                 for p in doc.get("points") or []:
                     lat = p.get("lat_us") or {}
+                    # a size twice in one document: the first stands (an insert/select role may not update)
                     tx.execute("INSERT INTO points (run_id, size, ios, mean_us, p50_us, p99_us, p999_us, max_us, "
                                "iops, mbps, lat_basis) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, size) "
-                               "DO UPDATE SET ios = excluded.ios, mean_us = excluded.mean_us, "
-                               "p50_us = excluded.p50_us, p99_us = excluded.p99_us, p999_us = excluded.p999_us, "
-                               "max_us = excluded.max_us, iops = excluded.iops, mbps = excluded.mbps, "
-                               "lat_basis = excluded.lat_basis",
+                               "DO NOTHING",
                                (run_id, p["size"], p.get("ios"), lat.get("mean"), lat.get("p50"), lat.get("p99"),
                                 lat.get("p999"), lat.get("max"), p.get("iops"), p.get("mbps"), p.get("lat_basis")))
             return run_id
