@@ -386,7 +386,11 @@ class PostgresBackend(Backend):
             yield Tx(self.conn, self.dialect)
 
     def schema_version(self, tx: Tx) -> int:
-        if tx.query("SELECT to_regclass('schema_version') AS t")[0]["t"] is None:
+        # pg_tables read as a table (this statement's snapshot), not to_regclass(): that answers from the
+        # session's catalog cache, which may still hold "no such table" from before the advisory lock
+        # (seen: 3 of 9 processes opening a fresh store at once re-applied migration 1)
+        if not tx.query("SELECT 1 AS t FROM pg_catalog.pg_tables WHERE schemaname = current_schema() "
+                        "AND tablename = 'schema_version'"):
             return 0
         return int(tx.query("SELECT MAX(version) AS v FROM schema_version")[0]["v"] or 0)
 
