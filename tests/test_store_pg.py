@@ -13,7 +13,6 @@ import time
 import pytest
 
 from conftest import FIXTURES, ROOT, slogqual
-from pgserver import pg_server, pg_url  # noqa: F401 (fixtures)
 from slogqual.store import Store, StoreError, digest_of
 from slogqual.store import backends
 from test_store import sweep_doc
@@ -170,7 +169,7 @@ def test_import_history_and_compare_give_the_same_answers_on_sqlite_and_postgres
 
 # --- roles, bad stores ------------------------------------------------------------------------------------
 
-def test_a_role_that_may_only_insert_and_select_uses_a_migrated_store(pg_server, tmp_path):  # noqa: F811
+def test_a_role_that_may_only_insert_and_select_uses_a_migrated_store(pg_server, tmp_path):
     pg_server.sql(["DROP ROLE IF EXISTS sq_owner_t", "DROP ROLE IF EXISTS sq_lab_t"])
     pg_server.sql(["CREATE ROLE sq_owner_t LOGIN", "CREATE ROLE sq_lab_t LOGIN PASSWORD 'lab-secret-42'"])
     db = pg_server.new_database(owner="sq_owner_t")

@@ -14,7 +14,7 @@ Rules (each also stated in every output by :data:`OUTLIER_RULE`, :data:`HOST_RUL
   its PCIe, its kernel): its units are listed under it, not as bad units. A host with one unit cannot
   be told from its unit.
 * **Firmware**: a model's units split by firmware; every other firmware is compared with the firmware
-  that most units run, figure by figure, with Welch's t-test on the units' figures
+  that most of its units run, figure by figure, with Welch's t-test on the units' figures
   (slogqual/analysis/compare.py, two-sided, 95 %); a difference is called only when significant and larger
   than the minimum effect (10 %). Units on a flagged host are left out (their figures are the host's).
 """
@@ -295,7 +295,8 @@ def _firmware(models: Sequence[ModelSummary], left_out: set) -> List[FirmwareRow
                 groups.setdefault(u.firmware or "unknown", []).append(u)
         if len(groups) < 2:
             continue
-        reference = sorted(groups, key=lambda f: (-len(groups[f]), f))[0]
+        # the reference: the firmware most of the model's units run (counted before leaving any out)
+        reference = sorted(groups, key=lambda f: (-m.firmwares.get(f, 0), f))[0]
         for fw in sorted(groups):
             if fw == reference:
                 continue

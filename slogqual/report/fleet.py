@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 import os
 import tempfile
-from typing import List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from tabulate import tabulate
 
@@ -116,7 +116,15 @@ def text(fleet: F.Fleet, store_name: str) -> str:
 
 # --- the band chart -------------------------------------------------------------------------------------
 
-def band_script(m: F.ModelSummary, slow: Sequence[str], output: str, fmt: str,
+def _yticks(lo: float, hi: float) -> List[float]:
+    """Decades; with 1-2-5 steps between them when the range spans less than two decades."""
+    decades = plots._decades(lo, hi)
+    if hi / lo >= 100:
+        return decades
+    return [d * k for d in decades for k in (1, 2, 5) if lo <= d * k <= hi]
+
+
+def band_script(m: F.ModelSummary, slow: Dict[str, str], output: str, fmt: str,
                 size: Tuple[int, int] = CHART_SIZE) -> str:
     """gnuplot script: min-max band of the units' mean latency against IO size, the median, every unit
     thin (outliers and units on a flagged host in red, with their serial)."""
@@ -129,7 +137,7 @@ def band_script(m: F.ModelSummary, slow: Sequence[str], output: str, fmt: str,
             'set xlabel "IO size (bytes, binary units)"', 'set ylabel "mean latency per synchronous write"',
             "set xtics (" + ", ".join(f"{plots._q(size_label(s))} {s}" for s in xt) + ") nomirror",
             "set ytics (" + ", ".join(f"{plots._q(plots._ytick_label(v, 'us'))} {v:g}"
-                                      for v in plots._decades(ylo, yhi)) + ") nomirror",
+                                      for v in _yticks(ylo, yhi)) + ") nomirror",
             "set mytics 10", "set tics out scale 0.8",
             'set grid xtics ytics mytics lc rgb "#d8d8d8" lw 1, lc rgb "#eeeeee" lw 0.5',
             'set border 3 lc rgb "#555555"',
@@ -150,7 +158,7 @@ def band_script(m: F.ModelSummary, slow: Sequence[str], output: str, fmt: str,
         out += [f"{s} {v:.6g}" for s, v in pts]
         out.append("EOD")
         if u.name in slow:
-            label = plots._q(f"{u.name} ({u.host or '?'}): outside")
+            label = plots._q(f"{u.name} ({u.host or '?'}): {slow[u.name]}")
             clauses.append(f'$u{i} using 1:2 with linespoints lw 2 lc rgb "{SLOW_COLOUR}" pt 7 ps 0.6 title {label}')
         else:
             title = "title \"each unit\"" if not grey_titled else "notitle"
@@ -164,7 +172,8 @@ def band_script(m: F.ModelSummary, slow: Sequence[str], output: str, fmt: str,
 
 
 def render_charts(fleet: F.Fleet) -> List[Chart]:
-    slow_names = {o.unit.name for o in fleet.outliers} | {u.name for h in fleet.flagged_hosts for u in h.units}
+    slow_names = {o.unit.name: "outside" for o in fleet.outliers}
+    slow_names.update({u.name: "host flagged" for h in fleet.flagged_hosts for u in h.units})
     charts: List[Chart] = []
     with tempfile.TemporaryDirectory(prefix="slogqual-fleet-") as tmp:
         for n, m in enumerate(fleet.models, 1):
@@ -172,9 +181,9 @@ def render_charts(fleet: F.Fleet) -> List[Chart]:
                 continue
             out = os.path.join(tmp, f"m{n}.svg")
             gnuplot.check_version()
-            gnuplot.run_script(band_script(m, sorted(slow_names), out, "svg"), out)
+            gnuplot.run_script(band_script(m, slow_names, out, "svg"), out)
             caption = (f"{m.model}: mean latency of a synchronous write against IO size, {len(m.units)} units; "
-                       f"the band spans all units, the line is their median; red: outliers and units on a "
+                       f"the band spans all units, the blue line is their median; red: outliers and units on a "
                        f"flagged host")
             with open(out, encoding="utf-8") as fh:
                 charts.append(Chart(f"model-{n}", caption, inline_svg(fh.read(), f"f{n}", caption), []))
