@@ -15,6 +15,7 @@ from slogqual.cli.options import add_force, guard_output
 from slogqual.errors import UsageError
 from slogqual.outputs import text_mark
 from slogqual.report import fleet as report
+from slogqual.results import schema as S
 from slogqual.store import Store
 from slogqual.store.fleet import fleet_units
 
@@ -58,7 +59,7 @@ def run(args) -> int:
         os.replace(tmp, args.html)
         print(f"{args.html}: fleet report", file=sys.stderr)
     if args.json:
-        json.dump({"schema": "slogqual.fleet/1", "store": name, **F.to_dict(fleet)}, sys.stdout, indent=2)
+        json.dump({"schema": S.FLEET, "store": name, **F.to_dict(fleet)}, sys.stdout, indent=2)
         print()
     else:
         print(report.text(fleet, name))
