@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import FIXTURES, ROOT, slogqual
+from conftest import FIXTURES, ROOT, need, slogqual
 from slogqual.store import Store, StoreError, digest_of
 from slogqual.store import backends
 from test_store import sweep_doc
@@ -213,3 +213,25 @@ def test_a_bad_or_unreachable_store_is_one_line_without_the_password(url, exit_c
 def test_store_error_class_is_what_callers_catch():
     with pytest.raises(StoreError):
         Store("mysql://x/y")
+
+
+@pytest.mark.integration
+@need("fio", "nbdkit")
+def test_qualify_records_host_identity_profile_and_verdict_in_postgresql(tmp_path, pg_url):
+    """A real qualification (fio against nbdkit's memory plugin) recorded straight into PostgreSQL."""
+    from test_store import PROFILE, _qualify, _server
+    profile = tmp_path / "p.toml"
+    profile.write_text(PROFILE)
+    with _server() as srv:
+        proc = _qualify(srv.uri, tmp_path / "o", profile, pg_url, "--firmware", "FW9")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "o" / "nbd.qualification.json").read_text())
+    assert doc["store"]["recorded"] is True and doc["store"]["path"] == pg_url
+    runs = json.loads(slogqual("history", "--store", pg_url, "--json").stdout)
+    assert sorted(r["kind"] for r in runs) == ["qualification", "sweep"]
+    q = next(r for r in runs if r["kind"] == "qualification")
+    assert (q["model"], q["serial"], q["firmware"], q["profile"], q["verdict"]) == \
+        ("NBD-Q", "unit-1", "FW9", "store-test", "pass")
+    assert all(r["host"] == doc["environment"]["host"] and r["host"] for r in runs)
+    assert json.loads(slogqual("history", "--store", pg_url, "--show", q["id"]).stdout) == \
+        {k: v for k, v in doc.items() if k != "store"} | {"store": None}
