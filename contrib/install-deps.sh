@@ -23,6 +23,8 @@ APT_PACKAGES=(
   pciutils       # lspci -vv LnkCap/LnkSta where sysfs lacks the link attributes
   mdadm          # md RAID members for the safety tests in the lab guest
   python3-pip
+  postgresql     # the PostgreSQL store's tests start a real server (initdb, pg_ctl; tests/pgserver.py)
+  libpq5         # the client library psycopg 3 (pure Python) loads for a postgresql:// store
 )
 
 missing=()
@@ -46,6 +48,14 @@ if ! (cd / && python3 -c 'import slogqual, sys; sys.exit(0 if slogqual.__file__.
   if python3 -c 'import os, sys, sysconfig; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")) else 1)'; then
     pip_flags+=(--break-system-packages)
   fi
-  python3 -m pip install "${pip_flags[@]}" -e ".[test]"
+  python3 -m pip install "${pip_flags[@]}" -e ".[test,postgresql]"
+fi
+# psycopg 3 for the PostgreSQL store (and its tests), also where slogqual was installed before it was needed
+if ! (cd / && python3 -c 'import psycopg') 2>/dev/null; then
+  pip_flags=(-q --disable-pip-version-check --root-user-action=ignore)
+  if python3 -c 'import os, sys, sysconfig; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")) else 1)'; then
+    pip_flags+=(--break-system-packages)
+  fi
+  python3 -m pip install "${pip_flags[@]}" "psycopg>=3.1"
 fi
 echo "install-deps: ready in ${SECONDS} s" >&2

@@ -8,6 +8,9 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
+# pg_server / pg_url: a real PostgreSQL for the store tests (tests/pgserver.py)
+pytest_plugins = ["pgserver"]
+
 # Commands that record into the result store (sweep, scenario, import, qualify) must not write the
 # user's real store from tests: every test run gets its own, unless a test names another.
 import tempfile as _tempfile  # noqa: E402

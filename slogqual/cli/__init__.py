@@ -33,7 +33,7 @@ COMMAND_MODULES = [
     "compare",
     "report",
     "export",
-    "qualify", "history",
+    "qualify", "history", "fleet", "store_cmd",
 ]
 
 

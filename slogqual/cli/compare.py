@@ -14,6 +14,7 @@ from typing import List, Optional
 from tabulate import tabulate
 
 from slogqual import store
+from slogqual.cli.history import STORE_HELP
 from slogqual.analysis import compare as cmp
 from slogqual.errors import UsageError
 from slogqual.report.inputs import load_results
@@ -32,8 +33,7 @@ def register(sub) -> None:
     p.add_argument("--baseline", metavar="model:M",
                    help="judge A.json against the pooled stored sweeps of this model (or serial:S) measured like "
                         "it: slogqual compare --baseline model:M NEW.json")
-    p.add_argument("--store", metavar="PATH", help="result store for --baseline (default: $SLOGQUAL_STORE or "
-                                                  "~/.local/share/slogqual/results.sqlite)")
+    p.add_argument("--store", metavar="PATH|URL", help=STORE_HELP + ' (for --baseline)')
     p.add_argument("--metric", choices=sorted(cmp.METRICS), default="latency",
                    help="latency (mean, default), iops, mbps, or p99 (shown, not judged: a percentile has no "
                         "recorded spread)")

@@ -15,17 +15,19 @@ from tabulate import tabulate
 from slogqual import store
 from slogqual.store import KIND_QUALIFICATION, KIND_SCENARIO, KIND_SWEEP, Store
 
+STORE_HELP = ("result store: a path (SQLite) or postgresql://USER@HOST/DB (default: $SLOGQUAL_STORE or "
+              "~/.local/share/slogqual/results.sqlite)")
+
 
 def register(sub) -> None:
     p = sub.add_parser("history", help="list past sweeps, scenarios and qualifications from the result store",
-                       description="Runs recorded in the result store (SQLite), oldest first, keyed by model, serial "
+                       description="Runs recorded in the result store (SQLite or PostgreSQL), oldest first, keyed by model, serial "
                                    "and firmware.")
     p.add_argument("--model", help="only runs of this model")
     p.add_argument("--serial", help="only runs of this serial")
     p.add_argument("--firmware", help="only runs of this firmware")
     p.add_argument("--kind", choices=(KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION), help="only this kind of run")
-    p.add_argument("--store", metavar="PATH", help="result store (default: $SLOGQUAL_STORE or "
-                                                  "~/.local/share/slogqual/results.sqlite)")
+    p.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     p.add_argument("--show", type=int, metavar="ID", help="print the stored JSON document of run ID")
     p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=run)
@@ -69,15 +71,13 @@ def register_import_json(isub) -> None:
     j = isub.add_parser("json", help="slogqual result documents (sweeps, scenarios, qualifications) into the "
                                      "result store")
     j.add_argument("files", nargs="+", metavar="RESULT.json")
-    j.add_argument("--store", metavar="PATH", help="result store (default: $SLOGQUAL_STORE or "
-                                                  "~/.local/share/slogqual/results.sqlite)")
+    j.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     j.set_defaults(func=lambda args: record_files(args.files, args.store))
 
 
 def add_store_arguments(parser) -> None:
     """--store / --no-store for commands that also record their results (import diskinfo)."""
-    parser.add_argument("--store", metavar="PATH", help="result store (default: $SLOGQUAL_STORE or "
-                                                       "~/.local/share/slogqual/results.sqlite)")
+    parser.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     parser.add_argument("--no-store", action="store_true", help="do not record the results in the result store")
 
 

@@ -13,6 +13,7 @@ from slogqual.qualify import precondition, profile as profiles, steady
 from slogqual.qualify import output
 from slogqual.qualify.run import DeviceRun, Options, load_scenario_results, scenario_documents, stems
 from slogqual.report import junit
+from slogqual.cli.history import STORE_HELP
 from slogqual.store import Store, StoreError
 from slogqual.tools import fio
 from slogqual.units import parse_size, parse_sizes
@@ -57,8 +58,7 @@ def register(sub) -> None:
     p.add_argument("--model", help="model to file the results under when the device has none (NBD, files)")
     p.add_argument("--serial", help="serial to file the results under when the device has none (one DEV only)")
     p.add_argument("--firmware", help="firmware to file the results under when the device has none")
-    p.add_argument("--store", metavar="PATH", help="result store (default: $SLOGQUAL_STORE or "
-                                                  "~/.local/share/slogqual/results.sqlite)")
+    p.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     p.add_argument("--no-store", action="store_true", help="do not record the run in the result store")
     p.add_argument("--no-html", action="store_true", help="skip the HTML report")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

@@ -18,8 +18,9 @@ SCENARIO = "slogqual.scenario/1"
 QUALIFICATION = "slogqual.qualification/1"
 COMPARE = "slogqual.compare/2"  # 2: per-size significance (Welch) and pooled baselines
 DEVICE = "slogqual.device/1"
+FLEET = "slogqual.fleet/1"  # slogqual fleet --json (written, never read back)
 
-CURRENT = {s.rsplit("/", 1)[0]: s for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE)}
+CURRENT = {s.rsplit("/", 1)[0]: s for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE, FLEET)}
 
 
 def family(schema: str) -> str:

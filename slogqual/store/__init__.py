@@ -1,14 +1,16 @@
-"""The result store: every sweep, scenario and qualification, in one SQLite file, keyed by identity.
+"""The result store: every sweep, scenario and qualification, keyed by identity, in one SQLite file or
+in a PostgreSQL database that a lab's hosts share (slogqual/store/backends.py: same tables on both).
 
 Runs are keyed by the device's model, serial and firmware (what ``slogqual.device`` identified,
 or what the user labelled a device with when it has no identity of its own, e.g. an NBD export).
 Every row keeps the whole JSON document, so nothing is lost by storing; a digest of the document
 makes recording the same file twice a no-op.
 
-Path: ``--store PATH``, else ``$SLOGQUAL_STORE``, else ``$XDG_DATA_HOME/slogqual/results.sqlite``
-(``~/.local/share/slogqual/results.sqlite``). A store that is corrupt, locked or unwritable raises
-:class:`StoreError` with one line; callers write their JSON results first, so a store failure
-never loses a measurement.
+Location: ``--store PATH|URL``, else ``$SLOGQUAL_STORE``, else ``$XDG_DATA_HOME/slogqual/results.sqlite``
+(``~/.local/share/slogqual/results.sqlite``); a ``postgresql://`` URL is a PostgreSQL store. A store
+that is corrupt, locked, unwritable, unreachable or of a newer schema raises :class:`StoreError` with
+one line (never a password); callers write their JSON results first, so a store failure never loses a
+measurement.
 
 All store logic is here, the commands only parse and print: selecting runs (:func:`parse_selector`,
 :func:`stored_sweeps`, :func:`run_label`), the sweep inside a qualification (:func:`sweep_of`),
@@ -22,60 +24,24 @@ import contextlib
 import hashlib
 import json
 import os
-import sqlite3
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from slogqual.analysis import scenario as scenario_analysis
-from slogqual.errors import SlogqualError, UsageError
+from slogqual.errors import UsageError
+from slogqual.store.backends import Backend, StoreError, Tx, host_and_slot, open_backend
 from slogqual.results import SWEEP_SCHEMA, SweepResult, load_json
 from slogqual.results import schema as S
 from slogqual.results.qualification import QualificationResult
 from slogqual.results.scenario import ScenarioResult
 
 STORE_ENV = "SLOGQUAL_STORE"
-SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 3.0  # a store write is a few rows: waiting longer means another writer is stuck
 
 KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION = "sweep", "scenario", "qualification"
 SCHEMA_KINDS = {S.SWEEP: KIND_SWEEP, S.SCENARIO: KIND_SCENARIO, S.QUALIFICATION: KIND_QUALIFICATION}
 TYPED = {KIND_SWEEP: SweepResult.from_dict, KIND_SCENARIO: ScenarioResult.from_dict,
          KIND_QUALIFICATION: QualificationResult.from_dict}
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL,              -- sweep | scenario | qualification
-    recorded TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
-    started TEXT,
-    model TEXT, serial TEXT, firmware TEXT,
-    device_class TEXT,
-    target TEXT,
-    source TEXT,                     -- slogqual | diskinfo | ...
-    status TEXT,
-    verdict TEXT,                    -- qualifications: pass | fail | incomplete | refused | error
-    profile TEXT,
-    summary TEXT,
-    path TEXT,                       -- the JSON file the run was recorded from or written to
-    digest TEXT NOT NULL UNIQUE,
-    document TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_model ON runs (model);
-CREATE INDEX IF NOT EXISTS runs_serial ON runs (serial);
-CREATE TABLE IF NOT EXISTS points (
-    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    size INTEGER NOT NULL,
-    ios INTEGER, mean_us REAL, p50_us REAL, p99_us REAL, p999_us REAL, max_us REAL,
-    iops REAL, mbps REAL, lat_basis TEXT,
-    PRIMARY KEY (run_id, size)
-);
-"""
-
-
-class StoreError(SlogqualError):
-    """The store cannot be opened or written (corrupt, locked, unwritable)."""
-
-    exit_code = 1
 
 
 def default_path() -> str:
@@ -103,9 +69,15 @@ class Run:
     summary: Optional[str]
     path: Optional[str]
     digest: str
+    host: Optional[str] = None
+    slot: Optional[str] = None
 
     def document(self, store: "Store") -> Dict[str, Any]:
         return store.document(self.id)
+
+
+RUN_COLUMNS = ("id", "kind", "recorded", "started", "model", "serial", "firmware", "device_class", "target", "source",
+               "status", "verdict", "profile", "summary", "path", "digest", "host", "slot")
 
 
 def _digest(doc: Dict[str, Any]) -> str:
@@ -155,50 +127,38 @@ def _summary(kind: str, doc: Dict[str, Any]) -> str:
 
 
 class Store:
+    """The result store at a path (SQLite) or a postgresql:// URL; ``path`` is what may be printed (a
+    password in the URL is ***)."""
+
     def __init__(self, path: Optional[str] = None, timeout: float = BUSY_TIMEOUT_S):
-        self.path = path or default_path()
+        self.location = path or default_path()
         self.timeout = timeout
-        self._conn: Optional[sqlite3.Connection] = None
+        self.backend: Backend = open_backend(self.location, timeout)
+        self.path = self.backend.display
+        self.migrated: Optional[Tuple[int, int]] = None
+        self._open = False
 
     def _fail(self, exc: BaseException) -> StoreError:
-        text = str(exc).strip() or type(exc).__name__
-        hint = ""
-        if "locked" in text or "busy" in text:
-            hint = f" (another process holds it for more than {self.timeout:g} s)"
-        elif "not a database" in text or "malformed" in text or "corrupt" in text:
-            hint = " (move the file aside or point --store / $SLOGQUAL_STORE elsewhere)"
-        return StoreError(f"result store {self.path}: {text}{hint}")
+        return self.backend.fail(exc)
 
     def open(self) -> "Store":
+        if self._open:
+            return self
         try:
-            directory = os.path.dirname(os.path.abspath(self.path))
-            os.makedirs(directory, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA foreign_keys = ON")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                conn.close()
-                raise StoreError(f"result store {self.path}: schema version {version} is newer than this "
-                                 f"slogqual ({SCHEMA_VERSION})")
-            if version < SCHEMA_VERSION:
-                conn.execute("BEGIN IMMEDIATE")
-                for statement in _DDL.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                conn.execute("COMMIT")
-            self._conn = conn
+            self.backend.connect()
+            self.migrated = self.backend.migrate()
+            self._open = True
         except StoreError:
+            self.backend.close()
             raise
-        except (sqlite3.Error, OSError) as exc:
+        except self.backend.errors() as exc:
+            self.backend.close()
             raise self._fail(exc) from None
         return self
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self.backend.close()
+        self._open = False
 
     def __enter__(self) -> "Store":
         return self.open()
@@ -207,28 +167,36 @@ class Store:
         self.close()
 
     @property
-    def conn(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self.open()
-        return self._conn
+    def dialect(self) -> str:
+        return self.backend.dialect
+
+    @property
+    def conn(self):
+        """The backend's own connection (sqlite3 or psycopg), for tests and tools that know which."""
+        self.open()
+        return self.backend.conn
 
     @contextlib.contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        conn = self.conn
+    def _tx(self, write: bool = True) -> Iterator[Tx]:
+        self.open()
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            yield conn
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            with self.backend.transaction(write) as tx:
+                yield tx
+        except StoreError:
+            raise
+        except self.backend.errors() as exc:
             raise self._fail(exc) from None
+
+    def schema_version(self) -> int:
+        with self._tx(write=False) as tx:
+            return self.backend.schema_version(tx)
 
     # --- writing -------------------------------------------------------------------------------
 
     def record(self, doc: Dict[str, Any], path: Optional[str] = None,
                identity: Optional[Dict[str, Optional[str]]] = None) -> Optional[int]:
-        """Store one document; the id of its row (None when it was already stored)."""
+        """Store one document; the id of its row (None when it was already stored: a run is its digest,
+        so the same result from two hosts or two imports is one run)."""
         kind = SCHEMA_KINDS.get(doc.get("schema"))
         if kind is None:
             raise StoreError(f"result store: cannot record a document of schema {doc.get('schema')!r}")
@@ -241,64 +209,81 @@ class Store:
             if v and not ident.get(k):
                 ident[k] = v
         started = doc.get("started") or (doc.get("environment") or {}).get("started")
+        host, slot = host_and_slot(doc)
         digest = _digest(doc)
-        with self._tx() as conn:
-            cur = conn.execute(
-                "INSERT OR IGNORE INTO runs (kind, started, model, serial, firmware, device_class, target, source, "
-                "status, verdict, profile, summary, path, digest, document) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        with self._tx() as tx:
+            # Looked up first so that a re-import uses no id (PostgreSQL's sequence would skip one); the
+            # insert's ON CONFLICT settles a race with another host recording the same run this instant.
+            if tx.query("SELECT id FROM runs WHERE digest = ?", (digest,)):
+                return None
+            rows = tx.query(
+                "INSERT INTO runs (kind, started, model, serial, firmware, device_class, target, source, "
+                "status, verdict, profile, summary, path, digest, document, host, slot) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (digest) DO NOTHING RETURNING id",
                 (kind, started, ident.get("model"), ident.get("serial"), ident.get("firmware"), ident.get("class"),
                  ident.get("target"), doc.get("source", "slogqual"), doc.get("status"), doc.get("verdict"),
                  (doc.get("profile") or {}).get("name") if kind == KIND_QUALIFICATION else None,
                  _summary(kind, doc), os.path.abspath(path) if path else None, digest,
-                 json.dumps(doc, separators=(",", ":"))))
-            if cur.rowcount == 0:
+                 json.dumps(doc, separators=(",", ":")), host, slot))
+            if not rows:
                 return None
-            run_id = cur.lastrowid
+            run_id = int(rows[0]["id"])
             if kind == KIND_SWEEP:
                 for p in doc.get("points") or []:
                     lat = p.get("lat_us") or {}
-                    conn.execute("INSERT OR REPLACE INTO points VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                                 (run_id, p["size"], p.get("ios"), lat.get("mean"), lat.get("p50"), lat.get("p99"),
-                                  lat.get("p999"), lat.get("max"), p.get("iops"), p.get("mbps"), p.get("lat_basis")))
+                    # a size twice in one document: the first stands (an insert/select role may not update)
+                    tx.execute("INSERT INTO points (run_id, size, ios, mean_us, p50_us, p99_us, p999_us, max_us, "
+                               "iops, mbps, lat_basis) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, size) "
+                               "DO NOTHING",
+                               (run_id, p["size"], p.get("ios"), lat.get("mean"), lat.get("p50"), lat.get("p99"),
+                                lat.get("p999"), lat.get("max"), p.get("iops"), p.get("mbps"), p.get("lat_basis")))
             return run_id
 
     # --- reading -------------------------------------------------------------------------------
 
     def runs(self, model: Optional[str] = None, serial: Optional[str] = None, kind: Optional[str] = None,
-             firmware: Optional[str] = None, limit: Optional[int] = None) -> List[Run]:
+             firmware: Optional[str] = None, limit: Optional[int] = None, host: Optional[str] = None) -> List[Run]:
         where, args = [], []
-        for col, val in (("model", model), ("serial", serial), ("kind", kind), ("firmware", firmware)):
+        for col, val in (("model", model), ("serial", serial), ("kind", kind), ("firmware", firmware),
+                         ("host", host)):
             if val is not None:
                 where.append(f"{col} = ?")
                 args.append(val)
-        sql = ("SELECT id, kind, recorded, started, model, serial, firmware, device_class, target, source, status, "
-               "verdict, profile, summary, path, digest FROM runs")
+        sql = f"SELECT {', '.join(RUN_COLUMNS)} FROM runs"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY COALESCE(started, recorded), id"
         if limit:
             sql += f" LIMIT {int(limit)}"
-        try:
-            return [Run(**dict(r)) for r in self.conn.execute(sql, args).fetchall()]
-        except sqlite3.Error as exc:
-            raise self._fail(exc) from None
+        with self._tx(write=False) as tx:
+            return [Run(**r) for r in tx.query(sql, args)]
 
     def runs_of(self, selector: Dict[str, str], kind: Optional[str] = None) -> List[Run]:
         """The runs a selector (:func:`parse_selector`) names."""
         return self.runs(model=selector.get("model"), serial=selector.get("serial"),
                          firmware=selector.get("firmware"), kind=kind)
 
+    def points(self, run_ids: Sequence[int]) -> Dict[int, List[Dict[str, Any]]]:
+        """The stored points of sweep runs, by run id, smallest size first."""
+        out: Dict[int, List[Dict[str, Any]]] = {int(i): [] for i in run_ids}
+        ids = sorted(out)
+        with self._tx(write=False) as tx:
+            for chunk in range(0, len(ids), 500):
+                part = ids[chunk:chunk + 500]
+                for r in tx.query(f"SELECT run_id, size, ios, mean_us, p99_us, iops, mbps FROM points WHERE run_id "
+                                  f"IN ({','.join('?' * len(part))}) ORDER BY run_id, size", part):
+                    out[int(r["run_id"])].append(r)
+        return out
+
     def document(self, run_id: int) -> Dict[str, Any]:
-        if not 0 < run_id < 1 << 63:  # SQLite integers are 64-bit: a larger id is no run, not an OverflowError
+        if not 0 < run_id < 1 << 63:  # SQL integers are 64-bit: a larger id is no run, not an OverflowError
+            raise StoreError(f"result store {self.path}: no run {run_id}")
+        with self._tx(write=False) as tx:
+            rows = tx.query("SELECT document FROM runs WHERE id = ?", (run_id,))
+        if not rows:
             raise StoreError(f"result store {self.path}: no run {run_id}")
         try:
-            row = self.conn.execute("SELECT document FROM runs WHERE id = ?", (run_id,)).fetchone()
-        except sqlite3.Error as exc:
-            raise self._fail(exc) from None
-        if row is None:
-            raise StoreError(f"result store {self.path}: no run {run_id}")
-        try:
-            doc = json.loads(row[0], parse_constant=_not_json_number)
+            doc = json.loads(rows[0]["document"], parse_constant=_not_json_number)
         except (TypeError, ValueError) as exc:
             raise StoreError(f"result store {self.path}: run {run_id} holds no readable JSON document ({exc})") from None
         if not isinstance(doc, dict):
