@@ -18,8 +18,9 @@ SCENARIO = "slogqual.scenario/1"
 QUALIFICATION = "slogqual.qualification/1"
 COMPARE = "slogqual.compare/2"  # 2: per-size significance (Welch) and pooled baselines
 DEVICE = "slogqual.device/1"
+POWERCUT = "slogqual.powercut/1"  # slogqual powercut run / verify (docs/powercut.md)
 
-CURRENT = {s.rsplit("/", 1)[0]: s for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE)}
+CURRENT = {s.rsplit("/", 1)[0]: s for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE, POWERCUT)}
 
 
 def family(schema: str) -> str:
