@@ -191,7 +191,7 @@ def cmd_run(args) -> int:
 def cmd_record(args) -> int:
     from slogqual.powercut.recorder import RecorderServer, parse_address
 
-    host, port = parse_address(args.listen)
+    host, port = parse_address(args.listen, listen=True)
     if args.journal:
         d = os.path.dirname(os.path.abspath(args.journal))
         if not os.path.isdir(d):

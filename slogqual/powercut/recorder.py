@@ -31,8 +31,9 @@ DEFAULT_PORT = 7207
 MAX_LINE = 1 << 20
 
 
-def parse_address(text: str, default_host: str = "127.0.0.1") -> Tuple[str, int]:
-    """'HOST:PORT', ':PORT', 'PORT' or '[v6]:PORT' -> (host, port); UsageError for anything else."""
+def parse_address(text: str, default_host: str = "127.0.0.1", listen: bool = False) -> Tuple[str, int]:
+    """'HOST:PORT', ':PORT', 'PORT' or '[v6]:PORT' -> (host, port); UsageError for anything else. Port 0
+    (a free port, the kernel's choice) only where ``listen``."""
     t = (text or "").strip()
     host, port = default_host, t
     if t.startswith("["):
@@ -43,8 +44,9 @@ def parse_address(text: str, default_host: str = "127.0.0.1") -> Tuple[str, int]
     elif ":" in t:
         host, port = t.rsplit(":", 1)
         host = host or default_host
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise UsageError(f"bad address {text!r}: use HOST:PORT with a port from 1 to 65535")
+    low = 0 if listen else 1
+    if not port.isdigit() or not low <= int(port) < 65536 or not host:
+        raise UsageError(f"bad address {text!r}: use HOST:PORT with a port from {low} to 65535")
     return host, int(port)
 
 
