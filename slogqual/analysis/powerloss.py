@@ -99,6 +99,8 @@ def judge(device: Dict[str, Any], flush: Optional[Dict[str, Any]] = None,
         ev.append({"name": _wc_source_name(line), "says": line})
     if wc.get("reason"):
         ev.append({"name": "write-cache verdict", "says": f"{wcv}: {wc['reason']}"})
+    elif not wc.get("evidence"):
+        ev.append({"name": "write cache", "says": "the record holds no write-cache state"})
     pmem = transport == "pmem" or device.get("class") == "nvdimm"
     if pmem:
         ev.append({"name": "persistent memory", "says": "a pmem/NVDIMM namespace: durable once written back from "
