@@ -12,6 +12,7 @@ APT_PACKAGES=(
   chromium       # headless browser check of the HTML report (tests/test_report_chromium.py)
   nbdkit         # nbd targets with added latency (delay filter) for tests and the lab
   libnbd-bin     # nbdinfo: the size of an nbd export
+                 # and nbdfuse: the powercut emulation mounts an nbdkit export as a file (needs /dev/fuse)
   util-linux     # lsblk, blkid, wipefs, losetup, findmnt
   e2fsprogs      # mkfs.ext4 for the safety tests
   fdisk          # sfdisk: partition tables for the safety tests
