@@ -160,6 +160,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args, w
     assert sorted(os.listdir(tmp_path)) == []  # no backing file, no result file
 
 
+def test_the_writer_refuses_a_claim_its_parent_does_not_hold(tmp_path, capsys):
+    f = tmp_path / "dev.img"
+    f.write_bytes(bytes(1 << 20))
+    code = main(["powercut", "write", str(f), "--run-id", RUN.hex(), "--cycle", "1", "--sizes", "4k",
+                 "--recorder", "127.0.0.1:9", "--under-claim"])
+    err = capsys.readouterr().err
+    assert code == 3 and "its slogqual lock is not held" in err
+    assert f.read_bytes() == bytes(1 << 20)
+
+
 def test_emulation_refuses_a_block_device():
     with pytest.raises(UsageError, match="regular file"):
         check_options(PowercutOptions(target="/dev/null", emulate="none"))

@@ -235,6 +235,9 @@ class PowercutRun:
             writer.stop()
         last = [ln for ln in (writer.stderr_tail() or "").splitlines() if ln.strip()]
         end["writer_end"] = last[-1] if last else f"exit status {writer.returncode}"
+        if end["writer_end"].endswith("area full"):
+            self.result.notes.append(f"cycle {cycle}: the writer filled its area after the cut instead of failing: "
+                                     "did the power really go? (records written after the cut are checked too)")
         for ln in reader.lines:
             if ln.startswith("direct "):
                 self.result.method["direct"] = ln.split()[1] == "yes"
@@ -295,11 +298,18 @@ class PowercutRun:
         from slogqual import device
 
         with contextlib.ExitStack() as stack:
+            created = False
             if o.emulate and not os.path.exists(o.target):
                 with open(o.target, "wb") as fh:
                     fh.truncate(o.size)
+                created = True
                 self.result.notes.append(f"backing file {o.target} created ({o.size} bytes)")
-            claim = stack.enter_context(device.claim_for_writing(o.target, o.destroy_data))
+            try:
+                claim = stack.enter_context(device.claim_for_writing(o.target, o.destroy_data))
+            except BaseException:
+                if created:
+                    os.unlink(o.target)  # refused: leave nothing behind
+                raise
             if claim.kind == "block" and not o.destroy_data:
                 raise RefusedError(f"refusing to write {o.target}: the powercut test destroys the data on a block "
                                    "device; name it with --destroy-data to confirm")
