@@ -13,7 +13,8 @@ APT_PACKAGES=(
   fonts-dejavu-core  # the font the plots ask gnuplot for
   chromium       # headless browser check of the HTML report (tests/test_report_chromium.py)
   nbdkit         # nbd targets with added latency (delay filter) for tests and the lab
-  libnbd-bin     # nbdinfo: the size of an nbd export; nbdfuse: an nbdkit export as a file (pair-engine tests)
+  libnbd-bin     # nbdinfo: the size of an nbd export; nbdfuse: an nbdkit export as a file (pair-engine
+                 # tests, the powercut emulation; needs /dev/fuse)
   ioping         # contrib/bench/pair_vs_fio.py: the latency tool a user would pick instead
   util-linux     # lsblk, blkid, wipefs, losetup, findmnt
   e2fsprogs      # mkfs.ext4 for the safety tests

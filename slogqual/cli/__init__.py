@@ -34,6 +34,7 @@ COMMAND_MODULES = [
     "report",
     "export",
     "qualify", "history", "fleet", "store_cmd",
+    "powercut",
 ]
 
 

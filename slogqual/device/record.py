@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from slogqual.analysis import powerloss
 from slogqual.results import schema
 
 RECORD_SCHEMA = schema.DEVICE
@@ -133,8 +134,9 @@ class DeviceRecord:
             out.append(f"VOLATILE CPU CACHE in front of {self.path}: writes are durable only once flushed, and only "
                        "if the NVDIMM and its platform really persist them (an emulated NVDIMM does not)")
         elif self.write_cache.verdict == WC_ENABLED:
-            out.append(f"VOLATILE WRITE CACHE ENABLED on {self.path}: acknowledged sync writes can be lost on "
-                       "power failure unless the device has power-loss protection; unsafe as a SLOG otherwise")
+            out.append(f"VOLATILE WRITE CACHE ENABLED on {self.path}: acknowledged sync writes survive a power "
+                       "cut only if the cache is protected (PLP) or flushes are honoured; not measured "
+                       "(slogqual powercut measures it)")
         for line in self.write_cache.evidence:
             if line.startswith("CONFLICT"):
                 out.append(f"{self.path}: {line}")
@@ -150,6 +152,13 @@ class DeviceRecord:
         return out
 
     def to_dict(self) -> Dict[str, Any]:
+        d = self._fields()
+        # the power-loss verdict from what the record itself holds; the sweep's flush cost and a power-cut
+        # result join it where they exist (analysis.powerloss.with_evidence)
+        d["power_loss"] = powerloss.judge(d)
+        return d
+
+    def _fields(self) -> Dict[str, Any]:
         return {
             "schema": RECORD_SCHEMA,
             "path": self.path,

@@ -368,6 +368,28 @@ def device_lock(path: str, lock_dir: Optional[str] = None) -> Iterator[str]:
         os.close(fd)  # closing releases the flock
 
 
+def lock_holder(path: str, lock_dir: Optional[str] = None) -> Optional[int]:
+    """The pid written in ``path``'s slogqual lock while that lock is held, else None (a helper process
+    such as the powercut writer checks with it that its parent claimed the device it is told to write)."""
+    try:
+        lp = os.path.join(lock_dir or _lock_dir(), lock_name(path))
+        fd = os.open(lp, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return None
+            text = os.pread(fd, 64, 0).decode(errors="replace").strip()
+            return int(text) if text.isdigit() else None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None  # nobody holds it
+    finally:
+        os.close(fd)
+
+
 # --- the claim ------------------------------------------------------------------------------------
 
 @contextlib.contextmanager

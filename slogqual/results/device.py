@@ -52,4 +52,15 @@ def check_record(c: S.Checker, rec: Any, where: str = "device") -> Dict[str, Any
         for key in ("verdict", "reason", "kernel"):
             c.text(wc, key, f"{where}.write_cache", required=False)
         c.texts(wc, "evidence", f"{where}.write_cache")
+    pl = c.obj(rec, "power_loss", where, required=False)
+    if pl is not None:  # analysis/powerloss.py; records written before it have none
+        w = f"{where}.power_loss"
+        for key in ("verdict", "text", "basis"):
+            c.text(pl, key, w)
+        c.get(pl, "measured", w, (bool,), required=False)
+        c.get(pl, "safe", w, (bool,), required=False)
+        for i, item in enumerate(c.items(pl, "evidence", w, required=False)):
+            item = c.table(item, f"{w}.evidence[{i}]")
+            c.text(item, "name", f"{w}.evidence[{i}]")
+            c.text(item, "says", f"{w}.evidence[{i}]")
     return rec

@@ -19,8 +19,9 @@ QUALIFICATION = "slogqual.qualification/1"
 COMPARE = "slogqual.compare/2"  # 2: per-size significance (Welch) and pooled baselines
 DEVICE = "slogqual.device/1"
 FLEET = "slogqual.fleet/1"  # slogqual fleet --json (written, never read back)
+POWERCUT = "slogqual.powercut/1"  # slogqual powercut run / verify (docs/powercut.md)
 
-CURRENT = {s.rsplit("/", 1)[0]: s for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE, FLEET)}
+CURRENT = {s.rsplit("/", 1)[0]: s for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE, FLEET, POWERCUT)}
 
 
 def family(schema: str) -> str:

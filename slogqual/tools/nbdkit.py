@@ -74,6 +74,12 @@ class NbdServer:
             raise
         return self
 
+    def power_cut(self) -> None:
+        """SIGKILL nbdkit by its PID: whatever it held in memory (its cache filter's blocks) is gone, as a
+        device's volatile cache is in a power cut. ``stop()`` still reaps it and removes the socket."""
+        if self.process is not None:
+            self.process.kill()
+
     def stop(self) -> None:
         if self.process is not None:
             self.process.stop()

@@ -79,6 +79,10 @@ PROGRAMS: Dict[str, Requirement] = {r.program: r for r in (
                 "apt-get install nbdkit", "pkg install nbdkit"),
     Requirement("nbdinfo", None, "the size of an nbd:// export",
                 "apt-get install libnbd-bin", "pkg install libnbd"),
+    Requirement("nbdfuse", None, "the powercut emulation (an NBD export as a regular file, flushes as NBD flushes)",
+                "apt-get install libnbd-bin", "pkg install libnbd"),
+    Requirement("umount", None, "unmounting the powercut emulation's FUSE mount", "apt-get install mount",
+                _FREEBSD_BASE),
     Requirement("qemu-system-x86_64", (4, 2), "-fsdev multidevs=remap (the lab's 9p root share)",
                 "apt-get install qemu-system-x86", "pkg install qemu-nox11"),
     Requirement("zpool", (2, 2), "per-dataset ZIL kstats (the zil_* rows of objset-0x..., the SLOG evidence)",
@@ -451,6 +455,12 @@ class Background:
                 raise ToolTimeoutError(f"{self.program} did not {what} within {timeout:g} s", program=self.program,
                                        timeout=timeout, argv=self.argv, stderr=self._tail)
             time.sleep(poll_s)
+
+    def kill(self) -> None:
+        """SIGKILL it by its PID now, with no grace (the power cut of an emulated device); ``stop()``
+        still reaps it and closes its files."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
 
     def stop(self) -> Optional[int]:
         """End it by its PID if it still runs; its exit status (None if it never started)."""

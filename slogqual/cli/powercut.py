@@ -1,0 +1,275 @@
+"""slogqual powercut: does an acknowledged sync write survive a power cut? run | record | verify | write."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from slogqual import paths
+from slogqual.cli.options import guard_output, seconds
+from slogqual.errors import RefusedError, UsageError
+from slogqual.units import parse_size
+
+EXIT_INTERRUPTED = 130
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def _sizes(text: str):
+    from slogqual.powercut import records as R
+
+    sizes = [parse_size(p) for p in text.split(",") if p.strip()] if text.strip() else []
+    if not sizes or len(sizes) != len(text.split(",")):
+        raise UsageError(f"--sizes {text!r}: give record sizes such as 4k,8k,128k")
+    why = R.check_sizes(sizes)
+    if why:
+        raise UsageError(f"--sizes: {why}")
+    return sizes
+
+
+def register(sub) -> None:
+    p = sub.add_parser("powercut", help="power-cut test: do acknowledged sync writes survive? (run, record, verify)",
+                       description="A diskchecker-style power-loss test (docs/powercut.md): numbered, checksummed "
+                                   "records written and flushed one by one, every acknowledged one told to a "
+                                   "recorder that survives the cut; after the cut, verify counts what was lost.")
+    sp = p.add_subparsers(dest="powercut_command", metavar="SUBCOMMAND", parser_class=type(p))
+
+    r = sp.add_parser("run", help="write, cut the power, verify; --cycles times",
+                      description="Write records to TARGET, cut its power after --cut-after acknowledged records "
+                                  "(--cut-cmd, or --emulate: TARGET is then a backing file served by nbdkit and "
+                                  "the cut is nbdkit's SIGKILL), verify, repeat. Exit 0 pass, 1 lost records or "
+                                  "a failed run, 2 bad input, 3 refused, 130 interrupted.")
+    r.add_argument("target", metavar="TARGET", help="block device or regular file (with --emulate: the backing file)")
+    how = r.add_mutually_exclusive_group()
+    how.add_argument("--cut-cmd", metavar="CMD",
+                     help="the command that cuts the device's power (IPMI, PDU), split like a shell would but "
+                          "never run through one")
+    how.add_argument("--emulate", choices=("unsafe", "writeback", "none"),
+                     help="emulate the device with nbdkit on TARGET: cache=unsafe (ignores flushes), "
+                          "cache=writeback (volatile cache, honours flushes), none (no volatile cache)")
+    r.add_argument("--restore-cmd", metavar="CMD", help="the command that gives the power back (with --cut-cmd)")
+    r.add_argument("--cmd-timeout", type=seconds, default=60.0, metavar="SECONDS",
+                   help="for --cut-cmd and --restore-cmd (default 60)")
+    r.add_argument("--return-timeout", type=seconds, default=300.0, metavar="SECONDS",
+                   help="wait this long for the device to come back after the cut (default 300)")
+    r.add_argument("--cycles", type=_positive, default=1, help="power cuts (default 1)")
+    r.add_argument("--cut-after", type=_positive, default=64, metavar="N",
+                   help="acknowledged records before each cut (default 64); the writer keeps writing into it")
+    r.add_argument("--sizes", default="4k,8k,16k,32k,64k,128k",
+                   help="record sizes used in turn, multiples of 4 KiB (default: the ZIL's 4k,8k,16k,32k,64k,128k)")
+    r.add_argument("--recorder", metavar="HOST:PORT",
+                   help="a `slogqual powercut record` on another machine (default: one in this process, "
+                        "on 127.0.0.1, which survives only a cut of the device alone)")
+    r.add_argument("--size", default="64m", help="size of a backing file --emulate creates (default 64m)")
+    r.add_argument("--destroy-data", action="store_true", help="confirm that a block device may be overwritten")
+    r.add_argument("-o", "--output", metavar="FILE",
+                   help="result file (slogqual.powercut/1); default slogqual-powercut-NAME-TIME.json here")
+    r.add_argument("--force", action="store_true", help="let -o replace a file that is not a powercut result")
+    r.add_argument("--json", action="store_true", help="print the result document")
+    r.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    r.set_defaults(func=cmd_run)
+
+    rec = sp.add_parser("record", help="the recorder: a TCP server that keeps every acknowledged record",
+                        description="Listen for powercut writers and keep what they acknowledged (in memory and, "
+                                    "with --journal, in a file), answer verify's queries. Runs until Ctrl-C.")
+    rec.add_argument("--listen", default="127.0.0.1:7207", metavar="HOST:PORT",
+                     help="address to listen on (default 127.0.0.1:7207, loopback only; 0.0.0.0:PORT for all)")
+    rec.add_argument("--journal", metavar="FILE", help="append every message to FILE (verify --journal reads it)")
+    rec.add_argument("--ready-file", metavar="FILE", help=argparse_suppress())
+    rec.set_defaults(func=cmd_record)
+
+    v = sp.add_parser("verify", help="check a device against what the recorder holds",
+                      description="Read every record the recorder holds for RUN-ID from TARGET and count intact, "
+                                  "torn, stale and missing ones. Exit 0 none lost, 1 some lost.")
+    v.add_argument("target", metavar="TARGET", help="the block device or file written (a backing file for --emulate)")
+    v.add_argument("--run-id", required=True, help="the run's id (powercut run prints it)")
+    src = v.add_mutually_exclusive_group(required=True)
+    src.add_argument("--recorder", metavar="HOST:PORT", help="ask this recorder")
+    src.add_argument("--journal", metavar="FILE", help="read a recorder's journal file")
+    v.add_argument("--cycle", type=_positive, action="append", help="only this cycle (repeatable; default all)")
+    v.add_argument("-o", "--output", metavar="FILE", help="result file (slogqual.powercut/1)")
+    v.add_argument("--force", action="store_true", help="let -o replace a file that is not a powercut result")
+    v.add_argument("--json", action="store_true", help="print the result document")
+    v.set_defaults(func=cmd_verify)
+
+    w = sp.add_parser("write", help="(the writer process powercut run starts)",
+                      description="Write records to TARGET, each flushed, each acknowledged one sent to the "
+                                  "recorder and printed as 'ack N', until the area is full or IO fails.")
+    w.add_argument("target", metavar="TARGET")
+    w.add_argument("--run-id", required=True)
+    w.add_argument("--cycle", type=_positive, required=True)
+    w.add_argument("--sizes", required=True)
+    w.add_argument("--recorder", required=True, metavar="HOST:PORT")
+    w.add_argument("--destroy-data", action="store_true")
+    w.add_argument("--under-claim", action="store_true",
+                   help="the parent process holds slogqual's claim on TARGET (checked)")
+    w.set_defaults(func=cmd_write)
+    p.set_defaults(func=lambda args: _help(p))
+
+
+def argparse_suppress():
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+def _help(p) -> int:
+    p.print_help(sys.stderr)
+    return 2
+
+
+def _print(doc, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(doc, indent=2))
+        return
+    t = doc["totals"]
+    print(f"powercut {doc['run_id']}: {doc['verdict'].upper()} — {len(doc['cycles'])} of {doc['expected_cycles']} "
+          f"cycle(s); {t['acknowledged']} acknowledged records, {t['intact']} intact, {t['lost']} lost "
+          f"(torn {t['torn']}, stale {t['stale']}, missing {t['missing']})")
+    for cy in doc["cycles"]:
+        print(f"  cycle {cy['cycle']}: {cy['acknowledged']:5d} acknowledged  {cy['intact']:5d} intact  "
+              f"{cy['lost']:5d} lost (torn {cy['torn']}, stale {cy['stale']}, missing {cy['missing']})")
+    if doc.get("error"):
+        print(f"  error: {doc['error']}")
+
+
+def _exit(doc) -> int:
+    return 0 if doc["verdict"] == "pass" else 1
+
+
+def cmd_run(args) -> int:
+    from slogqual.powercut.recorder import parse_address
+    from slogqual.powercut.run import PowercutOptions, PowercutRun, check_options
+    from slogqual.results.powercut import SCHEMA_PREFIX
+    from slogqual.tools import cutcmd
+
+    cut = cutcmd.parse(args.cut_cmd, "--cut-cmd") if args.cut_cmd is not None else None
+    restore = cutcmd.parse(args.restore_cmd, "--restore-cmd") if args.restore_cmd is not None else None
+    size = parse_size(args.size)
+    if size < 1024 * 1024:
+        raise UsageError(f"--size {args.size!r}: at least 1m")
+    out = args.output or f"slogqual-powercut-{paths.file_stem(args.target, 'target')}-" \
+                         f"{time.strftime('%Y%m%dT%H%M%S')}.json"
+    opts = PowercutOptions(target=args.target, cycles=args.cycles, sizes=_sizes(args.sizes), cut_after=args.cut_after,
+                           emulate=args.emulate, cut_cmd=cut, restore_cmd=restore, cmd_timeout=args.cmd_timeout,
+                           return_timeout=args.return_timeout,
+                           recorder=parse_address(args.recorder) if args.recorder else None,
+                           destroy_data=args.destroy_data, size=size)
+    check_options(opts)
+    inputs = [args.target] if os.path.exists(args.target) else []
+    opts.output = guard_output(args, out, "powercut result", SCHEMA_PREFIX, inputs)
+    if os.path.abspath(opts.output) == os.path.abspath(args.target):
+        raise UsageError(f"{out} is the target: the result must go to another file")
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"powercut: {line}", file=sys.stderr, flush=True)
+
+    job = PowercutRun(opts, progress)
+    progress(f"run {job.run_id.hex()}; result in {opts.output}")
+    try:
+        result = job.run()
+    except KeyboardInterrupt:
+        print(f"slogqual: interrupted; the cycles verified so far are in {opts.output}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except RefusedError:
+        if os.path.exists(opts.output) and not job.result.cycles:
+            os.unlink(opts.output)  # nothing was written: leave nothing behind
+        raise
+    _print(result.to_dict(), args.json)
+    return _exit(result.to_dict())
+
+
+def cmd_record(args) -> int:
+    from slogqual.powercut.recorder import RecorderServer, parse_address
+
+    host, port = parse_address(args.listen, listen=True)
+    if args.journal:
+        d = os.path.dirname(os.path.abspath(args.journal))
+        if not os.path.isdir(d):
+            raise UsageError(f"{args.journal}: directory {d} does not exist")
+    server = RecorderServer(host, port, journal=args.journal)
+    h, p = server.address
+    print(f"powercut recorder listening on {h}:{p}" + (f", journal {args.journal}" if args.journal else ""),
+          file=sys.stderr, flush=True)
+    if args.ready_file:
+        with open(args.ready_file + ".tmp", "w") as fh:
+            fh.write(f"{h}:{p}\n")
+        os.replace(args.ready_file + ".tmp", args.ready_file)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    finally:
+        server.stop()
+    return 0
+
+
+def cmd_verify(args) -> int:
+    from slogqual.powercut.recorder import RecorderClient, load_journal, parse_address
+    from slogqual.powercut.run import verify_run
+    from slogqual.results import write_json_atomic
+    from slogqual.results.powercut import SCHEMA_PREFIX
+
+    out = guard_output(args, args.output, "powercut result", SCHEMA_PREFIX, [args.target, args.journal]) \
+        if args.output else None
+    if args.journal:
+        reply = load_journal(args.journal).handle({"op": "query", "run": args.run_id})
+        source = f"journal {args.journal}"
+    else:
+        host, port = parse_address(args.recorder)
+        with RecorderClient(host, port) as client:
+            reply = client.query(args.run_id)
+        source = f"recorder {host}:{port}"
+    result = verify_run(args.target, args.run_id, reply, source, args.cycle).to_dict()
+    if out:
+        write_json_atomic(out, result)
+    _print(result, args.json)
+    return _exit(result)
+
+
+def cmd_write(args) -> int:
+    from slogqual import device
+    from slogqual.device.safety import lock_holder
+    from slogqual.powercut import writer
+    from slogqual.powercut.recorder import RecorderClient, parse_address
+    from slogqual.powercut import records as R
+
+    sizes = _sizes(args.sizes)
+    try:
+        run_id = bytes.fromhex(args.run_id)
+    except ValueError:
+        run_id = b""
+    if len(run_id) != 16:
+        raise UsageError(f"--run-id {args.run_id!r}: 32 hex digits")
+    host, port = parse_address(args.recorder)
+    limit = R.capacity(writer.target_size(args.target), sizes)
+
+    def go() -> int:
+        with RecorderClient(host, port) as client:
+            outcome = writer.write_records(args.target, run_id, args.cycle, sizes, limit, client,
+                                           writer.print_ack(sys.stdout))
+        print(f"direct {'yes' if outcome.direct else 'no'}", flush=True)
+        print(f"powercut writer: {outcome.acknowledged} records acknowledged; {outcome.why}", file=sys.stderr)
+        return 0 if outcome.why == "area full" else 1
+
+    if args.under_claim:
+        holder = lock_holder(args.target)
+        if holder is None or holder != os.getppid():
+            raise RefusedError(f"refusing {args.target}: --under-claim, but its slogqual lock is "
+                               + ("not held" if holder is None else f"held by pid {holder}, not by the parent")
+                               + " (run it through `slogqual powercut run`)")
+        return go()
+    with device.claim_for_writing(args.target, args.destroy_data) as claim:
+        if claim.kind == "block" and not args.destroy_data:
+            raise RefusedError(f"refusing to write {args.target}: the powercut writer destroys the data on a block "
+                               "device; name it with --destroy-data to confirm")
+        return go()

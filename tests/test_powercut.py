@@ -1,0 +1,302 @@
+"""slogqual powercut without devices: the record format, torn/stale/missing on constructed device images,
+the recorder's protocol, the result document, bad input, and the power-loss verdict table on recorded
+identities (tests/fixtures: nvme-cli, smartctl, the lab guest's sysfs)."""
+
+import json
+import os
+import tarfile
+
+import pytest
+
+from slogqual.analysis import powerloss as PL
+from slogqual.cli import main
+from slogqual.device import classify as C
+from slogqual.device import linux
+from slogqual.device.record import DeviceRecord
+from slogqual.errors import UsageError
+from slogqual.powercut import records as R
+from slogqual.powercut import verify as V
+from slogqual.powercut.recorder import Recorder, RecorderClient, RecorderServer, load_journal, parse_address
+from slogqual.powercut.run import PowercutOptions, check_options, verify_run
+from slogqual.results import schema as S
+from slogqual.results.powercut import PowercutResult
+from slogqual.tools import cutcmd, nvme, smartctl, sysfs
+
+FIX = os.path.join(os.path.dirname(__file__), "fixtures")
+RUN = bytes(range(16))
+OTHER = bytes(range(16, 32))
+SIZES = [4096, 8192, 16384]
+
+
+def text(*parts):
+    with open(os.path.join(FIX, *parts), encoding="utf-8") as fh:
+        return fh.read()
+
+
+# --- the record format -------------------------------------------------------------------------------------
+
+def test_record_round_trip_and_layout():
+    rec = R.encode(RUN, 3, 17, 8192)
+    assert len(rec) == 8192
+    h = R.decode_header(rec)
+    assert (h.run_id, h.cycle, h.seq, h.size) == (RUN, 3, 17, 8192)
+    assert R.classify(rec, RUN, 3, 17, 8192) == R.INTACT
+    # slots follow one another, sizes in turn, and never overlap
+    got = list(R.slots(7, SIZES))
+    assert got[:4] == [(0, 0, 4096), (1, 4096, 8192), (2, 12288, 16384), (3, 28672, 4096)]
+    for (_, off, size), (_, nxt, _) in zip(got, got[1:]):
+        assert off + size == nxt
+    assert all(R.offset_of(s, SIZES) == off and R.size_of(s, SIZES) == size for s, off, size in got)
+    assert R.capacity(28672, SIZES) == 3 and R.capacity(28672 + 4095, SIZES) == 3 and R.capacity(32768, SIZES) == 4
+    assert R.check_sizes([4096, 131072]) is None
+    assert "multiple of 4 KiB" in R.check_sizes([512]) and R.check_sizes([]) and R.check_sizes([2 << 20])
+
+
+def test_classification_of_what_a_slot_can_hold():
+    good = R.encode(RUN, 2, 5, 4096)
+    torn = good[:2048] + bytes(2048)  # header and half the payload reached the media
+    assert R.classify(torn, RUN, 2, 5, 4096) == R.TORN
+    assert R.classify(R.encode(RUN, 1, 5, 4096), RUN, 2, 5, 4096) == R.STALE  # an earlier cycle's record
+    assert R.classify(R.encode(OTHER, 2, 5, 4096), RUN, 2, 5, 4096) == R.STALE  # another run's
+    assert R.classify(bytes(4096), RUN, 2, 5, 4096) == R.MISSING
+    bad_crc = bytearray(good)
+    bad_crc[30] ^= 1  # a header bit flipped: no valid header
+    assert R.classify(bytes(bad_crc), RUN, 2, 5, 4096) == R.MISSING
+    assert R.classify(good[:40], RUN, 2, 5, 4096) == R.MISSING
+
+
+def test_verify_counts_a_constructed_device_image(tmp_path):
+    img = tmp_path / "dev.img"
+    img.write_bytes(bytes(1 << 20))
+    with open(img, "r+b") as fh:
+        for seq, off, size in R.slots(12, SIZES):  # cycle 1 everywhere
+            fh.seek(off)
+            fh.write(R.encode(RUN, 1, seq, size))
+        for seq, off, size in R.slots(8, SIZES):  # cycle 2 over the first 8 slots, then damage
+            fh.seek(off)
+            rec = R.encode(RUN, 2, seq, size)
+            if seq == 2:
+                rec = rec[:1000] + bytes(size - 1000)  # torn
+            if seq == 4:
+                continue  # never written: cycle 1's record stays: stale
+            if seq == 6:
+                rec = bytes(size)  # zeros: missing
+            fh.write(rec)
+    t = V.verify_cycle(str(img), RUN, 2, SIZES, range(8))
+    assert (t.acknowledged, t.intact, t.torn, t.stale, t.missing, t.lost) == (8, 5, 1, 1, 1, 3)
+    assert [(r["seq"], r["state"]) for r in t.lost_records] == [(2, "torn"), (4, "stale"), (6, "missing")]
+    assert V.verify_cycle(str(img), RUN, 1, SIZES, range(8, 12)).intact == 4
+    # verify_run: the same from a recorder's reply, as the document
+    reply = {"run": RUN.hex(), "cycles": {"2": {"sizes": SIZES, "acked": list(range(8)), "target": "x",
+                                                "ended": "cut"}}}
+    doc = verify_run(str(img), RUN.hex(), reply, "test").to_dict()
+    assert doc["verdict"] == "fail" and doc["totals"]["lost"] == 3
+    assert PowercutResult.from_dict(json.loads(json.dumps(doc))).to_dict() == doc
+    with pytest.raises(UsageError, match="no records of cycle 5"):
+        verify_run(str(img), RUN.hex(), reply, "test", [5])
+    with pytest.raises(UsageError, match="32 hex digits"):
+        verify_run(str(img), "nothex", reply, "test")
+
+
+# --- the recorder -----------------------------------------------------------------------------------------
+
+def test_recorder_over_tcp_and_its_journal(tmp_path):
+    journal = tmp_path / "j.jsonl"
+    with RecorderServer("127.0.0.1", 0, journal=str(journal)) as server:
+        host, port = server.address
+        with RecorderClient(host, port) as w:
+            w.send({"op": "begin", "run": "r1", "cycle": 1, "sizes": SIZES, "target": "/x"})
+            for seq in range(5):
+                w.send({"op": "ack", "run": "r1", "cycle": 1, "seq": seq})
+            w.send({"op": "end", "run": "r1", "cycle": 1, "why": "cut"})
+            with RecorderClient(host, port) as q:
+                assert q.ask({"op": "runs"}) == {"runs": ["r1"]}  # same connection order: sent before asked
+                reply = q.query("r1")
+        assert reply["cycles"]["1"]["acked"] == [0, 1, 2, 3, 4] and reply["cycles"]["1"]["ended"] == "cut"
+        assert server.recorder.acked("r1", 1) == 5
+    again = load_journal(str(journal)).handle({"op": "query", "run": "r1"})
+    assert again == reply
+    with open(journal, "a") as fh:
+        fh.write('{"op": "ack", "run": "r1", "cy')  # the line being written when the recorder died
+    assert load_journal(str(journal)).acked("r1", 1) == 5
+    for bad in ({"op": "ack", "run": "r1", "cycle": 1}, {"op": "nope", "run": "r", "cycle": 1}, [], {"op": "query"}):
+        with pytest.raises(ValueError):
+            Recorder().handle(bad)
+
+
+def test_addresses():
+    assert parse_address("10.0.0.5:7207") == ("10.0.0.5", 7207)
+    assert parse_address(":9") == ("127.0.0.1", 9) and parse_address("[::1]:80") == ("::1", 80)
+    assert parse_address("127.0.0.1:0", listen=True) == ("127.0.0.1", 0)
+    for bad in ("host", "h:0", "h:70000", "[::1]80", ""):
+        with pytest.raises(UsageError):
+            parse_address(bad)
+
+
+# --- bad input: one line, exit 2, nothing written -----------------------------------------------------------
+
+@pytest.mark.parametrize("args, words", [
+    (["run", "T"], "exactly one of --cut-cmd"),
+    (["run", "T", "--emulate", "unsafe", "--sizes", "512"], "multiple of 4 KiB"),
+    (["run", "T", "--emulate", "unsafe", "--size", "1m", "--cut-after", "500"], "needs more"),
+    (["run", "T", "--cut-cmd", "'unbalanced"], "No closing quotation"),
+    (["run", "T", "--cut-cmd", ""], "--cut-cmd is empty"),
+    (["run", "T", "--cut-cmd", "no-such-program-here off"], "not found on PATH"),
+    (["run", "T", "--cut-cmd", "true", "--emulate", "none"], "not allowed with"),
+    (["run", "T", "--emulate", "none", "--recorder", "nohost"], "HOST:PORT"),
+    (["run", "T", "--restore-cmd", "true", "--emulate", "none"], "--restore-cmd goes with --cut-cmd"),
+    (["verify", "T", "--run-id", "00", "--journal", "nofile"], "nofile"),
+    (["record", "--listen", "x:99999"], "HOST:PORT"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args, words):
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = main(["powercut", *args])
+    except SystemExit as exc:  # argparse's own refusals
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert words in err and len(err.strip().splitlines()) == 1
+    assert sorted(os.listdir(tmp_path)) == []  # no backing file, no result file
+
+
+def test_the_writer_refuses_a_claim_its_parent_does_not_hold(tmp_path, capsys):
+    f = tmp_path / "dev.img"
+    f.write_bytes(bytes(1 << 20))
+    code = main(["powercut", "write", str(f), "--run-id", RUN.hex(), "--cycle", "1", "--sizes", "4k",
+                 "--recorder", "127.0.0.1:9", "--under-claim"])
+    err = capsys.readouterr().err
+    assert code == 3 and "its slogqual lock is not held" in err
+    assert f.read_bytes() == bytes(1 << 20)
+
+
+def test_emulation_refuses_a_block_device():
+    with pytest.raises(UsageError, match="regular file"):
+        check_options(PowercutOptions(target="/dev/null", emulate="none"))
+
+
+def test_cut_command_is_an_argv_never_a_shell():
+    assert cutcmd.parse("ipmitool -H 'bmc 1' chassis power off") == ["ipmitool", "-H", "bmc 1", "chassis", "power",
+                                                                      "off"]
+    assert cutcmd.execute(cutcmd.parse("echo $HOME;"), 5).strip() == "$HOME;"
+
+
+# --- the result document -------------------------------------------------------------------------------------
+
+def _doc(**over):
+    doc = {"schema": S.POWERCUT, "run_id": "ab", "status": "complete", "verdict": "pass", "expected_cycles": 1,
+           "target": {"path": "/x"}, "method": {"cut": "c", "sizes": [4096], "emulation": "none"},
+           "cycles": [{"cycle": 1, "acknowledged": 3, "intact": 3, "torn": 0, "stale": 0, "missing": 0, "lost": 0}],
+           "notes": []}
+    doc.update(over)
+    return doc
+
+
+def test_result_loader_names_the_bad_key(tmp_path):
+    assert PowercutResult.from_dict(_doc()).verdict == "pass"
+    bad = [
+        (_doc(verdict="pass", cycles=[{"cycle": 1, "acknowledged": 3, "intact": 2, "torn": 1, "stale": 0,
+                                       "missing": 0, "lost": 1}]), "key 'verdict' must be 'fail'"),
+        (_doc(cycles=[{"cycle": 1, "acknowledged": 4, "intact": 3, "torn": 0, "stale": 0, "missing": 0, "lost": 0}]),
+         "cycles[0].acknowledged"),
+        (_doc(method={"cut": "c", "sizes": ["4k"]}), "method.sizes[0]"),
+        (_doc(schema="slogqual.powercut/9"), "newer"),
+        (_doc(status="weird"), "key 'status'"),
+    ]
+    for doc, words in bad:
+        with pytest.raises(S.DocumentError, match=words.replace("[", r"\[").replace("]", r"\]")):
+            PowercutResult.from_dict(doc, "r.json")
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(_doc()))
+    assert PowercutResult.load(str(p)).to_dict()["totals"]["acknowledged"] == 3
+
+
+# --- the power-loss verdict on recorded identities -------------------------------------------------------------
+
+def _nvme_record(fixture):
+    ident = nvme.parse_id_ctrl(text("nvme", fixture))
+    signal = C.CacheSignal("nvme id-ctrl", ident.vwc_present, f"vwc={ident.vwc}")
+    return DeviceRecord(path="/dev/nvme0n1", transport="nvme", model=ident.model, device_class="nvme",
+                        write_cache=C.judge_write_cache([signal], "write back", "nvme")).to_dict()
+
+
+def _sata_ssd_record():
+    # identity recorded from an Intel DC S3500-class SATA SSD (PLP); that capture was taken without
+    # `-g wcache`, so the cache state is the one such drives report (enabled), as smartctl words it
+    s = smartctl.parse(text("smartctl", "sata-ssd-intel-ssdsc2bb120g4l.info.json"))
+    cls, ev = C.classify("sata", None, s.rotation_rate, s.model)
+    wc = C.judge_write_cache([C.CacheSignal("smartctl -g wcache", True, "write cache enabled")], "write back", "sata")
+    return DeviceRecord(path="/dev/sdb", transport="sata", model=s.model, device_class=cls, class_evidence=ev,
+                        write_cache=wc).to_dict()
+
+
+@pytest.fixture(scope="module")
+def lab_pmem(tmp_path_factory):
+    dest = tmp_path_factory.mktemp("lab")
+    with tarfile.open(os.path.join(FIX, "sysfs", "lab-qemu-guest.tar.gz")) as tf:
+        tf.extractall(dest)
+    root = str(dest / "lab-qemu-guest" / "sys")
+    info = sysfs.block_info(sysfs.read(os.path.join(root, "class", "block", "pmem0", "dev")), root)
+    transport = linux.transport_of(info, None)
+    wc = C.judge_write_cache([], info.write_cache, transport)
+    return DeviceRecord(path="/dev/pmem0", transport=transport, device_class=C.classify(transport, None, None, None)[0],
+                        emulated=True, write_cache=wc).to_dict()
+
+
+FLUSH_US = {"µs": {"size": 4096, "flush_us": 18.0, "write_us": 40.0, "source": "sweep"},
+            "ms": {"size": 4096, "flush_us": 1900.0, "write_us": 30.0, "source": "sweep"}}
+
+
+def _pc(verdict, lost=0):
+    return {"verdict": verdict, "run_id": "r", "method": {"emulation": None, "cut": "--cut-cmd pdu off"},
+            "cycles": [{}] * 3, "totals": {"acknowledged": 300, "lost": lost, "torn": 0, "stale": 0, "missing": lost}}
+
+
+def test_verdict_table_on_recorded_identities(lab_pmem):
+    vwc0 = _nvme_record("id-ctrl-micron-9200.txt")
+    vwc1 = _nvme_record("id-ctrl-wdc-pc-sn730.json")
+    sata = _sata_ssd_record()
+    table = [
+        # (record, flush, power cut) -> verdict, basis
+        (vwc0, None, None, PL.NO_VOLATILE, "reported"),
+        (vwc1, None, None, PL.VOLATILE_UNMEASURED, "reported"),
+        (vwc1, FLUSH_US["ms"], None, PL.HONOURED, "inferred"),  # consumer NVMe, ms flush
+        (sata, FLUSH_US["µs"], None, PL.PROTECTED_OR_IGNORED, "inferred"),  # the DC S3700 case: not "unsafe"
+        (sata, FLUSH_US["µs"], _pc("pass"), PL.PROTECTED_MEASURED, "measured"),
+        (sata, FLUSH_US["µs"], _pc("fail", 12), PL.NOT_HONOURED, "measured"),
+        (vwc1, FLUSH_US["ms"], _pc("pass"), PL.HONOURED, "measured"),
+        (lab_pmem, None, None, PL.PMEM, "reported"),
+        ({"transport": "loop", "write_cache": {"verdict": "unknown"}}, None, None, PL.UNKNOWN, "none"),
+    ]
+    for rec, flush, pc, verdict, basis in table:
+        got = PL.judge(rec, flush, pc)
+        assert (got["verdict"], got["basis"]) == (verdict, basis), (rec.get("model"), got)
+        assert got["evidence"] and all(set(e) == {"name", "says"} and e["name"] and e["says"] for e in got["evidence"])
+        assert got["measured"] is (basis == "measured")
+    # each piece is named
+    names = {e["name"] for e in PL.judge(sata, FLUSH_US["µs"], _pc("pass"))["evidence"]}
+    assert {"ATA/SCSI write cache", "flush cost", "power-cut test"} <= names
+    assert "NVMe volatile write cache (Identify vwc, feature 06h)" in {e["name"] for e in PL.judge(vwc0)["evidence"]}
+    both = PL.judge(sata, FLUSH_US["µs"])
+    assert "protected cache (PLP) or a flush that is ignored" in " ".join(e["says"] for e in both["evidence"])
+    assert "unsafe" not in both["text"] and both["safe"] is None
+    assert "EMULATED" in " ".join(e["says"] for e in PL.judge(lab_pmem)["evidence"])
+    # the record carries the verdict from what it knows; a profile demanding PLP needs the measured one
+    assert vwc0["power_loss"]["verdict"] == PL.NO_VOLATILE and sata["power_loss"]["verdict"] == PL.VOLATILE_UNMEASURED
+    assert not any("unsafe" in w for w in sata["warnings"])
+    assert not PL.meets_measured_plp(PL.judge(sata, FLUSH_US["µs"]))
+    assert PL.meets_measured_plp(PL.judge(sata, FLUSH_US["µs"], _pc("pass")))
+
+
+def test_flush_figures_from_a_sweep_and_a_kernel_that_drops_flushes():
+    sweep = {"params": {"mode": "flush"}, "points": [
+        {"size": 512, "ios": 9, "flush_lat_us": {"mean": 900.0}, "write_lat_us": {"mean": 20.0}},
+        {"size": 4096, "ios": 9, "flush_lat_us": {"mean": 15.0}, "write_lat_us": {"mean": 25.0}}]}
+    assert PL.flush_from_sweep(sweep)["flush_us"] == 15.0
+    assert PL.flush_from_sweep(dict(sweep, params={"mode": "dsync"})) is None
+    rec = _sata_ssd_record()
+    withev = PL.with_evidence(rec, sweep, _pc("pass"))
+    assert withev["power_loss"]["verdict"] == PL.PROTECTED_MEASURED and "power_loss" in rec
+    rec["write_cache"]["kernel"] = "write through"
+    says = " ".join(e["says"] for e in PL.judge(rec, PL.flush_from_sweep(sweep))["evidence"])
+    assert "drops flushes, so this figure says nothing" in says

@@ -1,0 +1,136 @@
+"""slogqual powercut end to end on this host: a backing file served by nbdkit (with the cache filter's
+cache=unsafe or cache=writeback, or none), mounted as a file by nbdfuse, written by the powercut writer
+(a process of its own), the power cut being a SIGKILL of nbdkit; then verify reads the backing file.
+
+The lying device (cache=unsafe) must FAIL with its lost acknowledged records counted; the volatile cache
+that honours flushes (writeback) and the device without a cache (none) must PASS with 0 lost."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, load, need, slogqual
+from slogqual.powercut.recorder import RecorderClient, cycles_of
+
+pytestmark = [pytest.mark.integration, need("nbdkit", "nbdfuse", "umount"),
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (FUSE mounts)"),
+              pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="needs /dev/fuse (nbdfuse)")]
+
+QUICK = ["--cycles", "2", "--cut-after", "24", "--size", "16m", "--quiet"]
+
+
+def _mounts():
+    with open("/proc/self/mounts") as fh:
+        return [ln for ln in fh if "slogqual-powercut-mnt" in ln]
+
+
+def _children_named(name, parent):
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    st = fh.read()
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    cmd = fh.read()
+            except OSError:
+                continue
+            if st.split(") ", 1)[1].split()[1] == str(parent) and cmd.split(b"\0")[0].endswith(name.encode()):
+                out.append(int(pid))
+    return out
+
+
+@pytest.mark.parametrize("mode, verdict", [("unsafe", "fail"), ("writeback", "pass"), ("none", "pass")])
+def test_the_three_behaviours(tmp_path, mode, verdict):
+    out = tmp_path / "r.json"
+    proc = slogqual("powercut", "run", tmp_path / "back.img", "--emulate", mode, *QUICK, "-o", out, timeout=180)
+    doc = load(out)
+    assert proc.returncode == (1 if verdict == "fail" else 0), proc.stderr
+    assert doc["schema"] == "slogqual.powercut/1" and doc["status"] == "complete" and doc["verdict"] == verdict
+    assert len(doc["cycles"]) == 2
+    for cy in doc["cycles"]:
+        assert cy["acknowledged"] >= 24 and cy["acknowledged"] == cy["recorder_acknowledged"]
+        if verdict == "fail":
+            assert cy["lost"] > 0 and cy["lost"] == cy["torn"] + cy["stale"] + cy["missing"]
+            assert cy["lost_records"]
+        else:
+            assert cy["lost"] == 0 and cy["intact"] == cy["acknowledged"]
+    assert doc["totals"]["lost"] == sum(cy["lost"] for cy in doc["cycles"])
+    assert f"{doc['verdict'].upper()}" in proc.stdout
+    assert not _mounts()  # every FUSE mount taken away
+
+
+def test_loopback_writer_and_recorder_as_separate_processes(tmp_path):
+    """`powercut record` on 127.0.0.1 in one process, `powercut run --recorder` in another: the recorder
+    outlives the SIGKILL of the writer's device, and verify's counts are the recorder's."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    ready = tmp_path / "ready"
+    journal = tmp_path / "journal.jsonl"
+    rec = subprocess.Popen([sys.executable, "-m", "slogqual", "powercut", "record", "--listen", "127.0.0.1:0",
+                            "--journal", str(journal), "--ready-file", str(ready)], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while not ready.exists():
+            assert rec.poll() is None, rec.stderr.read()
+            assert time.monotonic() < deadline, "the recorder did not start"
+            time.sleep(0.05)
+        address = ready.read_text().strip()
+        run = slogqual("powercut", "run", tmp_path / "back.img", "--emulate", "unsafe", "--recorder", address,
+                       "--cycles", "1", "--cut-after", "40", "--size", "16m", "--quiet", "-o", tmp_path / "r.json",
+                       timeout=120)
+        assert run.returncode == 1, run.stderr
+        doc = load(tmp_path / "r.json")
+        assert rec.poll() is None  # the recorder lives on after the cut
+        host, port = address.rsplit(":", 1)
+        with RecorderClient(host, int(port)) as client:
+            held = cycles_of(client.query(doc["run_id"]))[1]["acked"]
+        assert len(held) >= 40 and doc["cycles"][0]["acknowledged"] == len(held)
+        ver = slogqual("powercut", "verify", tmp_path / "back.img", "--run-id", doc["run_id"], "--recorder", address,
+                       "--json")
+        assert ver.returncode == 1, ver.stderr
+        v = json.loads(ver.stdout)
+        assert v["verdict"] == "fail" and v["cycles"][0]["acknowledged"] == len(held)
+        assert {k: v["totals"][k] for k in v["totals"]} == {k: doc["totals"][k] for k in doc["totals"]}
+        assert v["totals"]["lost"] > 0
+        # the journal holds the same record, for a verify after the recorder is gone
+        off = slogqual("powercut", "verify", tmp_path / "back.img", "--run-id", doc["run_id"], "--journal", journal,
+                       "--json")
+        assert json.loads(off.stdout)["totals"] == v["totals"]
+    finally:
+        rec.send_signal(signal.SIGINT)
+        try:
+            rec.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            rec.kill()
+            rec.wait()
+
+
+def test_sigterm_mid_run_tears_down_mount_and_nbdkit(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # writeback on a file: every record's flush reaches the disk, so 100000 records take long enough
+    proc = subprocess.Popen([sys.executable, "-m", "slogqual", "powercut", "run", str(tmp_path / "back.img"),
+                             "--emulate", "writeback", "--cut-after", "100000", "--sizes", "4k", "--size", "1g",
+                             "-o", str(tmp_path / "r.json")], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not _mounts():
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "no mount appeared"
+        time.sleep(0.05)
+    kids = _children_named("nbdkit", proc.pid) + _children_named("nbdfuse", proc.pid)
+    assert len(kids) == 2
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert not _mounts()
+    for pid in kids:
+        assert not os.path.exists(f"/proc/{pid}") or "Z" in open(f"/proc/{pid}/stat").read().split(") ", 1)[1][:2]
+    doc = load(tmp_path / "r.json")
+    assert doc["status"] == "interrupted" and doc["verdict"] == "incomplete"
