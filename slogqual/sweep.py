@@ -40,6 +40,7 @@ from slogqual.results import (
 from slogqual.target import KIND_BLOCK, KIND_NBD, KIND_SCRATCH, Target
 from slogqual import target as targets
 from slogqual.analysis import overtime, percentiles, precision
+from slogqual.analysis import powerloss
 from slogqual.analysis import thermal as thermal_analysis
 from slogqual.tools import fio, pairbench
 from slogqual.units import MiB, size_label
@@ -458,6 +459,9 @@ class SyncWriteSweep:
             result.status = STATUS_INTERRUPTED
             self._save(result)
             raise
+        if result.device and not result.device.get("error") and self.params.mode == "flush":
+            # the power-loss verdict now weighs the flush cost this sweep measured (analysis.powerloss)
+            result.device = powerloss.with_evidence(result.device, sweep=result.to_dict())
         result.status = STATUS_COMPLETE
         self._save(result)
         return result

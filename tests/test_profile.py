@@ -71,7 +71,8 @@ def test_shipped_profiles_cover_what_the_issue_asks():
     assert all(c.threshold == 119 for c in home.criteria if c.metric == "mbps")  # 1 GbE ≈ 119 MiB/s
     strict = P.load("strict-plp")
     dev = {(c.metric, c.op, c.threshold) for c in strict.criteria if c.kind == P.KIND_DEVICE}
-    assert ("write_cache", "==", "no-volatile-cache") in dev and ("link", "==", "ok") in dev
+    assert ("power_loss", "==", "protected-measured") in dev and ("link", "==", "ok") in dev
+    assert not any(m == "write_cache" for m, _, _ in dev)  # a cache bit is not power-loss protection
     assert strict.precondition == "full"
 
 

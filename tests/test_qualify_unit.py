@@ -59,6 +59,26 @@ def test_pair_engine_points_are_exact_and_a_mean_inside_its_interval_is_too_clos
     assert j.result == judge.NOT_EVALUATED
 
 
+def test_power_loss_criterion_needs_the_measured_verdict():
+    from slogqual.analysis import powerloss
+    # an enterprise SATA SSD: write cache on, 30 µs flush; PLP or an ignored flush cannot be told apart
+    rec = {"class": "sata-ssd", "transport": "sata",
+           "write_cache": {"verdict": "volatile-cache-enabled", "reason": "WCE on"}}
+    sweep = {"params": {"mode": "flush"}, "points": [{"size": 4096, "ios": 5000, "flush_lat_us": {"mean": 30.0},
+                                                       "write_lat_us": {"mean": 40.0}}]}
+    inferred = powerloss.with_evidence(rec, sweep=sweep)
+    j = judge.judge_device(crit("power_loss == protected"), inferred)
+    assert j.result == judge.FAIL and j.measured == "protected-or-flush-ignored" and "slogqual powercut" in j.detail
+    powercut = {"verdict": "pass", "totals": {"acknowledged": 64, "lost": 0}, "cycles": [{}, {}],
+                "method": {"cut": "--cut-cmd ipmitool chassis power cycle"}, "run_id": "ab"}
+    measured = powerloss.with_evidence(rec, sweep=sweep, powercut=powercut)
+    j = judge.judge_device(crit("power_loss == protected-measured"), measured)
+    assert j.result == judge.PASS and "[measured]" in j.detail
+    lost = powerloss.with_evidence(rec, sweep=sweep, powercut=dict(powercut, verdict="fail"))
+    assert judge.judge_device(crit("power_loss == protected"), lost).measured == "flushes-not-honoured"
+    assert judge.judge_device(crit("power_loss == protected"), rec).result == judge.NOT_EVALUATED  # no verdict yet
+
+
 def test_device_criteria_use_the_record_verdicts():
     rec = {"class": "nvme", "write_cache": {"verdict": "no-volatile-cache", "reason": "vwc 0"},
            "link": {"verdict": "below-capability", "reason": "x2 of x4"}, "controller_link": None}

@@ -65,10 +65,15 @@ def test_verdicts_of_a_device_record():
     r = diskinfo.import_file(FIXTURE)[0]
     r.device = good.to_dict()
     v = {x.label: x for x in document.verdicts(r)}
-    assert v["Write cache / PLP"].tone == "good" and ("kernel", "write through") in v["Write cache / PLP"].detail
+    assert v["Write cache"].tone == "good" and ("kernel", "write through") in v["Write cache"].detail
     assert v["Link"].tone == "good" and "Controller link" not in v
+    # the power-loss verdict with its basis and every piece of evidence by name: reported, not measured
+    pl = v["Power loss"]
+    assert pl.text.startswith("no volatile cache (reported by the device, not measured)") and pl.tone == "good"
+    assert ("basis", "reported") in pl.detail and any(k == "write-cache verdict" or "cache" in k for k, _ in pl.detail)
     r.device = None
-    assert [(x.label, x.tone) for x in document.verdicts(r)] == [("Write cache / PLP", "neutral"), ("Link", "neutral")]
+    assert [(x.label, x.tone) for x in document.verdicts(r)] == [("Write cache", "neutral"), ("Power loss", "neutral"),
+                                                                 ("Link", "neutral")]
 
 
 def test_verdict_tones():
@@ -109,8 +114,8 @@ def test_html_report_shows_identity_verdicts_class_and_warnings(results, tmp_pat
     assert "<title>Lab 7 &lt;acceptance&gt;</title>" in html
     for text in ("INTEL SSDPE21D480GA", "PHM2913000QM480BGN", "E2010435", "nvme"):
         assert f"<td>{text}</td>" in html
-    assert re.search(r'class="verdict bad"><b>Write cache / PLP</b>VOLATILE WRITE CACHE ENABLED: unsafe as a SLOG '
-                     r'unless the device has power-loss protection<small>why: NVMe VWC bit 0 is set</small>'
+    assert re.search(r'class="verdict bad"><b>Write cache</b>VOLATILE WRITE CACHE ENABLED: safe as a SLOG only with power-loss protection '
+                     r'or flushes that are honoured \(see Power loss\)<small>why: NVMe VWC bit 0 is set</small>'
                      r'<small>evidence: nvme id-ctrl: vwc 0x1</small>', html)
     assert re.search(r'class="verdict bad"><b>Link</b>LINK BELOW CAPABILITY: bandwidth is capped'
                      r'<small>current: 8.0 GT/s PCIe x2</small><small>capable: 8.0 GT/s PCIe x4</small>', html)
@@ -149,8 +154,8 @@ def test_markdown_report_with_png_charts(results, tmp_path):
     for name in images:
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| device | source | sizes |" in md
-    assert ("- **Write cache / PLP:** VOLATILE WRITE CACHE ENABLED: unsafe as a SLOG unless the device has "
-            "power-loss protection (**WARNING**) — why: NVMe VWC bit 0 is set; evidence: nvme id-ctrl: vwc 0x1") in md
+    assert ("- **Write cache:** VOLATILE WRITE CACHE ENABLED: safe as a SLOG only with power-loss protection "
+            "or flushes that are honoured (see Power loss) (**WARNING**) — why: NVMe VWC bit 0 is set; evidence: nvme id-ctrl: vwc 0x1") in md
     assert "| 512 | ~7,250 | 138.3 | – | – | – | – | 7,231 | 3.5 |" in md
     assert "## 2. INTEL SSDPE21D480GA" in md
 

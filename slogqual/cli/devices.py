@@ -122,6 +122,11 @@ def run_inspect(args) -> int:
     lines.append(("write cache", f"{wc['verdict']}  ({wc['reason']})"))
     for e in wc["evidence"]:
         lines.append(("", e))
+    pl = d.get("power_loss")
+    if pl:
+        lines.append(("power loss", f"{pl['verdict']}  ({pl['text']}; {pl['basis']})"))
+        for e in pl.get("evidence") or []:
+            lines.append(("", f"{e.get('name')}: {e.get('says')}"))
     safety = _safety(args.dev) if d["kind"] != "nbd" else {"state": "n/a (URI)", "reasons": []}
     lines.append(("safety", safety["state"] + (": " + "; ".join(safety["reasons"]) if safety["reasons"] else "")))
     for k, v in lines:

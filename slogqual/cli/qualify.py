@@ -7,6 +7,7 @@ import sys
 import time
 from typing import List, Optional
 
+from slogqual.results.powercut import PowercutResult
 from slogqual.errors import UsageError
 from slogqual.progress import Progress
 from slogqual.qualify import precondition, profile as profiles, steady
@@ -54,6 +55,9 @@ def register(sub) -> None:
     p.add_argument("--scenario-quick", action="store_true", help="with --data: run the scenarios' --quick variant")
     p.add_argument("--scenario-result", action="append", default=[], metavar="FILE",
                    help="a slogqual.scenario/1 result to judge scenario criteria by (repeatable)")
+    p.add_argument("--powercut", metavar="FILE",
+                   help="a slogqual.powercut/1 result of this device (slogqual powercut run): the power-loss verdict "
+                        "becomes measured (strict-plp requires it)")
     p.add_argument("--destroy-data", action="store_true", help="confirm that the named block devices may be overwritten")
     p.add_argument("--model", help="model to file the results under when the device has none (NBD, files)")
     p.add_argument("--serial", help="serial to file the results under when the device has none (one DEV only)")
@@ -92,6 +96,8 @@ def _options(args, prof: profiles.Profile, argv: List[str], fio_version: str) ->
         raise UsageError("--serial labels one device: qualify the devices one at a time to give each a serial")
     if len(set(args.devices)) != len(args.devices):
         raise UsageError("a device is named twice")
+    # read (and checked) before anything is written
+    powercut = PowercutResult.load(args.powercut).to_dict() if args.powercut else None
     if args.lab and args.data:
         raise UsageError("--lab runs the scenarios on emulated devices: it does not take --data")
     sizes = parse_sizes(args.sizes) if args.sizes else list(prof.sizes)
@@ -130,7 +136,8 @@ def _options(args, prof: profiles.Profile, argv: List[str], fio_version: str) ->
         quick_bytes=quick_bytes, lab=args.lab, data=list(args.data), scenario_quick=args.scenario_quick,
         scenario_results=load_scenario_results(args.scenario_result),
         labels={"model": args.model, "serial": args.serial, "firmware": args.firmware},
-        argv=argv, fio_version=fio_version)
+        argv=argv, fio_version=fio_version,
+        powercut=powercut, powercut_path=args.powercut)
 
 
 def _open_store(args) -> tuple:

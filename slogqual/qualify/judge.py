@@ -129,6 +129,12 @@ def judge_device(c: Criterion, device: Optional[Dict[str, Any]]) -> Judgement:
         value = device.get("class")
     elif c.metric == "transport":
         value = device.get("transport")
+    elif c.metric == "power_loss":
+        pl = device.get("power_loss") or {}
+        value = pl.get("verdict")
+        reason = f"{pl.get('text', '')} [{pl.get('basis', '?')}]"
+        if value is not None and value != "protected-measured" and not pl.get("measured"):
+            reason += "; a power cut measures it: slogqual powercut, then qualify --powercut FILE"
     elif c.metric == "controller_link":
         cl = device.get("controller_link")
         value, reason = (cl.get("verdict"), cl.get("reason") or "") if cl else ("none", "no controller link")

@@ -28,6 +28,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from slogqual.analysis import powerloss
 from slogqual.data import data_path, require
 from slogqual.errors import UsageError
 from slogqual.qualify import steady
@@ -57,11 +58,14 @@ DEVICE_FIELDS: Dict[str, Tuple[str, ...]] = {
     "class": ("hdd", "sshd", "sata-ssd", "sas-ssd", "nvme", "optane", "nvdimm", "virtual", "unknown"),
     "transport": ("sata", "sas", "scsi", "nvme", "pmem", "virtio", "loop", "nbd", "file", "usb", "md", "dm",
                   "ram", "unknown"),
+    # analysis.powerloss verdicts: measured by a power cut, reported by the device, or inferred
+    "power_loss": powerloss.VERDICTS,
 }
 VALUE_ALIASES = {"link": {"full": "ok", "degraded": "below-capability"},
                  "controller_link": {"full": "ok", "degraded": "below-capability"},
                  "write_cache": {"plp": "no-volatile-cache", "none": "no-volatile-cache",
-                                 "volatile": "volatile-cache-enabled"}}
+                                 "volatile": "volatile-cache-enabled"},
+                 "power_loss": {"protected": "protected-measured", "lost": "flushes-not-honoured"}}
 STEADY_VALUES = ("reached", "not-reached")
 
 # Scenario analysis figures (slogqual.scenario/1 "analysis" keys).

@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from slogqual.analysis import powerloss
 from slogqual import environment, paths
 from slogqual.analysis import scenario as scenario_analysis
 from slogqual import target as targets
@@ -50,6 +51,8 @@ class Options:
     labels: Dict[str, str] = field(default_factory=dict)  # model/serial/firmware given by the user
     argv: List[str] = field(default_factory=list)
     fio_version: str = ""
+    powercut: Optional[Dict[str, Any]] = None  # --powercut FILE: a slogqual.powercut/1 document
+    powercut_path: Optional[str] = None
 
 
 def load_scenario_results(paths: List[str]) -> Dict[str, Dict[str, Any]]:
@@ -273,8 +276,35 @@ class DeviceRun:
                 self.notes.append(f"scenarios: {exc}")
         return self._finish()
 
+    def _powercut_for_this_device(self) -> Optional[Dict[str, Any]]:
+        """The --powercut result if it is about this device: never an emulated run (it measured an
+        emulation, not this device), and only when its serial, or else its path, is this device's."""
+        pc, path = self.opts.powercut, self.opts.powercut_path
+        if not pc:
+            return None
+        if (pc.get("method") or {}).get("emulation"):
+            self.notes.append(f"--powercut {path}: an emulated power cut ({pc['method']['emulation']}) says "
+                              f"nothing of {self.spec}; not used")
+            return None
+        mine = (self.record or {}).get("serial")
+        theirs = (pc.get("device") or {}).get("serial")
+        if mine and theirs:
+            if mine != theirs:
+                self.notes.append(f"--powercut {path}: measured serial {theirs}, this device is {mine}; not used")
+                return None
+            return pc
+        if os.path.realpath((pc.get("target") or {}).get("path") or "") == os.path.realpath(self.spec):
+            return pc
+        self.notes.append(f"--powercut {path}: measured {(pc.get('target') or {}).get('path')}, not {self.spec} "
+                          "(and no serial to match); not used")
+        return None
+
     def _finish(self) -> Dict[str, Any]:
         p = self.opts.profile
+        if self.record:
+            # the power-loss verdict from everything known now: the sweep's flush cost, a power cut
+            self.record = powerloss.with_evidence(self.record, sweep=self.sweep.to_dict() if self.sweep else None,
+                                                  powercut=self._powercut_for_this_device())
         steady_doc = self.steady.to_dict() if self.steady else None
         self.judgements = judge.judge_all(p.criteria, self.sweep, self.record, steady_doc, self.scenarios)
         if self.error:

@@ -28,12 +28,13 @@ IDENTITY_KEYS = [
     ("trim", "TRIM/UNMAP"), ("attachment", "Attachment"), ("physical_path", "Physical path"),
     ("path", "Path"), ("partition_of", "Partition of"), ("platform", "Platform"), ("source", "Identity from"),
 ]
-VERDICT_KEYS = [("write_cache", "Write cache / PLP"), ("link", "Link"), ("controller_link", "Controller link")]
+VERDICT_KEYS = [("write_cache", "Write cache"), ("power_loss", "Power loss"), ("link", "Link"),
+                ("controller_link", "Controller link")]
 # The verdict codes of slogqual.device/1 (slogqual/device/record.py) in plain words, with their tone.
 VERDICT_WORDS = {
     "no-volatile-cache": ("no volatile write cache: an acknowledged write is on stable media", "good"),
-    "volatile-cache-enabled": ("VOLATILE WRITE CACHE ENABLED: unsafe as a SLOG unless the device has "
-                               "power-loss protection", "bad"),
+    "volatile-cache-enabled": ("VOLATILE WRITE CACHE ENABLED: safe as a SLOG only with power-loss protection "
+                               "or flushes that are honoured (see Power loss)", "bad"),
     "ok": ("link runs at its full capability", "good"),
     "below-capability": ("LINK BELOW CAPABILITY: bandwidth is capped", "bad"),
     "not-applicable": ("no link to check", "neutral"),
@@ -82,7 +83,19 @@ def _link_end(end: Any) -> str:
     return " ".join(x for x in (speed, f"x{end['width']}" if end.get("width") else "") if x) or "?"
 
 
+def _power_loss(label: str, value: Dict[str, Any]) -> Verdict:
+    """analysis.powerloss's verdict: its words, its basis (measured / reported / inferred) and every piece
+    of evidence by name; the tone from whether it is known safe."""
+    tone = {True: "good", False: "bad"}.get(value.get("safe"), "neutral")
+    detail = [("basis", scalar(value.get("basis")))]
+    detail += [(scalar(e.get("name")) or "evidence", scalar(e.get("says"))) for e in value.get("evidence") or []
+               if isinstance(e, dict)]
+    return Verdict(label, scalar(value.get("text")) or scalar(value.get("verdict")) or "not determined", tone, detail)
+
+
 def _verdict(label: str, value: Any) -> Verdict:
+    if isinstance(value, dict) and "basis" in value and "evidence" in value:
+        return _power_loss(label, value)
     if isinstance(value, dict):
         code = value.get("verdict")
         detail: List[Tuple[str, str]] = []
