@@ -185,7 +185,7 @@ def test_report_renders_in_chromium_without_console_errors(browser, tmp_path):
         assert c["paths"] > 20
         assert "Intel 710 Series (SATA)" in c["texts"] and "8M" in c["texts"]
     assert browser.evaluate("document.title").startswith("SLOG qualification")
-    assert browser.evaluate("document.querySelectorAll('.verdict').length") == 4  # 2 devices x (cache, link)
+    assert browser.evaluate("document.querySelectorAll('.verdict').length") == 6  # 2 devices x (cache, power loss, link)
 
     os.makedirs(ARTIFACTS, exist_ok=True)
     shot = os.path.join(ARTIFACTS, "report-chromium.png")
