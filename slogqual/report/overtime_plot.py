@@ -12,10 +12,8 @@ from typing import List, Optional, Tuple
 
 from slogqual.analysis import overtime
 from slogqual.errors import UsageError
-from slogqual.outputs import mark_picture
-from slogqual.report.plot import COLOURS, DEFAULT_SIZE, FORMATS, _q, output_format, preamble, series_label
+from slogqual.report.plot import COLOURS, DEFAULT_SIZE, FORMATS, _q, draw, output_format, preamble, series_label
 from slogqual.results import SweepPoint, SweepResult
-from slogqual.tools import gnuplot
 from slogqual.units import size_label
 
 
@@ -126,8 +124,4 @@ def script(spec: OverTimeSpec, output: str, fmt: str, size: Tuple[int, int] = DE
 def render(spec: OverTimeSpec, output: str, fmt: Optional[str] = None, size: Tuple[int, int] = DEFAULT_SIZE,
            keep_script: Optional[str] = None) -> str:
     fmt = output_format(output, fmt)
-    text = script(spec, output, fmt, size)
-    gnuplot.check_version()
-    gnuplot.run_script(text, output, keep_script=keep_script)
-    mark_picture(output)
-    return text
+    return draw(script(spec, output, fmt, size), output, keep_script)

@@ -231,8 +231,13 @@ def render(spec: PlotSpec, output: str, fmt: Optional[str] = None, size: Tuple[i
            keep_script: Optional[str] = None) -> str:
     """Draw spec into output with gnuplot; returns the script that did it."""
     fmt = output_format(output, fmt)
-    text = script(spec, output, fmt, size)
+    return draw(script(spec, output, fmt, size), output, keep_script)
+
+
+def draw(text: str, output: str, keep_script: Optional[str] = None) -> str:
+    """Run a chart's gnuplot script (the one gnuplot door) and mark the picture as slogqual's, so a later
+    -o onto it may replace it (slogqual/outputs.py); returns the script."""
     gnuplot.check_version()
     gnuplot.run_script(text, output, keep_script=keep_script)
-    mark_picture(output)  # so that a later -o onto it may replace it (slogqual/outputs.py)
+    mark_picture(output)
     return text

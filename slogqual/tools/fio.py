@@ -186,7 +186,8 @@ def parse_result(doc: dict) -> FioWriteResult:
             options=dict(job.get("job options") or {}),
             ended_ms=int(doc["timestamp_ms"]) if doc.get("timestamp_ms") else None,
         ))
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # Attribute: a section not an object
+    # Attribute: a section not an object; Overflow: int() of an Infinity (JSON has no word for it, fio's parser takes it)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise ValueError(f"unexpected fio JSON layout: {exc!r}") from None
 
 

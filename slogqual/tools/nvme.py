@@ -116,19 +116,24 @@ def parse_text(text: str) -> Dict[str, str]:
     return fields
 
 
+def _json_object(text: str, what: str) -> Dict[str, Any]:
+    """The JSON object nvme-cli printed (``-o json``); ValueError naming the command otherwise."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what} output is not valid JSON ({exc.msg})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{what} JSON is not an object")
+    return doc
+
+
 def parse_id_ctrl(text: str) -> IdCtrl:
     """JSON (``-o json``) or normal text. ValueError when neither yields an Identify Controller."""
     if not text or not text.strip():
         raise ValueError("empty nvme id-ctrl output")
     stripped = text.strip()
     if stripped.startswith("{"):
-        try:
-            doc = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"nvme id-ctrl output is not valid JSON ({exc.msg})") from None
-        if not isinstance(doc, dict):
-            raise ValueError("nvme id-ctrl JSON is not an object")
-        ident = _from_fields(doc)
+        ident = _from_fields(_json_object(stripped, "nvme id-ctrl"))
     else:
         ident = _from_fields(parse_text(stripped))
     if ident.model is None and ident.serial is None and ident.vwc is None:
@@ -306,13 +311,7 @@ def parse_smart_log(text: str) -> SmartLog:
         raise ValueError("empty nvme smart-log output")
     stripped = text.strip()
     if stripped.startswith("{"):
-        try:
-            doc = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"nvme smart-log output is not valid JSON ({exc.msg})") from None
-        if not isinstance(doc, dict):
-            raise ValueError("nvme smart-log JSON is not an object")
-        log = _smart_from_json(doc)
+        log = _smart_from_json(_json_object(stripped, "nvme smart-log"))
     else:
         log = _smart_from_text(stripped)
     if all(getattr(log, f) is None for f in _THERMAL_FIELDS):

@@ -199,7 +199,8 @@ def parse_failed(program: str, argv: Optional[Sequence[str]], text: str, why: st
 def parse_text(program: str, argv: Optional[Sequence[str]], text: str, parser: Callable[..., T], *args,
                stderr: str = "", **kwargs) -> T:
     """``parser(text, ...)`` for the output of ``argv``: the ValueError (JSONDecodeError included),
-    LookupError or TypeError of a parser that cannot read it becomes ToolOutputError naming the
+    LookupError, TypeError or ArithmeticError (int() of an Infinity, a zero divisor) of a parser that
+    cannot read it becomes ToolOutputError naming the
     program and argv, as does a parser's own ToolOutputError that did not know the argv."""
     try:
         return parser(text, *args, **kwargs)
@@ -207,7 +208,7 @@ def parse_text(program: str, argv: Optional[Sequence[str]], text: str, parser: C
         if exc.argv or not argv:
             raise
         raise parse_failed(program, argv, text, exc.why, stderr=stderr) from None
-    except (ValueError, LookupError, TypeError) as exc:
+    except (ValueError, LookupError, TypeError, ArithmeticError) as exc:
         raise parse_failed(program, argv, text, str(exc) or type(exc).__name__, stderr=stderr) from None
 
 

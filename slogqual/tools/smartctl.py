@@ -126,8 +126,9 @@ def _i(v: Any) -> Optional[int]:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def parse(text: str) -> SmartInfo:
-    """Parse smartctl JSON. Raises ValueError on text that is not a smartctl JSON object."""
+def _document(text: str):
+    """(document, exit status, error messages) of smartctl JSON; ValueError on text that is not a smartctl
+    JSON object. A field of the wrong type is not read."""
     if not text or not text.strip():
         raise ValueError("empty smartctl output")
     try:
@@ -136,13 +137,19 @@ def parse(text: str) -> SmartInfo:
         raise ValueError(f"smartctl output is not JSON ({exc.msg})") from None
     if not isinstance(doc, dict):
         raise ValueError("smartctl JSON is not an object")
-    info = SmartInfo()
     meta = doc.get("smartctl") if isinstance(doc.get("smartctl"), dict) else {}
-    info.exit_status = _i(meta.get("exit_status"))
     messages = meta.get("messages")
-    for m in messages if isinstance(messages, list) else []:  # a field of the wrong type is not read
-        if isinstance(m, dict) and m.get("severity") == "error" and m.get("string"):
-            info.errors.append(str(m["string"]))
+    errors = [str(m["string"]) for m in (messages if isinstance(messages, list) else [])
+              if isinstance(m, dict) and m.get("severity") == "error" and m.get("string")]
+    return doc, _i(meta.get("exit_status")), errors
+
+
+def parse(text: str) -> SmartInfo:
+    """Parse smartctl JSON. Raises ValueError on text that is not a smartctl JSON object."""
+    doc, exit_status, errors = _document(text)
+    info = SmartInfo()
+    info.exit_status = exit_status
+    info.errors.extend(errors)
     dev = doc.get("device") if isinstance(doc.get("device"), dict) else {}
     info.protocol = _s(dev.get("protocol"))
     info.device_type = _s(dev.get("type"))
@@ -213,21 +220,10 @@ def _counter(v: Any) -> Optional[int]:
 def parse_health(text: str) -> SmartHealth:
     """Temperatures from smartctl JSON (any of -a, -x, -A, --all). ValueError on text that is not a
     smartctl JSON object; a document without temperatures is a SmartHealth that is not ``usable``."""
-    if not text or not text.strip():
-        raise ValueError("empty smartctl output")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"smartctl output is not JSON ({exc.msg})") from None
-    if not isinstance(doc, dict):
-        raise ValueError("smartctl JSON is not an object")
+    doc, exit_status, errors = _document(text)
     h = SmartHealth()
-    meta = doc.get("smartctl") if isinstance(doc.get("smartctl"), dict) else {}
-    h.exit_status = _i(meta.get("exit_status"))
-    messages = meta.get("messages")
-    for m in messages if isinstance(messages, list) else []:
-        if isinstance(m, dict) and m.get("severity") == "error" and m.get("string"):
-            h.errors.append(str(m["string"]))
+    h.exit_status = exit_status
+    h.errors.extend(errors)
     dev = doc.get("device") if isinstance(doc.get("device"), dict) else {}
     h.protocol = _s(dev.get("protocol"))
     temp = doc.get("temperature")
