@@ -306,7 +306,7 @@ def merge_rounds(rounds: List[pairbench.PairResult]) -> pairbench.PairResult:
     start, write, flush = array("Q"), array("Q"), array("Q")
     offset = 0
     for r in rounds:
-        start.extend(t + offset for t in r.start_ns)
+        start.extend(map(offset.__add__, r.start_ns))
         write.extend(r.write_ns)
         flush.extend(r.flush_ns)
         offset += r.elapsed_ns
@@ -378,8 +378,7 @@ class SyncWriteSweep:
         merged = merge_rounds(rounds)
         point = point_from_pair(size, merged, started, p.interval_ms)
         if p.precision is not None:
-            interval = precision.mean_interval(merged.pair_ns(), 1000)
-            achieved = None if interval is None else round(interval.relative, 5)
+            achieved = point.mean_ci95_us["relative"] if point.mean_ci95_us else None
             met = achieved is not None and achieved <= p.precision
             point.precision = {"target": p.precision, "achieved": achieved, "met": met, "rounds": len(rounds),
                                "max_runtime_s": p.max_runtime_s}
@@ -396,10 +395,10 @@ class SyncWriteSweep:
         size has run --max-runtime. Each round runs as long as the interval's 1/sqrt(time) shrinking says
         is still needed (10 % more, at least 0.1 s)."""
         p = self.params
+        pairs = rounds[0].pair_ns()  # grows round by round (a fast device gives millions per second)
+        elapsed = rounds[0].elapsed_ns / 1e9
         while True:
-            merged = merge_rounds(rounds)
-            elapsed = merged.elapsed_ns / 1e9
-            interval = precision.mean_interval(merged.pair_ns(), 1000)
+            interval = precision.mean_interval(pairs, 1000)
             if interval is not None and interval.relative <= p.precision:
                 return rounds
             more = min(max(precision.more_time(interval, p.precision, elapsed) * 1.1, 0.1),
@@ -407,6 +406,8 @@ class SyncWriteSweep:
             if more < 0.05:
                 return rounds
             rounds.append(pairbench.run_job(dataclasses.replace(job, runtime_s=more)))
+            pairs.extend(rounds[-1].pair_ns())
+            elapsed += rounds[-1].elapsed_ns / 1e9
 
     def _save(self, result: SweepResult) -> None:
         """Rewrite the result file; if that fails, the run is over: failed, with the reason, in memory."""

@@ -15,10 +15,12 @@ called bare, where the one exception allowed besides a SlogqualError is ValueErr
 AttributeError is the parser tripping over the input, not refusing it.
 """
 
+import atexit
 import copy
 import glob
 import json
 import os
+import shutil
 import tempfile
 from typing import Callable, List, NamedTuple
 
@@ -76,6 +78,7 @@ def _as_sysctl(linux: str) -> str:
 
 
 _SYSFS = tempfile.mkdtemp(prefix="slogqual-fuzz-sysfs-")
+atexit.register(shutil.rmtree, _SYSFS, True)  # made at import (parameters need it): removed at exit
 
 
 def _sysfs_attribute(text: str):

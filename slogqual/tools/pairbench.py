@@ -17,6 +17,7 @@ Either way the binary must answer ``--version`` with VERSION; anything else is T
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
 import platform
 import re
@@ -69,7 +70,7 @@ class PairResult:
     start_ns: array = None
 
     def pair_ns(self) -> List[int]:
-        return [w + f for w, f in zip(self.write_ns, self.flush_ns)]
+        return list(map(operator.add, self.write_ns, self.flush_ns))  # C-level: millions on a fast device
 
 
 def compile_command(source: str, output: str, compiler: str = COMPILER) -> List[str]:
