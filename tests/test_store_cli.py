@@ -148,3 +148,27 @@ def test_unreadable_stored_documents_and_impossible_ids_are_one_line(tmp_path):
     proc = slogqual("compare", "--baseline", "model:MODEL-X", files[1], "--store", store)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "run 1 holds no readable JSON document" in proc.stderr
+
+
+@pytest.mark.integration
+def test_sweep_records_into_the_store_it_is_given_and_refuses_a_bad_one_first(tmp_path):
+    """sweep --store PATH records there (not in the default store); a store that names nothing usable
+    is one line, exit 2, before any target is touched; -o onto the given store is refused."""
+    target = tmp_path / "t.img"
+    target.write_bytes(b"\0" * (8 << 20))
+    store = tmp_path / "lab.sqlite"
+    env = {"XDG_DATA_HOME": str(tmp_path / "default-home")}
+    proc = slogqual("sweep", target, "--sizes", "4k", "--runtime", "0.2", "--settle", "0", "--quiet",
+                    "-o", tmp_path / "r.json", "--store", store, env=env)
+    assert proc.returncode == 0, proc.stderr
+    proc = slogqual("history", "--store", store, "--json", env=env)
+    runs = json.loads(proc.stdout)
+    assert len(runs) == 1 and runs[0]["kind"] == "sweep"
+    assert not (tmp_path / "default-home").exists()  # nothing went to the default store
+    before = target.read_bytes()[:4096]
+    proc = slogqual("sweep", target, "--sizes", "4k", "--runtime", "0.2", "--quiet", "-o", tmp_path / "r2.json",
+                    "--store", "mysql://db/x", env=env)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "store" in proc.stderr
+    assert not (tmp_path / "r2.json").exists() and target.read_bytes()[:4096] == before
+    proc = slogqual("sweep", target, "--sizes", "4k", "--quiet", "-o", store, "--force", "--store", store, env=env)
+    assert proc.returncode == 2 and "result store" in proc.stderr

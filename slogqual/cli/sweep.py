@@ -22,6 +22,8 @@ from slogqual.units import DEFAULT_SIZES, KiB, parse_percent, parse_sizes, parse
 
 SUSTAIN_DEFAULT_SIZE = 128 * KiB  # a ZIL log block of a large sync write; an NFS copy's ingest
 from slogqual.cli.options import seconds
+from slogqual.cli.history import STORE_HELP
+from slogqual.store.backends import is_url
 from slogqual.outputs import check_output
 
 
@@ -60,6 +62,7 @@ def register(sub) -> None:
     p.add_argument("--force", action="store_true",
                    help="let -o replace an existing file that is not a slogqual sweep result")
     p.add_argument("--resume", metavar="RESULT", help="continue an interrupted sweep from its result file")
+    p.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     p.add_argument("--format", choices=("table", "json", "diskinfo"), default="table", help="what to print on stdout")
     p.add_argument("--json", action="store_true", help="print the result document(s) (same as --format json)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -153,6 +156,7 @@ def _engines(params: SweepParams, kinds: List[str]):
 def run(args) -> int:
     progress = Progress(quiet=args.quiet)
     argv = ["slogqual", *sys.argv[1:]]
+    result_store = store.Store(args.store)  # a bad --store / $SLOGQUAL_STORE is refused now (nothing opened yet)
 
     if args.resume:
         if args.targets or args.sizes or args.engine != ENGINE_AUTO or any(
@@ -184,7 +188,8 @@ def run(args) -> int:
                 params.check_target(t)
         # ... and every output: never a target, the store, a device node, or a file that is not ours
         protect = [(t.path, "a target of this sweep") for t in resolved if t and not targets.is_nbd_uri(t.path)]
-        protect.append((store.default_path(), "the result store"))
+        if not is_url(result_store.location):
+            protect.append((result_store.location, "the result store"))
         for out in outputs:
             check_output(out, "sweep result", SWEEP_SCHEMA_PREFIX, protect, force=args.force)
         fio_version, engine_version = _engines(params, [t.kind if t else targets.KIND_SCRATCH for t in resolved])
@@ -210,7 +215,7 @@ def run(args) -> int:
                         progress.say(f"WARNING: {w}")
                     done.append(result)
                     progress.say(f"result: {out}")
-                    store.record_or_warn(result.to_dict(), out)  # history / compare --baseline
+                    store.record_or_warn(result.to_dict(), out, store_path=args.store)  # history / compare --baseline
             except ResultWriteError as exc:
                 # The result file cannot be written: what was measured goes to stdout instead.
                 print(f"slogqual: {exc}; the result, marked failed, follows on stdout", file=sys.stderr)
