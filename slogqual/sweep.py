@@ -292,7 +292,7 @@ def point_from_pair(size: int, r: pairbench.PairResult, started: str,
         point.mean_ci95_us = interval.to_dict()
     if r.start_ns is not None:
         point.over_time = overtime.aggregate(r.start_ns, r.write_ns, r.flush_ns, size, interval_ms,
-                                             elapsed_ns=r.elapsed_ns).to_dict()
+                                             elapsed_ns=r.elapsed_ns, pairs=pairs).to_dict()
     if r.ios < FEW_IOS:
         point.notes.append(f"only {r.ios} IOs: percentiles are not meaningful; raise --runtime")
     return point

@@ -73,7 +73,8 @@ def _block_read_only(path: str) -> bool:
     return bool(info and info.read_only)
 
 
-def _device_size(path: str) -> int:
+def device_size(path: str) -> int:
+    """The size of a file or device: where its end is (block devices have no st_size)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         return os.lseek(fd, 0, os.SEEK_END)
@@ -119,7 +120,7 @@ def resolve(spec: str, largest_io: int) -> Target:
         kind, st = pk.kind, pk.st
         _check_writable(spec, kind)
         try:
-            size = _device_size(spec) if kind == KIND_BLOCK else st.st_size
+            size = device_size(spec) if kind == KIND_BLOCK else st.st_size
         except PermissionError:
             raise UsageError(f"{spec}: permission denied") from None
         target = Target(path=spec, kind=kind, size=size)

@@ -61,19 +61,23 @@ def _round(v: float, digits: int = 3) -> float:
 
 
 def aggregate(start_ns: Sequence[int], write_ns: Sequence[int], flush_ns: Sequence[int], size: int,
-              interval_ms: float = DEFAULT_INTERVAL_MS, elapsed_ns: Optional[int] = None) -> OverTime:
+              interval_ms: float = DEFAULT_INTERVAL_MS, elapsed_ns: Optional[int] = None,
+              pairs: Optional[Sequence[int]] = None) -> OverTime:
     """Aggregate samples into intervals of ``interval_ms`` by each IO's start time.
 
     Every interval from 0 to the end of the run is present, an interval in which no IO started too
     (ios 0, latencies None, bandwidth 0: a device that stalled for a second shows as a gap, not as
     nothing). ``elapsed_ns`` (the engine's run time) sets the end; without it, the end of the last IO.
+    ``pairs`` (write + flush per IO) when the caller has them already.
     """
     if not (len(start_ns) == len(write_ns) == len(flush_ns)):
         raise ValueError("start, write and flush samples differ in length")
     if interval_ms <= 0 or not math.isfinite(interval_ms):
         raise ValueError(f"interval {interval_ms!r} ms must be a positive number")
     step = int(round(interval_ms * 1e6))
-    pairs_all = list(map(operator.add, write_ns, flush_ns))
+    pairs_all = list(pairs) if pairs is not None else list(map(operator.add, write_ns, flush_ns))
+    if len(pairs_all) != len(start_ns):
+        raise ValueError("pairs and samples differ in length")
     end = elapsed_ns if elapsed_ns is not None else max(map(operator.add, start_ns, pairs_all), default=0)
     count = max(1, -(-int(end) // step))
     starts = list(start_ns)

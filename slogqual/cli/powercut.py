@@ -10,6 +10,7 @@ import time
 from slogqual import paths
 from slogqual.cli.options import guard_output, seconds
 from slogqual.errors import RefusedError, UsageError
+from slogqual.target import device_size
 from slogqual.units import parse_size
 
 EXIT_INTERRUPTED = 130
@@ -251,7 +252,7 @@ def cmd_write(args) -> int:
     if len(run_id) != 16:
         raise UsageError(f"--run-id {args.run_id!r}: 32 hex digits")
     host, port = parse_address(args.recorder)
-    limit = R.capacity(writer.target_size(args.target), sizes)
+    limit = R.capacity(device_size(args.target), sizes)
 
     def go() -> int:
         with RecorderClient(host, port) as client:

@@ -36,6 +36,7 @@ from slogqual.powercut import verify as V
 from slogqual.powercut.recorder import RecorderClient, RecorderServer, cycles_of
 from slogqual.results import write_json_atomic
 from slogqual.results.powercut import CycleResult, PowercutResult
+from slogqual.target import device_size
 from slogqual.tools import cutcmd, nbdfuse, nbdkit, selfexec
 
 EMULATIONS = ("unsafe", "writeback", "none")
@@ -112,18 +113,11 @@ def check_options(o: PowercutOptions) -> None:
             raise UsageError(f"{o.target}: {exc.strerror or exc}") from None
         if not (stat.S_ISBLK(st.st_mode) or stat.S_ISREG(st.st_mode)):
             raise UsageError(f"{o.target}: not a block device or regular file")
-        area = _size(o.target)
+        area = device_size(o.target)
     if R.capacity(area, o.sizes) <= o.cut_after:
         raise UsageError(f"{o.target}: {area} bytes hold {R.capacity(area, o.sizes)} records of these sizes; "
                          f"--cut-after {o.cut_after} needs more (the writer must still be writing at the cut)")
 
-
-def _size(path: str) -> int:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return os.lseek(fd, 0, os.SEEK_END)
-    finally:
-        os.close(fd)
 
 
 def describe(path: str) -> Optional[Dict[str, Any]]:

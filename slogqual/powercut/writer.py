@@ -43,13 +43,6 @@ def open_for_records(path: str) -> tuple:
     return os.open(path, flags), False
 
 
-def target_size(path: str) -> int:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return os.lseek(fd, 0, os.SEEK_END)
-    finally:
-        os.close(fd)
-
 
 def write_records(path: str, run_id: bytes, cycle: int, sizes: Sequence[int], limit: int,
                   client: Optional[RecorderClient], on_ack: Callable[[int], None] = lambda seq: None) -> WriteOutcome:
