@@ -53,6 +53,8 @@ def test_user_file_adds_and_replaces_classes(tmp_path):
     ('transport = "sata"\nserial_prefix = "a b"', "serial_prefix"),
     ('transport = "nvme"\nlogical_block_size = 1000', "power of two"),
     ('transport = "sas"\nwrite_delay_ms = 0.8', "whole number of milliseconds"),
+    ('transport = "sata"\ncache = "wt"', "cache must be one of unsafe, writeback, none"),
+    ('transport = "pmem"\ncache = "unsafe"', "no nbdkit"),
 ])
 def test_bad_classes_are_usage_errors(body, message):
     with pytest.raises(UsageError, match=message):
@@ -352,3 +354,48 @@ def test_zfs_objsetid_missing_or_not_a_number_is_tool_output_error():
     for bad in ("", "sync\talways\n", "objsetid\t-\n", "objsetid\t²\n"):
         with pytest.raises(ToolOutputError, match="no objsetid number"):
             zfs.parse_objsetid(bad)
+
+
+def test_power_cut_classes_are_file_backed_sata_ssds_that_differ_only_in_their_cache():
+    classes = devices.load([])
+    cut = {n: c for n, c in classes.items() if c.power_cut}
+    assert {n: c.cache for n, c in cut.items()} == {"lying-ssd": "unsafe", "consumer-ssd": "writeback",
+                                                    "plp-ssd": "none"}
+    # what the guest sees is the same for all three: only a power cut can tell them apart
+    assert {(c.transport, c.rotation_rate, c.write_delay_ms, c.bandwidth) for c in cut.values()} == {("sata", 1, 0.0, 0)}
+    assert not any(c.power_cut for n, c in classes.items() if n not in cut)  # the others' medium is memory
+
+
+def test_lab_powercut_refuses_bad_requests_before_anything_is_made(tmp_path):
+    from slogqual.lab import powercut as LP
+
+    out = tmp_path / "out"
+    for classes, kw, words in ((["nvme"], {}, "has no power to cut"),
+                               ([], {}, "name the lab classes"),
+                               (["lying-ssd"], {"cut_after": 10 ** 6}, "needs more"),
+                               (["lying-ssd"], {"sizes": [512]}, "--sizes"),
+                               (["lying-ssd"], {"cycles": 0}, "at least 1"),
+                               (["no-such"], {}, "unknown lab device class")):
+        with pytest.raises(UsageError, match=words):
+            LP.run(LP.LabPowercutRequest(classes=classes, output_dir=str(out), **kw))
+        assert not out.exists()
+
+
+def test_lab_powercut_cli_refusal_is_one_line(tmp_path, capsys):
+    from slogqual.cli import main
+
+    code = main(["lab", "powercut", "hdd", "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "hdd has no power to cut" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_power_cut_class_needs_its_backing_file(tmp_path):
+    from slogqual.lab.runner import LabRun
+
+    inst = devices.instances(["plp-ssd"], devices.load([]))
+    run = LabRun(image=None, devices=inst)
+    run.sock_dir = str(tmp_path)
+    with pytest.raises(UsageError, match="needs a backing file"):
+        run._disks()
+    assert run.servers == []

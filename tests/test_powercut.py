@@ -300,3 +300,35 @@ def test_flush_figures_from_a_sweep_and_a_kernel_that_drops_flushes():
     rec["write_cache"]["kernel"] = "write through"
     says = " ".join(e["says"] for e in PL.judge(rec, PL.flush_from_sweep(sweep))["evidence"])
     assert "drops flushes, so this figure says nothing" in says
+
+
+def test_the_writer_journals_every_acknowledged_record_on_a_file(tmp_path):
+    """--journal: the lab's channel (a file on the 9p share); the real writer process on a 1 MiB file fills
+    it, one journal line per message, and the journal read back holds every record, each intact."""
+    import subprocess
+    import sys
+
+    f = tmp_path / "dev.img"
+    f.write_bytes(bytes(1 << 20))
+    journal = tmp_path / "acks.jsonl"
+    sizes = [4096, 65536]
+    proc = subprocess.run([sys.executable, "-m", "slogqual", "powercut", "write", str(f), "--run-id", RUN.hex(),
+                           "--cycle", "2", "--sizes", "4k,64k", "--journal", str(journal)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr  # area full
+    acks = [ln for ln in proc.stdout.splitlines() if ln.startswith("ack ")]
+    held = load_journal(str(journal)).handle({"op": "query", "run": RUN.hex()})["cycles"]["2"]
+    assert len(held["acked"]) == len(acks) == R.capacity(1 << 20, sizes)
+    assert held["sizes"] == sizes and held["ended"] == "area full"
+    tally = V.verify_cycle(str(f), RUN, 2, sizes, held["acked"])
+    assert tally.intact == tally.acknowledged == len(acks)
+
+
+def test_write_wants_exactly_one_recorder(tmp_path, capsys):
+    f = tmp_path / "dev.img"
+    f.write_bytes(bytes(1 << 20))
+    for extra in ([], ["--recorder", "127.0.0.1:9", "--journal", str(tmp_path / "j")]):
+        with pytest.raises(SystemExit) as exc:
+            main(["powercut", "write", str(f), "--run-id", RUN.hex(), "--cycle", "1", "--sizes", "4k", *extra])
+        assert exc.value.code == 2
+    assert f.read_bytes() == bytes(1 << 20) and not (tmp_path / "j").exists()

@@ -61,6 +61,30 @@ def register(subparsers) -> None:
     ls.add_argument("--devices-file", action="append", default=[], metavar="TOML")
     ls.set_defaults(func=cmd_classes)
 
+    pc = sub.add_parser("powercut", help="power-cut test of emulated devices (lying-ssd, consumer-ssd, plp-ssd)",
+                        description="Boot a guest per cycle with one device of each CLASS (a class with a power to "
+                                    "cut: a cache key), write numbered flushed records to each, cut the power "
+                                    "(SIGKILL of each device's nbdkit, then of QEMU) after --cut-after acknowledged "
+                                    "records on every device, and verify every acknowledged record on the devices' "
+                                    "media. One slogqual.powercut/1 result per device in --output.")
+    pc.add_argument("classes", nargs="+", metavar="CLASS")
+    pc.add_argument("--devices-file", action="append", default=[], metavar="TOML")
+    pc.add_argument("--cycles", type=int, default=2, help="power cuts (default 2)")
+    pc.add_argument("--cut-after", type=int, default=32, metavar="N",
+                    help="acknowledged records on every device before the cut (default 32)")
+    pc.add_argument("--sizes", default="4k,8k,16k,32k,64k,128k", help="record sizes, in turn (default: 4k … 128k)")
+    pc.add_argument("--output", "-o", default="lab-powercut", metavar="DIR", help="results (default ./lab-powercut)")
+    pc.add_argument("--timeout", type=seconds, default=900, metavar="S", help="per guest (default 900)")
+    pc.add_argument("--cache", default="", help="lab cache directory")
+    pc.add_argument("--verbose", "-v", action="store_true", help="copy the guest console to stdout")
+    pc.add_argument("--json", action="store_true", help="print the result documents (a JSON list)")
+    pc.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    pc.set_defaults(func=cmd_powercut)
+
+    pw = sub.add_parser("powercut-writers", help=argparse.SUPPRESS)  # the guest's side of `lab powercut`
+    pw.add_argument("--plan", required=True)
+    pw.set_defaults(func=cmd_powercut_writers)
+
     i = sub.add_parser("info", help="show the built lab image")
     i.add_argument("--cache", default="")
     i.set_defaults(func=cmd_info)
@@ -160,11 +184,49 @@ def cmd_check(args) -> int:
     return 0 if ok else 1
 
 
+def cmd_powercut(args) -> int:
+    from slogqual.cli.powercut import _print, _sizes
+    from slogqual.lab import powercut as lab_powercut
+    from slogqual.results.powercut import PowercutResult
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"lab powercut: {line}", file=sys.stderr, flush=True)
+
+    req = lab_powercut.LabPowercutRequest(classes=args.classes, output_dir=args.output, cycles=args.cycles,
+                                          cut_after=args.cut_after, sizes=_sizes(args.sizes),
+                                          devices_files=args.devices_file, timeout=args.timeout,
+                                          echo=sys.stdout if args.verbose else None, lab_cache=args.cache,
+                                          progress=progress)
+    paths = lab_powercut.run(req)
+    docs = [PowercutResult.load(p).to_dict() for p in paths]
+    if args.json:
+        print(json.dumps(docs, indent=2))
+    else:
+        for path, doc in zip(paths, docs):
+            print(f"{doc['target']['path']} ({doc['target']['lab_class']}, {doc['method']['emulation']}): {path}")
+            _print(doc, False)
+    return 0 if all(d["verdict"] != "incomplete" for d in docs) else 1
+
+
+def cmd_powercut_writers(args) -> int:
+    from slogqual.lab import powercut as lab_powercut
+    from slogqual.pool.run import lab_device_paths
+
+    try:
+        plan = json.loads(args.plan)
+    except ValueError as exc:
+        raise UsageError(f"--plan: not JSON ({exc})") from None
+    if not isinstance(plan, dict):
+        raise UsageError("--plan: not a powercut plan")
+    return lab_powercut.run_writers(plan, lab_device_paths)
+
+
 def cmd_classes(args) -> int:
     from slogqual.lab import devices as _devices
 
     for name, c in sorted(_devices.load(args.devices_file).items()):
-        print(f"{name:<10} {c.transport:<5} {c.description}")
+        print(f"{name:<13} {c.transport:<5} {c.description}")
     return 0
 
 

@@ -108,7 +108,10 @@ def register(sub) -> None:
     w.add_argument("--run-id", required=True)
     w.add_argument("--cycle", type=_positive, required=True)
     w.add_argument("--sizes", required=True)
-    w.add_argument("--recorder", required=True, metavar="HOST:PORT")
+    to = w.add_mutually_exclusive_group(required=True)
+    to.add_argument("--recorder", metavar="HOST:PORT")
+    to.add_argument("--journal", metavar="FILE",
+                    help="append each message to FILE instead (a file on a machine the cut spares: the lab's share)")
     w.add_argument("--destroy-data", action="store_true")
     w.add_argument("--under-claim", action="store_true",
                    help="the parent process holds slogqual's claim on TARGET (checked)")
@@ -241,7 +244,7 @@ def cmd_write(args) -> int:
     from slogqual import device
     from slogqual.device.safety import lock_holder
     from slogqual.powercut import writer
-    from slogqual.powercut.recorder import RecorderClient, parse_address
+    from slogqual.powercut.recorder import JournalClient, RecorderClient, parse_address
     from slogqual.powercut import records as R
 
     sizes = _sizes(args.sizes)
@@ -251,11 +254,11 @@ def cmd_write(args) -> int:
         run_id = b""
     if len(run_id) != 16:
         raise UsageError(f"--run-id {args.run_id!r}: 32 hex digits")
-    host, port = parse_address(args.recorder)
+    address = parse_address(args.recorder) if args.recorder else None
     limit = R.capacity(device_size(args.target), sizes)
 
     def go() -> int:
-        with RecorderClient(host, port) as client:
+        with (RecorderClient(*address) if address else JournalClient(args.journal)) as client:
             outcome = writer.write_records(args.target, run_id, args.cycle, sizes, limit, client,
                                            writer.print_ack(sys.stdout))
         print(f"direct {'yes' if outcome.direct else 'no'}", flush=True)

@@ -8,6 +8,13 @@ request; nbdkit 1.32 cannot delay flushes), ``bandwidth`` its rate filter, ``iop
 throttling (a rate cap, not a latency). Block classes are RAM disks served by nbdkit's memory plugin,
 so nothing is left on the host's disk.
 
+A class with a ``cache`` key has a power that can be cut (``slogqual lab powercut``): its medium is a
+file on the host's RAM filesystem (nbdkit's file plugin, which outlives the nbdkit process) behind
+nbdkit's cache filter: ``cache = "unsafe"`` is a volatile cache that ignores flushes (a lying device),
+``"writeback"`` a volatile cache that honours them, ``"none"`` no cache filter at all (every write is
+on the medium when it is acknowledged: the power-loss-protected device). Killing its nbdkit is the cut:
+what the cache filter held is gone, what reached the file stays.
+
 File format (see scenarios/lab-devices.toml)::
 
     [class.hdd]
@@ -43,8 +50,10 @@ TRANSPORTS = ("sata", "sas", "nvme", "pmem")
 _KEYS = {
     "description", "transport", "model", "vendor", "product", "serial_prefix", "size", "rotation_rate",
     "write_delay_ms", "read_delay_ms", "bandwidth", "iops_limit", "logical_block_size",
-    "physical_block_size", "expect_write_ms",
+    "physical_block_size", "expect_write_ms", "cache",
 }
+#: ``cache`` values: the nbdkit cache filter's mode, or "none" for no cache filter
+CACHES = ("unsafe", "writeback", "none")
 
 #: The file shipped with slogqual (the repository's scenarios/lab-devices.toml; slogqual.data finds it).
 DEFAULT_FILE = data_path("lab-devices.toml")
@@ -68,6 +77,7 @@ class DeviceClass:
     logical_block_size: int = 512
     physical_block_size: int = 4096
     expect_write_ms: Optional[float] = None  # what a QD1 4 KiB sync write should take, if stated
+    cache: Optional[str] = None  # unsafe | writeback | none: a file-backed medium whose power can be cut
 
     def serial(self, index: int) -> str:
         return f"{self.serial_prefix}{index:04d}"
@@ -76,6 +86,11 @@ class DeviceClass:
     def nbd(self) -> bool:
         """Served by nbdkit (every block transport); pmem is a QEMU memory backend."""
         return self.transport != "pmem"
+
+    @property
+    def power_cut(self) -> bool:
+        """Its power can be cut: a file-backed medium (``cache`` set) that survives its nbdkit."""
+        return self.cache is not None
 
 
 def _num(cls: str, key: str, value, kind=float):
@@ -107,6 +122,10 @@ def parse_class(name: str, table: Dict) -> DeviceClass:
             if not isinstance(table[key], str):
                 raise UsageError(f"lab device class {name}: {key} must be a string")
             kw[key] = table[key]
+    if "cache" in table:
+        if table["cache"] not in CACHES:
+            raise UsageError(f"lab device class {name}: cache must be one of {', '.join(CACHES)}, not {table['cache']!r}")
+        kw["cache"] = table["cache"]
     if "size" in table:
         kw["size"] = _size(name, "size", table["size"])
     if "bandwidth" in table:
@@ -133,6 +152,8 @@ def parse_class(name: str, table: Dict) -> DeviceClass:
             raise UsageError(f"lab device class {name}: {key} must be a whole number of milliseconds, not {v:g}")
     if transport == "pmem" and (cls.write_delay_ms or cls.read_delay_ms or cls.bandwidth or cls.iops_limit):
         raise UsageError(f"lab device class {name}: a pmem class cannot be slowed down (it is guest memory)")
+    if transport == "pmem" and cls.cache is not None:
+        raise UsageError(f"lab device class {name}: a pmem class has no nbdkit and no cache to cut the power of")
     for key in ("logical_block_size", "physical_block_size"):
         v = getattr(cls, key)
         if v < 512 or v & (v - 1):

@@ -31,7 +31,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, TextIO
+from typing import Callable, Dict, List, Optional, Sequence, TextIO
 
 from slogqual.errors import SlogqualError, UsageError
 from slogqual.lab.devices import DeviceInstance
@@ -130,8 +130,15 @@ class LabRun:
     job_dir: Optional[str] = field(default=None, init=False)
     sock_dir: Optional[str] = field(default=None, init=False)
     mem_dir: Optional[str] = field(default=None, init=False)  # NVDIMM backing files, on tmpfs
+    #: the media of power-cut classes (device index -> a file the caller made and keeps: it must outlive
+    #: the run, the cut and the job directory, since it is what is verified afterwards)
+    backing: Dict[int, str] = field(default_factory=dict)
+    #: called about five times a second while the guest runs (powercut: count acknowledged records, cut)
+    watch: Optional[Callable[["LabRun"], None]] = None
     qemu: Optional[_run.Background] = field(default=None, init=False)
     servers: list = field(default_factory=list, init=False)
+    server_of: Dict[int, object] = field(default_factory=dict, init=False)  # device index -> its nbdkit
+    cut_at: Optional[float] = field(default=None, init=False)  # monotonic time of power_cut()
 
     # -- set-up --------------------------------------------------------------------------------
     def _write(self, name: str, text: str, mode: int = 0o644) -> str:
@@ -200,9 +207,20 @@ class LabRun:
                         fargs["wdelay"] = f"{int(c.write_delay_ms)}ms"
                     if c.read_delay_ms:
                         fargs["rdelay"] = f"{int(c.read_delay_ms)}ms"
-                server = NbdServer(plugin="memory", plugin_args=[f"size={c.size}"], filters=filters,
-                                   filter_args=fargs, socket_dir=self.sock_dir)
+                if c.power_cut:
+                    medium = self.backing.get(d.index)
+                    if not medium or not os.path.isfile(medium):
+                        raise UsageError(f"lab device {d.index} ({c.name}) has a power to cut: it needs a backing file")
+                    if c.cache != "none":
+                        filters.append("cache")  # last: nearest the medium, as a device's cache is
+                        fargs["cache"] = c.cache
+                    server = NbdServer(plugin="file", plugin_args=[medium], filters=filters, filter_args=fargs,
+                                       socket_dir=self.sock_dir)
+                else:
+                    server = NbdServer(plugin="memory", plugin_args=[f"size={c.size}"], filters=filters,
+                                       filter_args=fargs, socket_dir=self.sock_dir)
                 self.servers.append(server)
+                self.server_of[d.index] = server
                 server.start()
                 disk.nbd_socket = server.socket
             disks.append(disk)
@@ -263,9 +281,11 @@ class LabRun:
             devices = json.loads(self._read("devices.json") or "[]")
         except ValueError:
             pass
-        if "SLOGQUAL-LAB-INIT-FAILED" in console:
+        if self.cut_at is not None:  # the power was cut: QEMU died by SIGKILL, as it was meant to
+            status = None
+        elif "SLOGQUAL-LAB-INIT-FAILED" in console:
             raise SlogqualError("the lab guest's initramfs failed: " + _last_lines(console, "lab-init:"))
-        if status is None and rc not in (0, None):
+        if status is None and rc not in (0, None) and self.cut_at is None:
             raise SlogqualError(f"QEMU exited with status {rc}: {_tail(console)}")
         out = None
         if self.output_dir:
@@ -280,7 +300,9 @@ class LabRun:
             while True:
                 if time.monotonic() - t0 > self.timeout:
                     raise SlogqualError(f"the lab guest did not finish within {self.timeout:.0f} s")
-                ready, _, _ = select.select([fd], [], [], 1.0)
+                ready, _, _ = select.select([fd], [], [], 1.0 if self.watch is None else 0.2)
+                if self.watch is not None and self.cut_at is None:
+                    self.watch(self)
                 if not ready:
                     continue
                 data = os.read(fd, 65536)
@@ -294,6 +316,25 @@ class LabRun:
                     self.echo.flush()
         self.qemu.wait(timeout=60)  # its console closed: it is exiting
         return "".join(chunks)
+
+    def power_cut(self, indices: Sequence[int]) -> None:
+        """The power cut: SIGKILL the nbdkit of each device named (its cache filter's blocks are gone, its
+        backing file keeps what reached it), then SIGKILL QEMU, the machine the devices sit in, so that
+        nothing the guest does after the cut counts. ``stop()``/``cleanup()`` still reap both."""
+        for i in indices:
+            server = self.server_of.get(i)
+            if server is None:
+                raise UsageError(f"lab device {i} has no nbdkit to cut the power of")
+            server.power_cut()
+        self.cut_at = time.monotonic()
+        if self.qemu is not None:
+            self.qemu.kill()
+
+    def job_path(self, *parts: str) -> str:
+        """A path in the running job's directory (the guest's /lab)."""
+        if self.job_dir is None:
+            raise SlogqualError("the lab run has no job directory (not started, or over)")
+        return os.path.join(self.job_dir, *parts)
 
     def _read(self, name: str) -> str:
         try:
