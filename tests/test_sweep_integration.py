@@ -504,7 +504,9 @@ def test_a_signal_during_the_scratch_fill(tmp_path, sig):
     print(f"seed {seed}")
     delay = random.Random(seed).uniform(0, 0.3)
     out = tmp_path / "r.json"
-    proc = _start(["sweep", "--sizes", "4k", "--runtime", "0.2", "--settle", "0", "-o", out], tmp_path)
+    # --runtime 1: the sweep after the fill outlasts the 0.3 s window (with 0.2 s the pair engine sometimes
+    # finished inside it, and the test could only skip)
+    proc = _start(["sweep", "--sizes", "4k", "--runtime", "1", "--settle", "0", "-o", out], tmp_path)
     name = _wait_for_scratch(tmp_path, proc)
     time.sleep(delay)
     proc.send_signal(sig)
