@@ -53,6 +53,14 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 hostname slogqual-lab
+# The guest's own loopback: iSCSI and NFS run over it (the guest has no IP link to the host). And what a
+# booted Debian server has that the protocol tools expect: the lock directory open-iscsi's iscsiadm
+# writes (systemd-tmpfiles makes it there) and a system D-Bus (targetcli asks it for tcmu-runner).
+ip link set lo up 2>/dev/null || say "cannot bring the guest's loopback up"
+mkdir -p /run/lock/iscsi /run/dbus
+if [ -x /usr/bin/dbus-daemon ] && [ -f /usr/share/dbus-1/system.conf ]; then
+  dbus-daemon --system --fork > /dev/null 2>&1 || say "the system D-Bus did not start"
+fi
 rm -f /etc/zfs/zpool.cache
 
 export SYSTEMD_IGNORE_CHROOT=1
