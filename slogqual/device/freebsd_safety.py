@@ -160,13 +160,19 @@ def findings(path: str, host: Host = LIVE, for_listing: bool = False):
         out.append(Finding(HOLDERS, f"/dev/{name} is held exclusively (GEOM Mode {v.disk.mode}: a mounted "
                                     "filesystem, swap, a ZFS pool, or a GEOM class such as gmirror, graid or "
                                     "geli is using it)"))
+    where = {lab.name: lab.component for lab in v.labels}  # a label is on this provider
+
+    def on(dev_name: str, base: str) -> str:
+        below = where.get(base, base)
+        return "" if below == dev_name else f" (on {below})"
+
     try:
         for m in mount.mounts(host):
             dev_name = mount.device_name(m.device)  # the kernel names them under /dev
             base = stacked_on(dev_name, v.names) if dev_name else None
             if base:
-                on = "" if base == dev_name else f" (on {base})"
-                out.append(Finding(MOUNTED, f"{m.device}{on} is mounted at {m.mountpoint} ({m.fstype})"))
+                out.append(Finding(MOUNTED, f"{m.device}{on(dev_name, base)} is mounted at {m.mountpoint} "
+                                            f"({m.fstype})"))
     except ToolError as exc:
         out.append(Finding(MOUNTED, f"cannot read the mount table ({exc})"))
     try:
@@ -174,8 +180,7 @@ def findings(path: str, host: Host = LIVE, for_listing: bool = False):
             dev_name = mount.device_name(s.device)
             base = stacked_on(dev_name, v.names) if dev_name else None
             if base:
-                on = "" if base == dev_name else f" (on {base})"
-                out.append(Finding(SWAP, f"{s.device}{on} is active swap"))
+                out.append(Finding(SWAP, f"{s.device}{on(dev_name, base)} is active swap"))
     except ToolError as exc:
         out.append(Finding(SWAP, f"cannot read the swap devices ({exc})"))
     if v.partitions:
