@@ -215,3 +215,12 @@ def test_provider_name():
     assert freebsd_safety.provider_name("/dev/diskid/DISK-X") == "diskid/DISK-X"
     with pytest.raises(UsageError):
         freebsd_safety.provider_name("/tmp/x")
+
+
+def test_the_listing_reports_without_claiming(dev):
+    # `slogqual devices`' safety column: the same findings, nothing locked or held, an unknown disk reported
+    host = machine(dev.dir)
+    codes = {f.code for f in safety.inspect(dev("nvd0"), host=host)}
+    assert codes == {safety.OPEN, safety.HOLDERS}
+    assert safety.inspect(dev("da0"), host=host) == []
+    assert "not a disk GEOM lists" in safety.inspect(dev("ada0p2"), host=host)[0].message
