@@ -27,8 +27,7 @@ KIND_BLOCK = "block"
 KIND_FILE = "file"
 
 NOT_A_TARGET = "not a block device, regular file or nbd:// URI"
-CHAR_ON_LINUX = ("a character device: disks are block devices on Linux (character devices are disks only on "
-                 "FreeBSD)")
+CHAR_ON_LINUX = "a character device; on Linux disks are block devices, character-device disks are FreeBSD's"
 
 
 def is_freebsd(platform: Optional[str] = None) -> bool:
