@@ -1,8 +1,9 @@
 """What a path on the command line is, worked out once, in one vocabulary; and the one way a device
 or scenario name becomes part of a file or pool name.
 
-A TARGET/DEV is an NBD URI (fio's nbd engine, libnbd's URI schemes), a block device or a regular
-file; anything else is bad input. The sweep's target, the device identification and the safety
+A TARGET/DEV is an NBD URI (fio's nbd engine, libnbd's URI schemes), a disk or a regular file;
+anything else is bad input. A disk is a block device on Linux and a character device on FreeBSD
+(GEOM providers have no block nodes); both are KIND_BLOCK here. The sweep's target, the device identification and the safety
 interlocks all ask ``kind_of``, so they agree on what they are looking at and say the same thing
 when it is none of these.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 from dataclasses import dataclass
 from typing import Optional
 
@@ -25,6 +27,11 @@ KIND_BLOCK = "block"
 KIND_FILE = "file"
 
 NOT_A_TARGET = "not a block device, regular file or nbd:// URI"
+CHAR_ON_LINUX = "a character device; on Linux disks are block devices, character-device disks are FreeBSD's"
+
+
+def is_freebsd(platform: Optional[str] = None) -> bool:
+    return (platform or sys.platform).startswith("freebsd")
 
 
 def is_nbd_uri(spec: str) -> bool:
@@ -34,19 +41,20 @@ def is_nbd_uri(spec: str) -> bool:
 @dataclass(frozen=True)
 class PathKind:
     path: str
-    kind: str  # KIND_NBD | KIND_BLOCK | KIND_FILE
+    kind: str  # KIND_NBD | KIND_BLOCK (a disk: block device on Linux, character device on FreeBSD) | KIND_FILE
     st: Optional[os.stat_result] = None  # None for an NBD URI
 
     @property
     def devnum(self) -> Optional[str]:
         """'major:minor' of a block device (its sysfs name), else None."""
-        if self.kind != KIND_BLOCK or self.st is None:
+        if self.kind != KIND_BLOCK or self.st is None or not stat.S_ISBLK(self.st.st_mode):
             return None
         return f"{os.major(self.st.st_rdev)}:{os.minor(self.st.st_rdev)}"
 
 
-def kind_of(spec: str) -> PathKind:
-    """One stat of ``spec`` and its kind; UsageError (one line) for anything that cannot be a target."""
+def kind_of(spec: str, freebsd: Optional[bool] = None) -> PathKind:
+    """One stat of ``spec`` and its kind; UsageError (one line) for anything that cannot be a target.
+    freebsd (default: this platform's answer) makes a character device a disk."""
     if is_nbd_uri(spec):
         return PathKind(spec, KIND_NBD)
     try:
@@ -61,6 +69,10 @@ def kind_of(spec: str) -> PathKind:
         return PathKind(spec, KIND_BLOCK, st)
     if stat.S_ISREG(st.st_mode):
         return PathKind(spec, KIND_FILE, st)
+    if stat.S_ISCHR(st.st_mode):
+        if is_freebsd() if freebsd is None else freebsd:
+            return PathKind(spec, KIND_BLOCK, st)
+        raise UsageError(f"{spec[:200]}: {NOT_A_TARGET} ({CHAR_ON_LINUX})")
     raise UsageError(f"{spec[:200]}: {NOT_A_TARGET}")
 
 

@@ -1,4 +1,7 @@
-"""What a sweep writes to: a block device, a regular file, an NBD export, or a scratch file.
+"""What a sweep writes to: a disk, a regular file, an NBD export, or a scratch file.
+
+A disk is a block device on Linux and a character device on FreeBSD (paths.kind_of); there its
+size comes from ``diskinfo`` and a write open refused by GEOM means something holds it.
 
 Resolution checks everything that can be checked before any write (existence,
 permission, size against the largest IO size, O_DIRECT support) so that bad
@@ -48,12 +51,17 @@ class Target:
 is_nbd_uri = paths.is_nbd_uri
 
 
-def _check_writable(path: str, kind: str) -> None:
+def _check_writable(path: str, kind: str, freebsd: bool = False) -> None:
     """Open for writing (writing nothing): mode bits alone mislead root, and a read-only
     loop device, an immutable file or a read-only mount refuse only at open time."""
     try:
         fd = os.open(path, os.O_WRONLY)
-    except PermissionError:
+    except PermissionError as exc:
+        if freebsd and kind == KIND_BLOCK and exc.errno == errno.EPERM:
+            # GEOM's g_access: no writer while another consumer holds the disk exclusively
+            raise RefusedError(f"refusing {path}: GEOM refuses to open it for writing (EPERM: something holds it "
+                               "exclusively: a mounted filesystem, swap, a ZFS pool or a GEOM class); "
+                               "nothing was written") from None
         who = ", usually root" if kind == KIND_BLOCK else ""
         raise UsageError(f"{path}: permission denied (writing needs write access{who})") from None
     except OSError as exc:
@@ -61,7 +69,7 @@ def _check_writable(path: str, kind: str) -> None:
             raise RefusedError(f"refusing {path}: the device is read-only ({exc.strerror}); nothing was written") from None
         raise UsageError(f"{path}: cannot open for writing: {exc.strerror}") from None
     os.close(fd)
-    if kind == KIND_BLOCK and _block_read_only(path):
+    if kind == KIND_BLOCK and not freebsd and _block_read_only(path):
         # an interlock like the others (exit 3, README's "read-only devices are refused outright")
         raise RefusedError(f"refusing {path}: the device is read-only (kernel ro flag); nothing was written")
 
@@ -73,8 +81,22 @@ def _block_read_only(path: str) -> bool:
     return bool(info and info.read_only)
 
 
-def device_size(path: str) -> int:
-    """The size of a file or device: where its end is (block devices have no st_size)."""
+def device_size(path: str, host=None) -> int:
+    """The size of a file or device: where its end is (block devices have no st_size). A FreeBSD disk
+    (a character device) says its size through ``diskinfo`` (mediasize); host: where that runs
+    (tools/freebsd/host.py), given or on FreeBSD."""
+    import stat as _stat
+
+    if (host is not None or paths.is_freebsd()) and _stat.S_ISCHR(os.stat(path).st_mode):
+        from slogqual.tools.freebsd import diskinfo
+
+        try:
+            size = diskinfo.describe(path, host).mediasize
+        except SlogqualError as exc:
+            raise UsageError(f"{path}: cannot read its size ({exc})") from None
+        if size is None:
+            raise UsageError(f"{path}: diskinfo -v gave no mediasize")
+        return size
     fd = os.open(path, os.O_RDONLY)
     try:
         return os.lseek(fd, 0, os.SEEK_END)
@@ -105,8 +127,9 @@ def _apply_direct_probe(target: Target, opener=os.open) -> None:
                             "each fdatasync/O_DSYNC still forces them to the device")
 
 
-def resolve(spec: str, largest_io: int) -> Target:
-    """Turn a command-line TARGET into a checked Target (no writes)."""
+def resolve(spec: str, largest_io: int, host=None) -> Target:
+    """Turn a command-line TARGET into a checked Target (no writes). host: FreeBSD's programs
+    (tools/freebsd/host.py); given, or on FreeBSD, character devices are disks sized by diskinfo."""
     if is_nbd_uri(spec):
         try:
             size = nbdkit.export_size(spec)
@@ -116,11 +139,12 @@ def resolve(spec: str, largest_io: int) -> Target:
         if size is None:
             target.notes.append("export size unknown (nbdinfo not installed): not checked against the IO sizes")
     else:
-        pk = paths.kind_of(spec)  # the one vocabulary (paths.py): block or file here
+        freebsd = host is not None or paths.is_freebsd()
+        pk = paths.kind_of(spec, freebsd=freebsd)  # the one vocabulary (paths.py): disk or file here
         kind, st = pk.kind, pk.st
-        _check_writable(spec, kind)
+        _check_writable(spec, kind, freebsd)
         try:
-            size = device_size(spec) if kind == KIND_BLOCK else st.st_size
+            size = device_size(spec, host) if kind == KIND_BLOCK else st.st_size
         except PermissionError:
             raise UsageError(f"{spec}: permission denied") from None
         target = Target(path=spec, kind=kind, size=size)

@@ -269,6 +269,40 @@ def test_freebsd_scsi_announce_and_garbage():
     assert none.unknown["model"] == "no FreeBSD tool output available"
 
 
+def test_freebsd_sata_ssd_behind_a_sas_hba_is_sata_with_its_link():
+    # the kernel's announce of da7 (<ATA INTEL SSDSC2BA80 0270> behind mpr1: what `camcontrol inquiry` prints)
+    # and `camcontrol identify da11`, an SSD of the same model on the same HBA of the same machine
+    inquiry = text("freebsd", "cam-announce-da7-sata-ssd-behind-mpr.txt")
+    alone = freebsd.build("/dev/da7", camcontrol_text=inquiry)
+    assert alone.device_class == "unknown" and alone.link.verdict == LINK_UNKNOWN  # the inquiry has no rotation
+    from slogqual.tools.freebsd import camcontrol
+    assert camcontrol.is_ata(camcontrol.parse(inquiry))
+    assert not camcontrol.is_ata(camcontrol.parse(text("freebsd", "cam-announce-da82-sas.txt")))
+    r = freebsd.build("/dev/da7", camcontrol_text=inquiry,
+                      camcontrol_identify_text=text("freebsd", "camcontrol-identify-da11-intel-s3700-sas3008.txt"))
+    d = r.to_dict()
+    assert (d["transport"], d["class"], d["model"], d["rotation_rate"]) == ("sata", "sata-ssd", "INTEL SSDSC2BA800G3", 0)
+    assert "ATA device" in r.sources["transport"] and r.sources["rotation_rate"] == "camcontrol identify"
+    assert r.link.kind == "sata" and r.link.verdict == LINK_OK and r.link.current.rate == r.link.max.rate == 6.0
+    assert r.write_cache.verdict == WC_ENABLED
+
+
+def test_freebsd_nvme_pcie_link_from_pciconf():
+    pci = text("freebsd", "pciconf-lvc-supermicro-5018a-chelsio-t520.txt")
+    r = freebsd.build("/dev/nvd0", pciconf_text=pci)  # the capture has no NVMe controller
+    assert r.link.verdict == LINK_UNKNOWN and "lists no nvme0" in r.link.reason
+    # constructed: the capture's real Chelsio block (link x8(x8) speed 5.0(8.0)) with its driver name made
+    # nvme0 — no published `pciconf -lvc` of an NVMe controller with its link capability was found
+    block = pci[pci.index("t5iov0@"):].replace("t5iov0@", "nvme0@", 1)
+    r = freebsd.build("/dev/nvd0", pciconf_text=block)
+    assert r.link.kind == "pcie" and r.link.address == "pci0:4:0:0"
+    assert (r.link.current.width, r.link.max.width, r.link.current.rate, r.link.max.rate) == (8, 8, 5.0, 8.0)
+    assert r.link.verdict == LINK_DEGRADED and "speed 5 < 8" in r.link.reason
+    assert any("link x8(x8) speed 5.0(8.0)" in e for e in r.link.evidence)
+    r = freebsd.build("/dev/nda0", pciconf_text="garbage")
+    assert r.tools["pciconf"].startswith("failed") and "failed" in r.link.reason
+
+
 # --- Linux: real identification (loop devices, partitions, files, NBD) ----------------------------------
 
 def test_regular_file(tmp_path):

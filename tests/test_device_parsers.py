@@ -433,3 +433,45 @@ def test_smartctl_link_speed_of_odd_numbers(ups, string, want):
     info = smartctl.parse(raw.replace(block, f'"string": {string},\n      "units_per_second": {ups},'))
     assert info.link_max.gbps == want
     assert info.link_max.text in ("6.0 Gb/s", "x", None)
+
+
+# --- FreeBSD: the interlocks' programs and pciconf ---------------------------------------------------------
+
+def test_freebsd_mount_p_swapctl_gpart_glabel():
+    from slogqual.tools.freebsd import glabel, gpart, mount, swapctl
+
+    ms = mount.parse(text("freebsd", "mount-p-azure.txt"))
+    assert [(m.device, m.mountpoint, m.fstype) for m in ms][0] == ("/dev/label/rootfs", "/", "ufs")
+    assert [mount.device_name(m.device) for m in ms] == ["label/rootfs", None, None, "da1s1"]
+    with pytest.raises(ValueError):
+        mount.parse("this is not a mount table line at all\n")
+    sw = swapctl.parse(text("freebsd", "swapctl-l-ada0s1b.txt"))
+    assert [(s.device, s.blocks, s.used) for s in sw] == [("/dev/ada0s1b", 5242880, 2268788)]
+    with pytest.raises(ValueError):
+        swapctl.parse("/dev/ada0s1b 5242880 2268788\n")  # no header: not swapctl -l
+    tables = gpart.parse(text("freebsd", "gpart-show-p-vps-da0.txt"))
+    assert [(t.provider, t.scheme) for t in tables] == [("da0", "GPT")]
+    assert [(p.name, p.type, p.size) for p in tables[0].partitions] == [("da0p1", "freebsd-boot", 1024),
+                                                                         ("da0p2", "freebsd-zfs", 41940952)]
+    assert gpart.parse("") == []
+    with pytest.raises(ValueError):
+        gpart.parse("gpart: No such geom: ada5.\n")
+    labels = glabel.parse(text("freebsd", "glabel-status-azure.txt"))
+    assert [(lab.name, lab.component, lab.kind) for lab in labels][1] == ("label/rootfs", "da0p2", "label")
+    assert glabel.parse("      Name  Status  Components\n") == []
+
+
+def test_freebsd_pciconf_links():
+    from slogqual.tools.freebsd import pciconf
+
+    devs = {d.name: d for d in pciconf.parse(text("freebsd", "pciconf-lvc-supermicro-5018a-chelsio-t520.txt"))}
+    assert devs["vgapci0"].pcie is None and devs["t5iov0"].fields["device"] == "T520-SO Unified Wire Ethernet Controller"
+    x = devs["t5iov0"].pcie
+    assert (x.port_type, x.width, x.max_width, x.speed_gts, x.max_speed_gts) == ("endpoint", 8, 8, 5.0, 8.0)
+    assert (devs["pcib2"].pcie.port_type, devs["pcib2"].pcie.speed_gts) == ("PCI bridge", 2.5)
+    # the older layout: link and speed split over two lines
+    ix = pciconf.parse(text("freebsd", "pciconf-lvc-ibm-x3550-82599eb.txt"))[0]
+    assert (ix.name, ix.selector, ix.pcie.width, ix.pcie.speed_gts, ix.pcie.max_speed_gts) == \
+        ("ix0", "pci0:21:0:0", 8, 5.0, 5.0)
+    with pytest.raises(ValueError):
+        pciconf.parse("no devices here\n")

@@ -35,7 +35,7 @@ from slogqual.errors import SlogqualError  # noqa: E402
 from slogqual.importers import diskinfo as import_diskinfo  # noqa: E402
 from slogqual.tools import (blkid, findmnt, fio, kstat, lsblk, lspci, nbdkit, nvme, procfs, run, smartctl,  # noqa: E402
                             sysfs, wipefs, zfs, zpool)
-from slogqual.tools.freebsd import camcontrol, geom, nvmecontrol, sysctl  # noqa: E402
+from slogqual.tools.freebsd import camcontrol, geom, glabel, gpart, mount, nvmecontrol, pciconf, swapctl, sysctl  # noqa: E402
 from slogqual.tools.freebsd import diskinfo as bsd_diskinfo  # noqa: E402
 
 # Hypothesis examples per parser and strategy; SLOGQUAL_FUZZ_EXAMPLES=500 for a deeper run by hand.
@@ -131,6 +131,14 @@ PARSERS = [
     Parser("geom disk list", tool("geom", geom.parse), geom.parse, captures("freebsd/geom-*.txt")),
     Parser("nvmecontrol identify", tool("nvmecontrol", nvmecontrol.parse), nvmecontrol.parse,
            captures("freebsd/nvmecontrol-*.txt")),
+    Parser("mount -p", tool("mount", mount.parse), mount.parse, captures("freebsd/mount-p-*.txt")),
+    Parser("swapctl -l", tool("swapctl", swapctl.parse), swapctl.parse, captures("freebsd/swapctl-l-*.txt")),
+    Parser("gpart show -p", tool("gpart", gpart.parse), gpart.parse, captures("freebsd/gpart-show-p-*.txt")),
+    Parser("glabel status", tool("glabel", glabel.parse), glabel.parse, captures("freebsd/glabel-status-*.txt")),
+    Parser("pciconf -lvc", tool("pciconf", pciconf.parse), pciconf.parse, captures("freebsd/pciconf-lvc-*.txt")),
+    Parser("camcontrol is_ata", lambda t: camcontrol.is_ata(run.parse_text("camcontrol", ["camcontrol"], t,
+                                                                           camcontrol.parse)),
+           texts=captures("freebsd/camcontrol-*.txt", "freebsd/cam-announce-*.txt")),
     Parser("import diskinfo", lambda t: import_diskinfo.import_text(t, "paste.txt"), texts=captures("diskinfo/*.txt")),
     Parser("import diskinfo --skip-garbage", lambda t: import_diskinfo.import_text(t, "paste.txt", skip_garbage=True),
            texts=captures("diskinfo/*.txt")),

@@ -1,9 +1,12 @@
-"""Device identification on FreeBSD: geom, diskinfo -v, camcontrol identify/inquiry, nvmecontrol identify.
+"""Device identification on FreeBSD: geom, diskinfo -v, camcontrol identify/inquiry, nvmecontrol identify,
+pciconf -lvc.
 
 :func:`build` turns the tools' outputs into a DeviceRecord and does no I/O, so
 it is tested on recorded outputs; :func:`identify` runs the tools on a FreeBSD
-host and hands their outputs to build(). The safety interlocks are Linux-only
-for now (FreeBSD's ``geom`` Mode ``rXwYeZ`` with e>0 is what a port would use).
+host and hands their outputs to build(). A ``da`` disk whose inquiry shows an ATA
+device (a SATA disk behind a SAS HBA: vendor "ATA") is also asked ``camcontrol
+identify``, which gives its rotation and SATA link; an NVMe controller's PCIe link
+comes from ``pciconf -lvc``. The safety interlocks are device/freebsd_safety.py.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Dict, Optional
 from slogqual.device import classify as C
 from slogqual.device.record import DeviceRecord, Link, LinkEnd
 from slogqual.errors import ToolError, UsageError
-from slogqual.tools.freebsd import camcontrol, diskinfo, geom, nvmecontrol
+from slogqual.tools.freebsd import camcontrol, diskinfo, geom, nvmecontrol, pciconf
 
 SATA_GEN_GBPS = {"1": 1.5, "2": 3.0, "3": 6.0}
 
@@ -41,10 +44,18 @@ def transport_of(name: str, attachment: Optional[str] = None) -> str:
     return "unknown"
 
 
+def nvme_controller(name: str) -> str:
+    """nvdN/ndaN is namespace 1 of controller nvmeN on the usual single-namespace drive."""
+    return "nvme" + re.sub(r"\D", "", name)
+
+
 def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[str] = None,
           camcontrol_text: Optional[str] = None, nvmecontrol_text: Optional[str] = None,
-          tools: Optional[Dict[str, str]] = None) -> DeviceRecord:
-    """A record from whichever outputs are given (None = that tool was not available)."""
+          tools: Optional[Dict[str, str]] = None, camcontrol_identify_text: Optional[str] = None,
+          pciconf_text: Optional[str] = None) -> DeviceRecord:
+    """A record from whichever outputs are given (None = that tool was not available).
+    camcontrol_text is the inquiry (da) or identify (ada) output; camcontrol_identify_text the identify
+    of a da disk whose inquiry shows an ATA device; pciconf_text ``pciconf -lvc`` for an NVMe disk."""
     name = os.path.basename(path)
     rec = DeviceRecord(path=path, kind="block", name=name, platform="freebsd")
     rec.tools.update(tools or {})
@@ -79,8 +90,34 @@ def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[st
             rec.tools.setdefault("nvmecontrol", "used")
         except ValueError as exc:
             errors["nvmecontrol"] = str(exc)
+    cam_id = None  # an ATA identify of a da disk (a SATA disk behind a SAS HBA)
+    if camcontrol_identify_text is not None:
+        try:
+            cam_id = camcontrol.parse(camcontrol_identify_text)
+            rec.tools.setdefault("camcontrol identify", "used")
+        except ValueError as exc:
+            errors["camcontrol identify"] = str(exc)
+    pci = None
+    if pciconf_text is not None:
+        try:
+            pci = pciconf.parse(pciconf_text)
+            rec.tools.setdefault("pciconf", "used")
+        except ValueError as exc:
+            errors["pciconf"] = str(exc)
     for t, e in errors.items():
         rec.tools[t] = f"failed: {e}"
+
+    if cam_id:  # the drive's own answers come before the HBA's translation of them
+        rec.set("model", cam_id.model, "camcontrol identify")
+        rec.set("serial", cam_id.serial, "camcontrol identify")
+        rec.set("firmware", cam_id.firmware, "camcontrol identify")
+        rec.set("wwn", cam_id.wwn, "camcontrol identify")
+        rec.set("logical_sector", cam_id.logical_sector, "camcontrol identify")
+        rec.set("physical_sector", cam_id.physical_sector, "camcontrol identify")
+        if cam_id.logical_sector and cam_id.sectors:
+            rec.set("capacity", cam_id.logical_sector * cam_id.sectors, "camcontrol identify")
+        if cam_id.media_rpm is not None:
+            rec.rotation_rate, rec.sources["rotation_rate"] = cam_id.media_rpm, "camcontrol identify"
 
     if nv:
         rec.set("model", nv.model, "nvmecontrol")
@@ -121,6 +158,12 @@ def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[st
 
     rec.transport = transport_of(name, di.attachment if di else None)
     rec.sources["transport"] = "device name" + (" + diskinfo attachment" if di and di.attachment else "")
+    if cam_id and name.startswith("da"):
+        hba = rec.transport
+        rec.transport = "sata"
+        rec.sources["transport"] = (f"camcontrol identify (an ATA device: a SATA disk behind a {hba} "
+                                    "HBA, the inquiry's vendor being ATA)")
+        cam = cam_id  # its announce lines carry the SATA generation and the negotiated rate
     rec.device_class, rec.class_evidence = C.classify(rec.transport, rec.rotational, rec.rotation_rate,
                                                       rec.model, rec.vendor)
     emu = C.emulated_by(rec.model, rec.vendor)
@@ -139,7 +182,7 @@ def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[st
                                  f"({cam.transfer_detail})")
         C.judge_link(rec.link)
     elif rec.transport == "nvme":
-        rec.link = Link(reason="the PCIe link is read with pciconf -lc, which slogqual does not parse yet")
+        rec.link = _pcie_link(name, pci, pciconf_text is not None)
     else:
         rec.link = Link(reason=f"no link information for a {rec.transport} device on FreeBSD")
 
@@ -176,6 +219,29 @@ def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[st
     if rec.device_class == "unknown":
         rec.unknown["class"] = "; ".join(rec.class_evidence)
     return rec
+
+
+def _pcie_link(name: str, devices, asked: bool) -> Link:
+    """The NVMe controller's PCIe link from pciconf -lvc: negotiated width/speed and, in parentheses,
+    the maximum the link supports."""
+    ctrl = nvme_controller(name)
+    if devices is None:
+        return Link(reason="pciconf -lvc " + ("failed" if asked else "was not run") + f": the PCIe link of {ctrl} "
+                    "is unknown")
+    dev = next((d for d in devices if d.name == ctrl), None)
+    if dev is None:
+        return Link(reason=f"pciconf -lvc lists no {ctrl}")
+    x = dev.pcie
+    if x is None or (x.width is None and x.speed_gts is None):
+        return Link(kind="pcie", scope="device", address=dev.selector,
+                    reason=f"pciconf -lvc shows no PCI Express link for {ctrl}@{dev.selector}")
+    link = Link(kind="pcie", scope="device", address=dev.selector,
+                current=LinkEnd(speed=f"{x.speed_gts:g} GT/s" if x.speed_gts is not None else None,
+                                rate=x.speed_gts, width=x.width),
+                max=LinkEnd(speed=f"{x.max_speed_gts:g} GT/s" if x.max_speed_gts is not None else None,
+                            rate=x.max_speed_gts, width=x.max_width))
+    link.evidence.append(f"pciconf -lvc {ctrl}@{dev.selector}: {x.text}")
+    return C.judge_link(link)
 
 
 def _run_text(argv, tools: Dict[str, str]) -> Optional[str]:
@@ -217,8 +283,13 @@ def identify(path: str) -> DeviceRecord:
         texts["camcontrol_text"] = _run_text(camcontrol.argv_identify(name), tools)
     elif name.startswith("da"):
         texts["camcontrol_text"] = _run_text(camcontrol.argv_inquiry(name), tools)
+        try:
+            ata = texts["camcontrol_text"] is not None and camcontrol.is_ata(camcontrol.parse(texts["camcontrol_text"]))
+        except ValueError:
+            ata = False
+        if ata:  # a SATA disk behind a SAS HBA: ATA IDENTIFY passes through (SAT), with rotation and link
+            texts["camcontrol_identify_text"] = _run_text(camcontrol.argv_identify(name), tools)
     elif name.startswith(("nvd", "nda")):
-        # nvdN/ndaN is namespace 1 of controller nvmeN on the usual single-namespace drive
-        ctrl = "nvme" + re.sub(r"\D", "", name)
-        texts["nvmecontrol_text"] = _run_text(nvmecontrol.argv(ctrl), tools)
+        texts["nvmecontrol_text"] = _run_text(nvmecontrol.argv(nvme_controller(name)), tools)
+        texts["pciconf_text"] = _run_text(pciconf.argv(), tools)
     return build(path, tools=tools, **texts)

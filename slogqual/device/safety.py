@@ -19,6 +19,10 @@ device the claim, in this order:
 Refusal is a :class:`RefusedError` with one line naming the device and every
 reason, before anything is written. Regular files get the lock and a check that
 they are not active swap or a loop device's backing file; NBD URIs get the lock.
+
+On FreeBSD (disks are character devices, GEOM providers) the checks are FreeBSD's own and the
+hold is an O_RDWR open instead of O_EXCL: see device/freebsd_safety.py. ``host`` (a
+tools/freebsd/host.Host) says where FreeBSD's programs run; giving one selects the FreeBSD path.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import fcntl
 import hashlib
 import os
 import stat
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Set
@@ -269,13 +274,22 @@ def check_signatures(info: sysfs.BlockInfo, path: str) -> List[Finding]:
     return findings
 
 
-def inspect(path: str, root: str = sysfs.SYS) -> List[Finding]:
+def _freebsd(host) -> bool:
+    return host is not None or sys.platform.startswith("freebsd")
+
+
+def inspect(path: str, root: str = sysfs.SYS, host=None) -> List[Finding]:
     """Every finding for path, without locking or opening it exclusively (for listings)."""
-    pk = paths.kind_of(path)
+    pk = paths.kind_of(path, freebsd=_freebsd(host))
     if pk.kind == paths.KIND_NBD:
         return []
     if pk.kind == paths.KIND_FILE:
-        return check_file(path, pk.st, root)
+        return [] if _freebsd(host) else check_file(path, pk.st, root)
+    if _freebsd(host):
+        from slogqual.device import freebsd_safety
+        from slogqual.tools.freebsd.host import LIVE
+
+        return freebsd_safety.findings(path, host or LIVE, for_listing=True)
     info = sysfs.block_info(pk.devnum, root)
     if info is None:
         raise UsageError(f"{path}: not in sysfs")
@@ -334,6 +348,8 @@ def lock_name(path: str) -> str:
     st = os.stat(path)
     if stat.S_ISBLK(st.st_mode):
         return f"blk-{os.major(st.st_rdev)}-{os.minor(st.st_rdev)}.lock"
+    if stat.S_ISCHR(st.st_mode):  # a FreeBSD disk: devfs gives each device its own st_rdev
+        return f"chr-{st.st_rdev:x}.lock"
     return f"file-{st.st_dev}-{st.st_ino}.lock"
 
 
@@ -394,14 +410,15 @@ def lock_holder(path: str, lock_dir: Optional[str] = None) -> Optional[int]:
 
 @contextlib.contextmanager
 def claim_for_writing(path: str, destroy_data: bool, lock_dir: Optional[str] = None,
-                      root: str = sysfs.SYS, exclusive: bool = True) -> Iterator[Claim]:
+                      root: str = sysfs.SYS, exclusive: bool = True, host=None) -> Iterator[Claim]:
     """Run every interlock and hold the device for a destructive run, or raise RefusedError.
 
     destroy_data overrides only the "carries a signature / partition table" findings.
     exclusive=False (pool building): the exclusive open is still tried, as a check, but released at
     once, because ``zpool create`` must open the device exclusively itself; the slogqual lock stays.
+    host: FreeBSD's programs (tools/freebsd/host.py); given, or on FreeBSD, the FreeBSD interlocks run.
     """
-    pk = paths.kind_of(path)
+    pk = paths.kind_of(path, freebsd=_freebsd(host))
     if pk.kind == paths.KIND_NBD:
         with device_lock(path, lock_dir) as lp:
             yield Claim(path=path, kind="nbd", lock_path=lp)
@@ -409,10 +426,15 @@ def claim_for_writing(path: str, destroy_data: bool, lock_dir: Optional[str] = N
     st = pk.st
     if pk.kind == paths.KIND_FILE:
         with device_lock(path, lock_dir) as lp:
-            findings = check_file(path, st, root)
+            # FreeBSD: swap files are md(4) vnode devices, not files swapctl lists; nothing to check here
+            findings = [] if _freebsd(host) else check_file(path, st, root)
             if findings:
                 raise RefusedError(refusal_line(path, findings, destroy_data))
             yield Claim(path=path, kind="file", lock_path=lp)
+        return
+    if _freebsd(host):
+        with _claim_freebsd(path, destroy_data, lock_dir, exclusive, host) as claim:
+            yield claim
         return
     devnum = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
     with device_lock(path, lock_dir) as lp:
@@ -447,3 +469,29 @@ def claim_for_writing(path: str, destroy_data: bool, lock_dir: Optional[str] = N
         finally:
             if excl is not None:
                 os.close(excl)
+
+
+@contextlib.contextmanager
+def _claim_freebsd(path: str, destroy_data: bool, lock_dir: Optional[str], exclusive: bool, host) -> Iterator[Claim]:
+    from slogqual.device import freebsd_safety
+    from slogqual.tools.freebsd.host import LIVE
+
+    with device_lock(path, lock_dir) as lp:
+        found = freebsd_safety.findings(path, host or LIVE)
+        hard = [f for f in found if not f.overridable]
+        soft = [f for f in found if f.overridable]
+        if hard or (soft and not destroy_data):
+            raise RefusedError(refusal_line(path, hard + soft, destroy_data))
+        held = freebsd_safety.hold(path)
+        if not exclusive:  # zpool create must take the disk exclusively, which our write open would block
+            os.close(held)
+            held = None
+        try:
+            claim = Claim(path=path, kind="block", devnum=None, lock_path=lp, overridden=[f.message for f in soft])
+            if soft:
+                claim.notes.append(f"--destroy-data: overwriting {path} ("
+                                   + "; ".join(dict.fromkeys(f.message for f in soft)) + ")")
+            yield claim
+        finally:
+            if held is not None:
+                os.close(held)

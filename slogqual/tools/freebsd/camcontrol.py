@@ -53,6 +53,15 @@ class CamInfo:
         return self.features.get("write cache")
 
 
+def is_ata(info: CamInfo) -> bool:
+    """Whether an inquiry (or the kernel's announce) shows an ATA device: a SATA disk behind a SAS HBA
+    answers SCSI INQUIRY through the HBA's SAT layer with vendor "ATA" (``<ATA INTEL SSDSC2BA80 0270>``),
+    and CAM announces ATA devices as ``ATA-9 SATA 3.x device``."""
+    vendor = (info.inquiry or "").split(None, 1)[0] if info.inquiry else ""
+    return vendor == "ATA" or bool(re.search(r"\b(?:ATA(?:-\d+|8-ACS)?|ACS-\d+ ATA)\b.*\bdevice\b|\bSATA\b",
+                                             info.device_kind or ""))
+
+
 def argv_identify(device: str) -> List[str]:
     return [PROGRAM, "identify", device]
 

@@ -86,6 +86,11 @@ def parse(text: str) -> DiskInfo:
     return info
 
 
-def describe(device: str) -> DiskInfo:
-    proc = _run.run(argv(device), timeout=60, typed_timeout=True, check=True)
+def describe(device: str, host=None) -> DiskInfo:
+    """``diskinfo -v device``; host: where the program runs (tools/freebsd/host.py)."""
+    from slogqual.tools.freebsd.host import LIVE
+
+    proc = (host or LIVE).run(argv(device), timeout=60)
+    if proc.returncode != 0:
+        raise _run.failure(proc.args, proc.returncode, proc.stderr, proc.stdout)
     return _run.parse_output(proc, parse)

@@ -1,8 +1,10 @@
 """geom(8) ``geom disk list [NAME]``: disks as GEOM sees them.
 
 Per provider: Mediasize (bytes), Sectorsize, Stripesize (the physical sector
-for 512e disks), Mode (rXwYeZ: open counts; e>0 means something holds the disk
-exclusively: a mounted filesystem, swap, a pool), descr (model), ident
+for 512e disks), Mode (rXwYeZ: the sums of every consumer's read, write and exclusive
+access counts, sys/geom/geom_subr.c g_access(); e>0 means something holds the disk
+exclusively: a mounted filesystem, swap, a ZFS vdev, gmirror/graid/geli and the like, and
+w>0 that something has it open for writing), descr (model), ident
 (serial), lunid, rotationrate (0 = non-rotating, "unknown" when not reported).
 """
 
@@ -85,6 +87,11 @@ def parse(text: str) -> List[GeomDisk]:
     return disks
 
 
-def disk_list(name: Optional[str] = None) -> List[GeomDisk]:
-    proc = _run.run(argv(name), timeout=30, typed_timeout=True, check=True)
+def disk_list(name: Optional[str] = None, host=None) -> List[GeomDisk]:
+    """Every disk (or the one named) as GEOM sees it; host: where the program runs (tools/freebsd/host.py)."""
+    from slogqual.tools.freebsd.host import LIVE
+
+    proc = (host or LIVE).run(argv(name))
+    if proc.returncode != 0:
+        raise _run.failure(proc.args, proc.returncode, proc.stderr, proc.stdout)
     return _run.parse_output(proc, parse)

@@ -1,0 +1,73 @@
+"""gpart(8): ``gpart show -p``, every partition table GEOM's PART class knows.
+
+Per table a header ``=>  first  size  PROVIDER  SCHEME  (human size)  [CORRUPT]`` and then one line
+per entry, ``start  size  NAME  TYPE  [attributes]  (human size)``, or ``start size - free - (size)``
+for unallocated space. With ``-p`` NAME is the partition's provider name (``ada0p2``, ``da0s1``,
+``da0s1a``), which is how mounts and swap name it. A BSD label inside an MBR slice is a table of
+its own whose provider is the slice.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import List
+
+from slogqual.tools import run as _run
+
+PROGRAM = "gpart"
+
+_HEADER = re.compile(r"^=>\s+(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+\(([^)]*)\)(?:\s+\[(\w+)\])?\s*$")
+_ENTRY = re.compile(r"^(\d+)\s+(\d+)\s+(\S+)\s+(\S+)(?:\s+\[([^\]]*)\])?\s+\(([^)]*)\)\s*$")
+_FREE = re.compile(r"^(\d+)\s+(\d+)\s+- free -\s+\(([^)]*)\)\s*$")
+
+
+@dataclass(frozen=True)
+class Partition:
+    name: str  # provider name: ada0p2
+    type: str  # freebsd-zfs, efi, !12
+    start: int
+    size: int  # sectors
+
+
+@dataclass
+class Table:
+    provider: str  # the disk (or slice) the table is on
+    scheme: str  # GPT, MBR, BSD
+    state: str = ""  # CORRUPT when gpart says so
+    partitions: List[Partition] = field(default_factory=list)
+
+
+def argv_show() -> List[str]:
+    return [PROGRAM, "show", "-p"]
+
+
+def parse(text: str) -> List[Table]:
+    """ValueError on a line that is neither a table header, an entry nor free space."""
+    tables: List[Table] = []
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        m = _HEADER.match(line)
+        if m:
+            tables.append(Table(provider=m.group(3), scheme=m.group(4), state=m.group(6) or ""))
+            continue
+        if _FREE.match(line) and tables:
+            continue
+        m = _ENTRY.match(line)
+        if m and tables:
+            tables[-1].partitions.append(Partition(name=m.group(3), type=m.group(4), start=int(m.group(1)),
+                                                   size=int(m.group(2))))
+            continue
+        raise ValueError(f"unexpected gpart show -p line {line[:80]!r}")
+    return tables
+
+
+def show(host=None) -> List[Table]:
+    from slogqual.tools.freebsd.host import LIVE
+
+    proc = (host or LIVE).run(argv_show())
+    if proc.returncode != 0:
+        raise _run.failure(proc.args, proc.returncode, proc.stderr, proc.stdout)
+    return _run.parse_output(proc, parse)
