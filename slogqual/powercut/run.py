@@ -29,7 +29,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from slogqual import __version__
+from slogqual import __version__, paths
 from slogqual.errors import MeasurementError, RefusedError, UsageError
 from slogqual.powercut import records as R
 from slogqual.powercut import verify as V
@@ -107,12 +107,9 @@ def check_options(o: PowercutOptions) -> None:
         nbdfuse.check_version()
         area = st.st_size if st is not None and st.st_size else o.size
     else:
-        try:
-            st = os.stat(o.target)
-        except OSError as exc:
-            raise UsageError(f"{o.target}: {exc.strerror or exc}") from None
-        if not (stat.S_ISBLK(st.st_mode) or stat.S_ISREG(st.st_mode)):
-            raise UsageError(f"{o.target}: not a block device or regular file")
+        # a disk (a block device; on FreeBSD a character device) or a regular file, in paths' one vocabulary
+        if paths.kind_of(o.target).kind == paths.KIND_NBD:
+            raise UsageError(f"{o.target}: the powercut writer needs a device path, not a URI")
         area = device_size(o.target)
     if R.capacity(area, o.sizes) <= o.cut_after:
         raise UsageError(f"{o.target}: {area} bytes hold {R.capacity(area, o.sizes)} records of these sizes; "

@@ -10,18 +10,16 @@ import os
 import stat
 from typing import Iterable, Sequence
 
+from slogqual import paths
 from slogqual.errors import MeasurementError, UsageError
 from slogqual.powercut import records as R
 
 
 def _open(path: str):
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise UsageError(f"{path}: {exc.strerror or exc}") from None
-    block = stat.S_ISBLK(st.st_mode)
-    if not (block or stat.S_ISREG(st.st_mode)):
-        raise UsageError(f"{path}: not a block device or regular file")
+    kind = paths.kind_of(path)  # a disk (block device; FreeBSD: character device, raw) or a regular file
+    if kind.kind == paths.KIND_NBD:
+        raise UsageError(f"{path}: verify reads a device path or a file, not a URI")
+    block = kind.kind == paths.KIND_BLOCK and stat.S_ISBLK(kind.st.st_mode)  # a Linux block device: O_DIRECT
     flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
     if block and getattr(os, "O_DIRECT", 0):
         try:
