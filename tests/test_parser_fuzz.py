@@ -33,7 +33,7 @@ from hypothesis import strategies as st  # noqa: E402
 from conftest import FIXTURES  # noqa: E402
 from slogqual.errors import SlogqualError  # noqa: E402
 from slogqual.importers import diskinfo as import_diskinfo  # noqa: E402
-from slogqual.tools import (blkid, findmnt, fio, kstat, lsblk, lspci, nbdkit, nvme, procfs, run, smartctl,  # noqa: E402
+from slogqual.tools import (blkid, findmnt, fio, fio_client, kstat, lsblk, lspci, nbdkit, nvme, procfs, run, smartctl,  # noqa: E402
                             sysfs, wipefs, zfs, zpool)
 from slogqual.tools.freebsd import camcontrol, geom, nvmecontrol, sysctl  # noqa: E402
 from slogqual.tools.freebsd import diskinfo as bsd_diskinfo  # noqa: E402
@@ -94,6 +94,11 @@ PARSERS = [
     Parser("fio", lambda t: fio.interpret(t, "", 0, "/dev/x", 4096), texts=FIO_OUT, json=True),
     Parser("fio (failed run)", lambda t: fio.interpret(t, "fio: io_u error: Input/output error", 1, "/dev/x", 4096),
            texts=FIO_OUT, json=True),
+    Parser("fio clients", tool("fio", fio_client.parse_report), fio_client.parse_report,
+           captures("fio/clients-*.stdout"), json=True),
+    Parser("fio clients (interpret)", lambda t: fio_client.interpret(
+        t, "", 0, [fio_client.Endpoint("127.0.0.1", 33661), fio_client.Endpoint("127.0.0.1", 46035)], 4096),
+        texts=captures("fio/clients-*.stdout"), json=True),
     Parser("smartctl", tool("smartctl", smartctl.parse), smartctl.parse, captures("smartctl/*.json"), json=True),
     Parser("nvme id-ctrl", tool("nvme", nvme.parse_id_ctrl), nvme.parse_id_ctrl,
            captures("nvme/id-ctrl-*", "nvme/qemu-lab-id-ctrl.json"), json=True),
