@@ -33,7 +33,7 @@ from hypothesis import strategies as st  # noqa: E402
 from conftest import FIXTURES  # noqa: E402
 from slogqual.errors import SlogqualError  # noqa: E402
 from slogqual.importers import diskinfo as import_diskinfo  # noqa: E402
-from slogqual.tools import (blkid, findmnt, fio, fio_client, kstat, lsblk, lspci, nbdkit, nvme, procfs, run, smartctl,  # noqa: E402
+from slogqual.tools import (blkid, findmnt, fio, fio_client, iscsiadm, kstat, lsblk, lspci, nbdkit, nvme, procfs, run, smartctl,  # noqa: E402
                             sysfs, wipefs, zfs, zpool)
 from slogqual.tools.freebsd import camcontrol, geom, nvmecontrol, sysctl  # noqa: E402
 from slogqual.tools.freebsd import diskinfo as bsd_diskinfo  # noqa: E402
@@ -115,6 +115,12 @@ PARSERS = [
     Parser("findmnt", tool("findmnt", findmnt.parse), findmnt.parse, captures("findmnt/*.json"), json=True),
     Parser("mountinfo", findmnt.parse_mountinfo, texts=captures("procfs/mountinfo-*.txt")),
     Parser("swaps", procfs.parse_swaps, texts=captures("procfs/swaps-*.txt")),
+    Parser("mountstats", tool("mountstats", procfs.parse_mountstats), procfs.parse_mountstats,
+           captures("mountstats/*.txt")),
+    Parser("iscsiadm -m session -P 3", tool("iscsiadm", iscsiadm.parse_sessions), iscsiadm.parse_sessions,
+           captures("iscsiadm/*.txt")),
+    Parser("initiatorname.iscsi", tool("iscsiadm", iscsiadm.parse_initiator_name), iscsiadm.parse_initiator_name,
+           ["## DO NOT EDIT OR REMOVE THIS FILE!\nInitiatorName=iqn.1993-08.org.debian:01:78c55a27e9f8\n"]),
     Parser("lspci", tool("lspci", lspci.parse, "0000:01:00.0"), lambda t: lspci.parse(t, "0000:01:00.0"),
            captures("lspci/*.txt")),
     Parser("nbdinfo --size", tool("nbdinfo", nbdkit._size), nbdkit._size, ["1073741824\n"]),
