@@ -33,7 +33,7 @@ from hypothesis import strategies as st  # noqa: E402
 from conftest import FIXTURES  # noqa: E402
 from slogqual.errors import SlogqualError  # noqa: E402
 from slogqual.importers import diskinfo as import_diskinfo  # noqa: E402
-from slogqual.tools import (blkid, findmnt, fio, kstat, lsblk, lspci, nbdkit, nvme, procfs, run, smartctl,  # noqa: E402
+from slogqual.tools import (blkid, findmnt, fio, fio_client, iscsiadm, kstat, lsblk, lspci, nbdkit, nvme, procfs, run, smartctl,  # noqa: E402
                             sysfs, wipefs, zfs, zpool)
 from slogqual.tools.freebsd import camcontrol, geom, glabel, gpart, mount, nvmecontrol, pciconf, swapctl, sysctl  # noqa: E402
 from slogqual.tools.freebsd import diskinfo as bsd_diskinfo  # noqa: E402
@@ -94,6 +94,11 @@ PARSERS = [
     Parser("fio", lambda t: fio.interpret(t, "", 0, "/dev/x", 4096), texts=FIO_OUT, json=True),
     Parser("fio (failed run)", lambda t: fio.interpret(t, "fio: io_u error: Input/output error", 1, "/dev/x", 4096),
            texts=FIO_OUT, json=True),
+    Parser("fio clients", tool("fio", fio_client.parse_report), fio_client.parse_report,
+           captures("fio/clients-*.stdout"), json=True),
+    Parser("fio clients (interpret)", lambda t: fio_client.interpret(
+        t, "", 0, [fio_client.Endpoint("127.0.0.1", 33661), fio_client.Endpoint("127.0.0.1", 46035)], 4096),
+        texts=captures("fio/clients-*.stdout"), json=True),
     Parser("smartctl", tool("smartctl", smartctl.parse), smartctl.parse, captures("smartctl/*.json"), json=True),
     Parser("nvme id-ctrl", tool("nvme", nvme.parse_id_ctrl), nvme.parse_id_ctrl,
            captures("nvme/id-ctrl-*", "nvme/qemu-lab-id-ctrl.json"), json=True),
@@ -110,6 +115,12 @@ PARSERS = [
     Parser("findmnt", tool("findmnt", findmnt.parse), findmnt.parse, captures("findmnt/*.json"), json=True),
     Parser("mountinfo", findmnt.parse_mountinfo, texts=captures("procfs/mountinfo-*.txt")),
     Parser("swaps", procfs.parse_swaps, texts=captures("procfs/swaps-*.txt")),
+    Parser("mountstats", tool("mountstats", procfs.parse_mountstats), procfs.parse_mountstats,
+           captures("mountstats/*.txt")),
+    Parser("iscsiadm -m session -P 3", tool("iscsiadm", iscsiadm.parse_sessions), iscsiadm.parse_sessions,
+           captures("iscsiadm/*.txt")),
+    Parser("initiatorname.iscsi", tool("iscsiadm", iscsiadm.parse_initiator_name), iscsiadm.parse_initiator_name,
+           ["## DO NOT EDIT OR REMOVE THIS FILE!\nInitiatorName=iqn.1993-08.org.debian:01:78c55a27e9f8\n"]),
     Parser("lspci", tool("lspci", lspci.parse, "0000:01:00.0"), lambda t: lspci.parse(t, "0000:01:00.0"),
            captures("lspci/*.txt")),
     Parser("nbdinfo --size", tool("nbdinfo", nbdkit._size), nbdkit._size, ["1073741824\n"]),

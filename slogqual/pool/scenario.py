@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional
 
 from slogqual.data import data_path, require
 from slogqual.errors import UsageError
+from slogqual.pool.transport import TRANSPORTS, TransportConfig
 from slogqual.units import parse_size
 
 if sys.version_info >= (3, 11):
@@ -31,7 +32,8 @@ SYNCS = ("standard", "always", "disabled")
 LOGS = ("none", "single", "mirror", "stripe")
 
 _TOP_KEYS = {"name", "description", "kind", "luns", "lun_size", "volblocksize", "recordsize", "rw", "bs",
-             "write_sync", "threads", "runtime", "ramp", "config", "quick"}
+             "write_sync", "threads", "runtime", "ramp", "config", "quick", "transport", "nfs_version",
+             "nfs_threads", "nfs_mount_options", "iscsi_write_cache"}
 _QUICK_KEYS = {"luns", "lun_size", "threads", "runtime", "ramp"}
 _CONFIG_KEYS = {"name", "sync", "log", "logbias"}
 
@@ -71,6 +73,7 @@ class Scenario:
     recordsize: Optional[int] = None
     source: str = ""
     quick_overrides: Dict[str, Any] = field(default_factory=dict)
+    transport: TransportConfig = field(default_factory=TransportConfig)
 
     def quick(self) -> "Scenario":
         """The few-steps, short-runtime form for CI and demos."""
@@ -81,7 +84,8 @@ class Scenario:
                 "lun_size": self.lun_size, "volblocksize": self.volblocksize, "recordsize": self.recordsize,
                 "rw": self.rw, "bs": self.bs, "write_sync": self.write_sync, "threads": list(self.threads),
                 "runtime_s": self.runtime_s, "ramp_s": self.ramp_s,
-                "configs": [c.to_dict() for c in self.configs], "source": self.source}
+                "configs": [c.to_dict() for c in self.configs], "source": self.source,
+                "transport": self.transport.to_dict()}
 
 
 class _Checker:
@@ -151,6 +155,34 @@ class _Checker:
         return list(value)
 
 
+def _transport(c: "_Checker", doc: Dict[str, Any], kind: str) -> TransportConfig:
+    t = c.choice(doc, "transport", TRANSPORTS, "local")
+    needs = {"iscsi": "zvol", "nfs": "dataset"}
+    if t in needs and kind != needs[t]:
+        raise c.fail("transport", f"\"{t}\" serves kind = \"{needs[t]}\", not \"{kind}\"")
+    for key, owner in (("nfs_version", "nfs"), ("nfs_threads", "nfs"), ("nfs_mount_options", "nfs"),
+                       ("iscsi_write_cache", "iscsi")):
+        if key in doc and t != owner:
+            raise c.fail(key, f"applies to transport = \"{owner}\"")
+    version = doc.get("nfs_version", "4.2")
+    if version not in ("4.2", "4.1", "3"):
+        raise c.fail("nfs_version", f"must be \"4.2\", \"4.1\" or \"3\", not {version!r}")
+    threads = c.positive_int(doc, "nfs_threads", required=False)
+    if threads is not None and threads > 1024:
+        raise c.fail("nfs_threads", f"must be at most 1024, not {threads}")
+    opts = doc.get("nfs_mount_options", ["hard"])
+    if not isinstance(opts, list) or not all(isinstance(o, str) and o and "," not in o and "=" != o[0]
+                                             and not any(ch.isspace() for ch in o) for o in opts):
+        raise c.fail("nfs_mount_options", f"must be a list of mount options such as [\"hard\", \"sync\"], not {opts!r}")
+    if any(o.startswith(("vers=", "nfsvers=")) for o in opts):
+        raise c.fail("nfs_mount_options", "must not name the version: use nfs_version")
+    wc = doc.get("iscsi_write_cache")
+    if wc is not None and not isinstance(wc, bool):
+        raise c.fail("iscsi_write_cache", f"must be true or false, not {wc!r}")
+    return TransportConfig(kind=t, nfs_version=version, nfs_threads=threads, nfs_mount_options=tuple(opts),
+                           iscsi_write_cache=wc)
+
+
 def parse_scenario(doc: Dict[str, Any], source: str) -> Scenario:
     c = _Checker(source)
     c.known(doc, _TOP_KEYS)
@@ -203,7 +235,7 @@ def parse_scenario(doc: Dict[str, Any], source: str) -> Scenario:
         rw=c.choice(doc, "rw", RWS), bs=bs, write_sync=c.choice(doc, "write_sync", WRITE_SYNCS, "none"),
         threads=c.threads(doc, "threads"), runtime_s=c.seconds(doc, "runtime", minimum=1),
         ramp_s=c.seconds(doc, "ramp", required=False) or 0.0, configs=configs, source=source,
-        quick_overrides=overrides,
+        quick_overrides=overrides, transport=_transport(c, doc, kind),
     )
 
 

@@ -10,7 +10,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from slogqual.errors import MeasurementError, ToolTimeoutError, UsageError
 from slogqual.tools import run as _run
@@ -167,10 +167,9 @@ def _finite(result: FioWriteResult) -> FioWriteResult:
     return result
 
 
-def parse_result(doc: dict) -> FioWriteResult:
-    """Parse fio's JSON document of a single write job."""
+def job_result(job: dict, fio_version: str = "", ended_ms: Optional[int] = None) -> FioWriteResult:
+    """One job entry of a fio report (an entry of "jobs", or of "client_stats" in client/server mode)."""
     try:
-        job = doc["jobs"][0]
         write = job["write"]
         sync = job.get("sync") or {}
         sync_lat = _latency(sync["lat_ns"]) if sync.get("lat_ns", {}).get("N") else None
@@ -182,13 +181,24 @@ def parse_result(doc: dict) -> FioWriteResult:
             write_lat=_latency(write["lat_ns"]),
             sync_lat=sync_lat,
             error=int(job.get("error", 0)),
-            fio_version=doc.get("fio version", ""),
+            fio_version=fio_version if isinstance(fio_version, str) else "",
             options=dict(job.get("job options") or {}),
-            ended_ms=int(doc["timestamp_ms"]) if doc.get("timestamp_ms") else None,
+            ended_ms=ended_ms,
         ))
     # Attribute: a section not an object; Overflow: int() of an Infinity (JSON has no word for it, fio's parser takes it)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise ValueError(f"unexpected fio JSON layout: {exc!r}") from None
+
+
+def parse_result(doc: dict) -> FioWriteResult:
+    """Parse fio's JSON document of a single write job."""
+    try:
+        job = doc["jobs"][0]
+        ended = int(doc["timestamp_ms"]) if doc.get("timestamp_ms") else None
+        version = doc.get("fio version", "")
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise ValueError(f"unexpected fio JSON layout: {exc!r}") from None
+    return job_result(job, version, ended)
 
 
 _NOISE = ("fio: connected to NBD server",)
@@ -256,36 +266,63 @@ class FioLoad:
     file_size: Optional[int] = None  # with directory: bytes per thread's file
     write_sync: str = "none"  # none | dsync | fsync
     direct: bool = True
+    first_job: int = 0  # jobs are named lun<first_job+i> / file<first_job+i>: distinct across fio clients
+
+
+def load_options(load: FioLoad) -> Tuple[List[str], List[Tuple[str, List[str]]]]:
+    """The load as fio options without their dashes: the global ones, then (job name, its options) per
+    job. One description for both forms fio takes: a command line (build_load_argv) and a job file
+    (job_file, for fio's client/server mode, which takes job files only)."""
+    if load.rw not in ("randwrite", "write"):
+        raise UsageError(f"unknown rw {load.rw!r}")
+    opts = ["group_reporting", f"rw={load.rw}", f"bs={load.bs}",
+            "ioengine=psync", "iodepth=1", "thread", "time_based", f"runtime={max(1, int(load.runtime_s * 1000))}ms",
+            "norandommap", "randrepeat=0", "lat_percentiles=1",
+            "percentile_list=" + ":".join(f"{p:g}" for p in PERCENTILES),
+            f"direct={1 if load.direct else 0}"]
+    if load.ramp_s > 0:
+        opts.append(f"ramp_time={max(1, int(load.ramp_s * 1000))}ms")
+    if load.write_sync == "dsync":
+        opts.append("sync=dsync")
+    elif load.write_sync == "fsync":
+        opts.append("fsync=1")
+    elif load.write_sync != "none":
+        raise UsageError(f"unknown write_sync {load.write_sync!r}")
+    jobs: List[Tuple[str, List[str]]] = []
+    if load.devices:
+        opts.append("allow_file_create=0")
+        for i, dev in enumerate(load.devices):
+            jobs.append((f"lun{load.first_job + i}", [f"filename={_escape_filename(dev)}",
+                                                      f"numjobs={load.threads_per_lun}"]))
+    elif load.directory:
+        # No filename: every clone of a job gets its own file (name.clone.0), like separate clients.
+        opts += [f"directory={_escape_filename(load.directory)}", f"size={load.file_size}"]
+        for i in range(load.files):
+            jobs.append((f"file{load.first_job + i}", [f"numjobs={load.threads_per_lun}"]))
+    else:
+        raise UsageError("a load needs devices or a directory")
+    return opts, jobs
 
 
 def build_load_argv(load: FioLoad) -> List[str]:
-    if load.rw not in ("randwrite", "write"):
-        raise UsageError(f"unknown rw {load.rw!r}")
-    argv = ["fio", "--output-format=json", "--group_reporting", f"--rw={load.rw}", f"--bs={load.bs}",
-            "--ioengine=psync", "--iodepth=1", "--thread", "--time_based", f"--runtime={max(1, int(load.runtime_s * 1000))}ms",
-            "--norandommap", "--randrepeat=0", "--lat_percentiles=1",
-            "--percentile_list=" + ":".join(f"{p:g}" for p in PERCENTILES),
-            f"--direct={1 if load.direct else 0}"]
-    if load.ramp_s > 0:
-        argv.append(f"--ramp_time={max(1, int(load.ramp_s * 1000))}ms")
-    if load.write_sync == "dsync":
-        argv.append("--sync=dsync")
-    elif load.write_sync == "fsync":
-        argv.append("--fsync=1")
-    elif load.write_sync != "none":
-        raise UsageError(f"unknown write_sync {load.write_sync!r}")
-    if load.devices:
-        argv.append("--allow_file_create=0")
-        for i, dev in enumerate(load.devices):
-            argv += [f"--name=lun{i}", f"--filename={_escape_filename(dev)}", f"--numjobs={load.threads_per_lun}"]
-    elif load.directory:
-        # No --filename: every clone of a job gets its own file (name.clone.0), like separate clients.
-        argv += [f"--directory={_escape_filename(load.directory)}", f"--size={load.file_size}"]
-        for i in range(load.files):
-            argv += [f"--name=file{i}", f"--numjobs={load.threads_per_lun}"]
-    else:
-        raise UsageError("a load needs devices or a directory")
+    opts, jobs = load_options(load)
+    argv = ["fio", "--output-format=json"] + [f"--{o}" for o in opts]
+    for name, job_opts in jobs:
+        argv += [f"--name={name}"] + [f"--{o}" for o in job_opts]
     return argv
+
+
+def job_file(load: FioLoad) -> str:
+    """The load as a fio job file: what ``fio --client`` sends to a server. A job file expands
+    ``${VAR}`` and ends a value at a line break, so a path with either is refused."""
+    opts, jobs = load_options(load)
+    for o in opts + [o for _, j in jobs for o in j]:
+        if "\n" in o or "\r" in o or "$" in o:
+            raise UsageError(f"fio job option {o!r}: a path with a line break or '$' cannot go into a fio job file")
+    lines = ["[global]", *opts]
+    for name, job_opts in jobs:
+        lines += ["", f"[{name}]", *job_opts]
+    return "\n".join(lines) + "\n"
 
 
 def check_job_argv(device: str, runtime_s: int) -> List[str]:

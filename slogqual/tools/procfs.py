@@ -7,6 +7,7 @@ mountinfo.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import List, Optional
 
@@ -55,3 +56,76 @@ def swaps(path: str = SWAPS) -> List[Swap]:
             return parse_swaps(fh.read())
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+
+
+# --- /proc/self/mountstats: the NFS client's own per-mount counters ----------------------------------------
+
+MOUNTSTATS = "/proc/self/mountstats"
+
+# the columns of a per-op row (nfs-utils mountstats.py; the 9th, errors, since Linux 5.x)
+NFS_OP_FIELDS = ("ops", "transmissions", "timeouts", "bytes_sent", "bytes_received", "queue_ms", "rtt_ms",
+                 "execute_ms", "errors")
+
+
+@dataclass
+class NfsMountStats:
+    device: str  # 'server:/export'
+    mountpoint: str
+    fstype: str  # nfs | nfs4
+    opts: dict  # the options in force ('vers': '4.2', 'hard': '', ...)
+    ops: dict  # 'WRITE' -> {'ops': n, 'rtt_ms': ..., ...}
+    age_s: Optional[int] = None
+
+    def op(self, name: str, column: str = "ops") -> int:
+        return self.ops.get(name, {}).get(column, 0)
+
+
+def _opts(value: str) -> dict:
+    out = {}
+    for item in value.split(","):
+        if item:
+            k, _, v = item.partition("=")
+            out[k.strip()] = v.strip()
+    return out
+
+
+def parse_mountstats(text: str) -> List[NfsMountStats]:
+    """The NFS mounts of /proc/self/mountstats with their options and per-op counters (other mounts
+    are skipped). Whitespace is not significant. ValueError for a per-op row that is not numbers or
+    a section before any 'device' line."""
+    mounts: List[NfsMountStats] = []
+    cur: Optional[NfsMountStats] = None
+    in_ops = False
+    seen_device = False
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("device "):
+            seen_device = True
+            m = re.match(r"^device (\S+) mounted on (.+?) with fstype (\S+)(?: statvers=(\S+))?$", line)
+            if not m:
+                raise ValueError(f"unreadable device line {line[:80]!r}")
+            cur, in_ops = None, False
+            if m.group(3) in ("nfs", "nfs4"):
+                cur = NfsMountStats(unescape_octal(m.group(1)), unescape_octal(m.group(2)), m.group(3), {}, {})
+                mounts.append(cur)
+            continue
+        if not seen_device:
+            raise ValueError(f"a line before any 'device' line: {line[:80]!r}")
+        if cur is None:
+            continue  # the rest of a non-NFS mount's section
+        key, sep, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if line == "per-op statistics":
+            in_ops = True
+        elif in_ops and sep:
+            numbers = value.split()
+            if not 8 <= len(numbers) <= len(NFS_OP_FIELDS) or not all(n.isdigit() for n in numbers):
+                raise ValueError(f"unreadable per-op row {line[:80]!r}")
+            cur.ops[key] = dict(zip(NFS_OP_FIELDS, (int(n) for n in numbers)))
+        elif key == "opts":
+            cur.opts = _opts(value)
+        elif key == "age" and value.isdigit():
+            cur.age_s = int(value)
+    return mounts

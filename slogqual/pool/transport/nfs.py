@@ -1,0 +1,111 @@
+"""transport = "nfs" on Linux: the scenario's dataset exported by knfsd, mounted by the kernel client on loopback.
+
+Setup, each step's undo recorded as soon as it is done: the nfsd filesystem at /proc/fs/nfsd (when not
+mounted), rpcbind (NFSv3) and rpc.mountd when none runs, the server threads (``rpc.nfsd N``: started
+with short NFSv4 grace and lease times when slogqual starts the server, else resized only when the
+scenario names a count, and put back after), ``exportfs -o OPTS 127.0.0.1:/dataset`` (never
+/etc/exports), and ``mount -t nfs -o vers=V,...`` on a ``slogqual-<pool>-nfs-`` directory. Teardown
+unmounts, unexports, restores the thread count and stops what it started.
+
+The export is ``sync`` (the server commits a stable write before replying): what the scenario then
+measures is the client's choice, stable writes (O_DSYNC, or the ``sync`` mount option) or UNSTABLE
+writes with COMMIT (fsync); the client's WRITE/COMMIT counts of /proc/self/mountstats say which.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from typing import Iterator, List, Optional, Sequence
+
+from slogqual.errors import UsageError
+from slogqual.pool.transport import LOOPBACK, Attached
+from slogqual.pool.transport.iscsi import _running
+from slogqual.pool.transport.teardown import Undo
+from slogqual.tools import exportfs as _exportfs
+from slogqual.tools import nfsd as _nfsd
+from slogqual.tools import nfsmount as _nfsmount
+from slogqual.tools import procfs as _procfs
+from slogqual.tools import run as _run
+
+EXPORT_OPTIONS = ("rw", "sync", "no_root_squash", "no_subtree_check", "insecure")
+DEFAULT_THREADS = 8  # nfs-utils' own default (RPCNFSDCOUNT)
+QUICK_GRACE_S = 10  # the kernel's minimum for nfsv4gracetime/nfsv4leasetime
+
+
+def export_options(fsid: int) -> List[str]:
+    # fsid: a ZFS dataset's export needs a stable id; ours is unique per run (the pool name's pid)
+    return [*EXPORT_OPTIONS, f"fsid={fsid}"]
+
+
+def setup_plan(path: str, mountpoint: str, version: str, mount_options: Sequence[str], fsid: int,
+               threads: Optional[int]) -> List[List[str]]:
+    """The argv lists in order, as far as they do not depend on what already runs."""
+    plan = []
+    if threads is not None:
+        plan.append(_nfsd.threads_argv(threads))
+    plan.append(_exportfs.export_argv(LOOPBACK, path, export_options(fsid)))
+    plan.append(_nfsmount.mount_argv(LOOPBACK, path, mountpoint, version, mount_options))
+    return plan
+
+
+def find_mount(mountpoint: str) -> Optional[_procfs.NfsMountStats]:
+    try:
+        with open(_procfs.MOUNTSTATS, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    return next((m for m in _procfs.parse_mountstats(text) if m.mountpoint == mountpoint), None)
+
+
+def _daemon(undo: Undo, comm: str, argv: List[str], started: List[str]) -> None:
+    if not _running(comm):
+        bg = _run.Background(argv, grace_s=10).start()
+        undo.push(f"stop the {comm} slogqual started", bg.stop)
+        started.append(comm)
+
+
+@contextlib.contextmanager
+def attach(pool_name: str, path: str, fsid: int, version: str = "4.2", threads: Optional[int] = None,
+           mount_options: Sequence[str] = ("hard",)) -> Iterator[Attached]:
+    """Export ``path`` (the dataset's mountpoint) and mount it; yields the mount directory."""
+    if not os.path.isabs(path):
+        raise UsageError(f"NFS export {path!r}: an absolute path")
+    _exportfs.check_options(mount_options)
+    undo = Undo()
+    started: List[str] = []
+    try:
+        if _nfsd.threads() is None:
+            _run.run_checked(_nfsd.mount_nfsd_fs_argv())
+            undo.push(f"unmount {_nfsd.PROC_NFSD}", lambda: _run.run_checked(_nfsd.umount_nfsd_fs_argv()))
+        if version == "3":
+            _daemon(undo, "rpcbind", _nfsd.rpcbind_argv(), started)
+        _daemon(undo, "rpc.mountd", _nfsd.mountd_argv(), started)
+        before = _nfsd.threads() or 0
+        want = threads if threads is not None else (DEFAULT_THREADS if before == 0 else None)
+        if before == 0:
+            # only a stopped server takes these; a running one keeps its own
+            for name in ("nfsv4leasetime", "nfsv4gracetime"):
+                _nfsd.write(name, str(QUICK_GRACE_S))
+        if want is not None and want != before:
+            _nfsd.set_threads(want)
+            undo.push(f"put the nfsd threads back to {before}", lambda: _nfsd.set_threads(before))
+        _exportfs.exportfs(_exportfs.export_argv(LOOPBACK, path, export_options(fsid)))
+        undo.push(f"unexport {path}", lambda: _exportfs.exportfs(_exportfs.unexport_argv(LOOPBACK, path)))
+        mountpoint = tempfile.mkdtemp(prefix=f"{pool_name}-nfs-")
+        undo.push(f"remove {mountpoint}", lambda: os.rmdir(mountpoint))
+        _nfsmount.run(_nfsmount.mount_argv(LOOPBACK, path, mountpoint, version, mount_options))
+        undo.push(f"unmount {mountpoint}", lambda: _nfsmount.run(_nfsmount.umount_argv(mountpoint)))
+        mounted = find_mount(mountpoint)
+        record = {
+            "kind": "nfs", "server": "knfsd", "export": f"{LOOPBACK}:{path}",
+            "export_options": export_options(fsid), "mountpoint": mountpoint,
+            "mount_options_requested": [f"vers={version}", *mount_options],
+            "mount_options": mounted.opts if mounted else None, "nfsd_threads": _nfsd.threads(),
+            "nfsd_threads_before": before, "nfsd_versions": _nfsd.versions(),
+            "daemons_started": started, "kernel": os.uname().release,
+        }
+        yield Attached([mountpoint], record)
+    finally:
+        undo.run()

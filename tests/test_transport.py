@@ -1,0 +1,286 @@
+"""Scenario transports (slogqual.pool.transport): the scenario key, the generated configurations and
+argv lists (LIO/open-iscsi, knfsd, FreeBSD ctld/iscsictl and nfsd/mountd), and the parsers of recorded
+real iscsiadm and mountstats output (tests/fixtures/iscsiadm, tests/fixtures/mountstats, SOURCES.md).
+
+The real transports need kernel modules this host cannot load: they run in the lab guest (the lead's
+job); here every name, option and step they would use is checked.
+"""
+
+import pytest
+
+from conftest import read_fixture
+from slogqual.errors import SlogqualError, UsageError
+from slogqual.pool import scenario as sc
+from slogqual.pool import transport as tp
+from slogqual.pool.transport import iscsi as tiscsi
+from slogqual.pool.transport import local as tlocal
+from slogqual.pool.transport import nfs as tnfs
+from slogqual.pool.transport.teardown import Undo
+from slogqual.tools import exportfs, iscsiadm, nfsd, nfsmount, procfs, targetcli
+from slogqual.tools.freebsd import ctld, nfsserver
+
+POOL = "slogqual-iscsi-4k-randwrite-4242"
+ZVOLS = [f"/dev/zvol/{POOL}/lun{i}" for i in range(3)]
+INITIATOR = "iqn.1993-08.org.debian:01:78c55a27e9f8"
+
+
+def _doc(**extra):
+    doc = {"name": "t", "kind": "zvol", "luns": 2, "lun_size": "64M", "rw": "randwrite", "bs": "4k",
+           "threads": [1, 2], "runtime": 5, "config": [{"name": "a"}]}
+    doc.update(extra)
+    return doc
+
+
+# --- the scenario key ------------------------------------------------------------------------------------
+
+def test_transport_defaults_to_local_and_shipped_scenarios_stay_local():
+    assert sc.parse_scenario(_doc(), "t.toml").transport == tp.TransportConfig()
+    for name in sc.builtin_names():
+        assert sc.load_scenario(name).transport.kind == "local"
+    assert sc.parse_scenario(_doc(), "t.toml").to_dict()["transport"] == {"kind": "local"}
+
+
+def test_transport_settings_are_kept_and_recorded():
+    s = sc.parse_scenario(_doc(kind="dataset", transport="nfs", nfs_version="3", nfs_threads=16,
+                               nfs_mount_options=["hard", "sync"]), "t.toml")
+    assert s.transport == tp.TransportConfig("nfs", "3", 16, ("hard", "sync"), None)
+    assert s.to_dict()["transport"] == {"kind": "nfs", "nfs_version": "3", "nfs_threads": 16,
+                                        "nfs_mount_options": ["hard", "sync"]}
+    s = sc.parse_scenario(_doc(transport="iscsi", iscsi_write_cache=False), "t.toml")
+    assert s.transport.iscsi_write_cache is False and s.to_dict()["transport"]["kind"] == "iscsi"
+
+
+@pytest.mark.parametrize("extra,key", [
+    ({"transport": "fc"}, "transport"),
+    ({"transport": "nfs"}, "transport"),  # kind zvol
+    ({"kind": "dataset", "transport": "iscsi"}, "transport"),
+    ({"nfs_version": "4.2"}, "nfs_version"),  # transport local
+    ({"kind": "dataset", "transport": "nfs", "nfs_version": "2"}, "nfs_version"),
+    ({"kind": "dataset", "transport": "nfs", "nfs_version": 4.2}, "nfs_version"),
+    ({"kind": "dataset", "transport": "nfs", "nfs_threads": 0}, "nfs_threads"),
+    ({"kind": "dataset", "transport": "nfs", "nfs_threads": 5000}, "nfs_threads"),
+    ({"kind": "dataset", "transport": "nfs", "nfs_mount_options": "hard"}, "nfs_mount_options"),
+    ({"kind": "dataset", "transport": "nfs", "nfs_mount_options": ["hard,soft"]}, "nfs_mount_options"),
+    ({"kind": "dataset", "transport": "nfs", "nfs_mount_options": ["vers=3"]}, "nfs_mount_options"),
+    ({"transport": "iscsi", "iscsi_write_cache": "off"}, "iscsi_write_cache"),
+    ({"iscsi_write_cache": True}, "iscsi_write_cache"),
+])
+def test_bad_transport_settings_are_one_line_usage_errors(extra, key):
+    with pytest.raises(UsageError) as exc:
+        sc.parse_scenario(_doc(**extra), "t.toml")
+    assert f"key '{key}'" in str(exc.value) and "\n" not in str(exc.value) and "t.toml" in str(exc.value)
+
+
+# --- names -----------------------------------------------------------------------------------------------
+
+def test_every_name_carries_the_slogqual_prefix():
+    assert tp.iqn_for(POOL) == "iqn.2003-01.org.slogqual:" + POOL
+    assert tp.iqn_for("slogqual-A_b.c-1") == "iqn.2003-01.org.slogqual:slogqual-a-b.c-1"  # RFC 3722 characters
+    assert tp.backstore_name(POOL, 3) == POOL + "-lun3"
+    with pytest.raises(ValueError):
+        tp.iqn_for("tank")
+
+
+def test_local_hands_the_targets_through():
+    with tlocal.attach(["/dev/zvol/p/lun0"]) as a:
+        assert a.targets == ["/dev/zvol/p/lun0"] and a.record == {"kind": "local"}
+
+
+# --- LIO and open-iscsi ----------------------------------------------------------------------------------
+
+def test_lio_plan_builds_backstores_then_one_loopback_target_with_luns_and_one_acl():
+    plan = tiscsi.setup_plan(POOL, ZVOLS, INITIATOR, write_cache=False)
+    iqn = tp.iqn_for(POOL)
+    assert all(argv[0] == "targetcli" for argv in plan)
+    assert plan[0] == ["targetcli", "/backstores/block", "create", f"name={POOL}-lun0", f"dev={ZVOLS[0]}"]
+    assert plan[1] == ["targetcli", f"/backstores/block/{POOL}-lun0", "set", "attribute", "emulate_write_cache=0"]
+    creates = [a for a in plan if a[2] == "create"]
+    assert [a[1] for a in creates] == ["/backstores/block"] * 3 + ["/iscsi", f"/iscsi/{iqn}/tpg1/portals"] + \
+        [f"/iscsi/{iqn}/tpg1/luns"] * 3 + [f"/iscsi/{iqn}/tpg1/acls"]
+    # the default 0.0.0.0 portal goes before ours is made: nothing listens beyond loopback
+    i_del = plan.index(targetcli.delete_default_portal_argv(iqn))
+    i_portal = plan.index(["targetcli", f"/iscsi/{iqn}/tpg1/portals", "create", "127.0.0.1", "3260"])
+    assert i_del < i_portal
+    assert plan[-1] == ["targetcli", f"/iscsi/{iqn}/tpg1/acls", "create", INITIATOR]
+    luns = [a for a in plan if a[1].endswith("/luns")]
+    assert [a[3:] for a in luns] == [[f"/backstores/block/{POOL}-lun{i}", f"lun={i}"] for i in range(3)]
+    for argv in plan:  # every name made is ours
+        assert all(POOL in a for a in argv if a.startswith(("name=", "/backstores/block/", "/iscsi/")))
+
+
+def test_lio_plan_without_a_write_cache_setting_leaves_lio_s_own():
+    assert not any("emulate_write_cache" in " ".join(a) for a in tiscsi.setup_plan(POOL, ZVOLS, INITIATOR))
+
+
+def test_targetcli_never_touches_the_user_s_preferences(tmp_path):
+    assert targetcli.env(str(tmp_path))["TARGETCLI_HOME"] == str(tmp_path)
+
+
+def test_lio_configfs_readers(tmp_path):
+    # a constructed configfs tree (said so): the kernel's layout core/iblock_N/NAME/attrib/...
+    d = tmp_path / "core" / "iblock_1" / f"{POOL}-lun0" / "attrib"
+    d.mkdir(parents=True)
+    (d / "emulate_write_cache").write_text("1\n")
+    (tmp_path / "iscsi" / tp.iqn_for(POOL)).mkdir(parents=True)
+    assert targetcli.block_backstore_dir(f"{POOL}-lun0", str(tmp_path)).endswith(f"iblock_1/{POOL}-lun0")
+    assert targetcli.write_cache(f"{POOL}-lun0", str(tmp_path)) is True
+    assert targetcli.write_cache(f"{POOL}-lun1", str(tmp_path)) is None
+    assert targetcli.iscsi_target_exists(tp.iqn_for(POOL), str(tmp_path))
+
+
+def test_initiator_argv_names_our_target_and_the_loopback_portal_only():
+    iqn = tp.iqn_for(POOL)
+    assert iscsiadm.new_node_argv(iqn, "127.0.0.1") == [
+        "iscsiadm", "-m", "node", "-o", "new", "-T", iqn, "-p", "127.0.0.1:3260"]
+    assert iscsiadm.login_argv(iqn, "127.0.0.1")[-1] == "--login"
+    assert iscsiadm.logout_argv(iqn, "127.0.0.1")[-1] == "--logout"
+    assert iscsiadm.delete_node_argv(iqn, "127.0.0.1")[-4:] == ["-p", "127.0.0.1:3260", "-o", "delete"]
+    for argv in (iscsiadm.login_argv, iscsiadm.logout_argv, iscsiadm.delete_node_argv):
+        assert argv(iqn, "127.0.0.1")[argv(iqn, "127.0.0.1").index("-T") + 1] == iqn
+    assert iscsiadm.discovery_argv("::1") == ["iscsiadm", "-m", "discovery", "-t", "sendtargets", "-p", "[::1]:3260"]
+
+
+def test_initiator_name_file():
+    assert iscsiadm.parse_initiator_name("## DO NOT EDIT\nInitiatorName=" + INITIATOR + "\n") == INITIATOR
+    for bad in ("", "InitiatorName=\n", "InitiatorName=host1\n"):
+        with pytest.raises(ValueError):
+            iscsiadm.parse_initiator_name(bad)
+
+
+@pytest.mark.parametrize("name,target,luns,disk0,initiator", [
+    ("sugon-17-luns", "iqn.2012-07.com.Sugon:alias.tgt0000.200000015555ee0d", 17, "sdo",
+     "iqn.1994-05.com.redhat:a2c67b44fbb2"),
+    ("rhce-1-lun", "iqn.2016-05.com.example.remotedisk1", 1, "sda", "iqn.2016-05.com.example.desktop0"),
+])
+def test_recorded_session_tables_give_each_lun_s_disk(name, target, luns, disk0, initiator):
+    [s] = iscsiadm.parse_sessions(read_fixture("iscsiadm", f"session-P3-{name}.txt"))
+    assert s.target == target and s.logged_in and s.initiator == initiator
+    assert len(s.disks()) == luns and s.disks()[0] == disk0
+    assert s.portal.endswith(":3260,1") and s.sid is not None and s.host_number is not None
+    assert {"HeaderDigest", "MaxBurstLength", "ImmediateData"} <= set(s.params)
+    assert sorted(s.disks()) == list(range(luns))  # printed in string order (0, 1, 10, ...), keyed by number
+
+
+def test_a_disk_line_without_its_lun_line_is_refused():
+    text = read_fixture("iscsiadm", "session-P3-rhce-1-lun.txt").replace("scsi2 Channel 00 Id 0 Lun: 0", "")
+    with pytest.raises(ValueError, match="without its"):
+        iscsiadm.parse_sessions(text)
+
+
+def test_lio_disk_cache_type_and_module_versions_read_sysfs(tmp_path):
+    d = tmp_path / "sdb" / "device" / "scsi_disk" / "2:0:0:0"
+    d.mkdir(parents=True)
+    (d / "cache_type").write_text("write back\n")
+    assert tiscsi.disk_cache_type("sdb", str(tmp_path)) == "write back"
+    assert tiscsi.disk_cache_type("sdc", str(tmp_path)) is None
+    (tmp_path / "mods" / "iscsi_tcp").mkdir(parents=True)
+    v = tiscsi.module_versions(str(tmp_path / "mods"))
+    assert v["iscsi_tcp"] == "loaded" and v["target_core_mod"] is None and v["kernel"]
+
+
+# --- knfsd and the Linux client --------------------------------------------------------------------------
+
+def test_nfs_plan_exports_to_loopback_only_and_mounts_with_the_version():
+    plan = tnfs.setup_plan(f"/tmp/{POOL}-x/nfs", f"/tmp/{POOL}-nfs-abc", "4.2", ["hard", "sync"], 4242, 16)
+    assert plan[0] == ["rpc.nfsd", "16"]
+    assert plan[1] == ["exportfs", "-o", "rw,sync,no_root_squash,no_subtree_check,insecure,fsid=4242",
+                       f"127.0.0.1:/tmp/{POOL}-x/nfs"]
+    assert plan[2] == ["mount", "-t", "nfs", "-o", "vers=4.2,hard,sync", f"127.0.0.1:/tmp/{POOL}-x/nfs",
+                       f"/tmp/{POOL}-nfs-abc"]
+    assert exportfs.unexport_argv("127.0.0.1", "/p") == ["exportfs", "-u", "127.0.0.1:/p"]
+    assert nfsmount.umount_argv("/m") == ["umount", "/m"]
+    assert not set(plan[1]) & {"-a", "-r", "-ra", "-ar"}  # never the whole table from /etc/exports
+
+
+@pytest.mark.parametrize("call", [
+    lambda: exportfs.export_argv("127.0.0.1", "/p", ["rw,insecure_locks"]),
+    lambda: exportfs.export_argv("127.0.0.1", "/p", ["rw no_root_squash"]),
+    lambda: nfsmount.mount_argv("127.0.0.1", "/p", "/m", "2", []),
+    lambda: nfsd.threads_argv(-1), lambda: nfsd.threads_argv(True), lambda: nfsd.threads_argv(5000),
+])
+def test_bad_nfs_settings_are_refused(call):
+    with pytest.raises(UsageError):
+        call()
+
+
+def test_nfsd_state_is_read_from_proc_fs_nfsd(tmp_path):
+    (tmp_path / "threads").write_text("8\n")
+    (tmp_path / "versions").write_text("-2 +3 +4 +4.1 +4.2\n")
+    assert nfsd.threads(str(tmp_path)) == 8 and nfsd.versions(str(tmp_path)) == "-2 +3 +4 +4.1 +4.2"
+    assert nfsd.threads(str(tmp_path / "absent")) is None
+
+
+@pytest.mark.parametrize("name,fstype,vers,proto,writes,commits,ops", [
+    ("nfs4.1-tcp-k8s", "nfs4", "4.1", "tcp", 322308, 12541, 63),
+    ("nfs3-rdma-ro", "nfs", "3", "rdma", 0, 0, 22),
+])
+def test_recorded_mountstats_give_options_and_write_commit_counts(name, fstype, vers, proto, writes, commits, ops):
+    [m] = procfs.parse_mountstats(read_fixture("mountstats", f"{name}.txt"))
+    assert (m.fstype, m.opts["vers"], m.opts["proto"]) == (fstype, vers, proto)
+    assert (m.op("WRITE"), m.op("COMMIT")) == (writes, commits) and len(m.ops) == ops
+    assert all(row["transmissions"] >= row["ops"] for row in m.ops.values())  # a retransmission adds
+    assert "hard" in m.opts and m.opts["hard"] == ""
+
+
+def test_mountstats_skips_other_filesystems_and_refuses_garbled_rows():
+    text = "device sysfs mounted on /sys with fstype sysfs\ndevice proc mounted on /proc with fstype proc\n"
+    assert procfs.parse_mountstats(text + read_fixture("mountstats", "nfs3-rdma-ro.txt"))[0].fstype == "nfs"
+    assert procfs.parse_mountstats(text) == []
+    bad = read_fixture("mountstats", "nfs3-rdma-ro.txt").replace("WRITE: 0 0 0", "WRITE: 0 x 0")
+    with pytest.raises(ValueError, match="per-op"):
+        procfs.parse_mountstats(bad)
+
+
+# --- FreeBSD: ctld/iscsictl and nfsd/mountd, generated -----------------------------------------------------
+
+def test_ctl_conf_serves_our_luns_on_loopback_to_our_initiator_only():
+    iqn = tp.iqn_for(POOL)
+    text = ctld.ctl_conf(iqn, ZVOLS, "iqn.2012-06.org.freebsd:host1", write_cache=False)
+    assert text.startswith("# generated by slogqual")
+    assert "\tlisten 127.0.0.1:3260\n" in text and "0.0.0.0" not in text
+    assert f"target {iqn} {{\n" in text and "\tinitiator-name iqn.2012-06.org.freebsd:host1\n" in text
+    for i, z in enumerate(ZVOLS):
+        assert f"\tlun {i} {{\n\t\tpath {z}\n\t\tbackend block\n\t\toption writecache off\n\t}}\n" in text
+    assert text.count("{") == text.count("}") == 2 + len(ZVOLS)
+    assert "writecache" not in ctld.ctl_conf(iqn, ZVOLS, "iqn.2012-06.org.freebsd:host1")
+    assert ctld.ctld_argv("/tmp/x/ctl.conf") == ["ctld", "-d", "-f", "/tmp/x/ctl.conf"]
+    assert ctld.login_argv(iqn) == ["iscsictl", "-A", "-p", "127.0.0.1:3260", "-t", iqn]
+    assert ctld.logout_argv(iqn) == ["iscsictl", "-R", "-t", iqn]
+
+
+@pytest.mark.parametrize("bad", [{"iqn": "iqn.x {"}, {"lun_paths": ["/dev/zvol/a b"]}, {"initiator": "x#y"},
+                                 {"lun_paths": []}])
+def test_ctl_conf_refuses_what_would_change_its_grammar(bad):
+    args = dict(iqn=tp.iqn_for(POOL), lun_paths=ZVOLS, initiator="iqn.2012-06.org.freebsd:host1")
+    args.update(bad)
+    with pytest.raises(UsageError):
+        ctld.ctl_conf(**args)
+
+
+def test_freebsd_exports_and_argv():
+    text = nfsserver.exports(f"/{POOL}/nfs")
+    assert text.splitlines()[1:] == [f"V4: /{POOL}/nfs 127.0.0.1", f"/{POOL}/nfs -maproot=root 127.0.0.1"]
+    assert nfsserver.mountd_argv("/tmp/x/exports") == ["mountd", "-S", "/tmp/x/exports"]
+    assert nfsserver.nfsd_argv(16) == ["nfsd", "-t", "-n", "16"]
+    assert nfsserver.mount_argv("127.0.0.1", "/p", "/m", "4.2", ["hard"]) == [
+        "mount", "-t", "nfs", "-o", "nfsv4,minorversion=2,hard", "127.0.0.1:/p", "/m"]
+    assert nfsserver.mount_argv("127.0.0.1", "/p", "/m", "3", [])[4] == "nfsv3"
+    for bad in (lambda: nfsserver.exports("/a b"), lambda: nfsserver.exports("/p", client="host; rm"),
+                lambda: nfsserver.exports("/p", options=["maproot"]), lambda: nfsserver.nfsd_argv(0)):
+        with pytest.raises(UsageError):
+            bad()
+
+
+# --- teardown --------------------------------------------------------------------------------------------
+
+def test_undo_runs_every_step_last_first_and_holds_an_interrupt_to_the_end(capsys):
+    done = []
+    u = Undo()
+    u.push("a", lambda: done.append("a"))
+    u.push("b", lambda: (_ for _ in ()).throw(KeyboardInterrupt))
+    u.push("c", lambda: (_ for _ in ()).throw(SlogqualError("gone")))
+    u.push("d", lambda: done.append("d"))
+    with pytest.raises(KeyboardInterrupt):
+        u.run()
+    assert done == ["d", "a"] and u.steps == []
+    assert "could not c: gone" in capsys.readouterr().err
