@@ -116,9 +116,12 @@ def test_iscsi_4k_quick_in_the_lab(tmp_path, busy_host_disk):
         assert fast > noslog, (t, fast, noslog)  # a fast SLOG beats the ZIL on 8 ms disks
     a = doc["analysis"]
     assert a["metric"] == "iops" and a["slog_benefit_at_peak"] > 1 and a["verdict"]
-    # the verdict names the slower log candidate (the sata-ssd) as the bottleneck
+    # the verdict names the slower log candidate (the sata-ssd): the bottleneck, or — where sync=standard is
+    # flat at the step that shows them apart (one guest vCPU: issue #19) — only the slower one
     assert {c["device"] for c in a["candidates"]} == {pmem, sata}
-    assert a["slower_log"].startswith(f"The slower log device {sata}")
+    assert a["slower_log"].startswith((f"The slower log device {sata}", f"The log device {sata}"))
+    if a["slower_log"].startswith(f"The log device {sata}"):
+        assert "Not named the bottleneck: pool/host-bound" in a["slower_log"]
     # the pool is gone and the device identities were recorded in the guest
     assert all(d.get("path") for d in doc["pool"]["devices"].values())
     assert doc["warnings"] == []

@@ -158,12 +158,74 @@ def test_slower_candidate_is_named_by_mean_ratio_not_peak():
     assert slower_candidate([a], {}, "iops") is None
 
 
-def test_pool_named_when_sync_standard_saturates_too():
+def test_pool_host_bound_when_sync_standard_saturates_too():
+    # constructed, shaped like the lab run (no IO counts: the 10 % rule alone)
     curves = [curve("std", "standard", "none", [(4, 1353), (16, 1227)]),
               curve("slog", "always", "single", [(4, 1089), (16, 907)]),
               curve("no", "always", "none", [(4, 188), (16, 468)])]
     v = verdict(curves, "iops")
-    assert v.bottleneck.startswith("the pool: sync=standard, which writes no ZIL, also stops scaling at 4 threads")
+    assert v.bottleneck.startswith("pool/host-bound: sync=standard, which writes no ZIL, stopped scaling at 4 "
+                                   "threads (4 threads 1353, 16 threads 1227 IOPS) and slog stopped scaling at 4 "
+                                   "threads (peak 1089 IOPS, 80% of sync=standard's peak)")
+    assert "log device" not in v.bottleneck.split(":")[0] and "pool/host-bound" in v.sentence
+
+
+def _with_ios(c, counts):
+    for st, n in zip(c.steps, counts):
+        st.ios = n
+    return c
+
+
+def test_saturation_needs_every_later_step_flat_beyond_the_counting_error():
+    """Constructed curves: the rule of scaling.saturation, case by case."""
+    from slogqual.analysis.scaling import saturation
+    flat = saturation(curve("s", "standard", "none", [(1, 1000), (2, 1900), (4, 2000), (8, 2050)]).steps, "iops")
+    assert flat.threads == 2 and [st.threads for st in flat.steps] == [2, 4, 8]
+    # a dip and a rise again is not flat; one step alone shows no trend; a curve still rising is not flat
+    assert saturation(curve("s", "standard", "none", [(1, 1000), (2, 1000), (4, 2000)]).steps, "iops") is None
+    assert saturation(curve("s", "standard", "none", [(4, 1000)]).steps, "iops") is None
+    assert saturation(curve("s", "standard", "none", [(1, 1000), (4, 2000)]).steps, "iops") is None
+    # +5 % over one doubling: flat when the IO counts pin it down (±2 %), not when they cannot (±20 %)
+    few = _with_ios(curve("s", "standard", "none", [(2, 1000), (4, 1050)]), [200, 210])
+    many = _with_ios(curve("s", "standard", "none", [(2, 1000), (4, 1050)]), [20000, 21000])
+    assert saturation(few.steps, "iops") is None and saturation(many.steps, "iops").threads == 2
+
+
+def test_the_log_device_is_still_named_when_sync_standard_keeps_scaling():
+    # constructed: sync=standard grows 2.5x from 2 to 8 threads, the SLOG curve is flat from 2
+    curves = [_with_ios(curve("std", "standard", "none", [(2, 1000), (8, 2500)]), [5000, 12500]),
+              _with_ios(curve("slog", "always", "single", [(2, 900), (8, 910)]), [4500, 4550]),
+              curve("no", "always", "none", [(2, 100), (8, 300)])]
+    v = verdict(curves, "iops")
+    assert v.bottleneck == "the log device: slog stops scaling at 2 threads" and "pool/host" not in v.sentence
+    # the SLOG stops scaling (at 2) before sync=standard does (at 8), though its peak, by 1 %, is at 8
+    curves[0] = curve("std", "standard", "none", [(2, 1000), (8, 2500), (16, 2550)])
+    assert verdict(curves, "iops").bottleneck.startswith("the log device")
+    # a SLOG curve still rising where sync=standard is flat: judged at its peak, on the plateau
+    rising = [curve("std", "standard", "none", [(2, 1353), (8, 1227)]), curve("slog", "always", "single",
+                                                                                [(2, 424), (8, 920)])]
+    said = verdict(rising, "iops")
+    assert said.bottleneck.startswith("not reached: slog still grew at its last thread step (8 threads, 920 IOPS); "
+                                      "sync=standard, which writes no ZIL, stopped scaling at 2 threads")
+    assert "pool/host-bound" not in said.sentence
+    # a synchronous load: sync=standard uses the ZIL too and is no ZIL-free ceiling, so no pool/host rule
+    curves[0] = curve("std", "standard", "none", [(2, 1500), (8, 1500)])
+    assert verdict(curves, "iops", load_is_sync=True).bottleneck.startswith("the log device")
+    assert verdict(curves, "iops").bottleneck.startswith("pool/host-bound")
+
+
+def test_slower_candidate_is_named_the_bottleneck_only_off_the_plateau():
+    from slogqual.analysis.scaling import Flat, slower_candidate
+    # constructed: the candidates differ most at 2 threads
+    sata = curve("s", "always", "single", [(2, 424), (8, 920)])
+    pmem = curve("s", "always", "single", [(2, 1089), (8, 907)])
+    sata.candidate, pmem.candidate = "a", "b"
+    on = Flat(threads=2, value=1353, steps=curve("x", "standard", "none", [(2, 1353), (8, 1227)]).steps)
+    off = Flat(threads=8, value=1400, steps=curve("x", "standard", "none", [(8, 1400), (16, 1410)]).steps)
+    said = slower_candidate([pmem, sata], {}, "iops", flat=on)
+    assert said.startswith("The log device a is the slower one") and "is the bottleneck" not in said
+    assert "Not named the bottleneck: pool/host-bound" in said and "stopped scaling at 2 threads" in said
+    assert slower_candidate([pmem, sata], {}, "iops", flat=off).startswith("The slower log device a is the bottleneck")
 
 
 def test_synchronous_load_has_no_zil_free_ceiling():

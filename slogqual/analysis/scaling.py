@@ -18,8 +18,9 @@ KNEE_GAIN_PER_DOUBLING = 0.10
 SAME = 0.10
 # A SLOG's throughput "matches" its sweep bandwidth within this fraction.
 MATCH = 0.25
-# When sync=standard saturates too and the SLOG gets at least this share of it, the pool is the limit.
-POOL_BOUND = 0.75
+# Saturation of sync=standard (see saturation()): a rise must clear the knee's 10 % per doubling even at
+# the top of the steps' counting interval, COUNT_SIGMAS standard errors of their IO counts wide.
+COUNT_SIGMAS = 2.0
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Step:
     normal_bytes: Optional[int] = None  # ZIL bytes to the main pool during the step
     log_write_bytes_s: Optional[float] = None  # the log vdevs' writes over the window (zpool iostat)
     log_write_ops_s: Optional[float] = None
+    ios: Optional[int] = None  # IOs fio completed in the step (the count its IOPS come from)
 
     @property
     def log_write_size(self) -> Optional[float]:
@@ -80,6 +82,56 @@ def knee(steps: Sequence[Step], metric: str, min_gain: float = KNEE_GAIN_PER_DOU
             return Knee(threads=a.threads, value=va, saturated=True)
     last = pts[-1]
     return Knee(threads=last.threads, value=last.value(metric), saturated=False)
+
+
+@dataclass
+class Flat:
+    """Where a curve stopped scaling: the step it flattened at and every step from there on."""
+
+    threads: int
+    value: float
+    steps: List[Step]
+
+
+def _counting_error(a: Step, b: Step) -> float:
+    """Relative two-sigma error of b/a from the IO counts alone: a count of n has a standard error of at
+    least sqrt(n) (Poisson), so the ratio of two counts is known to about COUNT_SIGMAS*sqrt(1/n_a + 1/n_b).
+    It is the least noise those counts can carry (the run-to-run spread of a lab step is larger), and 0 when
+    a step has no IO count recorded."""
+    if a.ios and b.ios and a.ios > 0 and b.ios > 0:
+        return COUNT_SIGMAS * math.sqrt(1.0 / a.ios + 1.0 / b.ios)
+    return 0.0
+
+
+def _no_rise(a: Step, b: Step, metric: str, min_gain: float) -> bool:
+    va, vb = a.value(metric), b.value(metric)
+    doublings = math.log2(b.threads / a.threads)
+    if va <= 0 or doublings <= 0:
+        return False
+    return (vb / va) * (1.0 + _counting_error(a, b)) < (1.0 + min_gain) ** doublings
+
+
+def saturation(steps: Sequence[Step], metric: str, min_gain: float = KNEE_GAIN_PER_DOUBLING) -> Optional[Flat]:
+    """The first step from which the curve no longer rises with threads, or None.
+
+    The rule (docs/scenarios.md, "saturated"): the curve is saturated from step a when EVERY later step b
+    gains less than ``min_gain`` (10 %) per doubling of threads over a, even with b/a raised by the
+    counting error of their IO counts (``_counting_error``):
+
+        (v_b / v_a) * (1 + 2 * sqrt(1/ios_a + 1/ios_b)) < 1.10 ** log2(threads_b / threads_a)
+
+    Every later step, not only the next one (a curve that dips and rises again is not flat), and at
+    least one later step (one step alone shows no trend). A step without an IO count is judged by the
+    10 % alone."""
+    pts = sorted(steps, key=lambda s: s.threads)
+    for i, a in enumerate(pts[:-1]):
+        if all(_no_rise(a, b, metric, min_gain) for b in pts[i + 1:]):
+            return Flat(threads=a.threads, value=a.value(metric), steps=pts[i:])
+    return None
+
+
+def _steps_words(steps: Sequence[Step], metric: str, unit: str) -> str:
+    return ", ".join(f"{s.threads} threads {s.value(metric):.0f}" for s in steps) + f" {unit}"
 
 
 def peak(steps: Sequence[Step], metric: str) -> Optional[Step]:
@@ -187,6 +239,15 @@ def _size_words(size: float) -> str:
     return f"{size / 1024:.0f} KiB" if size >= 1024 else f"{size:.0f} B"
 
 
+def _log_too(matches_bw: bool, observed: Optional[float], sweep_mbps: Optional[float], bs_label: str) -> str:
+    """Beside a pool/host verdict: measured evidence that the log device is at its own limit too (said,
+    never as THE bottleneck), else that this run does not show the log's limit."""
+    if matches_bw and observed is not None and sweep_mbps is not None:
+        return (f"; the log vdev wrote {_mib(observed)} MiB/s there, at or above its QD1 sync-write sweep at "
+                f"{bs_label} ({_mib(sweep_mbps)} MiB/s), so the log device is at its limit too")
+    return ", so this run does not show the log device's limit"
+
+
 @dataclass
 class Verdict:
     sentence: str  # what the user acts on
@@ -222,6 +283,18 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
     benefit = ps.value(metric) / pn.value(metric) if pn and pn.value(metric) > 0 else None
     of_std = ps.value(metric) / pb.value(metric) if pb and pb.value(metric) > 0 else None
     details = []
+    # sync=standard writes no ZIL: where it has stopped scaling, the pool or the host (CPU, the initiator)
+    # is at its limit. The SLOG curve is judged at the step where it stopped scaling itself: when
+    # sync=standard is already flat at that step, the same limit caps both and the log device is not named
+    # (host_bound). A SLOG curve still rising at its last step on sync=standard's plateau has reached no
+    # limit yet; the log device is not named then either (rising_on_plateau).
+    flat = saturation(base.steps, metric) if pb is not None else None
+    slog_flat = saturation(slog.steps, metric)
+    host_bound = flat is not None and slog_flat is not None and slog_flat.threads >= flat.threads
+    rising_on_plateau = flat is not None and slog_flat is None and ps.threads >= flat.threads
+    if flat is not None:
+        details.append(f"{base.config}: stopped scaling at {flat.threads} threads "
+                       f"({_steps_words(flat.steps, metric, unit)})")
     k = knee(slog.steps, metric)
     if k:
         details.append(f"{slog.config}: knee at {k.threads} threads ({k.value:.0f} {unit})"
@@ -237,6 +310,20 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
                   and (log is not None or observed <= (1 + MATCH) * log_sweep_mbps))
     if of_std is not None and of_std >= 1 - SAME:  # the log costs nothing, whatever its own limit
         bottleneck = "the pool, not the log: the SLOG keeps up with sync=standard"
+    elif host_bound:  # never the log device while the ZIL-free run is flat at the same step
+        bottleneck = (f"pool/host-bound: sync=standard, which writes no ZIL, stopped scaling at {flat.threads} "
+                      f"threads ({_steps_words(flat.steps, metric, unit)}) and {slog.config} stopped scaling at "
+                      f"{slog_flat.threads} threads (peak {ps.value(metric):.0f} {unit}"
+                      + (f", {of_std:.0%} of sync=standard's peak" if of_std is not None else "")
+                      + ") on that plateau: the pool or the host (CPU, initiator) caps both")
+        bottleneck += _log_too(matches_bw, observed, log_sweep_mbps, bs_label)
+    elif rising_on_plateau:
+        bottleneck = (f"not reached: {slog.config} still grew at its last thread step ({ps.threads} threads, "
+                      f"{ps.value(metric):.0f} {unit}); sync=standard, which writes no ZIL, stopped scaling at "
+                      f"{flat.threads} threads ({_steps_words(flat.steps, metric, unit)}), the pool/host ceiling "
+                      "it can reach at most; add thread steps")
+        if matches_bw:
+            bottleneck += _log_too(matches_bw, observed, log_sweep_mbps, bs_label)
     elif matches_bw and log is not None:
         bottleneck = (f"log device bandwidth: {_mib(observed)} MiB/s written to the log vdev"
                       + (f" in {_size_words(log.observed_size)} writes" if log.observed_size else "")
@@ -244,10 +331,6 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
     elif matches_bw:
         bottleneck = (f"log device bandwidth: {ps.mbps:.0f} MiB/s, matching its sweep at {bs_label} "
                       f"({log_sweep_mbps:.0f} MiB/s)")
-    elif (of_std is not None and of_std >= POOL_BOUND and pb is not None and k and k.saturated
-          and (kb := knee(base.steps, metric)) is not None and kb.saturated and kb.threads <= k.threads):
-        bottleneck = (f"the pool: sync=standard, which writes no ZIL, also stops scaling at {kb.threads} threads "
-                      f"({kb.value:.0f} {unit}); the SLOG reaches {of_std:.0%} of it")
     elif k and k.saturated:
         bottleneck = f"the log device: {slog.config} stops scaling at {k.threads} threads"
         if log_sweep_lat_us:
@@ -265,6 +348,9 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
         sentence = (f"The SLOG makes sync=always {benefit:.1f}x faster ({ps.value(metric):.0f} vs "
                     f"{pn.value(metric):.0f} {unit} at peak)")
         sentence += (f", reaching {of_std:.0%} of sync=standard." if of_std is not None else ".")
+        if host_bound and of_std is not None:
+            sentence = (sentence[:-1] + f" — which is itself flat from {flat.threads} threads: pool/host-bound, "
+                        "not a limit of the log device.")
     else:
         sentence = f"sync=always with the SLOG peaks at {ps.value(metric):.0f} {unit} (no run without a SLOG to compare)."
     problems = [p for c in curves for p in log_usage_problems(c)]
@@ -272,10 +358,15 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
                    of_standard_at_peak=of_std, details=details, problems=problems)
 
 
-def slower_candidate(curves: Sequence[Curve], names: Dict[Optional[str], str], metric: str) -> Optional[str]:
+def slower_candidate(curves: Sequence[Curve], names: Dict[Optional[str], str], metric: str,
+                     flat: Optional[Flat] = None) -> Optional[str]:
     """With several log candidates measured under the same load: which one limits sync=always, in a
     sentence. Candidates are ranked by the geometric mean of their throughput ratios at the thread
-    steps both measured — one step where both are pool-bound does not decide it, as a peak would."""
+    steps both measured — one step where both are pool-bound does not decide it, as a peak would.
+
+    flat: where sync=standard stopped scaling (``saturation``). When the step that shows the candidates
+    furthest apart lies on that plateau, the slower one is named slower, never the bottleneck: the
+    pool or host was at its limit at that step too."""
     cs = [c for c in curves if c.steps]
     if len(cs) < 2:
         return None
@@ -303,6 +394,12 @@ def slower_candidate(curves: Sequence[Curve], names: Dict[Optional[str], str], m
     t = max(per, key=per.get)
     vs = {s.threads: s.value(metric) for s in slow.steps}
     vf = {s.threads: s.value(metric) for s in fast.steps}
-    return (f"The slower log device {name_s} is the bottleneck: sync=always with it reaches 1/{factor:.1f} of the "
-            f"throughput with {name_f} (geometric mean over the thread steps; at {t} threads "
-            f"{vs[t]:.0f} vs {vf[t]:.0f} {unit}).")
+    figures = (f"sync=always with it reaches 1/{factor:.1f} of the throughput with {name_f} (geometric mean over "
+               f"the thread steps; at {t} threads {vs[t]:.0f} vs {vf[t]:.0f} {unit})")
+    if flat is not None and t >= flat.threads:
+        last = max(per)
+        return (f"The log device {name_s} is the slower one: {figures}. Not named the bottleneck: pool/host-bound — "
+                f"sync=standard, which writes no ZIL, stopped scaling at {flat.threads} threads "
+                f"({_steps_words(flat.steps, metric, unit)}), so at these steps the pool or host was at its limit "
+                f"too (at {last} threads {vs[last]:.0f} vs {vf[last]:.0f} {unit}).")
+    return f"The slower log device {name_s} is the bottleneck: {figures}."

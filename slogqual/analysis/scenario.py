@@ -15,8 +15,9 @@ from slogqual.units import size_label
 
 # Bump when a rule changes what a verdict, benefit or knee says for the same measurements.
 # 1: the analysis written before this field existed (documents without "version"); 2: knee remarks in
-# "details", per-candidate verdicts, log-sweep evidence.
-ANALYSIS_VERSION = 2
+# "details", per-candidate verdicts, log-sweep evidence; 3: "pool/host-bound" (never the log device) where
+# sync=standard stopped scaling at or before the SLOG curve's peak (scaling.saturation, IO counts).
+ANALYSIS_VERSION = 3
 
 
 def metric_for(bs: int) -> str:
@@ -47,7 +48,8 @@ def curves(doc: Dict[str, Any]) -> List[scaling.Curve]:
                                           lat_p99_us=s["lat_us"].get("p99"), slog_bytes=s["zil"].get("slog_bytes"),
                                           normal_bytes=s["zil"].get("normal_bytes"),
                                           log_write_bytes_s=s.get("log_write_bytes_s"),
-                                          log_write_ops_s=s.get("log_write_ops_s", log_ops(s.get("vdevs")))))
+                                          log_write_ops_s=s.get("log_write_ops_s", log_ops(s.get("vdevs"))),
+                                          ios=s.get("ios")))
     return list(by.values())
 
 
@@ -106,7 +108,9 @@ def analyse(doc: Dict[str, Any]) -> Dict[str, Any]:
            "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
            "knees": knees, "details": v.details,
            "problems": [p for c in cs for p in scaling.log_usage_problems(c)], "candidates": per}
-    slower = scaling.slower_candidate(singles, names, metric)
+    base = scaling.roles(common).get("baseline")  # where the ZIL-free run stopped scaling, if it did
+    flat = scaling.saturation(base.steps, metric) if base and base.steps and not load_is_sync else None
+    slower = scaling.slower_candidate(singles, names, metric, flat=flat)
     if slower:
         out["slower_log"] = slower
     return out

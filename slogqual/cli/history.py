@@ -13,20 +13,21 @@ from typing import Optional, Sequence
 from tabulate import tabulate
 
 from slogqual import store
-from slogqual.store import KIND_QUALIFICATION, KIND_SCENARIO, KIND_SWEEP, Store
+from slogqual.store import KINDS, Store
 
 STORE_HELP = ("result store: a path (SQLite) or postgresql://USER@HOST/DB (default: $SLOGQUAL_STORE or "
               "~/.local/share/slogqual/results.sqlite)")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("history", help="list past sweeps, scenarios and qualifications from the result store",
+    p = sub.add_parser("history", help="list past sweeps, scenarios, qualifications and power-cut tests from the result "
+                                        "store",
                        description="Runs recorded in the result store (SQLite or PostgreSQL), oldest first, keyed by model, serial "
                                    "and firmware.")
     p.add_argument("--model", help="only runs of this model")
     p.add_argument("--serial", help="only runs of this serial")
     p.add_argument("--firmware", help="only runs of this firmware")
-    p.add_argument("--kind", choices=(KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION), help="only this kind of run")
+    p.add_argument("--kind", choices=KINDS, help="only this kind of run")
     p.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     p.add_argument("--show", type=int, metavar="ID", help="print the stored JSON document of run ID")
     p.add_argument("--json", action="store_true", help="print the list as JSON")
@@ -68,8 +69,8 @@ def record_files(paths: Sequence[str], store_path: Optional[str]) -> int:
 
 def register_import_json(isub) -> None:
     """`slogqual import json FILE...` (registered by slogqual/cli/import_cmd.py)."""
-    j = isub.add_parser("json", help="slogqual result documents (sweeps, scenarios, qualifications) into the "
-                                     "result store")
+    j = isub.add_parser("json", help="slogqual result documents (sweeps, scenarios, qualifications, power-cut "
+                                     "tests) into the result store")
     j.add_argument("files", nargs="+", metavar="RESULT.json")
     j.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     j.set_defaults(func=lambda args: record_files(args.files, args.store))

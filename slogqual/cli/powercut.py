@@ -7,9 +7,11 @@ import os
 import sys
 import time
 
-from slogqual import paths
+from slogqual import paths, store
+from slogqual.cli.history import STORE_HELP
 from slogqual.cli.options import guard_output, seconds
-from slogqual.errors import RefusedError, UsageError
+from slogqual.errors import RefusedError, SlogqualError, UsageError
+from slogqual.store.backends import is_url
 from slogqual.target import device_size
 from slogqual.units import parse_size
 
@@ -76,6 +78,7 @@ def register(sub) -> None:
     r.add_argument("--force", action="store_true", help="let -o replace a file that is not a powercut result")
     r.add_argument("--json", action="store_true", help="print the result document")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    r.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     r.set_defaults(func=cmd_run)
 
     rec = sp.add_parser("record", help="the recorder: a TCP server that keeps every acknowledged record",
@@ -99,6 +102,7 @@ def register(sub) -> None:
     v.add_argument("-o", "--output", metavar="FILE", help="result file (slogqual.powercut/1)")
     v.add_argument("--force", action="store_true", help="let -o replace a file that is not a powercut result")
     v.add_argument("--json", action="store_true", help="print the result document")
+    v.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     v.set_defaults(func=cmd_verify)
 
     w = sp.add_parser("write", help="(the writer process powercut run starts)",
@@ -155,6 +159,9 @@ def cmd_run(args) -> int:
     from slogqual.results.powercut import SCHEMA_PREFIX
     from slogqual.tools import cutcmd
 
+    result_store = store.Store(args.store)  # a bad --store / $SLOGQUAL_STORE is refused now (nothing opened yet)
+    if not is_url(result_store.location) and os.path.abspath(result_store.location) == os.path.abspath(args.target):
+        raise UsageError(f"{args.target} is the result store: the power-cut test would overwrite it")
     cut = cutcmd.parse(args.cut_cmd, "--cut-cmd") if args.cut_cmd is not None else None
     restore = cutcmd.parse(args.restore_cmd, "--restore-cmd") if args.restore_cmd is not None else None
     size = parse_size(args.size)
@@ -182,12 +189,18 @@ def cmd_run(args) -> int:
     try:
         result = job.run()
     except KeyboardInterrupt:
-        print(f"slogqual: interrupted; the cycles verified so far are in {opts.output}", file=sys.stderr)
+        print(f"slogqual: interrupted; the cycles verified so far are in {opts.output} (not recorded in the "
+              f"result store: slogqual import json {opts.output})", file=sys.stderr)
         return EXIT_INTERRUPTED
     except RefusedError:
         if os.path.exists(opts.output) and not job.result.cycles:
             os.unlink(opts.output)  # nothing was written: leave nothing behind
         raise
+    except SlogqualError:
+        if job.result.cycles:  # a run that failed after verifying cycles: what they found is evidence
+            store.record_or_warn(job.result.to_dict(), opts.output, store_path=args.store)
+        raise
+    store.record_or_warn(result.to_dict(), opts.output, store_path=args.store)  # history, report
     _print(result.to_dict(), args.json)
     return _exit(result.to_dict())
 
@@ -223,6 +236,7 @@ def cmd_verify(args) -> int:
     from slogqual.results import write_json_atomic
     from slogqual.results.powercut import SCHEMA_PREFIX
 
+    store.Store(args.store)  # a bad --store / $SLOGQUAL_STORE is refused now (nothing opened yet)
     out = guard_output(args, args.output, "powercut result", SCHEMA_PREFIX, [args.target, args.journal]) \
         if args.output else None
     if args.journal:
@@ -236,6 +250,7 @@ def cmd_verify(args) -> int:
     result = verify_run(args.target, args.run_id, reply, source, args.cycle).to_dict()
     if out:
         write_json_atomic(out, result)
+    store.record_or_warn(result, out, store_path=args.store)  # history, report
     _print(result, args.json)
     return _exit(result)
 

@@ -9,11 +9,12 @@ from slogqual.errors import UsageError
 from slogqual.outputs import text_mark
 from slogqual.report import html as html_report
 from slogqual.report import markdown as md_report
-from slogqual.report.inputs import load_results
+from slogqual.report.inputs import load_report_results
 
 
 def register(sub) -> None:
-    p = sub.add_parser("report", help="write a report: HTML with inline charts (default) or Markdown",
+    p = sub.add_parser("report", help="write a report of sweeps and power-cut tests: HTML with inline charts (default) or "
+                                       "Markdown",
                        description="Charts (gnuplot), tables, device identity, link and write-cache verdicts, "
                                    "environment and parameters of the given results, in one file.")
     p.add_argument("results", nargs="+", metavar="RESULT.json")
@@ -33,14 +34,15 @@ def run(args) -> int:
     # the HTML report names its generator in a meta tag (line 4), the Markdown report in its third line
     guard_output(args, args.output, "report", text_mark('<meta name="generator" content="slogqual', lines=8)
                  if fmt == "html" else text_mark("by slogqual"), inputs=args.results)
-    results = load_results(args.results)
+    sweeps, powercuts = load_report_results(args.results)
+    results, paths = [r for r, _ in sweeps], [p for _, p in sweeps]
     bands = not args.no_bands
     if fmt == "html":
         charts = html_report.render_charts(results, bands=bands)
-        text = html_report.build_html(results, args.results, charts, title=args.title, bands=bands)
+        text = html_report.build_html(results, paths, charts, title=args.title, bands=bands, powercuts=powercuts)
     else:
         charts = md_report.render_chart_files(results, args.output, bands=bands)
-        text = md_report.build_markdown(results, args.results, charts, title=args.title, bands=bands)
+        text = md_report.build_markdown(results, paths, charts, title=args.title, bands=bands, powercuts=powercuts)
     tmp = args.output + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)

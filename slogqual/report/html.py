@@ -20,7 +20,10 @@ from slogqual import __version__
 from slogqual.analysis.classes import REFERENCE_CLASSES, fmt_band
 from slogqual.report import plot as plots
 from slogqual.report.document import SUMMARY_HEADERS, DeviceSection, all_warnings, device_section, summary_row
-from slogqual.results import SweepResult
+from slogqual.report.powercut import POWERCUT_SUMMARY_HEADERS, PowercutSection, powercut_section, powercut_summary_row
+from slogqual.results import SWEEP_SCHEMA, SweepResult
+from slogqual.results.powercut import SCHEMA as POWERCUT_SCHEMA
+from slogqual.results.powercut import PowercutResult
 
 CHART_SIZE = (960, 540)
 
@@ -156,10 +159,36 @@ def _device_html(s: DeviceSection, n: int) -> str:
     return "\n".join(out)
 
 
+def _powercut_html(s: PowercutSection, n: int) -> str:
+    out = [f'<section class="powercut" id="device-{n}">', f"<h2>{n}. {_e(s.name)}</h2>",
+           f'<p class="meta">Result file {_e(s.path)} · slogqual.powercut/1 · status {_e(s.doc.get("status"))}</p>',
+           '<div class="verdicts">']
+    for v in [s.verdict] + ([s.power_loss] if s.power_loss else []):
+        detail = "".join(f"<small>{_e(k)}: {_e(val)}</small>" for k, val in v.detail[:6])
+        out.append(f'<div class="verdict {v.tone}"><b>{_e(v.label)}</b>{_e(v.text)}{detail}</div>')
+    out.append("</div>")
+    out.append(f'<p class="class"><strong>How the power was cut:</strong> {_e(s.caveat)}</p>')
+    out.append("<h3>Cycles</h3>" + _table(s.cycle_headers, s.cycle_rows))
+    out.append('<p class="meta">intact: the record read back whole; torn: its header, a payload that does not '
+               "match; stale: another cycle's or run's record in its place; missing: no valid header. "
+               "Lost = torn + stale + missing (docs/powercut.md).</p>")
+    if s.lost_rows:
+        out.append(f"<h3>First lost records ({len(s.lost_rows)} of {s.lost_total})</h3>" + _table(s.lost_headers, s.lost_rows))
+    out.append("<h3>Method</h3>" + _kv(s.method_rows))
+    out.append("<h3>Device</h3>" + _kv(s.identity))
+    out.append("<h3>Run</h3>" + _kv(s.run_rows))
+    if s.notes:
+        out.append("<h3>Notes</h3><ul class=\"notes\">" + "".join(f"<li>{_e(x)}</li>" for x in s.notes) + "</ul>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
 def build_html(results: Sequence[SweepResult], paths: Sequence[str], charts: Sequence[Chart],
-               title: Optional[str] = None, bands: bool = True) -> str:
+               title: Optional[str] = None, bands: bool = True,
+               powercuts: Sequence[Tuple[PowercutResult, str]] = ()) -> str:
     sections = [device_section(r, p) for r, p in zip(results, paths)]
-    names = [s.name for s in sections]
+    cuts = [powercut_section(r, p) for r, p in powercuts]
+    names = [s.name for s in sections] + [c.name for c in cuts]
     title = title or ("SLOG qualification: " + ", ".join(names[:4]) + (" …" if len(names) > 4 else ""))
     now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -167,21 +196,29 @@ def build_html(results: Sequence[SweepResult], paths: Sequence[str], charts: Seq
            f'<meta name="generator" content="slogqual {_e(__version__)}">',
            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>",
            f"<h1>{_e(title)}</h1>",
-           f'<p class="meta">Generated {_e(now)} by slogqual {_e(__version__)} from {len(results)} result(s). '
-           "Single-threaded (QD1) synchronous writes, each followed by a cache flush, as the ZFS intent log "
-           "writes them.</p>",
-           "<h2>Summary</h2>", _table(SUMMARY_HEADERS, [summary_row(s) for s in sections], numeric_from=99)]
+           f'<p class="meta">Generated {_e(now)} by slogqual {_e(__version__)} from {len(results) + len(cuts)} '
+           "result(s). "
+           + ("Single-threaded (QD1) synchronous writes, each followed by a cache flush, as the ZFS intent log "
+              "writes them. " if sections else "")
+           + ("Power-cut tests: numbered, checksummed records written and flushed one by one, the power cut, then "
+              "every acknowledged record read back." if cuts else "") + "</p>",
+           "<h2>Summary</h2>"]
+    if sections:
+        out.append(_table(SUMMARY_HEADERS, [summary_row(s) for s in sections], numeric_from=99))
+    if cuts:
+        out.append(_table(POWERCUT_SUMMARY_HEADERS, [powercut_summary_row(c) for c in cuts]))
     bad = [(s.name, w) for s in sections for w in all_warnings(s.result)]
     if bad:
         out.append('<ul class="warnings">' + "".join(f"<li><strong>{_e(n)}:</strong> {_e(w)}</li>" for n, w in bad)
                    + "</ul>")
-    out.append("<h2>Charts</h2>")
-    if not charts:
-        out.append('<p class="meta">No measured points to chart.</p>')
+    if sections:
+        out.append("<h2>Charts</h2>")
+        if not charts:
+            out.append('<p class="meta">No measured points to chart.</p>')
     for n, c in enumerate(charts, 1):
         out.append(f'<figure id="chart-{_e(c.key)}">{c.svg}<figcaption>Figure {n}. {_e(c.caption)}'
                    + "".join(f"<br>{_e(x)}" for x in c.notes) + "</figcaption></figure>")
-    if bands:
+    if bands and sections:
         out.append("<h3>Reference classes (shaded bands)</h3>")
         out.append("<table><thead><tr><th>class</th><th>small-IO latency band</th><th>the talk says</th>"
                    "<th>examples</th></tr></thead><tbody>")
@@ -193,6 +230,9 @@ def build_html(results: Sequence[SweepResult], paths: Sequence[str], charts: Seq
                    "to 2X. Guidance for the eye, not pass/fail limits.</p>")
     for n, s in enumerate(sections, 1):
         out.append(_device_html(s, n))
-    out.append(f"<footer>slogqual {_e(__version__)} · schema slogqual.sweep/1 · this file is self-contained "
-               "(no scripts, no external resources).</footer></body></html>")
+    for n, c in enumerate(cuts, len(sections) + 1):
+        out.append(_powercut_html(c, n))
+    schemas = ", ".join(x for x, there in ((SWEEP_SCHEMA, sections), (POWERCUT_SCHEMA, cuts)) if there)
+    out.append(f"<footer>slogqual {_e(__version__)} · schema {_e(schemas or SWEEP_SCHEMA)} · this file is "
+               "self-contained (no scripts, no external resources).</footer></body></html>")
     return "\n".join(out) + "\n"

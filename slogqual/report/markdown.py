@@ -10,7 +10,9 @@ from slogqual import __version__
 from slogqual.analysis.classes import REFERENCE_CLASSES, fmt_band
 from slogqual.report import plot as plots
 from slogqual.report.document import SUMMARY_HEADERS, DeviceSection, all_warnings, device_section, summary_row
+from slogqual.report.powercut import POWERCUT_SUMMARY_HEADERS, PowercutSection, powercut_section, powercut_summary_row
 from slogqual.results import SweepResult
+from slogqual.results.powercut import PowercutResult
 
 CHARTS = [("latency", "Mean latency per synchronous write"), ("p99", "99th percentile latency"),
           ("iops", "Synchronous writes per second"), ("mbps", "Bandwidth of synchronous writes")]
@@ -74,27 +76,56 @@ def _device_md(s: DeviceSection, n: int) -> str:
     return "\n".join(out)
 
 
+def _powercut_md(s: PowercutSection, n: int) -> str:
+    out = [f"## {n}. {s.name}", "", f"Result file `{s.path}` · slogqual.powercut/1 · status {s.doc.get('status')}", ""]
+    for v in [s.verdict] + ([s.power_loss] if s.power_loss else []):
+        mark = {"bad": "**WARNING**", "good": "OK", "neutral": "–"}[v.tone]
+        detail = "; ".join(f"{k}: {val}" for k, val in v.detail[:6])
+        out.append(f"- **{v.label}:** {v.text} ({mark})" + (f" — {detail}" if detail else ""))
+    out += ["", f"**How the power was cut:** {s.caveat}", "", "### Cycles", "",
+            md_table(s.cycle_headers, s.cycle_rows, numeric_from=1), "",
+            "intact: the record read back whole; torn: its header, a payload that does not match; stale: another "
+            "cycle's or run's record in its place; missing: no valid header. Lost = torn + stale + missing.", ""]
+    if s.lost_rows:
+        out += [f"### First lost records ({len(s.lost_rows)} of {s.lost_total})", "", md_table(s.lost_headers, s.lost_rows), ""]
+    out += ["### Method", "", md_kv(s.method_rows), "", "### Device", "", md_kv(s.identity), "",
+            "### Run", "", md_kv(s.run_rows), ""]
+    if s.notes:
+        out += ["### Notes", ""] + [f"- {x}" for x in s.notes] + [""]
+    return "\n".join(out)
+
+
 def build_markdown(results: Sequence[SweepResult], paths: Sequence[str], charts: Sequence[Tuple[str, str, List[str]]],
-                   title: Optional[str] = None, bands: bool = True) -> str:
+                   title: Optional[str] = None, bands: bool = True,
+                   powercuts: Sequence[Tuple[PowercutResult, str]] = ()) -> str:
     sections = [device_section(r, p) for r, p in zip(results, paths)]
-    names = [s.name for s in sections]
+    cuts = [powercut_section(r, p) for r, p in powercuts]
+    names = [s.name for s in sections] + [c.name for c in cuts]
     title = title or ("SLOG qualification: " + ", ".join(names[:4]) + (" …" if len(names) > 4 else ""))
     now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
-    out = [f"# {title}", "", f"Generated {now} by slogqual {__version__} from {len(results)} result(s). "
-           "Single-threaded (QD1) synchronous writes, each followed by a cache flush.", "",
-           "## Summary", "", md_table(SUMMARY_HEADERS, [summary_row(s) for s in sections]), ""]
+    out = [f"# {title}", "", f"Generated {now} by slogqual {__version__} from {len(results) + len(cuts)} result(s). "
+           + ("Single-threaded (QD1) synchronous writes, each followed by a cache flush. " if sections else "")
+           + ("Power-cut tests: numbered, checksummed records written and flushed one by one, the power cut, then "
+              "every acknowledged record read back." if cuts else ""), "", "## Summary", ""]
+    if sections:
+        out += [md_table(SUMMARY_HEADERS, [summary_row(s) for s in sections]), ""]
+    if cuts:
+        out += [md_table(POWERCUT_SUMMARY_HEADERS, [powercut_summary_row(c) for c in cuts]), ""]
     for s in sections:
         out += [f"- **{s.name}: {w}**" for w in all_warnings(s.result)]
-    out += ["", "## Charts", ""]
-    if not charts:
-        out += ["No measured points to chart.", ""]
+    if sections:
+        out += ["", "## Charts", ""]
+        if not charts:
+            out += ["No measured points to chart.", ""]
     for n, (name, caption, notes) in enumerate(charts, 1):
         out += [f"![{caption}]({name})", "", f"_Figure {n}. {caption}._" + "".join(f" {x}" for x in notes), ""]
-    if bands:
+    if bands and sections:
         out += ["### Reference classes (shaded bands)", "",
                 md_table(["class", "small-IO latency band", "the talk says", "examples"],
                          [[c.name, fmt_band(c), c.quoted, c.examples] for c in REFERENCE_CLASSES]), "",
                 "Bands from the SDC 2019 talk (single-threaded sync writes); a quoted \"~X\" is drawn as X/2 to 2X.", ""]
     for n, s in enumerate(sections, 1):
         out.append(_device_md(s, n))
+    for n, c in enumerate(cuts, len(sections) + 1):
+        out.append(_powercut_md(c, n))
     return "\n".join(out).rstrip() + "\n"

@@ -1,4 +1,4 @@
-"""The result store: every sweep, scenario and qualification, keyed by identity, in one SQLite file or
+"""The result store: every sweep, scenario, qualification and power-cut test, keyed by identity, in one SQLite file or
 in a PostgreSQL database that a lab's hosts share (slogqual/store/backends.py: same tables on both).
 
 Runs are keyed by the device's model, serial and firmware (what ``slogqual.device`` identified,
@@ -27,11 +27,13 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from slogqual.analysis import powercut as powercut_analysis
 from slogqual.analysis import scenario as scenario_analysis
 from slogqual.errors import UsageError
 from slogqual.store.backends import Backend, StoreError, Tx, host_and_slot, open_backend
 from slogqual.results import SWEEP_SCHEMA, SweepResult, load_json
 from slogqual.results import schema as S
+from slogqual.results.powercut import PowercutResult
 from slogqual.results.qualification import QualificationResult
 from slogqual.results.scenario import ScenarioResult
 
@@ -39,9 +41,12 @@ STORE_ENV = "SLOGQUAL_STORE"
 BUSY_TIMEOUT_S = 3.0  # a store write is a few rows: waiting longer means another writer is stuck
 
 KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION = "sweep", "scenario", "qualification"
-SCHEMA_KINDS = {S.SWEEP: KIND_SWEEP, S.SCENARIO: KIND_SCENARIO, S.QUALIFICATION: KIND_QUALIFICATION}
+KIND_POWERCUT = "powercut"
+KINDS = (KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION, KIND_POWERCUT)
+SCHEMA_KINDS = {S.SWEEP: KIND_SWEEP, S.SCENARIO: KIND_SCENARIO, S.QUALIFICATION: KIND_QUALIFICATION,
+                S.POWERCUT: KIND_POWERCUT}
 TYPED = {KIND_SWEEP: SweepResult.from_dict, KIND_SCENARIO: ScenarioResult.from_dict,
-         KIND_QUALIFICATION: QualificationResult.from_dict}
+         KIND_QUALIFICATION: QualificationResult.from_dict, KIND_POWERCUT: PowercutResult.from_dict}
 
 
 def default_path() -> str:
@@ -90,7 +95,8 @@ def _digest(doc: Dict[str, Any]) -> str:
 
 
 def identity_of(doc: Dict[str, Any]) -> Dict[str, Optional[str]]:
-    """model/serial/firmware/class/target of any of the three documents."""
+    """model/serial/firmware/class/target of any of the documents (a sweep or power-cut result: its device
+    record, else the target's label, and the target's path)."""
     schema = doc.get("schema")
     if schema == S.QUALIFICATION:
         ident = doc.get("identity") or {}
@@ -120,6 +126,8 @@ def _summary(kind: str, doc: Dict[str, Any]) -> str:
     if kind == KIND_SCENARIO:
         a = scenario_analysis.current(doc) or {}  # today's rules on the measured steps
         return str(a.get("verdict") or f"{len(doc.get('steps') or [])} steps")
+    if kind == KIND_POWERCUT:  # how the power was cut (emulated, real, external), cycles, acknowledged, lost
+        return powercut_analysis.summary(doc)
     s = doc.get("summary") or {}
     ss = (doc.get("steady_state") or {}).get("label", "")
     return f"{s.get('pass', 0)} pass, {s.get('fail', 0)} fail, {s.get('not-evaluated', 0)} not evaluated; " \

@@ -164,6 +164,8 @@ def host_and_slot(doc: Dict[str, Any]) -> Tuple[Optional[str], Optional[str]]:
     """The host a document was measured on and its device's slot (PCI address), where recorded."""
     env = doc.get("environment") if isinstance(doc.get("environment"), dict) else {}
     host = env.get("host")
+    if not host and str(doc.get("schema", "")).startswith("slogqual.powercut/"):
+        host = doc.get("host")  # a power-cut result has no environment block: its host is top-level
     device = doc.get("device") if isinstance(doc.get("device"), dict) else {}
     if not device and isinstance(doc.get("pool"), dict):  # a scenario: its (first) log device
         logs = doc["pool"].get("log") or []
