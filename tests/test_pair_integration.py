@@ -145,7 +145,9 @@ def test_an_injected_write_delay_sets_every_percentile_and_fio_agrees(nbd_file, 
     check_point(p)
     lat = p["lat_us"]
     assert lat["min"] >= 3000.0
-    assert 3000.0 <= lat["p50"] <= lat["p99"] < 6000.0, lat  # one delay per IO, not two
+    # one delay per IO, not two: the median sits below two delays (p99 is left free: on a host busy with
+    # other work — a lab guest beside this test — the tail reached 6.2 ms with one delay per IO)
+    assert 3000.0 <= lat["p50"] < 6000.0 and lat["p50"] <= lat["p99"], lat
     assert p["mean_ci95_us"]["lo"] <= lat["mean"] <= p["mean_ci95_us"]["hi"]
     assert sum(p["over_time"]["ios"]) == p["ios"]
     fout = tmp_path / "fio.json"

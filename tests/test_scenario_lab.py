@@ -233,3 +233,76 @@ def test_zvols_and_datasets_through_libzfs_core_and_the_zfs_command(zfs_guest):
         assert a["zvol"] == {"volsize": str(64 << 20), "volblocksize": "16384", "type": "volume"}, a
         assert a["zvol_device"] and a["mounted_dir"] and a["pool_gone"], a
         assert a["dataset"] == {"recordsize": "131072", "mounted": "yes", "type": "filesystem"}, a
+
+
+NOTHING_LEFT = {"sessions": [], "targets": [], "backstores": [], "nfs_mounts": [], "exports": [], "processes": []}
+
+
+def _protocol_job(zfs_guest, name):
+    d, rc, log = zfs_guest.job(name)
+    assert rc == "0", log
+    doc = json.loads((d / "result.json").read_text())
+    assert doc["status"] == "complete", doc.get("error")
+    # after the run: no session, target, backstore, mount, export, fio or daemon of ours in the guest
+    assert json.loads((d / "protocols-left.json").read_text()) == NOTHING_LEFT, name
+    return doc
+
+
+def _peak(doc, config):
+    return max(s["iops"] for s in doc["steps"] if s["config"] == config)
+
+
+def test_iscsi_over_lio_and_open_iscsi_in_the_lab(zfs_guest):
+    """iscsi-4k-randwrite-lio, quick: every configuration over a real iSCSI session on the guest's loopback."""
+    doc = _protocol_job(zfs_guest, "iscsi-4k-randwrite-lio")
+    attachments = doc["transport"]["attachments"]
+    assert doc["transport"]["config"]["kind"] == "iscsi"
+    assert set(attachments) == {s["config"] + (f" [{s['candidate']}]" if s["candidate"] else "") for s in doc["steps"]}
+    for label, rec in attachments.items():
+        # the session existed during the steps: LIO's target on loopback, each zvol a LUN the initiator saw as a disk
+        assert rec["kind"] == "iscsi" and rec["portal"] == "127.0.0.1:3260" and rec["iqn"].startswith(
+            "iqn.2003-01.org.slogqual:slogqual-"), rec
+        assert len(rec["luns"]) == doc["scenario"]["luns"]
+        assert all(lun["disk"].startswith("/dev/sd") and lun["zvol"].startswith("/dev/zvol/slogqual-")
+                   for lun in rec["luns"]), rec
+        assert rec["negotiated"] and rec["versions"]["targetcli"]
+    for s in doc["steps"]:
+        assert s["transport"] == "iscsi"
+        # an initiator's plain writes reach the ZIL only under sync=always; the log only with a SLOG
+        if s["sync"] == "always" and s["log"] != "none":
+            assert s["zil"]["slog_bytes"] > 0, s
+        else:
+            assert s["zil"]["slog_bytes"] == 0, s
+        if s["sync"] == "standard":
+            assert s["zil"]["normal_bytes"] == 0, s
+    # the fast log (NVDIMM) makes sync=always over iSCSI faster than no SLOG
+    assert _peak(doc, "sync=always + SLOG") > _peak(doc, "sync=always, no SLOG")
+
+
+def test_the_iscsi_protocol_adds_latency_to_the_same_load(zfs_guest):
+    """The same quick load, same guest and devices: over iSCSI each IO costs more than locally."""
+    lio = _protocol_job(zfs_guest, "iscsi-4k-randwrite-lio")
+    local = json.loads((zfs_guest.job("iscsi-4k-randwrite")[0] / "result.json").read_text())
+    assert local["transport"]["config"]["kind"] == "local"
+    pairs = [(a, b) for a in lio["steps"] for b in local["steps"]
+             if (a["config"], a["threads"]) == (b["config"], b["threads"]) and a["config"] == "sync=standard"]
+    assert pairs
+    assert sum(a["lat_us"]["mean"] for a, _ in pairs) > sum(b["lat_us"]["mean"] for _, b in pairs), pairs
+
+
+def test_nfs_over_knfsd_and_the_kernel_client_in_the_lab(zfs_guest):
+    """nfs-sync-knfsd, quick: every configuration over a real NFSv3 mount on the guest's loopback."""
+    doc = _protocol_job(zfs_guest, "nfs-sync-knfsd")
+    for label, rec in doc["transport"]["attachments"].items():
+        # the mount existed during the steps: the kernel's own view of it (mountstats) was recorded
+        assert rec["kind"] == "nfs" and rec["export"].startswith("127.0.0.1:/"), rec
+        assert rec["mount_options"] and rec["mount_options"].get("vers") == "3", rec
+        assert rec["nfsd_threads"] and rec["nfsd_threads"] > 0
+    for s in doc["steps"]:
+        assert s["transport"] == "nfs"
+        # stable (O_DSYNC) NFS writes are committed through the ZIL under sync=standard too
+        assert s["zil"]["slog_bytes"] + s["zil"]["normal_bytes"] > 0, s
+        if s["log"] == "none":
+            assert s["zil"]["slog_bytes"] == 0, s
+        else:
+            assert s["zil"]["slog_bytes"] > 0, s

@@ -35,8 +35,11 @@ def _doc(**extra):
 
 def test_transport_defaults_to_local_and_shipped_scenarios_stay_local():
     assert sc.parse_scenario(_doc(), "t.toml").transport == tp.TransportConfig()
+    real = {"iscsi-4k-randwrite-lio": "iscsi", "nfs-sync-knfsd": "nfs"}  # the shipped real-protocol variants
     for name in sc.builtin_names():
-        assert sc.load_scenario(name).transport.kind == "local"
+        assert sc.load_scenario(name).transport.kind == real.get(name, "local"), name
+    assert set(real) <= set(sc.builtin_names())
+    assert sc.load_scenario("nfs-sync-knfsd").transport.nfs_version == "3"  # what the lab's knfsd can serve
     assert sc.parse_scenario(_doc(), "t.toml").to_dict()["transport"] == {"kind": "local"}
 
 

@@ -7,7 +7,8 @@
 #
 # What it does, once:
 #   1. adds Debian's `contrib` component (bookworm, bookworm-backports) and installs, with services kept
-#      from starting (policy-rc.d): qemu-system-x86, busybox-static, udev, the kernel headers for the
+#      from starting (policy-rc.d): qemu-system-x86, busybox-static, udev, targetcli-fb, open-iscsi,
+#      nfs-kernel-server and dbus (the real iSCSI/NFS transports, run in the guest), the kernel headers for the
 #      guest ABI, and OpenZFS's userland (zfsutils-linux, python3-pyzfs) from bookworm-backports. The
 #      guest runs the HOST's root filesystem read-only over virtio-9p, so this userland is the guest's.
 #   2. downloads (and keeps) linux-image-<abi>-amd64 and zfs-dkms .debs without installing them,
@@ -40,7 +41,8 @@ die() { echo "lab-build: error: $*" >&2; exit 1; }
 [ -r /etc/debian_version ] || die "Debian 12 (bookworm) is required"
 command -v apt-get >/dev/null || die "apt-get not found"
 
-HOST_PROGRAMS=(qemu-system-x86_64 busybox zpool zfs /lib/systemd/systemd-udevd udevadm fio nbdkit cpio depmod)
+HOST_PROGRAMS=(qemu-system-x86_64 busybox zpool zfs /lib/systemd/systemd-udevd udevadm fio nbdkit cpio depmod
+               targetcli iscsiadm iscsid rpc.nfsd rpc.mountd exportfs rpcbind mount.nfs dbus-daemon)
 
 host_ready() {
   local p
@@ -138,6 +140,10 @@ apt_install() {  # apt_install [apt options...] -- packages...
 
 apt_install -- qemu-system-x86 qemu-utils busybox-static udev kmod cpio gzip fio nbdkit libnbd-bin \
   binutils make gcc "linux-headers-$KREL"
+# The real protocols' userland, run in the guest over its own loopback (scenario transport iscsi / nfs):
+# LIO's targetcli (which asks a system D-Bus), open-iscsi, knfsd's nfs-utils. Their services are kept from
+# starting on the host (policy-rc.d): only the guest runs them.
+apt_install -- targetcli-fb open-iscsi nfs-kernel-server dbus
 # OpenZFS userland matching the module we build (the guest uses the host's).
 apt_install -t "$ZFS_SUITE" -- zfsutils-linux python3-pyzfs
 ZFS_USER=$(zfs_userland_version)

@@ -14,6 +14,7 @@ from slogqual import environment
 from slogqual.analysis import scenario as scenario_analysis
 from slogqual.errors import MeasurementError, ResultWriteError, SlogqualError
 from slogqual.pool import evidence, log_sweeps
+from slogqual.pool import transport
 from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, wait_for_device
 from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import Progress
@@ -132,18 +133,14 @@ class PoolScenarioRun:
                     doc["pool"]["zfs_api"] = pool.api_name  # how the zvols/datasets were created
                     targets, datasets = self._luns(pool)
                     witness = evidence.ZilWitness(pool.name, datasets)
-                    for t in steps:
-                        index += 1
-                        self.progress.begin(f"{sc.name} [{label}] {t} thread(s)/LUN x {sc.luns} LUNs",
-                                            index, total, estimate)
-                        step = self._step(pool, config, t, targets, witness)
-                        step["candidate"] = candidate
-                        step["log_devices"] = log_vdevs(config.log, [candidate] if candidate else self.doc["pool"]["log"])
-                        doc["steps"].append(step)
+                    with transport.attach(sc.transport, pool.name, targets) as attached:
+                        # fio writes what the transport gives: the initiator's disks, the client's mount
+                        doc.setdefault("transport", {"config": sc.transport.to_dict(), "attachments": {}})
+                        doc["transport"]["attachments"][label] = attached.record
                         self.save()
-                        self.progress.end(f"{step['iops']:.0f} IOPS, {step['mbps']:.1f} MiB/s, p99 "
-                                          f"{step['lat_us']['p99'] or 0:.0f} us; ZIL to log {_bytes(step['zil']['slog_bytes'])}, "
-                                          f"to pool {_bytes(step['zil']['normal_bytes'])}")
+                        self._steps(pool, config, candidate, steps, attached.targets, witness, label, index, total,
+                                    estimate)
+                        index += len(steps)
         except ResultWriteError:
             raise  # nowhere to save it: the document goes with the error
         except SlogqualError as exc:  # a tool failing, or missing, mid-run: the steps so far stand
@@ -159,6 +156,24 @@ class PoolScenarioRun:
         doc["status"] = "complete"
         self.save()
         return doc
+
+    def _steps(self, pool: ThrowawayPool, config: PoolConfig, candidate: Optional[str], steps: List[int],
+               targets: List[str], witness: evidence.ZilWitness, label: str, index: int, total: int,
+               estimate: float) -> None:
+        sc, doc = self.scenario, self.doc
+        for t in steps:
+            index += 1
+            self.progress.begin(f"{sc.name} [{label}] {t} thread(s)/LUN x {sc.luns} LUNs",
+                                index, total, estimate)
+            step = self._step(pool, config, t, targets, witness)
+            step["candidate"] = candidate
+            step["transport"] = sc.transport.kind
+            step["log_devices"] = log_vdevs(config.log, [candidate] if candidate else self.doc["pool"]["log"])
+            doc["steps"].append(step)
+            self.save()
+            self.progress.end(f"{step['iops']:.0f} IOPS, {step['mbps']:.1f} MiB/s, p99 "
+                              f"{step['lat_us']['p99'] or 0:.0f} us; ZIL to log {_bytes(step['zil']['slog_bytes'])}, "
+                              f"to pool {_bytes(step['zil']['normal_bytes'])}")
 
     def _pool(self, config: PoolConfig, candidate: Optional[str] = None) -> ThrowawayPool:
         pool = self.doc["pool"]

@@ -11,3 +11,37 @@ def slogqual_names(command: str):
 
 def leftovers():
     return {"pools": slogqual_names("zpool"), "datasets": slogqual_names("zfs")}
+
+
+def _out(argv):
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"<{argv[0]}: {exc}>"
+
+
+def protocol_leftovers():
+    """What a transport scenario (iSCSI, NFS) could leave: sessions, LIO targets and backstores, NFS
+    mounts, exports, and the processes slogqual starts (fio, iscsid, rpcbind, rpc.mountd, rpc.statd)."""
+    import glob
+    import os
+
+    sessions = [ln for ln in _out(["iscsiadm", "-m", "session"]).splitlines() if "slogqual" in ln]
+    targets = sorted(os.listdir("/sys/kernel/config/target/iscsi")) if os.path.isdir(
+        "/sys/kernel/config/target/iscsi") else []
+    targets = [t for t in targets if t.startswith("iqn.")]
+    backstores = sorted(os.path.basename(p) for p in glob.glob("/sys/kernel/config/target/core/*/slogqual-*"))
+    with open("/proc/mounts") as fh:
+        mounts = [ln.split()[1] for ln in fh if ln.split()[2] in ("nfs", "nfs4")]
+    exports = [ln for ln in _out(["exportfs", "-v"]).splitlines() if ln.strip()]
+    procs = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/comm") as fh:
+                comm = fh.read().strip()
+        except OSError:
+            continue
+        if comm in ("fio", "iscsid", "rpcbind", "rpc.mountd", "rpc.statd"):
+            procs.append(comm)
+    return {"sessions": sessions, "targets": targets, "backstores": backstores, "nfs_mounts": mounts,
+            "exports": exports, "processes": sorted(procs)}

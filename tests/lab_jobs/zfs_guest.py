@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from leftovers import leftovers  # beside this file
+from leftovers import leftovers, protocol_leftovers  # beside this file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -35,6 +35,11 @@ def scenario(name):
 
 JOBS = [
     ("iscsi-128k-seqwrite", scenario("iscsi-128k-seqwrite"), {}),
+    # the real protocols (issue #17): LIO + open-iscsi and knfsd + the NFS client over the guest's loopback,
+    # and the same iSCSI load locally, for the protocol's cost
+    ("iscsi-4k-randwrite-lio", scenario("iscsi-4k-randwrite-lio"), {}),
+    ("iscsi-4k-randwrite", scenario("iscsi-4k-randwrite"), {}),
+    ("nfs-sync-knfsd", scenario("nfs-sync-knfsd"), {}),
     # nfs-sync through `slogqual qualify`: the scenario is a library call from qualify (no CLI inside)
     ("nfs-sync", ["slogqual", "qualify", devs[2], "--profile", os.path.join(HERE, "nfs-qualify.toml"),
                   "--out", "q", "--data", devs[0], devs[1], "--scenario-quick", "--destroy-data", "--quiet",
@@ -73,6 +78,8 @@ for name, argv, env in JOBS:
     left = leftovers()
     with open(os.path.join(jobdir, "left.json"), "w") as fh:
         json.dump(left, fh)
+    with open(os.path.join(jobdir, "protocols-left.json"), "w") as fh:
+        json.dump(protocol_leftovers(), fh)
     with open(os.path.join(jobdir, "rc"), "w") as fh:
         fh.write(f"{rc}\n")
     destroy_leftovers(left)

@@ -60,3 +60,25 @@ def iqn_for(pool_name: str) -> str:
 
 def backstore_name(pool_name: str, lun: int) -> str:
     return f"{pool_name}-lun{lun}"
+
+
+def fsid_for(pool_name: str) -> int:
+    """A stable NFS fsid for this run's export: the pool name's digest (unique per run: the name
+    carries the pid), kept below 2**31 and away from 0 (the NFSv4 root)."""
+    import zlib
+
+    return zlib.crc32(pool_name.encode()) % 0x7FFFFFFE + 1
+
+
+def attach(config: TransportConfig, pool_name: str, targets: List[str]):
+    """The context manager of ``config.kind`` over the scenario's targets (zvol devices, or one dataset
+    mountpoint): yields an ``Attached`` with the paths fio writes."""
+    if config.kind == "iscsi":
+        from slogqual.pool.transport import iscsi
+        return iscsi.attach(pool_name, targets, write_cache=config.iscsi_write_cache)
+    if config.kind == "nfs":
+        from slogqual.pool.transport import nfs
+        return nfs.attach(pool_name, targets[0], fsid_for(pool_name), version=config.nfs_version,
+                          threads=config.nfs_threads, mount_options=config.nfs_mount_options)
+    from slogqual.pool.transport import local
+    return local.attach(targets)

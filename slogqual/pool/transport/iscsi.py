@@ -153,7 +153,9 @@ def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = Non
                 undo.push(f"delete target {iqn}",
                           lambda: _targetcli.targetcli(_targetcli.delete_target_argv(iqn), home))
         if not _running("iscsid"):
-            iscsid = _run.Background(_iscsiadm.iscsid_argv(), grace_s=10).start()
+            # its own session: iscsid, shutting down, signals its whole process group (measured in the lab:
+            # started in ours it took slogqual and the guest's job script down with it)
+            iscsid = _run.Background(_iscsiadm.iscsid_argv(), grace_s=10, new_session=True).start()
             undo.push("stop the iscsid slogqual started", iscsid.stop)
             time.sleep(0.5)
         _iscsiadm.iscsiadm(_iscsiadm.new_node_argv(iqn, LOOPBACK, ISCSI_PORT))
