@@ -156,6 +156,23 @@ def test_interrupted_lab_scenario_leaves_no_pool_and_resumes(zfs_guest):
     assert r["left_after_resume"] == {"pools": [], "datasets": []}
 
 
+def test_interrupted_iscsi_scenario_leaves_no_session_target_or_pool_and_resumes(zfs_guest):
+    """The same over real iSCSI (tests/lab_jobs/interrupt-iscsi.toml): SIGINT at a seeded moment leaves no
+    session, LIO target or backstore, iscsid, fio or pool; --resume completes it, over iSCSI again."""
+    r = interrupt_report(zfs_guest, "scenario-interrupt-iscsi", "interrupt.json")
+    assert r["interrupt_rc"] == 130 and r["interrupted_status"] == "interrupted", r
+    assert r["left_after_interrupt"] == {"pools": [], "datasets": []}, r
+    assert r["protocols_left_after_interrupt"] == NOTHING_LEFT, r
+    kept = r["interrupted_steps"]
+    assert r["k"] <= len(kept) < 6, r
+    assert r["resume_rc"] == 0, r["resume_stderr"]
+    assert r["final_status"] == "complete" and len(r["final_steps"]) == 6
+    assert r["final_steps"][:len(kept)] == kept
+    assert all(s["transport"] == "iscsi" for s in r["final_steps"])
+    assert r["left_after_resume"] == {"pools": [], "datasets": []}
+    assert r["protocols_left_after_resume"] == NOTHING_LEFT, r
+
+
 def test_interrupt_inside_zpool_create_and_destroy_leaves_no_pool(zfs_guest):
     """SIGINT while slogqual's own `zpool create`, then `zpool destroy`, runs (watched for in /proc,
     signalled a seeded random moment later): the pool the kernel made or half tore down is gone."""

@@ -47,6 +47,8 @@ JOBS = [
     # pyzfs is packaged for Debian's own python3, not for the interpreter slogqual runs under
     ("pool-apis", ["/usr/bin/python3", os.path.join(HERE, "pool_apis.py")], {"PYTHONPATH": REPO}),
     ("scenario-interrupt", ["python3", os.path.join(HERE, "scenario_interrupt.py"), seed], {}),
+    ("scenario-interrupt-iscsi", ["python3", os.path.join(HERE, "scenario_interrupt.py"), seed,
+                                  "interrupt-iscsi.toml"], {}),
     ("teardown-interrupt", ["python3", os.path.join(HERE, "teardown_interrupt.py"), seed], {}),
 ]
 
