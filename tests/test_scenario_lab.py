@@ -285,6 +285,14 @@ def test_iscsi_over_lio_and_open_iscsi_in_the_lab(zfs_guest):
         assert rec["negotiated"] and rec["versions"]["targetcli"]
     for s in doc["steps"]:
         assert s["transport"] == "iscsi"
+        # two fio servers on loopback drove every step, one LUN each: the merged IOPS are their sum (up to
+        # fio's own arithmetic: each client's IOPS over its runtime, the merged over the longest, in ms)
+        clients = s["clients"]
+        assert len(clients) == 2 and len({c["endpoint"] for c in clients}) == 2, s
+        assert sum(c["ios"] for c in clients) == s["ios"]
+        longest = max(c["runtime_ms"] for c in clients)
+        slack = sum(c["ios"] * 1000.0 * (1.0 / c["runtime_ms"] - 1.0 / longest) for c in clients) + 1e-6 * 2
+        assert s["iops"] - 1e-6 <= sum(c["iops"] for c in clients) <= s["iops"] + slack, s
         # an initiator's plain writes reach the ZIL only under sync=always; the log only with a SLOG
         if s["sync"] == "always" and s["log"] != "none":
             assert s["zil"]["slog_bytes"] > 0, s
