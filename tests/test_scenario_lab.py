@@ -156,6 +156,23 @@ def test_interrupted_lab_scenario_leaves_no_pool_and_resumes(zfs_guest):
     assert r["left_after_resume"] == {"pools": [], "datasets": []}
 
 
+def test_interrupted_iscsi_scenario_leaves_no_session_target_or_pool_and_resumes(zfs_guest):
+    """The same over real iSCSI (tests/lab_jobs/interrupt-iscsi.toml): SIGINT at a seeded moment leaves no
+    session, LIO target or backstore, iscsid, fio or pool; --resume completes it, over iSCSI again."""
+    r = interrupt_report(zfs_guest, "scenario-interrupt-iscsi", "interrupt.json")
+    assert r["interrupt_rc"] == 130 and r["interrupted_status"] == "interrupted", r
+    assert r["left_after_interrupt"] == {"pools": [], "datasets": []}, r
+    assert r["protocols_left_after_interrupt"] == NOTHING_LEFT, r
+    kept = r["interrupted_steps"]
+    assert r["k"] <= len(kept) < 6, r
+    assert r["resume_rc"] == 0, r["resume_stderr"]
+    assert r["final_status"] == "complete" and len(r["final_steps"]) == 6
+    assert r["final_steps"][:len(kept)] == kept
+    assert all(s["transport"] == "iscsi" for s in r["final_steps"])
+    assert r["left_after_resume"] == {"pools": [], "datasets": []}
+    assert r["protocols_left_after_resume"] == NOTHING_LEFT, r
+
+
 def test_interrupt_inside_zpool_create_and_destroy_leaves_no_pool(zfs_guest):
     """SIGINT while slogqual's own `zpool create`, then `zpool destroy`, runs (watched for in /proc,
     signalled a seeded random moment later): the pool the kernel made or half tore down is gone."""
@@ -268,6 +285,14 @@ def test_iscsi_over_lio_and_open_iscsi_in_the_lab(zfs_guest):
         assert rec["negotiated"] and rec["versions"]["targetcli"]
     for s in doc["steps"]:
         assert s["transport"] == "iscsi"
+        # two fio servers on loopback drove every step, one LUN each: the merged IOPS are their sum (up to
+        # fio's own arithmetic: each client's IOPS over its runtime, the merged over the longest, in ms)
+        clients = s["clients"]
+        assert len(clients) == 2 and len({c["endpoint"] for c in clients}) == 2, s
+        assert sum(c["ios"] for c in clients) == s["ios"]
+        longest = max(c["runtime_ms"] for c in clients)
+        slack = sum(c["ios"] * 1000.0 * (1.0 / c["runtime_ms"] - 1.0 / longest) for c in clients) + 1e-6 * 2
+        assert s["iops"] - 1e-6 <= sum(c["iops"] for c in clients) <= s["iops"] + slack, s
         # an initiator's plain writes reach the ZIL only under sync=always; the log only with a SLOG
         if s["sync"] == "always" and s["log"] != "none":
             assert s["zil"]["slog_bytes"] > 0, s

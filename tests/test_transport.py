@@ -287,3 +287,39 @@ def test_undo_runs_every_step_last_first_and_holds_an_interrupt_to_the_end(capsy
         u.run()
     assert done == ["d", "a"] and u.steps == []
     assert "could not c: gone" in capsys.readouterr().err
+
+
+# --- fio clients driving a step (constructed scenarios; the real run is in tests/test_scenario_lab.py) ----
+
+def _runner(**extra):
+    from slogqual.pool.runner import PoolScenarioRun
+    from slogqual.progress import Progress
+    from slogqual.tools.fio_client import Endpoint
+
+    scenario = sc.parse_scenario(_doc(**extra), "t.toml")
+    return PoolScenarioRun(scenario, {"steps": [], "pool": {"log": []}}, "/nonexistent/r.json", Progress(quiet=True),
+                           "slogqual-t-1", clients=[Endpoint("127.0.0.1", 8765), Endpoint("127.0.0.1", 8766)])
+
+
+def test_the_luns_are_split_among_the_fio_clients_in_blocks_with_distinct_job_names():
+    run = _runner(luns=5)
+    parts = run._client_loads(2, [f"/dev/sd{c}" for c in "abcde"])
+    assert [p[1].devices for p in parts] == [["/dev/sda", "/dev/sdb", "/dev/sdc"], ["/dev/sdd", "/dev/sde"]]
+    assert [p[1].first_job for p in parts] == [0, 3] and all(p[1].threads_per_lun == 2 for p in parts)
+    run = _runner(luns=3, kind="dataset")
+    parts = run._client_loads(1, ["/mnt/x"])
+    assert [(p[1].directory, p[1].files, p[1].first_job) for p in parts] == [("/mnt/x", 2, 0), ("/mnt/x", 1, 2)]
+
+
+def test_more_fio_clients_than_luns_or_a_bad_endpoint_is_refused_before_anything(tmp_path):
+    from slogqual.pool.run import ScenarioRequest, run_scenario
+
+    out = tmp_path / "r.json"
+    for kw, words in (({"fio_servers": 3}, "3 fio clients for 2 LUN"),
+                      ({"clients": ["a:1", "a:1"]}, "twice"),
+                      ({"clients": ["bad host"]}, "HOST or HOST:PORT"),
+                      ({"fio_servers": -1}, "0 to 16")):
+        with pytest.raises(UsageError, match=words):
+            run_scenario(ScenarioRequest(scenario="iscsi-4k-randwrite", quick=True, data=["/dev/null"],
+                                         logs=["/dev/zero"], output=str(out), **kw))
+        assert not out.exists()

@@ -70,6 +70,12 @@ def register(sub) -> None:
                    help="run in the lab guest on emulated devices (default: data hdd hdd, log sata-ssd nvdimm)")
     r.add_argument("--lab-data", nargs="+", metavar="CLASS", help="lab classes of the data devices")
     r.add_argument("--lab-log", nargs="+", metavar="CLASS", help="lab classes of the log devices")
+    r.add_argument("--clients", default="", metavar="HOST[:PORT],...",
+                   help="drive each step from these fio servers (`fio --server` on each client host; the LUNs are "
+                        "split among them; per-client and merged figures are kept)")
+    r.add_argument("--fio-servers", type=int, default=0, metavar="N",
+                   help="start N fio servers on 127.0.0.1 for the run and drive each step with them (the lab's "
+                        "clients)")
     r.add_argument("--json", action="store_true", help="print the result document")
     add_force(r, "scenario result")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -222,7 +228,8 @@ def cmd_run(args) -> int:
                               layout=args.layout, quick=args.quick, zfs_api=args.zfs_api,
                               log_sweep_files=args.log_sweep, measure_log_sweeps=args.sweep_logs,
                               destroy_data=args.destroy_data, resume=bool(args.resume), force=args.force,
-                              argv=["slogqual", *sys.argv[1:]])
+                              clients=[c for c in args.clients.split(",") if c.strip()],
+                              fio_servers=args.fio_servers, argv=["slogqual", *sys.argv[1:]])
     progress = Progress(quiet=args.quiet)
     try:
         outcome = run_scenario(request, progress)

@@ -26,7 +26,7 @@ from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, safe_name
 from slogqual.pool.runner import SCENARIO_SCHEMA, PoolScenarioRun, load_document, new_document
 from slogqual.pool.scenario import Scenario, load_scenario
 from slogqual.progress import Progress
-from slogqual.tools import fio
+from slogqual.tools import fio, fio_client
 from slogqual.tools import zfs as _zfs
 
 # Inside the lab guest, 'lab:N' names the N-th emulated device; the guest's job sets this variable.
@@ -55,6 +55,8 @@ class ScenarioRequest:
     origin: str = "slogqual scenario run"
     argv: Optional[List[str]] = None  # the command line of the process, for the document's environment
     record_in_store: bool = True
+    clients: List[str] = field(default_factory=list)  # fio --server endpoints 'HOST[:PORT]' that drive each step
+    fio_servers: int = 0  # start this many fio servers on 127.0.0.1 for the run and drive each step with them
 
 
 @dataclass
@@ -97,6 +99,14 @@ class _Plan:
 
 
 def _plan(req: ScenarioRequest) -> _Plan:
+    plan = _plan_devices(req)
+    drivers = len(req.clients) + req.fio_servers
+    if drivers > plan.scenario.luns:
+        raise UsageError(f"{drivers} fio clients for {plan.scenario.luns} LUN(s): at most one client per LUN")
+    return plan
+
+
+def _plan_devices(req: ScenarioRequest) -> _Plan:
     """Every check that needs no device access, in the order a user would fix them."""
     if not req.output:
         raise UsageError("a scenario run needs a result file")
@@ -104,6 +114,11 @@ def _plan(req: ScenarioRequest) -> _Plan:
         raise UsageError(f"layout {req.layout!r}: one of {', '.join(LAYOUTS)}")
     if req.zfs_api not in ZFS_APIS:
         raise UsageError(f"ZFS API {req.zfs_api!r}: one of {', '.join(ZFS_APIS)}")
+    if req.fio_servers < 0 or req.fio_servers > 16:
+        raise UsageError(f"--fio-servers {req.fio_servers}: 0 to 16")
+    labels = [fio_client.parse_endpoint(c).label for c in req.clients]  # a bad endpoint: one line, now
+    if len(set(labels)) != len(labels):
+        raise UsageError("--clients names a fio server twice")
     if req.resume:
         doc = load_document(req.output)
         scenario = load_scenario(doc["scenario"]["source"])
@@ -177,8 +192,11 @@ def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> S
         else:
             doc.setdefault("log_sweeps", {}).update(log_sweeps.from_files(req.log_sweep_files, plan.logs))
             doc["sweep_logs"] = bool(doc.get("sweep_logs") or req.measure_log_sweeps)
+        endpoints = [fio_client.parse_endpoint(c) for c in req.clients]
+        for _ in range(req.fio_servers):  # the lab's clients: fio servers of our own on loopback
+            endpoints.append(stack.enter_context(fio_client.FioServer("127.0.0.1")).endpoint)
         run = PoolScenarioRun(plan.scenario, doc, output, progress, pool_name_for(plan.scenario),
-                              zfs_api=req.zfs_api)
+                              zfs_api=req.zfs_api, clients=endpoints)
         run.run()
     outcome = ScenarioOutcome(doc, output)
     if req.record_in_store:

@@ -15,6 +15,7 @@ from slogqual.analysis import scenario as scenario_analysis
 from slogqual.errors import MeasurementError, ResultWriteError, SlogqualError
 from slogqual.pool import evidence, log_sweeps
 from slogqual.pool import transport
+from slogqual.tools import fio_client
 from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, wait_for_device
 from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import Progress
@@ -61,8 +62,9 @@ def _bytes(n) -> str:
 
 class PoolScenarioRun:
     def __init__(self, scenario: Scenario, doc: Dict[str, Any], output: str, progress: Progress,
-                 pool_name: str, zfs_api: str = "auto"):
+                 pool_name: str, zfs_api: str = "auto", clients: Optional[List] = None):
         self.zfs_api = zfs_api
+        self.clients = list(clients or [])  # fio_client.Endpoint: fio servers that drive each step
         self.scenario = scenario
         self.doc = doc
         self.output = output
@@ -201,6 +203,24 @@ class PoolScenarioRun:
         per_thread = max(sc.bs * 16, (sc.lun_size // threads) // sc.bs * sc.bs)
         return fio.FioLoad(directory=targets[0], files=sc.luns, file_size=per_thread, direct=False, **common)
 
+    def _client_loads(self, threads: int, targets: List[str]):
+        """The step's load split over the fio clients: each client a contiguous block of the LUNs (zvols /
+        initiator disks, or the dataset's file groups), with the step's threads per LUN; job (and so file)
+        names numbered from the block's first LUN, distinct across clients. run.py checked luns >= clients."""
+        sc, n = self.scenario, len(self.clients)
+        parts, start = [], 0
+        for k, endpoint in enumerate(self.clients):
+            count = sc.luns // n + (1 if k < sc.luns % n else 0)
+            load = self._load(threads, targets)
+            if sc.kind == "zvol":
+                load.devices = targets[start:start + count]
+            else:
+                load.files = count
+            load.first_job = start
+            parts.append((endpoint, load))
+            start += count
+        return parts
+
     def _step(self, pool: ThrowawayPool, config: PoolConfig, threads: int, targets: List[str],
               witness: evidence.ZilWitness) -> Dict[str, Any]:
         sc = self.scenario
@@ -209,7 +229,11 @@ class PoolScenarioRun:
         window = evidence.IostatWindow(pool.name).start()
         try:
             t0 = time.time()
-            r = fio.run_load(self._load(threads, targets))
+            if self.clients:
+                report = fio_client.run_clients(self._client_loads(threads, targets))
+                r = report.merged
+            else:
+                report, r = None, fio.run_load(self._load(threads, targets))
             # the measured window: fio's last runtime_s seconds (after its start-up and ramp), by its own clock
             end = r.ended_ms / 1000 if r.ended_ms else time.time()
             io = window.collect(max(t0 + sc.ramp_s, end - sc.runtime_s), end)
@@ -225,4 +249,8 @@ class PoolScenarioRun:
             "started": started, "zil": zil.as_dict(), "zil_source": witness.source,
             "zil_slog_share": zil.slog_share, **vdevs,
             "iostat": {"reports": io.reports, "span": io.span, "inside_window": io.inside},
+            **({"clients": [{"endpoint": c.endpoint, "ios": c.result.ios, "iops": c.result.iops,
+                             "mbps": c.result.bw_bytes / MiB, "runtime_ms": c.result.runtime_ms,
+                             "lat_us": _lat(c.result.write_lat, c.result.sync_lat)} for c in report.clients]}
+               if report is not None else {}),
         }

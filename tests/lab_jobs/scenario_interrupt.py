@@ -1,7 +1,10 @@
 """Runs INSIDE a lab guest (see tests/test_scenario_lab.py): interrupt a scenario at a random step,
 record what is left, resume it, and write the evidence to $SLOGQUAL_LAB_OUT/interrupt.json.
 
-    python3 scenario_interrupt.py [SEED]
+    python3 scenario_interrupt.py [SEED [SCENARIO.toml]]
+
+With a transport scenario (interrupt-iscsi.toml) the transport's leftovers (sessions, targets, mounts,
+exports, daemons) are recorded beside the pools'.
 """
 
 import json
@@ -12,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from leftovers import leftovers  # beside this file
+from leftovers import leftovers, protocol_leftovers  # beside this file
 
 devs = os.environ["SLOGQUAL_LAB_DEVICES"].split()
 outdir = os.environ.get("SLOGQUAL_LAB_OUT", ".")
@@ -21,7 +24,8 @@ seed = int(sys.argv[1]) if len(sys.argv) > 1 else random.randrange(1 << 30)
 rng = random.Random(seed)
 # interrupt-zvol.toml beside this file: iscsi-4k-randwrite's shape with short steps; one log candidate:
 # 3 configurations x 2 thread steps
-SCENARIO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interrupt-zvol.toml")
+SCENARIO = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        sys.argv[2] if len(sys.argv) > 2 else "interrupt-zvol.toml")
 total = 6
 k = rng.randint(1, total - 1)  # interrupt once k steps are finished ...
 extra = rng.uniform(0.0, 3.0)  # ... and this much later: in a step, a pool build or a teardown
@@ -47,6 +51,7 @@ proc.send_signal(signal.SIGINT)
 rc = proc.wait(timeout=300)
 interrupted = load()
 left = leftovers()
+protocols_left = protocol_leftovers()
 resume = subprocess.run(base + ["--resume", result_path], capture_output=True, text=True)
 final = load()
 report = {
@@ -55,6 +60,7 @@ report = {
     "left_after_interrupt": left, "resume_rc": resume.returncode, "resume_stderr": resume.stderr[-2000:],
     "final_status": final["status"], "final_steps": final["steps"],
     "left_after_resume": leftovers(),
+    "protocols_left_after_interrupt": protocols_left, "protocols_left_after_resume": protocol_leftovers(),
 }
 with open(os.path.join(outdir, "interrupt.json"), "w") as fh:
     json.dump(report, fh, indent=2)

@@ -37,7 +37,8 @@ JOBS = [
     ("iscsi-128k-seqwrite", scenario("iscsi-128k-seqwrite"), {}),
     # the real protocols (issue #17): LIO + open-iscsi and knfsd + the NFS client over the guest's loopback,
     # and the same iSCSI load locally, for the protocol's cost
-    ("iscsi-4k-randwrite-lio", scenario("iscsi-4k-randwrite-lio"), {}),
+    # ... driven by two fio servers on loopback (--fio-servers 2: one LUN each), as clients would be
+    ("iscsi-4k-randwrite-lio", scenario("iscsi-4k-randwrite-lio") + ["--fio-servers", "2"], {}),
     ("iscsi-4k-randwrite", scenario("iscsi-4k-randwrite"), {}),
     ("nfs-sync-knfsd", scenario("nfs-sync-knfsd"), {}),
     # nfs-sync through `slogqual qualify`: the scenario is a library call from qualify (no CLI inside)
@@ -47,6 +48,8 @@ JOBS = [
     # pyzfs is packaged for Debian's own python3, not for the interpreter slogqual runs under
     ("pool-apis", ["/usr/bin/python3", os.path.join(HERE, "pool_apis.py")], {"PYTHONPATH": REPO}),
     ("scenario-interrupt", ["python3", os.path.join(HERE, "scenario_interrupt.py"), seed], {}),
+    ("scenario-interrupt-iscsi", ["python3", os.path.join(HERE, "scenario_interrupt.py"), seed,
+                                  "interrupt-iscsi.toml"], {}),
     ("teardown-interrupt", ["python3", os.path.join(HERE, "teardown_interrupt.py"), seed], {}),
 ]
 
