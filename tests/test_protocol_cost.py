@@ -382,3 +382,57 @@ def test_cli_refuses_a_document_of_another_kind(tmp_path):
     other.write_text(json.dumps({"schema": "slogqual.sweep/1"}))  # CONSTRUCTED: not a scenario document
     code, _, err = run_cli("scenario", "cost", LOCAL, other)
     assert code == 2 and "not a slogqual.scenario/1 document" in err and err.count("\n") == 1
+
+
+# --- odd documents: every field of the real ones of the wrong type (constructed) ---------------------------
+
+ODD = [None, True, -1, 0, 2.5, "x", [], {}, [1], {"a": 1}]
+
+
+def _paths(node, prefix=(), depth=0):
+    """Key paths of a document, down to depth 3 (steps: every key of each step; the bulky per-vdev and
+    attachment records are left whole)."""
+    if depth > 3 or prefix[-1:] in (("vdevs",), ("attachments",), ("iostat",)):
+        return
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield prefix + (k,)
+            yield from _paths(v, prefix + (k,), depth + 1)
+    elif isinstance(node, list):
+        for i, v in enumerate(node[:8]):
+            yield prefix + (i,)
+            yield from _paths(v, prefix + (i,), depth + 1)
+
+
+def _set(doc, path, value):
+    for k in path[:-1]:
+        doc = doc[k]
+    doc[path[-1]] = value
+
+
+@pytest.mark.parametrize("which", ["local", "transport"])
+def test_every_field_of_the_wrong_type_is_a_result_or_one_refusal(which):
+    """CONSTRUCTED from the real documents: each field replaced by values of other types. What passes the
+    document's validation must compare or be refused with a ValueError (the CLI's exit 2), never trip."""
+    from slogqual.results.scenario import ScenarioResult
+    from slogqual.results.schema import DocumentError
+    base = {"local": json.load(open(LOCAL)), "transport": json.load(open(ISCSI))}
+    other = load_document(ISCSI if which == "local" else LOCAL)
+    tried = 0
+    for path in list(_paths(base[which])):
+        for value in ODD:
+            doc = copy.deepcopy(base[which])
+            _set(doc, path, value)
+            try:
+                doc = ScenarioResult.from_dict(doc, "x.json").to_dict()
+            except DocumentError:
+                continue
+            tried += 1
+            try:
+                if which == "local":
+                    T.compare(doc, other)
+                else:
+                    T.compare(other, doc)
+            except ValueError:
+                pass
+    assert tried > 500

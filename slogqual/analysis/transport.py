@@ -48,10 +48,15 @@ KEEP = 0.75
 TRANSPORT_WORDS = {"iscsi": "iSCSI", "nfs": "NFS", "local": "locally"}
 
 
+def _dict(v: Any) -> Dict[str, Any]:
+    """``v`` where it is an object, else empty: the document's validation leaves these keys free-form."""
+    return v if isinstance(v, dict) else {}
+
+
 def transport_kind(doc: Dict[str, Any]) -> str:
     """How the document's load reached the pool: the scenario's ``transport.kind``, else the result's
     ``transport.config.kind``; documents from before transports existed ran locally."""
-    sc = (doc.get("scenario") or {}).get("transport")
+    sc = _dict(doc.get("scenario")).get("transport")
     if isinstance(sc, dict) and sc.get("kind"):
         return str(sc["kind"])
     t = doc.get("transport")
@@ -65,19 +70,20 @@ def transport_words(doc: Dict[str, Any]) -> str:
     kind = transport_kind(doc)
     words = TRANSPORT_WORDS.get(kind, kind)
     if kind == "nfs":
-        version = ((doc.get("scenario") or {}).get("transport") or {}).get("nfs_version")
+        version = _dict(_dict(doc.get("scenario")).get("transport")).get("nfs_version")
         if version:
             words += f"v{version}"
     return words
 
 
 def _load_value(doc: Dict[str, Any], key: str) -> Any:
-    v = (doc.get("scenario") or {}).get(key)
+    v = _dict(doc.get("scenario")).get(key)
     return "none" if key == "write_sync" and v is None else v
 
 
 def _shown(key: str, v: Any) -> str:
-    return size_label(int(v)) if key in ("bs", "lun_size", "volblocksize", "recordsize") and v else str(v)
+    sized = key in ("bs", "lun_size", "volblocksize", "recordsize") and isinstance(v, int) and not isinstance(v, bool)
+    return size_label(v) if sized and v > 0 else str(v)
 
 
 def check_same_load(local: Dict[str, Any], remote: Dict[str, Any], local_name: str = "local",
@@ -101,12 +107,11 @@ def check_same_load(local: Dict[str, Any], remote: Dict[str, Any], local_name: s
 
 
 def _classes(doc: Dict[str, Any], paths: List[str]) -> List[Optional[str]]:
-    devs = (doc.get("pool") or {}).get("devices") or {}
-    return [(devs.get(p) or {}).get("class") for p in paths]
+    return [_device(doc, p).get("class") for p in paths]
 
 
 def _device(doc: Dict[str, Any], path: Optional[str]) -> Dict[str, Any]:
-    return ((doc.get("pool") or {}).get("devices") or {}).get(path) or {} if path else {}
+    return _dict(_dict(_dict(doc.get("pool")).get("devices")).get(path)) if path else {}
 
 
 def device_label(doc: Dict[str, Any], path: Optional[str]) -> str:
@@ -115,30 +120,30 @@ def device_label(doc: Dict[str, Any], path: Optional[str]) -> str:
         return "-"
     rec = _device(doc, path)
     bits = [b for b in (rec.get("class"), rec.get("model")) if b]
-    return f"{path} ({', '.join(bits)})" if bits else path
+    return f"{path} ({', '.join(map(str, bits))})" if bits else path
 
 
 def differences(local: Dict[str, Any], remote: Dict[str, Any]) -> List[str]:
     """What differs between the two runs besides the transport, for the user to weigh."""
     out = []
     for k in NOTED_KEYS:
-        a, b = (local.get("scenario") or {}).get(k), (remote.get("scenario") or {}).get(k)
+        a, b = _dict(local.get("scenario")).get(k), _dict(remote.get("scenario")).get(k)
         if a != b:
             out.append(f"scenario {k}: {_shown(k, a)} locally vs {_shown(k, b)} over the transport")
-    lp, rp = local.get("pool") or {}, remote.get("pool") or {}
+    lp, rp = _dict(local.get("pool")), _dict(remote.get("pool"))
     for k in ("layout", "ashift"):
         if lp.get(k) != rp.get(k):
             out.append(f"pool {k}: {lp.get(k)} vs {rp.get(k)}")
     lc, rc = _classes(local, lp.get("data") or []), _classes(remote, rp.get("data") or [])
     if sorted(map(str, lc)) != sorted(map(str, rc)):
         out.append(f"data vdevs: {', '.join(map(str, lc)) or '-'} vs {', '.join(map(str, rc)) or '-'}")
-    le, re_ = local.get("environment") or {}, remote.get("environment") or {}
+    le, re_ = _dict(local.get("environment")), _dict(remote.get("environment"))
     for k in ("host", "kernel", "cpu"):
         if le.get(k) != re_.get(k):
             out.append(f"{k}: {le.get(k)} vs {re_.get(k)}")
-    if (le.get("openzfs") or {}).get("module") != (re_.get("openzfs") or {}).get("module"):
-        out.append(f"OpenZFS module: {(le.get('openzfs') or {}).get('module') or 'unrecorded'} vs "
-                   f"{(re_.get('openzfs') or {}).get('module') or 'unrecorded'}")
+    zl, zr = _dict(le.get("openzfs")).get("module"), _dict(re_.get("openzfs")).get("module")
+    if zl != zr:
+        out.append(f"OpenZFS module: {zl or 'unrecorded'} vs {zr or 'unrecorded'}")
     days = [str(e.get("started") or "")[:10] for e in (le, re_)]
     if all(days) and days[0] != days[1]:  # other days: other host load, other guest builds
         out.append(f"run on {days[0]} vs {days[1]}")
@@ -153,8 +158,8 @@ def differences(local: Dict[str, Any], remote: Dict[str, Any]) -> List[str]:
 def pair_candidates(local: Dict[str, Any], remote: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[str], List[str]]:
     """Pairs of log candidates (local path, transport path, how they were paired), and the paths of
     each side left without a counterpart. See the module's docstring for the order of the rules."""
-    left = list((local.get("pool") or {}).get("log") or [])
-    right = list((remote.get("pool") or {}).get("log") or [])
+    left = list(_dict(local.get("pool")).get("log") or [])
+    right = list(_dict(remote.get("pool")).get("log") or [])
     pairs: List[Dict[str, Any]] = []
 
     def take(a: str, b: str, how: str) -> None:
@@ -203,7 +208,7 @@ def _candidate(doc: Dict[str, Any], step: Dict[str, Any]) -> Optional[str]:
         return None
     if step.get("candidate"):
         return step["candidate"]
-    logs = (doc.get("pool") or {}).get("log") or []
+    logs = _dict(doc.get("pool")).get("log") or []
     return logs[0] if len(logs) == 1 else None
 
 
@@ -216,8 +221,8 @@ def counting_error(n_a: Optional[int], n_b: Optional[int]) -> float:
 
 
 def _mean_lat(step: Dict[str, Any]) -> Optional[float]:
-    v = (step.get("lat_us") or {}).get("mean")
-    return float(v) if isinstance(v, (int, float)) else None
+    v = _dict(step.get("lat_us")).get("mean")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def _config_shape(doc: Dict[str, Any], name: str) -> Optional[Tuple[Any, Any, Any]]:
@@ -317,8 +322,8 @@ def compare(local: Dict[str, Any], remote: Dict[str, Any], local_name: str = "lo
     benefit = _slog_benefit(local, remote, matched, pairs, words)
     return {"transport": transport_kind(remote), "transport_words": words,
             "load": {k: _load_value(local, k) for k in LOAD_KEYS},
-            "local_scenario": (local.get("scenario") or {}).get("name"),
-            "transport_scenario": (remote.get("scenario") or {}).get("name"),
+            "local_scenario": _dict(local.get("scenario")).get("name"),
+            "transport_scenario": _dict(remote.get("scenario")).get("name"),
             "candidates": [dict(p, local_label=device_label(local, p["local"]),
                                 transport_label=device_label(remote, p["transport"])) for p in pairs],
             "unmatched_candidates": {"local": [device_label(local, p) for p in lone_l],
