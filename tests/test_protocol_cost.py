@@ -436,3 +436,17 @@ def test_every_field_of_the_wrong_type_is_a_result_or_one_refusal(which):
             except ValueError:
                 pass
     assert tried > 500
+
+
+def test_a_sync_load_never_calls_sync_standard_the_protocols_ceiling(local, iscsi):
+    """CONSTRUCTED: both runs marked O_DSYNC (write_sync dsync) with the figures of the ceiling case:
+    sync=standard commits through the ZIL then, so it is no ZIL-free ceiling to name."""
+    doc = _with_slog_over_transport(iscsi, 1.5)
+    peak = max(s["iops"] for s in doc["steps"] if s["config"] == "sync=always + SLOG")
+    for s in doc["steps"]:
+        if s["config"] == "sync=standard":
+            s["iops"] = peak * 1.05
+    loc = copy.deepcopy(local)
+    loc["scenario"]["write_sync"] = doc["scenario"]["write_sync"] = "dsync"
+    b = T.compare(loc, doc)["slog_benefit"][0]
+    assert b["state"] == "shrinks" and "not the log, is the limit" not in b["sentence"]

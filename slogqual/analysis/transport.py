@@ -375,7 +375,10 @@ def _slog_benefit(local: Dict[str, Any], remote: Dict[str, Any], matched: List[D
     for m in matched:
         if m["sync"] == "always" and m["log"] != "none" and (m["config"], m["candidate_local"]) not in slog_keys:
             slog_keys.append((m["config"], m["candidate_local"]))
-    standard = [m for m in matched if m["sync"] == "standard" and m["log"] == "none"]
+    # sync=standard is the ZIL-free ceiling only for a load whose own writes are not synchronous (as in
+    # scaling.verdict): an O_DSYNC/NFS-stable load commits through the ZIL under sync=standard too.
+    load_is_sync = _load_value(remote, "write_sync") != "none"
+    standard = [] if load_is_sync else [m for m in matched if m["sync"] == "standard" and m["log"] == "none"]
     out = []
     if not slog_keys:
         return [{"state": "unknown", "sentence": f"The SLOG's benefit over {words} cannot be judged: no sync=always "
