@@ -450,3 +450,10 @@ def test_a_sync_load_never_calls_sync_standard_the_protocols_ceiling(local, iscs
     loc["scenario"]["write_sync"] = doc["scenario"]["write_sync"] = "dsync"
     b = T.compare(loc, doc)["slog_benefit"][0]
     assert b["state"] == "shrinks" and "not the log, is the limit" not in b["sentence"]
+
+
+def test_a_pair_of_other_models_says_so(local, iscsi):
+    doc = _rename_log(iscsi, "/dev/pmem0", "/dev/pmem0", model="OTHER NVDIMM")  # CONSTRUCTED
+    loc = _rename_log(local, "/dev/pmem0", "/dev/pmem0", model="SOME NVDIMM")  # CONSTRUCTED
+    [pair] = T.compare(loc, doc)["candidates"]
+    assert pair["matched_by"] == "the same path and class (nvdimm); models differ: SOME NVDIMM vs OTHER NVDIMM"

@@ -165,6 +165,9 @@ def pair_candidates(local: Dict[str, Any], remote: Dict[str, Any]) -> Tuple[List
     def take(a: str, b: str, how: str) -> None:
         left.remove(a)
         right.remove(b)
+        ma, mb = _device(local, a).get("model"), _device(remote, b).get("model")
+        if ma and mb and ma != mb:  # paired by path or class, yet not the same model: the user should know
+            how += f"; models differ: {ma} vs {mb}"
         pairs.append({"local": a, "transport": b, "matched_by": how})
 
     def ident(doc, p) -> List[str]:
@@ -189,9 +192,6 @@ def pair_candidates(local: Dict[str, Any], remote: Dict[str, Any]) -> Tuple[List
         if same:
             mine = [x for x in left if _device(local, x).get("class") == ca]
             how = f"the same class ({ca})" + ("" if len(same) == 1 and len(mine) == 1 else ", in order of position")
-            ma, mb = _device(local, a).get("model"), _device(remote, same[0]).get("model")
-            if ma and mb and ma != mb:
-                how += f"; models differ: {ma} vs {mb}"
             take(a, same[0], how)
     unknown_l = [a for a in left if not _device(local, a).get("class")]
     unknown_r = [b for b in right if not _device(remote, b).get("class")]
