@@ -40,6 +40,14 @@ def register(sub) -> None:
     pl.add_argument("--script", metavar="FILE", help="also keep the gnuplot script")
     add_force(pl, "picture or gnuplot script")
     pl.set_defaults(func=cmd_plot)
+    co = ss.add_parser("cost", help="the protocol's cost: a local result vs the same load over iSCSI/NFS, per step",
+                       description="Match the steps of a local scenario result and of the same load run over a "
+                                   "transport (configuration, log candidate, threads): IOPS ratio and latency added "
+                                   "per IO, and whether the SLOG's benefit survives the protocol.")
+    co.add_argument("local", metavar="LOCAL.json", help="the scenario result run locally (transport local)")
+    co.add_argument("transport", metavar="TRANSPORT.json", help="the same load's result over iscsi or nfs")
+    co.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    co.set_defaults(func=cmd_cost)
     r = ss.add_parser("run", help="run a scenario on named devices (destroys their data) or in the lab")
     r.add_argument("scenario", nargs="?", metavar="NAME|FILE")
     r.add_argument("--data", nargs="+", default=[], metavar="DEV", help="data vdev devices")
@@ -97,6 +105,54 @@ def cmd_plot(args) -> int:
     metric = args.metric or (scenario_analysis.current(doc) or {}).get("metric") or "iops"
     scaling_plot.render(doc, metric, args.output, keep_script=args.script)
     print(f"slogqual: wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_cost(args) -> int:
+    from slogqual.analysis import transport as transport_analysis
+    local, remote = load_document(args.local), load_document(args.transport)
+    try:
+        cost = transport_analysis.compare(local, remote, local_name=args.local, transport_name=args.transport)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(cost, indent=2))
+        return 0
+    from tabulate import tabulate
+    t = cost["transport_words"]
+
+    def num(v, fmt) -> str:
+        return "?" if v is None else format(v, fmt)
+
+    load = cost["load"]
+    print(f"protocol cost: {cost['local_scenario']} (local, {args.local}) vs {cost['transport_scenario']} "
+          f"(over {t}, {args.transport}); {size_label(load['bs'])} {load['rw']}, {load['luns']} "
+          f"{'zvols' if load['kind'] == 'zvol' else 'files'}, write_sync {load['write_sync']}")
+    for c in cost["candidates"]:
+        print(f"log candidate: {c['local_label']} locally ↔ {c['transport_label']} over {t}: paired by {c['matched_by']}")
+    for side, where in (("local", "locally"), ("transport", f"over {t}")):
+        for c in cost["unmatched_candidates"][side]:
+            print(f"log candidate {c} {where}: no counterpart, its steps are not compared")
+    rows = [[m["label"], m["threads"], f"{m['local_iops']:.0f}", f"{m['transport_iops']:.0f}",
+             "?" if m["iops_ratio"] is None else f"{m['iops_ratio']:.2f} ±{m['ratio_error']:.2f}",
+             num(m["added_us_per_io"], "+.0f"), f"{m['local_ios']}/{m['transport_ios']}"] for m in cost["steps"]]
+    print(tabulate(rows, headers=["configuration", "threads", "local IOPS", f"{t} IOPS", f"ratio ({t}/local)",
+                                  "added µs/IO", f"IOs local/{t}"], disable_numparse=True))
+    for c in cost["configs"]:
+        if c["iops_ratio_gm"] is None:
+            continue
+        print(f"{c['label']}: over {t} {c['iops_ratio_gm']:.2f}x of the local IOPS (geometric mean; "
+              f"{c['iops_ratio_min']:.2f}..{c['iops_ratio_max']:.2f}), "
+              f"{num(c['added_us_min'], '+.0f')}..{num(c['added_us_max'], '+.0f')} µs per IO "
+              f"(threads {', '.join(map(str, c['threads']))})")
+    for u in cost["unmatched_steps"]:
+        side = "locally" if u["side"] == "local" else f"over {t}"
+        cand = f" [{u['candidate']}]" if u["candidate"] else ""
+        print(f"not compared: {u['config']}{cand} at {u['threads']} threads {side}: {u['why']}")
+    for d in cost["differences"]:
+        print(f"differs besides the transport: {d}")
+    for b in cost["slog_benefit"]:
+        print(f"\nSLOG benefit: {b['sentence']}")
     return 0
 
 

@@ -1,0 +1,455 @@
+"""The protocol's cost: one scenario load run locally (fio on the ZFS host) and over a real transport
+(iSCSI, NFS), compared step by step, and whether the SLOG's benefit survives the protocol.
+
+Pure functions over two ``slogqual.scenario/1`` documents (validated by results.scenario before they
+get here): no process, no file. Refusals are ValueError with one line; the CLI turns it into a
+UsageError (exit 2).
+
+Matching (docs/scenarios.md, "Protocol cost"):
+- the load must be the same (LOAD_KEYS: kind, luns, bs, rw, write_sync), else refused; other
+  differences (volblocksize, runtime, the data vdevs' classes, the host, ...) are listed, not refused;
+- steps are matched by configuration name (with the same sync/log/logbias), log candidate and threads;
+- log candidates are paired as a storage engineer compares them: the same device (serial or WWN) first,
+  then the same path with the same device class, then the same class (in order of position within a
+  class); two known, different classes are never paired (an NVDIMM over iSCSI says nothing about a SATA
+  SSD locally). Only where neither side knows a device's class are the rest paired by position. How
+  each pair was made is said.
+Steps left without a counterpart are reported, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Tuple
+
+from slogqual.analysis import scaling
+from slogqual.units import size_label
+
+# The same load: a difference in any of these makes the comparison meaningless, so it is refused.
+LOAD_KEYS = ("kind", "luns", "bs", "rw", "write_sync")
+# Differences that change the figures but not what is asked of the pool: listed beside the comparison.
+NOTED_KEYS = ("volblocksize", "recordsize", "lun_size", "runtime_s", "ramp_s")
+
+# Thresholds of the SLOG-benefit sentence (docs/scenarios.md, "Protocol cost"). B is the SLOG's speed-up
+# of sync=always (sync=always + SLOG over sync=always without one), locally B_l and over the transport B_t;
+# e is the counting error of such a ratio from its two steps' IO counts, COUNT_SIGMAS * sqrt(1/n_a + 1/n_b)
+# (scaling.COUNT_SIGMAS, as analysis/scaling.py's saturation rule uses it). Each claim that tells the user
+# the SLOG stops paying must hold even at the end of the counting interval that argues against it:
+#   none locally: B_l <= 1 + SAME              the SLOG bought nothing locally (scaling.verdict's rule)
+#   gone:         B_t * (1 + e_t) <= 1 + SAME  over the transport it buys nothing, even raised by its error
+#   shrinks:      ln(B_t * (1 + e_t)) < KEEP * ln(B_l * (1 - e_l))
+#                 less than KEEP of the local speed-up's doublings is left over the transport
+#   survives:     otherwise
+# Doublings (logarithms), not the factor itself: 7x over iSCSI after 10x locally keeps the SLOG's case
+# (85 % of the doublings), 1.5x after 3.1x does not (36 %).
+SAME = scaling.SAME
+KEEP = 0.75
+
+TRANSPORT_WORDS = {"iscsi": "iSCSI", "nfs": "NFS", "local": "locally"}
+
+
+def _dict(v: Any) -> Dict[str, Any]:
+    """``v`` where it is an object, else empty: the document's validation leaves these keys free-form."""
+    return v if isinstance(v, dict) else {}
+
+
+def transport_kind(doc: Dict[str, Any]) -> str:
+    """How the document's load reached the pool: the scenario's ``transport.kind``, else the result's
+    ``transport.config.kind``; documents from before transports existed ran locally."""
+    sc = _dict(doc.get("scenario")).get("transport")
+    if isinstance(sc, dict) and sc.get("kind"):
+        return str(sc["kind"])
+    t = doc.get("transport")
+    if isinstance(t, dict) and isinstance(t.get("config"), dict) and t["config"].get("kind"):
+        return str(t["config"]["kind"])
+    return "local"
+
+
+def transport_words(doc: Dict[str, Any]) -> str:
+    """'iSCSI', 'NFSv3', ... for sentences."""
+    kind = transport_kind(doc)
+    words = TRANSPORT_WORDS.get(kind, kind)
+    if kind == "nfs":
+        version = _dict(_dict(doc.get("scenario")).get("transport")).get("nfs_version")
+        if version:
+            words += f"v{version}"
+    return words
+
+
+def _load_value(doc: Dict[str, Any], key: str) -> Any:
+    v = _dict(doc.get("scenario")).get(key)
+    return "none" if key == "write_sync" and v is None else v
+
+
+def _shown(key: str, v: Any) -> str:
+    sized = key in ("bs", "lun_size", "volblocksize", "recordsize") and isinstance(v, int) and not isinstance(v, bool)
+    return size_label(v) if sized and v > 0 else str(v)
+
+
+def check_same_load(local: Dict[str, Any], remote: Dict[str, Any], local_name: str = "local",
+                    transport_name: str = "transport") -> None:
+    """ValueError (one line) unless ``local`` ran locally, ``remote`` over a transport, with one load."""
+    lk, rk = transport_kind(local), transport_kind(remote)
+    if lk != "local":
+        raise ValueError(f"{local_name} ran over {TRANSPORT_WORDS.get(lk, lk)}, not locally: "
+                         "give the local run first, the transport run second")
+    if rk == "local":
+        raise ValueError(f"{transport_name} ran locally (transport 'local'): there is no protocol to cost; "
+                         "give a run over iscsi or nfs")
+    diffs = [f"{k} {_shown(k, _load_value(local, k))} vs {_shown(k, _load_value(remote, k))}"
+             for k in LOAD_KEYS if _load_value(local, k) != _load_value(remote, k)]
+    if diffs:
+        raise ValueError(f"{local_name} and {transport_name} are not the same load ({', '.join(diffs)}): "
+                         "the protocol's cost is measured on one load")
+    for name, doc in ((local_name, local), (transport_name, remote)):
+        if not doc.get("steps"):
+            raise ValueError(f"{name} has no measured steps")
+
+
+def _classes(doc: Dict[str, Any], paths: List[str]) -> List[Optional[str]]:
+    return [_device(doc, p).get("class") for p in paths]
+
+
+def _device(doc: Dict[str, Any], path: Optional[str]) -> Dict[str, Any]:
+    return _dict(_dict(_dict(doc.get("pool")).get("devices")).get(path)) if path else {}
+
+
+def device_label(doc: Dict[str, Any], path: Optional[str]) -> str:
+    """'/dev/pmem0 (nvdimm)', with the model where known."""
+    if not path:
+        return "-"
+    rec = _device(doc, path)
+    bits = [b for b in (rec.get("class"), rec.get("model")) if b]
+    return f"{path} ({', '.join(map(str, bits))})" if bits else path
+
+
+def differences(local: Dict[str, Any], remote: Dict[str, Any]) -> List[str]:
+    """What differs between the two runs besides the transport, for the user to weigh."""
+    out = []
+    for k in NOTED_KEYS:
+        a, b = _dict(local.get("scenario")).get(k), _dict(remote.get("scenario")).get(k)
+        if a != b:
+            out.append(f"scenario {k}: {_shown(k, a)} locally vs {_shown(k, b)} over the transport")
+    lp, rp = _dict(local.get("pool")), _dict(remote.get("pool"))
+    for k in ("layout", "ashift"):
+        if lp.get(k) != rp.get(k):
+            out.append(f"pool {k}: {lp.get(k)} vs {rp.get(k)}")
+    lc, rc = _classes(local, lp.get("data") or []), _classes(remote, rp.get("data") or [])
+    if sorted(map(str, lc)) != sorted(map(str, rc)):
+        out.append(f"data vdevs: {', '.join(map(str, lc)) or '-'} vs {', '.join(map(str, rc)) or '-'}")
+    le, re_ = _dict(local.get("environment")), _dict(remote.get("environment"))
+    for k in ("host", "kernel", "cpu"):
+        if le.get(k) != re_.get(k):
+            out.append(f"{k}: {le.get(k)} vs {re_.get(k)}")
+    zl, zr = _dict(le.get("openzfs")).get("module"), _dict(re_.get("openzfs")).get("module")
+    if zl != zr:
+        out.append(f"OpenZFS module: {zl or 'unrecorded'} vs {zr or 'unrecorded'}")
+    days = [str(e.get("started") or "")[:10] for e in (le, re_)]
+    if all(days) and days[0] != days[1]:  # other days: other host load, other guest builds
+        out.append(f"run on {days[0]} vs {days[1]}")
+    if bool(local.get("quick")) != bool(remote.get("quick")):
+        out.append(f"quick: {bool(local.get('quick'))} vs {bool(remote.get('quick'))}")
+    for name, doc in (("the local run", local), ("the transport run", remote)):
+        if doc.get("status") != "complete":
+            out.append(f"{name} is {doc.get('status')}: its missing steps show as unmatched")
+    return out
+
+
+def pair_candidates(local: Dict[str, Any], remote: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[str], List[str]]:
+    """Pairs of log candidates (local path, transport path, how they were paired), and the paths of
+    each side left without a counterpart. See the module's docstring for the order of the rules."""
+    left = list(_dict(local.get("pool")).get("log") or [])
+    right = list(_dict(remote.get("pool")).get("log") or [])
+    pairs: List[Dict[str, Any]] = []
+
+    def take(a: str, b: str, how: str) -> None:
+        left.remove(a)
+        right.remove(b)
+        ma, mb = _device(local, a).get("model"), _device(remote, b).get("model")
+        if ma and mb and ma != mb:  # paired by path or class, yet not the same model: the user should know
+            how += f"; models differ: {ma} vs {mb}"
+        pairs.append({"local": a, "transport": b, "matched_by": how})
+
+    def ident(doc, p) -> List[str]:
+        rec = _device(doc, p)
+        return [f"{k} {rec[k]}" for k in ("serial", "wwn") if rec.get(k)]
+
+    for a in list(left):
+        for b in list(right):
+            common = set(ident(local, a)) & set(ident(remote, b))
+            if common:
+                take(a, b, f"the same device ({sorted(common)[0]})")
+                break
+    for a in list(left):
+        ca = _device(local, a).get("class")
+        if a in right and _device(remote, a).get("class") == ca:
+            take(a, a, f"the same path and class ({ca})" if ca else "the same path (no class recorded)")
+    for a in list(left):
+        ca = _device(local, a).get("class")
+        if not ca:
+            continue
+        same = [b for b in right if _device(remote, b).get("class") == ca]
+        if same:
+            mine = [x for x in left if _device(local, x).get("class") == ca]
+            how = f"the same class ({ca})" + ("" if len(same) == 1 and len(mine) == 1 else ", in order of position")
+            take(a, same[0], how)
+    unknown_l = [a for a in left if not _device(local, a).get("class")]
+    unknown_r = [b for b in right if not _device(remote, b).get("class")]
+    if unknown_l and len(unknown_l) == len(unknown_r):
+        for a, b in zip(unknown_l, unknown_r):
+            take(a, b, "position (no device class recorded on either side)")
+    return pairs, left, right
+
+
+def _candidate(doc: Dict[str, Any], step: Dict[str, Any]) -> Optional[str]:
+    """A single-SLOG step's log device: its ``candidate``, or the pool's only log device in documents
+    that named no candidate when there was one."""
+    if step.get("log") != "single":
+        return None
+    if step.get("candidate"):
+        return step["candidate"]
+    logs = _dict(doc.get("pool")).get("log") or []
+    return logs[0] if len(logs) == 1 else None
+
+
+def counting_error(n_a: Optional[int], n_b: Optional[int]) -> float:
+    """Relative error of a ratio of two steps' figures from their IO counts alone (Poisson), as
+    analysis/scaling.py uses it; 0 when a count is missing."""
+    if n_a and n_b and n_a > 0 and n_b > 0:
+        return scaling.COUNT_SIGMAS * math.sqrt(1.0 / n_a + 1.0 / n_b)
+    return 0.0
+
+
+def _mean_lat(step: Dict[str, Any]) -> Optional[float]:
+    v = _dict(step.get("lat_us")).get("mean")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _config_shape(doc: Dict[str, Any], name: str) -> Optional[Tuple[Any, Any, Any]]:
+    for s in doc.get("steps") or []:
+        if s.get("config") == name:
+            return (s.get("sync"), s.get("log"), s.get("logbias"))
+    return None
+
+
+def _label(config: str, cand_l: Optional[str], cand_t: Optional[str]) -> str:
+    if cand_l is None and cand_t is None:
+        return config
+    return f"{config} [{cand_t}]" if cand_l == cand_t else f"{config} [{cand_l} | {cand_t}]"
+
+
+def _gm(values: List[float]) -> Optional[float]:
+    vals = [v for v in values if v > 0]
+    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
+
+
+def survival(b_local: Optional[float], e_local: float, b_transport: Optional[float], e_transport: float) -> str:
+    """none locally | gone | shrinks | survives | unknown: the rule in this module's thresholds comment."""
+    if b_local is None or b_transport is None:
+        return "unknown"
+    if b_local <= 1 + SAME:
+        return "none locally"
+    if b_transport * (1 + e_transport) <= 1 + SAME:
+        return "gone"
+    floor = b_local * (1 - e_local)
+    if floor > 1 and math.log(b_transport * (1 + e_transport)) < KEEP * math.log(floor):
+        return "shrinks"
+    return "survives"
+
+
+def compare(local: Dict[str, Any], remote: Dict[str, Any], local_name: str = "local",
+            transport_name: str = "transport") -> Dict[str, Any]:
+    """The protocol's cost per matched step and configuration, the unmatched steps, the differences
+    besides the transport, and the SLOG-benefit sentence. ValueError when the runs cannot be compared."""
+    check_same_load(local, remote, local_name, transport_name)
+    words = transport_words(remote)
+    pairs, lone_l, lone_r = pair_candidates(local, remote)
+    to_remote = {p["local"]: p["transport"] for p in pairs}
+
+    unmatched: List[Dict[str, Any]] = []
+    remote_steps: Dict[tuple, Dict[str, Any]] = {}
+    for s in remote["steps"]:
+        remote_steps[(s["config"], _candidate(remote, s), s["threads"])] = s
+    used = set()
+    matched: List[Dict[str, Any]] = []
+    for s in local["steps"]:
+        cand_l = _candidate(local, s)
+        cand_t = to_remote.get(cand_l) if cand_l is not None else None
+        why = None
+        if cand_l is not None and cand_t is None:
+            why = f"log candidate {device_label(local, cand_l)} has no counterpart over {words}"
+        elif _config_shape(remote, s["config"]) is None:
+            why = f"no configuration named {s['config']!r} over {words}"
+        elif _config_shape(remote, s["config"]) != (s.get("sync"), s.get("log"), s.get("logbias")):
+            shape = _config_shape(remote, s["config"])
+            why = (f"{s['config']!r} is sync={s.get('sync')} log={s.get('log')} logbias={s.get('logbias')} locally "
+                   f"but sync={shape[0]} log={shape[1]} logbias={shape[2]} over {words}")
+        key = (s["config"], cand_t, s["threads"])
+        if why is None and key not in remote_steps:
+            why = f"not measured at {s['threads']} threads over {words}"
+        if why:
+            unmatched.append({"side": "local", "config": s["config"], "candidate": cand_l, "threads": s["threads"],
+                              "why": why})
+            continue
+        used.add(key)
+        r = remote_steps[key]
+        ratio = r["iops"] / s["iops"] if s["iops"] > 0 else None
+        ll, lt = _mean_lat(s), _mean_lat(r)
+        matched.append({
+            "config": s["config"], "label": _label(s["config"], cand_l, cand_t), "sync": s.get("sync"),
+            "log": s.get("log"), "candidate_local": cand_l, "candidate_transport": cand_t, "threads": s["threads"],
+            "local_iops": s["iops"], "transport_iops": r["iops"], "iops_ratio": ratio,
+            "ratio_error": counting_error(s.get("ios"), r.get("ios")),
+            "local_ios": s.get("ios"), "transport_ios": r.get("ios"),
+            "local_lat_mean_us": ll, "transport_lat_mean_us": lt,
+            "added_us_per_io": lt - ll if ll is not None and lt is not None else None})
+    from_remote = {v: k for k, v in to_remote.items()}
+    for key, r in remote_steps.items():
+        if key in used:
+            continue
+        cand_t = key[1]
+        if cand_t is not None and cand_t not in from_remote:
+            why = f"log candidate {device_label(remote, cand_t)} has no counterpart locally"
+        else:
+            why = (f"no configuration named {r['config']!r} locally" if _config_shape(local, r["config"]) is None
+                   else "configuration differs locally (see the local side)"
+                   if _config_shape(local, r["config"]) != (r.get("sync"), r.get("log"), r.get("logbias"))
+                   else f"not measured at {r['threads']} threads locally")
+        unmatched.append({"side": "transport", "config": r["config"], "candidate": cand_t, "threads": r["threads"],
+                          "why": why})
+
+    configs = _summaries(matched)
+    benefit = _slog_benefit(local, remote, matched, pairs, words)
+    return {"transport": transport_kind(remote), "transport_words": words,
+            "load": {k: _load_value(local, k) for k in LOAD_KEYS},
+            "local_scenario": _dict(local.get("scenario")).get("name"),
+            "transport_scenario": _dict(remote.get("scenario")).get("name"),
+            "candidates": [dict(p, local_label=device_label(local, p["local"]),
+                                transport_label=device_label(remote, p["transport"])) for p in pairs],
+            "unmatched_candidates": {"local": [device_label(local, p) for p in lone_l],
+                                     "transport": [device_label(remote, p) for p in lone_r]},
+            "steps": matched, "unmatched_steps": unmatched, "configs": configs,
+            "differences": differences(local, remote), "slog_benefit": benefit}
+
+
+def _summaries(matched: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Per configuration (and candidate pair): the IOPS ratio's geometric mean and range over the
+    matched thread steps, and the range of the latency added per IO."""
+    by: Dict[str, List[Dict[str, Any]]] = {}
+    for m in matched:
+        by.setdefault(m["label"], []).append(m)
+    out = []
+    for label, ms in by.items():
+        ratios = [m["iops_ratio"] for m in ms if m["iops_ratio"] is not None]
+        added = [m["added_us_per_io"] for m in ms if m["added_us_per_io"] is not None]
+        out.append({"label": label, "config": ms[0]["config"], "threads": [m["threads"] for m in ms],
+                    "iops_ratio_gm": _gm(ratios), "iops_ratio_min": min(ratios) if ratios else None,
+                    "iops_ratio_max": max(ratios) if ratios else None,
+                    "added_us_min": min(added) if added else None, "added_us_max": max(added) if added else None})
+    return out
+
+
+def _side_benefit(steps: List[Dict[str, Any]], side: str) -> Tuple[Optional[float], float, Optional[Dict], Optional[Dict]]:
+    """B and its counting error at peak: the SLOG curve's peak over the no-SLOG curve's peak."""
+    slog = [s for s in steps if s["role"] == "slog"]
+    none = [s for s in steps if s["role"] == "noslog"]
+    if not slog or not none:
+        return None, 0.0, None, None
+    ps = max(slog, key=lambda s: s[f"{side}_iops"])
+    pn = max(none, key=lambda s: s[f"{side}_iops"])
+    if pn[f"{side}_iops"] <= 0:
+        return None, 0.0, ps, pn
+    return (ps[f"{side}_iops"] / pn[f"{side}_iops"], counting_error(ps[f"{side}_ios"], pn[f"{side}_ios"]), ps, pn)
+
+
+def _slog_benefit(local: Dict[str, Any], remote: Dict[str, Any], matched: List[Dict[str, Any]],
+                  pairs: List[Dict[str, Any]], words: str) -> List[Dict[str, Any]]:
+    """Per paired log candidate: the SLOG's speed-up of sync=always locally and over the transport, at
+    peak and at each thread count all four steps share, and the sentence. Only matched steps count, so
+    both sides are judged on the same thread steps."""
+    noslog = [m for m in matched if m["sync"] == "always" and m["log"] == "none"]
+    noslog_configs = sorted({m["config"] for m in noslog})
+    if noslog_configs:
+        noslog = [m for m in noslog if m["config"] == noslog_configs[0]]
+    slog_keys = []
+    for m in matched:
+        if m["sync"] == "always" and m["log"] != "none" and (m["config"], m["candidate_local"]) not in slog_keys:
+            slog_keys.append((m["config"], m["candidate_local"]))
+    # sync=standard is the ZIL-free ceiling only for a load whose own writes are not synchronous (as in
+    # scaling.verdict): an O_DSYNC/NFS-stable load commits through the ZIL under sync=standard too.
+    load_is_sync = _load_value(remote, "write_sync") != "none"
+    standard = [] if load_is_sync else [m for m in matched if m["sync"] == "standard" and m["log"] == "none"]
+    out = []
+    if not slog_keys:
+        return [{"state": "unknown", "sentence": f"The SLOG's benefit over {words} cannot be judged: no sync=always "
+                 "configuration with a SLOG was measured on both sides."}]
+    for config, cand in slog_keys:
+        slog = [m for m in matched if m["config"] == config and m["candidate_local"] == cand]
+        rows = [dict(m, role="slog") for m in slog] + [dict(m, role="noslog") for m in noslog]
+        b_l, e_l, psl, pnl = _side_benefit(rows, "local")
+        b_t, e_t, pst, pnt = _side_benefit(rows, "transport")
+        state = survival(b_l, e_l, b_t, e_t)
+        per_threads = []
+        nos = {m["threads"]: m for m in noslog}
+        for m in sorted(slog, key=lambda m: m["threads"]):
+            n = nos.get(m["threads"])
+            if n is None or n["local_iops"] <= 0 or n["transport_iops"] <= 0:
+                continue
+            bl, bt = m["local_iops"] / n["local_iops"], m["transport_iops"] / n["transport_iops"]
+            el, et = counting_error(m["local_ios"], n["local_ios"]), counting_error(m["transport_ios"], n["transport_ios"])
+            per_threads.append({"threads": m["threads"], "local": bl, "transport": bt, "local_error": el,
+                                "transport_error": et, "state": survival(bl, el, bt, et)})
+        entry = {"config": config, "candidate_local": cand, "candidate_transport": slog[0]["candidate_transport"],
+                 "label": slog[0]["label"], "noslog_config": noslog_configs[0] if noslog_configs else None,
+                 "local_at_peak": b_l, "local_error": e_l, "transport_at_peak": b_t, "transport_error": e_t,
+                 "at_threads": per_threads, "state": state,
+                 "peak_threads": {"local": [psl and psl["threads"], pnl and pnl["threads"]],
+                                  "transport": [pst and pst["threads"], pnt and pnt["threads"]]}}
+        entry["sentence"] = _sentence(entry, words, psl, pnl, pst, pnt, slog, noslog, standard)
+        out.append(entry)
+    return out
+
+
+def _x(v: float) -> str:
+    return f"{v:.1f}x" if v >= 1.05 or v < 0.95 else f"{v:.2f}x"
+
+
+def _sentence(e: Dict[str, Any], words: str, psl, pnl, pst, pnt, slog, noslog, standard) -> str:
+    state, b_l, b_t = e["state"], e["local_at_peak"], e["transport_at_peak"]
+    if state == "unknown":
+        missing = "locally" if b_l is None else f"over {words}"
+        return (f"The SLOG's benefit over {words} cannot be judged: {e['noslog_config'] or 'sync=always without a SLOG'} "
+                f"and {e['label']} were not both measured {missing} at matching steps.")
+    dev = e["candidate_transport"]
+    what = (f"sync=always with the SLOG{' ' + dev if dev else ''} over sync=always without one, at peak: "
+            f"{pst['transport_iops']:.0f} vs {pnt['transport_iops']:.0f} IOPS over {words}, "
+            f"{psl['local_iops']:.0f} vs {pnl['local_iops']:.0f} locally")
+    figures = f"{_x(b_t)} over {words} vs {_x(b_l)} locally ({what})"
+    if state == "none locally":
+        s = f"The SLOG bought nothing locally: {figures}; there is no benefit for {words} to keep."
+    elif state == "survives":
+        s = f"The SLOG's benefit survives {words}: {figures}."
+    else:
+        s = (f"The SLOG's benefit is gone over {words}: " if state == "gone" else
+             f"The SLOG's benefit shrinks over {words}: ") + figures + _why(words, slog, noslog, standard, pst) + "."
+    others = [f"at {p['threads']} threads {_x(p['transport'])} vs {_x(p['local'])} ({p['state']})"
+              for p in e["at_threads"] if p["state"] != state]
+    if others:
+        s += " At matched threads: " + "; ".join(others) + "."
+    return s
+
+
+def _why(words: str, slog, noslog, standard, pst) -> str:
+    """What the comparison shows of the cause: the protocol's ceiling where sync=always + SLOG over the
+    transport reaches sync=standard over it (which writes no ZIL); else how much of its local throughput
+    each configuration keeps."""
+    std_t = max((m["transport_iops"] for m in standard), default=None)
+    if std_t and pst["transport_iops"] >= (1 - SAME) * std_t:
+        return (f": the protocol, not the log, is the limit — over {words} sync=always + SLOG reaches "
+                f"{pst['transport_iops'] / std_t:.0%} of sync=standard, which writes no ZIL")
+    gs, gn = _gm([m["iops_ratio"] for m in slog if m["iops_ratio"]]), _gm([m["iops_ratio"] for m in noslog if m["iops_ratio"]])
+    if gs is not None and gn is not None:
+        return (f": over {words} the configuration with the SLOG keeps {gs:.2f}x of its local IOPS, the one without "
+                f"{gn:.2f}x (geometric means over the matched thread steps) — the protocol's cost per IO weighs most "
+                "on the faster configuration")
+    return ""
