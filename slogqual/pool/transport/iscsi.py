@@ -140,30 +140,34 @@ def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = Non
                 # present only where targetcli's auto_add_default_portal made it: a failure is no harm
                 _run.run(argv, timeout=120, typed_timeout=True, env=_targetcli.env(home))
                 continue
-            _targetcli.targetcli(argv, home)
+            # the undo is recorded BEFORE the step and is conditional: an interrupt that lands while targetcli
+            # runs (measured in the lab: a seeded SIGINT left our target behind when the undo came after)
+            # still has the thing removed if it came to exist
             if argv[1] == "/backstores/block" and argv[2] == "create":
                 name = argv[3].split("=", 1)[1]
-                if not _targetcli.block_backstore_dir(name):
-                    raise MeasurementError(f"targetcli did not create backstore {name} (configfs has none)")
-                undo.push(f"delete backstore {name}",
-                          lambda name=name: _targetcli.targetcli(_targetcli.delete_block_argv(name), home))
+                undo.push(f"delete backstore {name}", lambda name=name: _targetcli.block_backstore_dir(name) and
+                          _targetcli.targetcli(_targetcli.delete_block_argv(name), home))
             elif argv[1] == "/iscsi" and argv[2] == "create":
-                if not _targetcli.iscsi_target_exists(iqn):
-                    raise MeasurementError(f"targetcli did not create target {iqn} (configfs has none)")
-                undo.push(f"delete target {iqn}",
-                          lambda: _targetcli.targetcli(_targetcli.delete_target_argv(iqn), home))
+                undo.push(f"delete target {iqn}", lambda: _targetcli.iscsi_target_exists(iqn) and
+                          _targetcli.targetcli(_targetcli.delete_target_argv(iqn), home))
+            _targetcli.targetcli(argv, home)
+            if argv[1] == "/backstores/block" and argv[2] == "create" and not _targetcli.block_backstore_dir(name):
+                raise MeasurementError(f"targetcli did not create backstore {name} (configfs has none)")
+            if argv[1] == "/iscsi" and argv[2] == "create" and not _targetcli.iscsi_target_exists(iqn):
+                raise MeasurementError(f"targetcli did not create target {iqn} (configfs has none)")
         if not _running("iscsid"):
             # its own session: iscsid, shutting down, signals its whole process group (measured in the lab:
             # started in ours it took slogqual and the guest's job script down with it)
             iscsid = _run.Background(_iscsiadm.iscsid_argv(), grace_s=10, new_session=True).start()
             undo.push("stop the iscsid slogqual started", iscsid.stop)
             time.sleep(0.5)
-        _iscsiadm.iscsiadm(_iscsiadm.new_node_argv(iqn, LOOPBACK, ISCSI_PORT))
         undo.push(f"delete the node record of {iqn}",
                   lambda: _iscsiadm.iscsiadm(_iscsiadm.delete_node_argv(iqn, LOOPBACK, ISCSI_PORT)))
+        _iscsiadm.iscsiadm(_iscsiadm.new_node_argv(iqn, LOOPBACK, ISCSI_PORT))
+        # recorded before the login, done only if a session of ours exists (an interrupt during the login)
+        undo.push(f"log out of {iqn}", lambda: any(x.target == iqn for x in _iscsiadm.sessions()) and
+                  _iscsiadm.iscsiadm(_iscsiadm.logout_argv(iqn, LOOPBACK, ISCSI_PORT)))
         _iscsiadm.iscsiadm(_iscsiadm.login_argv(iqn, LOOPBACK, ISCSI_PORT))
-        undo.push(f"log out of {iqn}",
-                  lambda: _iscsiadm.iscsiadm(_iscsiadm.logout_argv(iqn, LOOPBACK, ISCSI_PORT)))
         session = _wait_for_disks(iqn, len(devices), login_timeout)
         disks = session.disks()
         record = {
