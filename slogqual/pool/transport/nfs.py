@@ -104,18 +104,22 @@ def attach(pool_name: str, path: str, fsid: int, version: str = "4.2", threads: 
         if want is not None and want != before:
             _nfsd.set_threads(want)
             undo.push(f"put the nfsd threads back to {before}", lambda: _nfsd.set_threads(before))
-        _exportfs.exportfs(_exportfs.export_argv(LOOPBACK, path, export_options(fsid)))
+        # undo steps recorded before their step (an interrupt while exportfs or mount runs must not leave
+        # the export or the mount behind: the iSCSI transport's lesson from a seeded SIGINT in the lab)
         undo.push(f"unexport {path}", lambda: _exportfs.exportfs(_exportfs.unexport_argv(LOOPBACK, path)))
+        _exportfs.exportfs(_exportfs.export_argv(LOOPBACK, path, export_options(fsid)))
         mountpoint = tempfile.mkdtemp(prefix=f"{pool_name}-nfs-")
         undo.push(f"remove {mountpoint}", lambda: os.rmdir(mountpoint))
         statd_before = _running("rpc.statd")
+        undo.push("stop the rpc.statd our NFSv3 mount started",
+                  lambda: not statd_before and _running("rpc.statd") and _stop_statd())
+        undo.push(f"unmount {mountpoint}", lambda: os.path.ismount(mountpoint) and
+                  _nfsmount.run(_nfsmount.umount_argv(mountpoint)))
         _nfsmount.run(_nfsmount.mount_argv(LOOPBACK, path, mountpoint, version, mount_options))
         if not statd_before and _running("rpc.statd"):
             # mount.nfs starts rpc.statd for NFSv3 locking (start-statd) when none runs: ours to end,
             # after the unmount (measured in the lab: it outlived the scenario otherwise)
-            undo.push("stop the rpc.statd our NFSv3 mount started", _stop_statd)
             started.append("rpc.statd")
-        undo.push(f"unmount {mountpoint}", lambda: _nfsmount.run(_nfsmount.umount_argv(mountpoint)))
         mounted = find_mount(mountpoint)
         record = {
             "kind": "nfs", "server": "knfsd", "export": f"{LOOPBACK}:{path}",
