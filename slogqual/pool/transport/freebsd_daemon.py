@@ -10,6 +10,7 @@ from typing import Callable, List, Optional, Sequence
 from slogqual.errors import MeasurementError, UsageError
 from slogqual.pool.transport.teardown import Undo
 from slogqual.tools import run as _run
+from slogqual.tools.freebsd import process as _process
 from slogqual.tools.freebsd.host import Host
 
 
@@ -23,9 +24,10 @@ def checked(host: Host, argv: Sequence[str], timeout: float = 120) -> str:
 
 def running(host: Host, name: str) -> bool:
     """Does a process called ``name`` run (pgrep -x: 0 found, 1 none)?"""
-    proc = host.run(["pgrep", "-x", name])
+    argv = _process.pgrep_argv(name)
+    proc = host.run(argv)
     if proc.returncode not in (0, 1):
-        raise _run.failure(["pgrep", "-x", name], proc.returncode, proc.stderr or "")
+        raise _run.failure(argv, proc.returncode, proc.stderr or "")
     return proc.returncode == 0
 
 
@@ -60,9 +62,9 @@ def read_file(path: str) -> str:
 
 def stop(host: Host, pid: int, what: str, timeout: float = 30, sleep: Callable[[float], None] = time.sleep) -> None:
     """SIGTERM ``pid`` (a graceful exit: ctld removes its LUNs, nfsd its threads) and wait until it is gone."""
-    checked(host, ["kill", "-TERM", str(pid)])
+    checked(host, _process.term_argv(pid))
     deadline = time.monotonic() + timeout
-    while host.run(["kill", "-0", str(pid)]).returncode == 0:
+    while host.run(_process.alive_argv(pid)).returncode == 0:
         if time.monotonic() > deadline:
             raise MeasurementError(f"{what} (pid {pid}) still runs {timeout:g} s after SIGTERM")
         sleep(0.2)

@@ -83,7 +83,7 @@ def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = Non
         _daemon.start(host, undo, "ctld", _ctld.ctld_argv(conf), pidfile, read=read, started=started, sleep=sleep)
         if not _daemon.running(host, "iscsid"):
             iscsid_pid = os.path.join(workdir, "iscsid.pid")
-            _daemon.start(host, undo, "iscsid", ["iscsid", "-P", iscsid_pid], iscsid_pid, read=read,
+            _daemon.start(host, undo, "iscsid", _ctld.iscsid_argv(iscsid_pid), iscsid_pid, read=read,
                           started=started, sleep=sleep)
         _daemon.checked(host, _ctld.login_argv(iqn, PORTAL))
         undo.push(f"log out of {iqn}", lambda: _daemon.checked(host, _ctld.logout_argv(iqn)))

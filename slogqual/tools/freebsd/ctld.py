@@ -80,6 +80,11 @@ def default_initiator_name(hostname: str) -> str:
     return "iqn.1994-09.org.freebsd:" + hostname
 
 
+def iscsid_argv(pidfile: str) -> List[str]:
+    """iscsid(8), the initiator daemon iscsictl's sessions are handed to, with a pidfile of ours (-P)."""
+    return ["iscsid", "-P", pidfile]
+
+
 def login_argv(iqn: str, portal: str = "127.0.0.1:3260") -> List[str]:
     return [INITIATOR, "-A", "-p", portal, "-t", iqn]
 
