@@ -246,7 +246,8 @@ def test_ctl_conf_serves_our_luns_on_loopback_to_our_initiator_only():
         assert f"\tlun {i} {{\n\t\tpath {z}\n\t\tbackend block\n\t\toption writecache off\n\t}}\n" in text
     assert text.count("{") == text.count("}") == 2 + len(ZVOLS)
     assert "writecache" not in ctld.ctl_conf(iqn, ZVOLS, "iqn.2012-06.org.freebsd:host1")
-    assert ctld.ctld_argv("/tmp/x/ctl.conf") == ["ctld", "-d", "-f", "/tmp/x/ctl.conf"]
+    # a daemon, not -d (ctld(8): debug mode exits after one connection, leaving its LUNs in the kernel)
+    assert ctld.ctld_argv("/tmp/x/ctl.conf") == ["ctld", "-f", "/tmp/x/ctl.conf"]
     assert ctld.login_argv(iqn) == ["iscsictl", "-A", "-p", "127.0.0.1:3260", "-t", iqn]
     assert ctld.logout_argv(iqn) == ["iscsictl", "-R", "-t", iqn]
 
@@ -266,7 +267,7 @@ def test_freebsd_exports_and_argv():
     assert nfsserver.mountd_argv("/tmp/x/exports") == ["mountd", "-S", "/tmp/x/exports"]
     assert nfsserver.nfsd_argv(16) == ["nfsd", "-t", "-n", "16"]
     assert nfsserver.mount_argv("127.0.0.1", "/p", "/m", "4.2", ["hard"]) == [
-        "mount", "-t", "nfs", "-o", "nfsv4,minorversion=2,hard", "127.0.0.1:/p", "/m"]
+        "mount", "-t", "nfs", "-o", "nfsv4,minorversion=2,hard", "127.0.0.1:/", "/m"]  # v4: the V4: root
     assert nfsserver.mount_argv("127.0.0.1", "/p", "/m", "3", [])[4] == "nfsv3"
     for bad in (lambda: nfsserver.exports("/a b"), lambda: nfsserver.exports("/p", client="host; rm"),
                 lambda: nfsserver.exports("/p", options=["maproot"]), lambda: nfsserver.nfsd_argv(0)):

@@ -124,6 +124,8 @@ PROGRAMS: Dict[str, Requirement] = {r.program: r for r in (
                 _FREEBSD_ONLY + " (iscsiadm)", _FREEBSD_BASE),
     Requirement("nfsd", None, "the NFS server of transport = \"nfs\" scenarios", _FREEBSD_ONLY + " (rpc.nfsd)",
                 _FREEBSD_BASE),
+    Requirement("pgrep", None, "whether a ctld/iscsid/mountd/nfsd/rpcbind already runs (FreeBSD transports)",
+                _FREEBSD_ONLY + " (/proc)", _FREEBSD_BASE),
     Requirement("mountd", None, "the NFS exports of transport = \"nfs\" scenarios", _FREEBSD_ONLY + " (exportfs)",
                 _FREEBSD_BASE),
     Requirement("camcontrol", None, "ATA/SCSI identity", _FREEBSD_ONLY + " (smartctl)", _FREEBSD_BASE),

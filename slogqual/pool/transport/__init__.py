@@ -72,7 +72,17 @@ def fsid_for(pool_name: str) -> int:
 
 def attach(config: TransportConfig, pool_name: str, targets: List[str]):
     """The context manager of ``config.kind`` over the scenario's targets (zvol devices, or one dataset
-    mountpoint): yields an ``Attached`` with the paths fio writes."""
+    mountpoint): yields an ``Attached`` with the paths fio writes. On FreeBSD the ctld/iscsictl and
+    nfsd/mountd modules, on Linux the LIO/open-iscsi and knfsd ones."""
+    from slogqual import paths
+
+    if paths.is_freebsd() and config.kind == "iscsi":
+        from slogqual.pool.transport import freebsd_iscsi
+        return freebsd_iscsi.attach(pool_name, targets, write_cache=config.iscsi_write_cache)
+    if paths.is_freebsd() and config.kind == "nfs":
+        from slogqual.pool.transport import freebsd_nfs
+        return freebsd_nfs.attach(pool_name, targets[0], version=config.nfs_version,
+                                  threads=config.nfs_threads, mount_options=config.nfs_mount_options)
     if config.kind == "iscsi":
         from slogqual.pool.transport import iscsi
         return iscsi.attach(pool_name, targets, write_cache=config.iscsi_write_cache)

@@ -37,7 +37,9 @@ def exports(path: str, client: str = "127.0.0.1", options: Sequence[str] = ("-ma
 
 
 def mountd_argv(exports_path: str) -> List[str]:
-    """mountd on our exports file only (-S: suspend nfsd while the exports are reloaded)."""
+    """mountd on our exports file only (mountd(8): the exports files are its operands; -S suspends the
+    nfsd threads while the exports are reloaded). mountd replaces the kernel's whole export list when it
+    loads, and registers with rpcbind, so a second one beside a running mountd is refused."""
     return [MOUNTD, "-S", exports_path]
 
 
@@ -47,10 +49,18 @@ def nfsd_argv(threads: int) -> List[str]:
     return [NFSD, "-t", "-n", str(threads)]
 
 
-def mount_argv(server: str, export: str, mountpoint: str, version: str, options: Sequence[str]) -> List[str]:
-    """mount_nfs through mount(8): '-o nfsv4' or '-o nfsv3' and the scenario's options."""
+def mount_argv(server: str, export: str, mountpoint: str, version: str, options: Sequence[str],
+               v4_root: bool = True) -> List[str]:
+    """mount_nfs through mount(8): '-o nfsv4' or '-o nfsv3' and the scenario's options. An NFSv4 path
+    is relative to the exports file's V4: root (exports(5)): with ``export`` as that root (v4_root, as
+    :func:`exports` writes it) the v4 client mounts ``server:/``; v3 mounts the path itself."""
     if version not in ("4", "4.2", "4.1", "3"):
         raise UsageError(f"NFS version {version!r}: 4 or 3")
     vers = "nfsv4" if version.startswith("4") else "nfsv3"
     opts = [vers, *(["minorversion=" + version.split(".")[1]] if "." in version else []), *options]
-    return ["mount", "-t", "nfs", "-o", ",".join(opts), f"{server}:{export}", mountpoint]
+    remote = "/" if vers == "nfsv4" and v4_root else export
+    return ["mount", "-t", "nfs", "-o", ",".join(opts), f"{server}:{remote}", mountpoint]
+
+
+def umount_argv(mountpoint: str) -> List[str]:
+    return ["umount", mountpoint]
