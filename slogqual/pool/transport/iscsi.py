@@ -117,6 +117,18 @@ def _wait_for_disks(iqn: str, luns: int, timeout: float) -> _iscsiadm.Session:
         time.sleep(0.2)
 
 
+def _logout_settled(iqn: str, settle_s: float = 5.0) -> None:
+    """Log out of our session, and keep looking for a while: an interrupted `iscsiadm --login` leaves
+    iscsid to finish the login on its own, after we looked (CI found such a session left over)."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        if any(x.target == iqn for x in _iscsiadm.sessions()):
+            _iscsiadm.iscsiadm(_iscsiadm.logout_argv(iqn, LOOPBACK, ISCSI_PORT))
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.5)
+
+
 @contextlib.contextmanager
 def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = None,
            login_timeout: float = 60.0) -> Iterator[Attached]:
@@ -165,8 +177,7 @@ def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = Non
                   lambda: _iscsiadm.iscsiadm(_iscsiadm.delete_node_argv(iqn, LOOPBACK, ISCSI_PORT)))
         _iscsiadm.iscsiadm(_iscsiadm.new_node_argv(iqn, LOOPBACK, ISCSI_PORT))
         # recorded before the login, done only if a session of ours exists (an interrupt during the login)
-        undo.push(f"log out of {iqn}", lambda: any(x.target == iqn for x in _iscsiadm.sessions()) and
-                  _iscsiadm.iscsiadm(_iscsiadm.logout_argv(iqn, LOOPBACK, ISCSI_PORT)))
+        undo.push(f"log out of {iqn}", lambda: _logout_settled(iqn))
         _iscsiadm.iscsiadm(_iscsiadm.login_argv(iqn, LOOPBACK, ISCSI_PORT))
         session = _wait_for_disks(iqn, len(devices), login_timeout)
         disks = session.disks()
