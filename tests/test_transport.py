@@ -6,6 +6,8 @@ The real transports need kernel modules this host cannot load: they run in the l
 job); here every name, option and step they would use is checked.
 """
 
+import json
+
 import pytest
 
 from conftest import read_fixture
@@ -290,6 +292,27 @@ def test_undo_runs_every_step_last_first_and_holds_an_interrupt_to_the_end(capsy
     assert "could not c: gone" in capsys.readouterr().err
 
 
+def test_a_signal_that_lands_inside_an_undo_step_waits_for_the_whole_teardown():
+    """What the lab found: SIGINT in a normal teardown's logout abandoned it and the session stayed."""
+    import os
+    import signal
+    import time
+
+    done = []
+
+    def logout_like():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # unheld, the KeyboardInterrupt would land here, half way
+        done.append("logged out")
+
+    u = Undo()
+    u.push("delete the node record", lambda: done.append("node record deleted"))
+    u.push("log out", logout_like)
+    with pytest.raises(KeyboardInterrupt):
+        u.run()
+    assert done == ["logged out", "node record deleted"] and u.failures == []
+
+
 # --- fio clients driving a step (constructed scenarios; the real run is in tests/test_scenario_lab.py) ----
 
 def _runner(**extra):
@@ -324,3 +347,29 @@ def test_more_fio_clients_than_luns_or_a_bad_endpoint_is_refused_before_anything
             run_scenario(ScenarioRequest(scenario="iscsi-4k-randwrite", quick=True, data=["/dev/null"],
                                          logs=["/dev/zero"], output=str(out), **kw))
         assert not out.exists()
+
+
+def test_a_resumed_run_is_driven_by_the_fio_clients_it_began_with(tmp_path):
+    """--resume takes the recorded drivers; naming others is one line before anything is touched (the
+    remaining steps would not compare with the finished ones)."""
+    from slogqual.pool.run import ScenarioRequest, _plan
+
+    doc = json.loads(read_fixture("scenario", "iscsi-4k-randwrite-lio-lab-quick.json"))
+    doc["status"] = "interrupted"
+    doc["drivers"] = {"clients": [], "fio_servers": 2}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    plan = _plan(ScenarioRequest(output=str(path), resume=True))
+    assert (plan.clients, plan.fio_servers) == ([], 2)
+    plan = _plan(ScenarioRequest(output=str(path), resume=True, fio_servers=2))
+    assert (plan.clients, plan.fio_servers) == ([], 2)
+    for kw in ({"fio_servers": 1}, {"clients": ["127.0.0.1:8765"]}):
+        with pytest.raises(UsageError, match="began driven by 2 fio server"):
+            _plan(ScenarioRequest(output=str(path), resume=True, **kw))
+    doc["drivers"] = {"clients": "10.0.0.1", "fio_servers": 0}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match="'drivers' is not"):
+        _plan(ScenarioRequest(output=str(path), resume=True))
+    del doc["drivers"]  # a document from before drivers were recorded: no clients
+    path.write_text(json.dumps(doc))
+    assert _plan(ScenarioRequest(output=str(path), resume=True)).fio_servers == 0

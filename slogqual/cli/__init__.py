@@ -16,7 +16,7 @@ import signal
 import sys
 from typing import List, Optional
 
-from slogqual import __version__
+from slogqual import __version__, interrupts
 from slogqual.errors import SlogqualError
 
 EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM: what was measured is kept, what slogqual made is torn down
@@ -102,7 +102,10 @@ def entry() -> None:
 def main(argv: Optional[List[str]] = None) -> int:
     try:
         # First, inside the try: from here on a signal at any moment (parsing, importing a subcommand's
-        # modules, measuring) ends in one line and exit 130, never a traceback or a silent -15.
+        # modules, measuring) ends in one line and exit 130, never a traceback or a silent -15. A Ctrl-C
+        # that lands in a callback Python cannot raise into (CI: the import machinery's weakref callback
+        # printed "Exception ignored ... KeyboardInterrupt") is raised again, not printed and lost.
+        sys.unraisablehook = interrupts.redeliver_lost_interrupt
         signal.signal(signal.SIGTERM, _terminate_as_interrupt)
         code = _main(argv)
         sys.stdout.flush()  # a pipe's stdout is block-buffered: a closed reader shows here, not at exit

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.errors import SlogqualError, ToolError, UsageError
 from slogqual.outputs import check_output, json_document
@@ -96,14 +96,36 @@ class _Plan:
     data: List[str]
     logs: List[str]
     document: Optional[Dict[str, Any]]  # the resumed document; None for a new run
+    clients: List[str] = field(default_factory=list)  # what drives each step: fio server endpoints ...
+    fio_servers: int = 0  # ... and fio servers of our own on loopback
 
 
 def _plan(req: ScenarioRequest) -> _Plan:
     plan = _plan_devices(req)
-    drivers = len(req.clients) + req.fio_servers
+    plan.clients, plan.fio_servers = _drivers(req, plan.document)
+    drivers = len(plan.clients) + plan.fio_servers
     if drivers > plan.scenario.luns:
         raise UsageError(f"{drivers} fio clients for {plan.scenario.luns} LUN(s): at most one client per LUN")
     return plan
+
+
+def _drivers(req: ScenarioRequest, resumed: Optional[Dict[str, Any]]) -> Tuple[List[str], int]:
+    """A resumed run is driven as it began (its document's ``drivers``): the remaining steps then compare
+    with the finished ones. Naming other clients on --resume is refused, naming none takes the recorded."""
+    if resumed is None:
+        return list(req.clients), req.fio_servers
+    stored = resumed.get("drivers") or {}  # absent: a run from before drivers were recorded, or none
+    clients, servers = (stored.get("clients") or [], stored.get("fio_servers") or 0) if isinstance(stored, dict) \
+        else (None, None)
+    if not (isinstance(clients, list) and all(isinstance(c, str) for c in clients) and isinstance(servers, int)):
+        raise UsageError(f"--resume: {req.output}: 'drivers' is not a list of clients and a fio server count")
+    recorded = (list(clients), servers)
+    given = (list(req.clients), req.fio_servers)
+    if given != ([], 0) and given != recorded:
+        began = ", ".join(recorded[0] + ([f"{recorded[1]} fio server(s) on loopback"] if recorded[1] else []))
+        raise UsageError(f"--resume: this run began driven by {began or 'no fio clients'}; resume it the same way "
+                         f"(or name no --clients/--fio-servers)")
+    return recorded
 
 
 def _plan_devices(req: ScenarioRequest) -> _Plan:
@@ -189,11 +211,12 @@ def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> S
             doc["environment"]["openzfs"] = _openzfs()
             doc["log_sweeps"] = log_sweeps.from_files(req.log_sweep_files, plan.logs)
             doc["sweep_logs"] = bool(req.measure_log_sweeps)
+            doc["drivers"] = {"clients": list(plan.clients), "fio_servers": plan.fio_servers}
         else:
             doc.setdefault("log_sweeps", {}).update(log_sweeps.from_files(req.log_sweep_files, plan.logs))
             doc["sweep_logs"] = bool(doc.get("sweep_logs") or req.measure_log_sweeps)
-        endpoints = [fio_client.parse_endpoint(c) for c in req.clients]
-        for _ in range(req.fio_servers):  # the lab's clients: fio servers of our own on loopback
+        endpoints = [fio_client.parse_endpoint(c) for c in plan.clients]
+        for _ in range(plan.fio_servers):  # the lab's clients: fio servers of our own on loopback
             endpoints.append(stack.enter_context(fio_client.FioServer("127.0.0.1")).endpoint)
         run = PoolScenarioRun(plan.scenario, doc, output, progress, pool_name_for(plan.scenario),
                               zfs_api=req.zfs_api, clients=endpoints)

@@ -23,7 +23,8 @@ import tempfile
 import time
 from typing import Dict, Iterator, List, Optional
 
-from slogqual.errors import MeasurementError, UsageError
+from slogqual import interrupts
+from slogqual.errors import MeasurementError, SlogqualError, UsageError
 from slogqual.pool.transport import ISCSI_PORT, LOOPBACK, Attached, backstore_name, iqn_for
 from slogqual.pool.transport.teardown import Undo
 from slogqual.tools import iscsiadm as _iscsiadm
@@ -117,14 +118,23 @@ def _wait_for_disks(iqn: str, luns: int, timeout: float) -> _iscsiadm.Session:
         time.sleep(0.2)
 
 
-def _logout_settled(iqn: str, settle_s: float = 5.0) -> None:
-    """Log out of our session, and keep looking for a while: an interrupted `iscsiadm --login` leaves
-    iscsid to finish the login on its own, after we looked (CI found such a session left over)."""
+def _logout_settled(iqn: str, settle_s: float) -> None:
+    """Log out of our session if one exists. ``settle_s`` > 0 when the login may not have ended (it failed
+    or timed out): iscsid can still be finishing it, so keep looking — and retrying a logout iscsid
+    refused while the login was under way — until nothing of ours has been seen for that long."""
     deadline = time.monotonic() + settle_s
+    last_error: Optional[SlogqualError] = None
     while True:
-        if any(x.target == iqn for x in _iscsiadm.sessions()):
-            _iscsiadm.iscsiadm(_iscsiadm.logout_argv(iqn, LOOPBACK, ISCSI_PORT))
+        present = any(x.target == iqn for x in _iscsiadm.sessions())
+        if present:
+            try:
+                _iscsiadm.iscsiadm(_iscsiadm.logout_argv(iqn, LOOPBACK, ISCSI_PORT))
+                last_error = None
+            except SlogqualError as exc:
+                last_error = exc
         if time.monotonic() > deadline:
+            if last_error is not None or any(x.target == iqn for x in _iscsiadm.sessions()):
+                raise last_error or MeasurementError(f"a session to {iqn} is still there after logging out")
             return
         time.sleep(0.5)
 
@@ -176,9 +186,15 @@ def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = Non
         undo.push(f"delete the node record of {iqn}",
                   lambda: _iscsiadm.iscsiadm(_iscsiadm.delete_node_argv(iqn, LOOPBACK, ISCSI_PORT)))
         _iscsiadm.iscsiadm(_iscsiadm.new_node_argv(iqn, LOOPBACK, ISCSI_PORT))
-        # recorded before the login, done only if a session of ours exists (an interrupt during the login)
-        undo.push(f"log out of {iqn}", lambda: _logout_settled(iqn))
-        _iscsiadm.iscsiadm(_iscsiadm.login_argv(iqn, LOOPBACK, ISCSI_PORT))
+        # recorded before the login, done only if a session of ours exists. The login itself is held
+        # against Ctrl-C/SIGTERM (bounded by iscsiadm's own timeout): killed midway, iscsiadm leaves iscsid
+        # to finish the login after the teardown looked — the lab's interrupt test left a session twice,
+        # the second time with a 5 s look-again in the teardown
+        logged_in = []
+        undo.push(f"log out of {iqn}", lambda: _logout_settled(iqn, settle_s=0.0 if logged_in else 10.0))
+        with interrupts.held():
+            _iscsiadm.iscsiadm(_iscsiadm.login_argv(iqn, LOOPBACK, ISCSI_PORT))
+            logged_in.append(True)
         session = _wait_for_disks(iqn, len(devices), login_timeout)
         disks = session.disks()
         record = {
