@@ -130,6 +130,7 @@ def busy_host_disk(tmp_path):
 # ---- wall time by kind of test, printed at the end of every run (docs/testing.md keeps the record) ----
 import time as _time  # noqa: E402
 
+_SECONDS_BY_TEST = []  # (seconds, node id)
 _SECONDS_BY_KIND = {}
 
 
@@ -148,10 +149,15 @@ def pytest_runtest_protocol(item, nextitem):
     yield
     kind = _kind(item)
     n, s = _SECONDS_BY_KIND.get(kind, (0, 0.0))
-    _SECONDS_BY_KIND[kind] = (n + 1, s + _time.monotonic() - t0)
+    spent = _time.monotonic() - t0
+    _SECONDS_BY_KIND[kind] = (n + 1, s + spent)
+    _SECONDS_BY_TEST.append((spent, item.nodeid))
 
 
 def pytest_terminal_summary(terminalreporter):
     if _SECONDS_BY_KIND:
         parts = [f"{kind} {n} tests {s:.0f} s" for kind, (n, s) in sorted(_SECONDS_BY_KIND.items())]
         terminalreporter.write_line("slogqual tests, wall time by kind: " + ", ".join(parts))
+        # where CI's time budget goes (a shared guest's boot and jobs count in its first test)
+        for spent, nodeid in sorted(_SECONDS_BY_TEST, reverse=True)[:10]:
+            terminalreporter.write_line(f"  {spent:7.1f} s  {nodeid}")

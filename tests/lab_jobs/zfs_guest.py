@@ -36,10 +36,9 @@ def scenario(name):
 JOBS = [
     ("iscsi-128k-seqwrite", scenario("iscsi-128k-seqwrite"), {}),
     # the real protocols (issue #17): LIO + open-iscsi and knfsd + the NFS client over the guest's loopback,
-    # and the same iSCSI load locally, for the protocol's cost
-    # ... driven by two fio servers on loopback (--fio-servers 2: one LUN each), as clients would be
+    # driven by two fio servers on loopback (--fio-servers 2: one LUN each), as clients would be. (The
+    # protocol's cost is read from the two interrupt jobs below: the same scenario, local and over iSCSI.)
     ("iscsi-4k-randwrite-lio", scenario("iscsi-4k-randwrite-lio") + ["--fio-servers", "2"], {}),
-    ("iscsi-4k-randwrite", scenario("iscsi-4k-randwrite"), {}),
     ("nfs-sync-knfsd", scenario("nfs-sync-knfsd"), {}),
     # nfs-sync through `slogqual qualify`: the scenario is a library call from qualify (no CLI inside)
     ("nfs-sync", ["slogqual", "qualify", devs[2], "--profile", os.path.join(HERE, "nfs-qualify.toml"),
