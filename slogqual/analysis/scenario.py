@@ -65,6 +65,17 @@ def pair_devices(doc: Dict[str, Any]) -> Dict[tuple, List[str]]:
     return {k: _pairs.devices_of(v, doc["pool"].get("log") or []) for k, v in by.items()}
 
 
+def step_label(doc: Dict[str, Any], step: Dict[str, Any]) -> str:
+    """A step's curve as tables and plots name it: the configuration; with several log candidates, the
+    single log's device; for a mirror or stripe, the layout and both devices ('[stripe: /dev/a + /dev/b]')."""
+    if step.get("log") in _pairs.PAIR_LOGS:
+        devs = _pairs.devices_of([step], doc["pool"].get("log") or [])
+        what = " + ".join(devs) or step.get("candidate") or ""
+        return f"{step['config']} [{step['log']}" + (f": {what}]" if what else "]")
+    several = len(doc["pool"].get("log") or []) > 1
+    return step["config"] + (f" [{step['candidate']}]" if several and step.get("candidate") else "")
+
+
 def _device_name(doc: Dict[str, Any], path: str) -> str:
     rec = (doc["pool"].get("devices") or {}).get(path) or {}
     model = rec.get("model")
