@@ -69,7 +69,9 @@ def register(sub) -> None:
     r.add_argument("--lab", action="store_true",
                    help="run in the lab guest on emulated devices (default: data hdd hdd, log sata-ssd nvdimm)")
     r.add_argument("--lab-data", nargs="+", metavar="CLASS", help="lab classes of the data devices")
-    r.add_argument("--lab-log", nargs="+", metavar="CLASS", help="lab classes of the log devices")
+    r.add_argument("--lab-log", nargs="+", metavar="CLASS",
+                   help="lab classes of the log devices (with two or more, the striped and mirrored log "
+                        "configurations run per pair; with one they are skipped)")
     r.add_argument("--clients", default="", metavar="HOST[:PORT],...",
                    help="drive each step from these fio servers (`fio --server` on each client host; the LUNs are "
                         "split among them; per-client and merged figures are kept)")

@@ -13,10 +13,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from slogqual.analysis.pairs import PAIR_LOGS  # the log layouts that take two devices
 from slogqual.errors import UsageError
 from slogqual.pool.scenario import PoolConfig, Scenario
-
-PAIR_LOGS = ("mirror", "stripe")  # the log layouts that take two devices
 PAIR_JOIN = " + "
 
 
