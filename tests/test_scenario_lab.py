@@ -109,6 +109,17 @@ def test_iscsi_4k_quick_in_the_lab(tmp_path, busy_host_disk):
             assert s["zil"]["slog_bytes"] == 0, s  # no log vdev took ZIL writes
         if s["sync"] == "always" and not uses_log:
             assert s["zil"]["normal_bytes"] > 0, s  # the ZIL went to the data disks
+    # issue #19: the two log candidates striped and mirrored. zpool iostat's log section during the step:
+    # a striped log writes ZIL blocks to both log vdevs; a mirror writes the same bytes to both legs
+    for s in steps:
+        logs = [v for v in s["vdevs"] if v["section"] == "logs"]
+        if s["log"] == "stripe":
+            assert [v["depth"] for v in logs] == [1, 1] and all(v["write_bytes_s"] > 0 for v in logs), s
+        if s["log"] == "mirror":
+            assert [v["depth"] for v in logs] == [1, 2, 2] and logs[0]["name"].startswith("mirror"), s
+            a, b = (v["write_bytes_s"] for v in logs[1:])
+            assert a > 0 and b > 0 and abs(a - b) <= 0.15 * max(a, b), (a, b, s)  # the same ZIL blocks
+    assert {s["log"] for s in steps} >= {"stripe", "mirror"}
     by = {(s["config"], s.get("candidate"), s["threads_per_lun"]): s for s in steps}
     for t in doc["scenario"]["threads"]:
         noslog = by[("sync=always, no SLOG", None, t)]["iops"]
