@@ -11,7 +11,10 @@ def test_shipped_scenarios_load():
     assert {"iscsi-4k-randwrite", "iscsi-128k-seqwrite", "nfs-sync"} <= set(builtin_names())
     s = load_scenario("iscsi-4k-randwrite")
     assert (s.kind, s.luns, s.bs, s.rw, s.threads) == ("zvol", 8, 4096, "randwrite", [1, 2, 4, 8, 16, 32])
-    assert [(c.sync, c.log) for c in s.configs] == [("standard", "none"), ("always", "single"), ("always", "none")]
+    assert [(c.sync, c.log) for c in s.configs] == [("standard", "none"), ("always", "single"), ("always", "none"),
+                                                    ("always", "stripe"), ("always", "mirror")]
+    for name in ("iscsi-4k-randwrite", "iscsi-128k-seqwrite"):  # the talk's two-log shapes (issue #19)
+        assert {c.log for c in load_scenario(name).configs} == {"none", "single", "stripe", "mirror"}
     q = s.quick()
     assert q.threads == [1, 4] and q.luns == 2 and q.runtime_s == 5 and q.configs == s.configs
     assert load_scenario("iscsi-128k-seqwrite").luns == 12

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from slogqual.analysis import pairs as _pairs
 from slogqual.analysis import scaling
 from slogqual.units import size_label
 
 # Bump when a rule changes what a verdict, benefit or knee says for the same measurements.
 # 1: the analysis written before this field existed (documents without "version"); 2: knee remarks in
 # "details", per-candidate verdicts, log-sweep evidence; 3: "pool/host-bound" (never the log device) where
-# sync=standard stopped scaling at or before the SLOG curve's peak (scaling.saturation, IO counts).
-ANALYSIS_VERSION = 3
+# sync=standard stopped scaling at or before the SLOG curve's peak (scaling.saturation, IO counts); 4: every
+# SLOG curve is judged against the no-log curves only (a mirror/stripe curve was taken as a single
+# candidate's SLOG before), mirrored/striped pairs get their own entries in "pairs".
+ANALYSIS_VERSION = 4
 
 
 def metric_for(bs: int) -> str:
@@ -53,6 +56,26 @@ def curves(doc: Dict[str, Any]) -> List[scaling.Curve]:
     return list(by.values())
 
 
+def pair_devices(doc: Dict[str, Any]) -> Dict[tuple, List[str]]:
+    """(config, candidate) of each mirror/stripe curve -> its log devices (analysis.pairs.devices_of)."""
+    by: Dict[tuple, List[Dict[str, Any]]] = {}
+    for s in doc["steps"]:
+        if s.get("log") in _pairs.PAIR_LOGS:
+            by.setdefault((s["config"], s.get("candidate")), []).append(s)
+    return {k: _pairs.devices_of(v, doc["pool"].get("log") or []) for k, v in by.items()}
+
+
+def step_label(doc: Dict[str, Any], step: Dict[str, Any]) -> str:
+    """A step's curve as tables and plots name it: the configuration; with several log candidates, the
+    single log's device; for a mirror or stripe, the layout and both devices ('[stripe: /dev/a + /dev/b]')."""
+    if step.get("log") in _pairs.PAIR_LOGS:
+        devs = _pairs.devices_of([step], doc["pool"].get("log") or [])
+        what = " + ".join(devs) or step.get("candidate") or ""
+        return f"{step['config']} [{step['log']}" + (f": {what}]" if what else "]")
+    several = len(doc["pool"].get("log") or []) > 1
+    return step["config"] + (f" [{step['candidate']}]" if several and step.get("candidate") else "")
+
+
 def _device_name(doc: Dict[str, Any], path: str) -> str:
     rec = (doc["pool"].get("devices") or {}).get(path) or {}
     model = rec.get("model")
@@ -68,46 +91,58 @@ def _evidence_dict(ev: Optional[scaling.LogEvidence]) -> Optional[Dict[str, Any]
 
 def analyse(doc: Dict[str, Any]) -> Dict[str, Any]:
     """Knees, the SLOG's benefit and the verdict; with several log candidates, one verdict each and
-    the slower candidate named. Top-level figures are those of the best candidate. Where the result
-    holds a candidate's own sweep (``log_sweeps``), its verdict weighs the log vdev's bandwidth
-    against it. Reads only ``scenario``, ``pool``, ``steps`` and ``log_sweeps``."""
+    the slower candidate named; each mirrored or striped log pair its own verdict and its ratio to the
+    best single log (``pairs``). Every SLOG curve is judged against the no-log curves alone. Top-level
+    figures are those of the best single candidate (of the best pair when the result has no single log).
+    Where the result holds a candidate's own sweep (``log_sweeps``), its verdict weighs the log vdev's
+    bandwidth against it. Reads only ``scenario``, ``pool``, ``steps`` and ``log_sweeps``."""
     bs = int(doc["scenario"]["bs"])
     load_is_sync = doc["scenario"].get("write_sync", "none") != "none"
     metric = metric_for(bs)
     cs = curves(doc)
-    common = [c for c in cs if not (c.uses_slog and c.log == "single")]
-    singles = [c for c in cs if c.uses_slog and c.log == "single"]
+    common = [c for c in cs if not c.uses_slog]  # what a SLOG curve is judged against: never another SLOG
+    singles = [c for c in cs if c.log == "single"]
+    pair_curves = [c for c in cs if _pairs.is_pair(c)]
     names = {c.candidate: _device_name(doc, c.candidate) for c in singles if c.candidate}
     sweeps = doc.get("log_sweeps") or {}
 
-    def judge(c: scaling.Curve):
-        ev = scaling.log_evidence(c, metric, sweep_figures(sweeps.get(c.candidate)), bs)
-        return scaling.verdict(common + [c], metric, bs_label=size_label(bs), load_is_sync=load_is_sync, log=ev), ev
+    def judge(c: scaling.Curve, ev: Optional[scaling.LogEvidence] = None) -> scaling.Verdict:
+        return scaling.verdict(common + [c], metric, bs_label=size_label(bs), load_is_sync=load_is_sync, log=ev)
+
+    def single_evidence(c: scaling.Curve) -> Optional[scaling.LogEvidence]:
+        return scaling.log_evidence(c, metric, sweep_figures(sweeps.get(c.candidate)), bs)
 
     per = []
     for c in singles:
-        v, ev = judge(c)
+        ev = single_evidence(c)
+        v = judge(c, ev)
         pk = scaling.peak(c.steps, metric)
         per.append({"device": c.candidate, "name": names.get(c.candidate, c.candidate), "config": c.config,
-                    "peak": pk.value(metric) if pk else None, "verdict": v.sentence, "bottleneck": v.bottleneck,
-                    "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
-                    "log_sweep": _evidence_dict(ev)})
+                    "sync": c.sync, "peak": pk.value(metric) if pk else None, "verdict": v.sentence,
+                    "bottleneck": v.bottleneck, "slog_benefit_at_peak": v.benefit_at_peak,
+                    "slog_of_standard_at_peak": v.of_standard_at_peak, "log_sweep": _evidence_dict(ev)})
     per.sort(key=lambda d: -(d["peak"] or 0))
+    pair_entries = _pairs.entries(pair_curves, pair_devices(doc), per, judge, lambda d: _device_name(doc, d), metric)
     best = [c for c in singles if per and c.candidate == per[0]["device"]] or singles[:1]
     if best:
-        v, _ = judge(best[0])
+        v = judge(best[0], single_evidence(best[0]))
+    elif pair_curves:  # no single log measured: the best pair speaks for the result
+        top = pair_entries[0]
+        v = judge(next(c for c in pair_curves if (c.config, c.candidate) == (top["config"], top["candidate"])))
     else:
         v = scaling.verdict(common, metric, bs_label=size_label(bs), load_is_sync=load_is_sync)
     knees = {}
     for c in cs:
         k = scaling.knee(c.steps, metric)
         if k:
-            knees[c.config + (f" [{c.candidate}]" if c.candidate and len(singles) > 1 else "")] = {
+            named = c.candidate and (len(singles) > 1 or c.log != "single")
+            knees[c.config + (f" [{c.candidate}]" if named else "")] = {
                 "threads": k.threads, "value": k.value, "saturated": k.saturated}
     out = {"version": ANALYSIS_VERSION, "metric": metric, "verdict": v.sentence, "bottleneck": v.bottleneck,
            "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
            "knees": knees, "details": v.details,
-           "problems": [p for c in cs for p in scaling.log_usage_problems(c)], "candidates": per}
+           "problems": [p for c in cs for p in scaling.log_usage_problems(c)], "candidates": per,
+           "pairs": pair_entries}
     base = scaling.roles(common).get("baseline")  # where the ZIL-free run stopped scaling, if it did
     flat = scaling.saturation(base.steps, metric) if base and base.steps and not load_is_sync else None
     slower = scaling.slower_candidate(singles, names, metric, flat=flat)

@@ -203,7 +203,11 @@ def pair_candidates(local: Dict[str, Any], remote: Dict[str, Any]) -> Tuple[List
 
 def _candidate(doc: Dict[str, Any], step: Dict[str, Any]) -> Optional[str]:
     """A single-SLOG step's log device: its ``candidate``, or the pool's only log device in documents
-    that named no candidate when there was one."""
+    that named no candidate when there was one. A mirror/stripe step of a run with three or more candidates
+    names its pair ('/dev/a + /dev/b', pool.variants); such pairs are not matched across runs (the two
+    runs' pairs would have to be paired device by device), so they stay apart and are listed unmatched."""
+    if step.get("log") in ("mirror", "stripe"):
+        return step.get("candidate") or None
     if step.get("log") != "single":
         return None
     if step.get("candidate"):

@@ -69,7 +69,9 @@ def register(sub) -> None:
     r.add_argument("--lab", action="store_true",
                    help="run in the lab guest on emulated devices (default: data hdd hdd, log sata-ssd nvdimm)")
     r.add_argument("--lab-data", nargs="+", metavar="CLASS", help="lab classes of the data devices")
-    r.add_argument("--lab-log", nargs="+", metavar="CLASS", help="lab classes of the log devices")
+    r.add_argument("--lab-log", nargs="+", metavar="CLASS",
+                   help="lab classes of the log devices (with two or more, the striped and mirrored log "
+                        "configurations run per pair; with one they are skipped)")
     r.add_argument("--clients", default="", metavar="HOST[:PORT],...",
                    help="drive each step from these fio servers (`fio --server` on each client host; the LUNs are "
                         "split among them; per-client and merged figures are kept)")
@@ -166,8 +168,7 @@ def _print(doc, as_json: bool) -> None:
         print(json.dumps(doc, indent=2))
         return
     from tabulate import tabulate
-    rows = [[s["config"] + (f" [{s['candidate']}]" if s.get("candidate") and len(doc["pool"]["log"]) > 1 else ""),
-             s["threads"], f"{s['iops']:.0f}", f"{s['mbps']:.1f}",
+    rows = [[scenario_analysis.step_label(doc, s), s["threads"], f"{s['iops']:.0f}", f"{s['mbps']:.1f}",
              f"{s['lat_us']['p99'] or 0:.0f}", _known(s["zil"].get("slog_bytes")),
              _known(s["zil"].get("normal_bytes"))] for s in doc["steps"]]
     print(f"{doc['scenario']['name']} ({'quick' if doc['quick'] else 'full'}), pool {doc['pool']['layout']} "
@@ -189,6 +190,10 @@ def _print(doc, as_json: bool) -> None:
                       f"{ev['sweep_mbps']:.1f} MiB/s, {ev['sweep_lat_mean_us']:.0f} µs mean{seen}")
         if a.get("slower_log"):
             print(a["slower_log"])
+        for p in a.get("pairs") or []:
+            print(f"{p['log']} log pair {p['name']} ({p['config']}): {p['verdict']}")
+            if p.get("versus_single"):
+                print(f"{p['log']} log pair {p['name']}: {p['versus_single']}")
     for w in doc.get("warnings") or []:
         print(f"WARNING: {w}")
 

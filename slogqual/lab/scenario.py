@@ -79,7 +79,9 @@ def run_scenario(req: LabScenarioRequest) -> ScenarioOutcome:
     if not req.data:
         raise UsageError("name the lab classes of the data devices")
     from slogqual.pool.scenario import load_scenario
-    load_scenario(req.scenario)  # a bad name or file is refused here, before a guest boots
+    from slogqual.pool.variants import check_log_count
+    scenario = load_scenario(req.scenario)  # a bad name or file is refused here, before a guest boots
+    check_log_count(scenario, len(req.logs))  # so is a run whose every SLOG needs a pair of logs
     out = check_result_path(req.output, [], req.force)
     outdir = out + ".lab"
     res = lab.run(req.data + req.logs, guest_command(req), outdir, echo=req.echo, timeout=req.timeout)

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.errors import SlogqualError, ToolError, UsageError
 from slogqual.outputs import check_output, json_document
-from slogqual.pool import log_sweeps
+from slogqual.pool import log_sweeps, variants
 from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, safe_name
 from slogqual.pool.runner import SCENARIO_SCHEMA, PoolScenarioRun, load_document, new_document
 from slogqual.pool.scenario import Scenario, load_scenario
@@ -157,6 +157,7 @@ def _plan_devices(req: ScenarioRequest) -> _Plan:
         raise UsageError("name the data devices with --data (or use --lab)")
     if any(c.uses_slog for c in scenario.configs) and not logs:
         raise UsageError("this scenario has SLOG configurations: name the candidate(s) with --log")
+    variants.check_log_count(scenario, len(logs))
     if len(set(data + logs)) != len(data + logs):
         raise UsageError("a device is named twice")
     check_result_path(req.output, data + logs, req.force)

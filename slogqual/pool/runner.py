@@ -15,6 +15,7 @@ from slogqual.analysis import scenario as scenario_analysis
 from slogqual.errors import MeasurementError, ResultWriteError, SlogqualError
 from slogqual.pool import evidence, log_sweeps
 from slogqual.pool import transport
+from slogqual.pool import variants as _variants
 from slogqual.tools import fio_client
 from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, wait_for_device
 from slogqual.pool.scenario import PoolConfig, Scenario
@@ -36,7 +37,7 @@ def new_document(scenario: Scenario, quick: bool, layout: str, data: List[str], 
         "pool": {"layout": layout, "data": list(data), "log": list(logs), "ashift": ashift_for(data + logs, devices),
                  "fs_properties": {"compression": "off", "atime": "off"}, "devices": devices},
         "environment": environment.collect(fio_version, argv),
-        "log_sweeps": {}, "steps": [], "analysis": None, "warnings": [],
+        "log_sweeps": {}, "steps": [], "skipped": [], "analysis": None, "warnings": [],
     }
 
 
@@ -71,17 +72,15 @@ class PoolScenarioRun:
         self.progress = progress
         self.pool_name = pool_name
 
-    def variants(self) -> List[tuple]:
-        """(configuration, candidate): a single-SLOG configuration runs once per --log candidate, so
-        candidates are compared on the same pool and load; other configurations run once."""
-        logs = self.doc["pool"]["log"]
-        out = []
-        for c in self.scenario.configs:
-            if c.log == "single" and len(logs) > 1:
-                out += [(c, dev) for dev in logs]
-            else:
-                out.append((c, logs[0] if c.log == "single" and logs else None))
-        return out
+    def variants(self) -> List[_variants.Variant]:
+        """The pools to build, in order (pool.variants): a single-SLOG configuration once per --log
+        candidate, a mirror/stripe once per pair of candidates, so candidates are compared on the same
+        pool and load; other configurations once."""
+        return _variants.plan(self.scenario.configs, self.doc["pool"]["log"])[0]
+
+    def skipped(self) -> List[Dict[str, Any]]:
+        """The pair configurations this run cannot build (fewer than two --log candidates)."""
+        return _variants.plan(self.scenario.configs, self.doc["pool"]["log"])[1]
 
     def _done(self, config: str, candidate: Optional[str], threads_per_lun: int) -> bool:
         return any(s["config"] == config and s.get("candidate") == candidate and s["threads_per_lun"] == threads_per_lun
@@ -121,17 +120,19 @@ class PoolScenarioRun:
             doc["status"] = "interrupted"
             self.save()
             raise
-        plan = [(c, dev, [t for t in sc.threads if not self._done(c.name, dev, t)]) for c, dev in self.variants()]
-        total = sum(len(ts) for _, _, ts in plan)
+        doc["skipped"] = self.skipped()
+        plan = [(v, [t for t in sc.threads if not self._done(v.config.name, v.candidate, t)]) for v in self.variants()]
+        total = sum(len(ts) for _, ts in plan)
         estimate = sc.runtime_s + sc.ramp_s + STEP_OVERHEAD_S
         self.progress.reset()
         index = 0
         try:
-            for config, candidate, steps in plan:
+            for variant, steps in plan:
                 if not steps:
                     continue
+                config, candidate = variant.config, variant.candidate
                 label = config.name + (f" [{candidate}]" if candidate else "")
-                with self._pool(config, candidate) as pool:
+                with self._pool(config, list(variant.logs)) as pool:
                     doc["pool"]["zfs_api"] = pool.api_name  # how the zvols/datasets were created
                     targets, datasets = self._luns(pool)
                     witness = evidence.ZilWitness(pool.name, datasets)
@@ -140,8 +141,7 @@ class PoolScenarioRun:
                         doc.setdefault("transport", {"config": sc.transport.to_dict(), "attachments": {}})
                         doc["transport"]["attachments"][label] = attached.record
                         self.save()
-                        self._steps(pool, config, candidate, steps, attached.targets, witness, label, index, total,
-                                    estimate)
+                        self._steps(pool, variant, steps, attached.targets, witness, label, index, total, estimate)
                         index += len(steps)
         except ResultWriteError:
             raise  # nowhere to save it: the document goes with the error
@@ -154,34 +154,35 @@ class PoolScenarioRun:
             self.save()
             raise
         doc["analysis"] = scenario_analysis.analyse(doc)
-        doc["warnings"] = list(doc["analysis"]["problems"])
+        doc["warnings"] = list(doc["analysis"]["problems"]) + [_variants.skip_warning(k) for k in doc["skipped"]]
         doc["status"] = "complete"
         self.save()
         return doc
 
-    def _steps(self, pool: ThrowawayPool, config: PoolConfig, candidate: Optional[str], steps: List[int],
-               targets: List[str], witness: evidence.ZilWitness, label: str, index: int, total: int,
-               estimate: float) -> None:
+    def _steps(self, pool: ThrowawayPool, variant: _variants.Variant, steps: List[int], targets: List[str],
+               witness: evidence.ZilWitness, label: str, index: int, total: int, estimate: float) -> None:
         sc, doc = self.scenario, self.doc
+        config = variant.config
         for t in steps:
             index += 1
             self.progress.begin(f"{sc.name} [{label}] {t} thread(s)/LUN x {sc.luns} LUNs",
                                 index, total, estimate)
             step = self._step(pool, config, t, targets, witness)
-            step["candidate"] = candidate
+            step["candidate"] = variant.candidate
             step["transport"] = sc.transport.kind
-            step["log_devices"] = log_vdevs(config.log, [candidate] if candidate else self.doc["pool"]["log"])
+            step["log_devices"] = log_vdevs(config.log, list(variant.logs))
             doc["steps"].append(step)
             self.save()
             self.progress.end(f"{step['iops']:.0f} IOPS, {step['mbps']:.1f} MiB/s, p99 "
                               f"{step['lat_us']['p99'] or 0:.0f} us; ZIL to log {_bytes(step['zil']['slog_bytes'])}, "
                               f"to pool {_bytes(step['zil']['normal_bytes'])}")
 
-    def _pool(self, config: PoolConfig, candidate: Optional[str] = None) -> ThrowawayPool:
+    def _pool(self, config: PoolConfig, logs: List[str]) -> ThrowawayPool:
+        """A pool for one variant: ``logs`` are the log devices it gets (none, the candidate, the pair)."""
         pool = self.doc["pool"]
         fs_props = dict(pool["fs_properties"], sync=config.sync, logbias=config.logbias)
         return ThrowawayPool(name=self.pool_name, vdevs=data_vdevs(pool["layout"], pool["data"]),
-                             logs=log_vdevs(config.log, [candidate] if candidate else pool["log"]),
+                             logs=log_vdevs(config.log, logs),
                              zfs_api=self.zfs_api,
                              properties={"ashift": str(pool["ashift"])}, fs_properties=fs_props)
 

@@ -1,5 +1,5 @@
 """gnuplot scripts for pool scenarios: throughput (or p99 latency) against total threads, one line per
-configuration (and per log candidate), as in the SDC 2019 talk's pool charts.
+configuration (and per log candidate or log pair), as in the SDC 2019 talk's pool charts.
 
 Shares the sweep plots' styles, quoting, formats and the one gnuplot door (slogqual.report.plot,
 slogqual.tools.gnuplot); only the axes differ: threads on a log2 x axis.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from slogqual.analysis.scenario import step_label
 from slogqual.errors import UsageError
 from slogqual.report.plot import DEFAULT_SIZE, FORMATS, _q, output_format, preamble, style
 from slogqual.tools import gnuplot
@@ -26,10 +27,9 @@ def series(doc: Dict[str, Any], metric: str) -> List[Tuple[str, List[Tuple[int, 
     if metric not in METRICS:
         raise UsageError(f"unknown metric {metric!r}: use one of {', '.join(METRICS)}")
     get = METRICS[metric][1]
-    several = len(doc["pool"].get("log") or []) > 1
     out: Dict[str, List[Tuple[int, float]]] = {}
     for s in doc["steps"]:
-        label = s["config"] + (f" [{s['candidate']}]" if several and s.get("candidate") else "")
+        label = step_label(doc, s)  # a log candidate, a mirrored or striped pair: each its own line
         v = get(s)
         if v is not None and v > 0:
             out.setdefault(label, []).append((s["threads"], float(v)))
