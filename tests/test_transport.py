@@ -7,6 +7,7 @@ job); here every name, option and step they would use is checked.
 """
 
 import json
+import os
 
 import pytest
 
@@ -373,3 +374,18 @@ def test_a_resumed_run_is_driven_by_the_fio_clients_it_began_with(tmp_path):
     del doc["drivers"]  # a document from before drivers were recorded: no clients
     path.write_text(json.dumps(doc))
     assert _plan(ScenarioRequest(output=str(path), resume=True)).fio_servers == 0
+
+
+def test_which_daemons_run_is_read_from_proc_comm(tmp_path):
+    """procfs.pids_named on a /proc-shaped tree: exact comm matches only, PIDs that vanish are skipped."""
+    from slogqual.tools import procfs as pf
+
+    for pid, comm in ((12, "iscsid"), (13, "iscsid-helper"), (40, "rpc.statd"), (41, "iscsid")):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "comm").write_text(comm + "\n")
+    (tmp_path / "77").mkdir()  # a process that ended between listdir and open: no comm file
+    (tmp_path / "self").mkdir()
+    assert sorted(pf.pids_named("iscsid", str(tmp_path))) == [12, 41]
+    assert pf.running("rpc.statd", str(tmp_path)) and not pf.running("rpcbind", str(tmp_path))
+    with open("/proc/self/comm") as fh:  # and on the real /proc: this very process
+        assert os.getpid() in pf.pids_named(fh.read().strip())

@@ -2,16 +2,37 @@
 
 ``/proc/swaps`` is the kernel's own list of active swap areas (``swapon
 --show`` prints the same table); paths in it are octal-escaped like
-mountinfo.
+mountinfo. ``/proc/PID/comm`` names each process (its first 15 bytes):
+which daemons run is read there, never by starting pgrep.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import List, Optional
 
 SWAPS = "/proc/swaps"
+PROC = "/proc"
+
+
+def pids_named(comm: str, proc: str = PROC) -> List[int]:
+    """The PIDs whose /proc/PID/comm is ``comm`` now (a process that ends while we look is skipped)."""
+    found = []
+    for pid in (p for p in os.listdir(proc) if p.isdigit()):
+        try:
+            with open(os.path.join(proc, pid, "comm"), encoding="utf-8", errors="replace") as fh:
+                if fh.read().strip() == comm:
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+def running(comm: str, proc: str = PROC) -> bool:
+    """Is a process named ``comm`` alive?"""
+    return bool(pids_named(comm, proc))
 
 
 @dataclass

@@ -26,6 +26,8 @@ def protocol_leftovers():
     import glob
     import os
 
+    from slogqual.tools import procfs
+
     sessions = [ln for ln in _out(["iscsiadm", "-m", "session"]).splitlines() if "slogqual" in ln]
     targets = sorted(os.listdir("/sys/kernel/config/target/iscsi")) if os.path.isdir(
         "/sys/kernel/config/target/iscsi") else []
@@ -34,14 +36,7 @@ def protocol_leftovers():
     with open("/proc/mounts") as fh:
         mounts = [ln.split()[1] for ln in fh if ln.split()[2] in ("nfs", "nfs4")]
     exports = [ln for ln in _out(["exportfs", "-v"]).splitlines() if ln.strip()]
-    procs = []
-    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
-        try:
-            with open(f"/proc/{pid}/comm") as fh:
-                comm = fh.read().strip()
-        except OSError:
-            continue
-        if comm in ("fio", "iscsid", "rpcbind", "rpc.mountd", "rpc.statd"):
-            procs.append(comm)
+    procs = [comm for comm in ("fio", "iscsid", "rpcbind", "rpc.mountd", "rpc.statd")
+             for _ in procfs.pids_named(comm)]
     return {"sessions": sessions, "targets": targets, "backstores": backstores, "nfs_mounts": mounts,
             "exports": exports, "processes": sorted(procs)}

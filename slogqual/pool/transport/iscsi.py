@@ -28,6 +28,7 @@ from slogqual.errors import MeasurementError, SlogqualError, UsageError
 from slogqual.pool.transport import ISCSI_PORT, LOOPBACK, Attached, backstore_name, iqn_for
 from slogqual.pool.transport.teardown import Undo
 from slogqual.tools import iscsiadm as _iscsiadm
+from slogqual.tools import procfs as _procfs
 from slogqual.tools import run as _run
 from slogqual.tools import targetcli as _targetcli
 
@@ -90,18 +91,6 @@ def disk_cache_type(disk: str, root: str = "/sys/block") -> Optional[str]:
         if value:
             return value
     return None
-
-
-def _running(comm: str) -> bool:
-    """Is a process named ``comm`` alive (read from /proc: nothing is started or signalled)?"""
-    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
-        try:
-            with open(f"/proc/{pid}/comm", encoding="utf-8") as fh:
-                if fh.read().strip() == comm:
-                    return True
-        except OSError:
-            continue
-    return False
 
 
 def _wait_for_disks(iqn: str, luns: int, timeout: float) -> _iscsiadm.Session:
@@ -177,7 +166,7 @@ def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = Non
                 raise MeasurementError(f"targetcli did not create backstore {name} (configfs has none)")
             if argv[1] == "/iscsi" and argv[2] == "create" and not _targetcli.iscsi_target_exists(iqn):
                 raise MeasurementError(f"targetcli did not create target {iqn} (configfs has none)")
-        if not _running("iscsid"):
+        if not _procfs.running("iscsid"):
             # its own session: iscsid, shutting down, signals its whole process group (measured in the lab:
             # started in ours it took slogqual and the guest's job script down with it)
             iscsid = _run.Background(_iscsiadm.iscsid_argv(), grace_s=10, new_session=True).start()

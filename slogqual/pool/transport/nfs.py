@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import tempfile
 from typing import Iterator, List, Optional, Sequence
 
 from slogqual.errors import UsageError
 from slogqual.pool.transport import LOOPBACK, Attached
-from slogqual.pool.transport.iscsi import _running
 from slogqual.pool.transport.teardown import Undo
 from slogqual.tools import exportfs as _exportfs
 from slogqual.tools import nfsd as _nfsd
@@ -60,22 +60,18 @@ def find_mount(mountpoint: str) -> Optional[_procfs.NfsMountStats]:
 
 
 def _daemon(undo: Undo, comm: str, argv: List[str], started: List[str]) -> None:
-    if not _running(comm):
+    if not _procfs.running(comm):
         bg = _run.Background(argv, grace_s=10).start()
         undo.push(f"stop the {comm} slogqual started", bg.stop)
         started.append(comm)
 
 
 def _stop_statd() -> None:
-    import signal
-
-    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+    for pid in _procfs.pids_named("rpc.statd"):
         try:
-            with open(f"/proc/{pid}/comm", encoding="utf-8") as fh:
-                if fh.read().strip() == "rpc.statd":
-                    os.kill(int(pid), signal.SIGTERM)
-        except (OSError, ValueError):
-            continue
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            continue  # it ended on its own meanwhile
 
 
 @contextlib.contextmanager
@@ -110,13 +106,13 @@ def attach(pool_name: str, path: str, fsid: int, version: str = "4.2", threads: 
         _exportfs.exportfs(_exportfs.export_argv(LOOPBACK, path, export_options(fsid)))
         mountpoint = tempfile.mkdtemp(prefix=f"{pool_name}-nfs-")
         undo.push(f"remove {mountpoint}", lambda: os.rmdir(mountpoint))
-        statd_before = _running("rpc.statd")
+        statd_before = _procfs.running("rpc.statd")
         undo.push("stop the rpc.statd our NFSv3 mount started",
-                  lambda: not statd_before and _running("rpc.statd") and _stop_statd())
+                  lambda: not statd_before and _procfs.running("rpc.statd") and _stop_statd())
         undo.push(f"unmount {mountpoint}", lambda: os.path.ismount(mountpoint) and
                   _nfsmount.run(_nfsmount.umount_argv(mountpoint)))
         _nfsmount.run(_nfsmount.mount_argv(LOOPBACK, path, mountpoint, version, mount_options))
-        if not statd_before and _running("rpc.statd"):
+        if not statd_before and _procfs.running("rpc.statd"):
             # mount.nfs starts rpc.statd for NFSv3 locking (start-statd) when none runs: ours to end,
             # after the unmount (measured in the lab: it outlived the scenario otherwise)
             started.append("rpc.statd")
