@@ -62,6 +62,22 @@ def need(*programs):
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices)")
 
 
+def need_lab() -> None:
+    """Skip unless a lab guest can boot here: root (QEMU's 9p share of / and nbdkit sockets) and the
+    built lab image (contrib/lab/build.sh)."""
+    if os.geteuid() != 0:
+        pytest.skip("the lab needs root (QEMU's 9p share of / and nbdkit sockets)")
+    from slogqual.lab.image import missing_reason
+    reason = missing_reason()
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture
+def lab_ready():
+    need_lab()
+
+
 @pytest.fixture
 def loop_device(tmp_path):
     """A fresh 64 MiB loop device over a file, detached afterwards whatever happens."""

@@ -15,7 +15,9 @@ import time
 
 import pytest
 
-from slogqual.lab.image import cache_dir, missing_reason
+from conftest import need_lab
+
+from slogqual.lab.image import cache_dir
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(REPO, "contrib", "lab", "build.sh")
@@ -25,11 +27,7 @@ pytestmark = pytest.mark.lab
 
 @pytest.fixture(autouse=True)
 def _lab_ready():
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root (QEMU's 9p share of / and nbdkit sockets)")
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
+    need_lab()
 
 
 def slogqual(*args, env=None, timeout=900):

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from slogqual.lab.image import missing_reason
+from conftest import need_lab
+
 
 pytestmark = pytest.mark.lab
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -16,11 +17,7 @@ IN_GUEST = [os.path.join(REPO, "tests", "test_safety.py"), os.path.join(REPO, "t
 
 
 def test_in_guest_device_tests_pass_in_the_lab(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root")
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
+    need_lab()
     out = tmp_path / "out"
     # The guest sees this tree read-only through the host's root share; -p no:cacheprovider keeps
     # pytest from writing a cache there.

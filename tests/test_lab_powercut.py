@@ -20,7 +20,8 @@ import time
 
 import pytest
 
-from slogqual.lab.image import missing_reason
+from conftest import need_lab
+
 from slogqual.powercut.recorder import cycles_of, load_journal
 
 pytestmark = pytest.mark.lab
@@ -31,11 +32,7 @@ CUT_AFTER = 24
 
 @pytest.fixture(autouse=True)
 def _lab_ready():
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root (QEMU's 9p share of / and nbdkit sockets)")
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
+    need_lab()
 
 
 def _ours_running(marker):

@@ -11,19 +11,14 @@ import sys
 
 import pytest
 
-from conftest import BusyHostDisk
-from slogqual.lab.image import missing_reason
+from conftest import BusyHostDisk, need_lab
 
 pytestmark = pytest.mark.lab
 
 
 @pytest.fixture(autouse=True)
 def _lab_ready():
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root")
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
+    need_lab()
 
 
 def run(*args, cwd, timeout=1500):
@@ -58,11 +53,7 @@ def zfs_guest(tmp_path_factory):
     """Boot the guest once for the module, beside fio keeping the host's disk busy with sync writes (a
     shared CI machine). The seed of its interrupt jobs comes from $SLOGQUAL_TEST_SEED or at random, and
     is printed (and carried in failures) so that a failure can be replayed."""
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root")
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
+    need_lab()
     seed = int(os.environ.get("SLOGQUAL_TEST_SEED", "0")) or int.from_bytes(os.urandom(3), "big")
     print(f"seed {seed}")
     out = tmp_path_factory.mktemp("zfs-guest") / "out"
