@@ -92,6 +92,9 @@ def test_verify_counts_a_constructed_device_image(tmp_path):
     doc = verify_run(str(img), RUN.hex(), reply, "test").to_dict()
     assert doc["verdict"] == "fail" and doc["totals"]["lost"] == 3
     assert PowercutResult.from_dict(json.loads(json.dumps(doc))).to_dict() == doc
+    # an image file is recorded as one (not a device), with where and when it was verified
+    assert doc["target"] == {"path": str(img), "kind": "file"}
+    assert doc["host"] and doc["started"] and doc["finished"]
     with pytest.raises(UsageError, match="no records of cycle 5"):
         verify_run(str(img), RUN.hex(), reply, "test", [5])
     with pytest.raises(UsageError, match="32 hex digits"):
@@ -173,6 +176,21 @@ def test_the_writer_refuses_a_claim_its_parent_does_not_hold(tmp_path, capsys):
 def test_emulation_refuses_a_block_device():
     with pytest.raises(UsageError, match="regular file"):
         check_options(PowercutOptions(target="/dev/null", emulate="none"))
+
+
+def test_secrets_in_cut_commands_never_reach_the_result():
+    from slogqual.powercut.run import PowercutRun, redact_secrets
+
+    argv = cutcmd.parse("ipmitool -I lanplus -H bmc -U admin -P hunter2 chassis power off")
+    assert redact_secrets(argv) == ["ipmitool", "-I", "lanplus", "-H", "bmc", "-U", "admin", "-P", "***", "chassis",
+                                    "power", "off"]
+    assert redact_secrets(["ipmitool", "-Phunter2", "-f", "pwfile"]) == ["ipmitool", "-P***", "-f", "pwfile"]
+    assert redact_secrets(["pdu", "--password=hunter2", "outlet", "3", "off"]) == ["pdu", "--password=***", "outlet",
+                                                                                  "3", "off"]
+    assert redact_secrets(["curl", "-u", "admin:hunter2", "http://pdu/off"])[2] == "***"
+    run = PowercutRun(PowercutOptions(target="/dev/sdx", cut_cmd=argv, restore_cmd=["pdu", "--token", "t0k3n", "on"]))
+    assert "hunter2" not in json.dumps(run.result.to_dict()) and "t0k3n" not in json.dumps(run.result.to_dict())
+    assert run.result.method["cut"].startswith("--cut-cmd ipmitool")  # still a real cut (analysis.powercut)
 
 
 def test_cut_command_is_an_argv_never_a_shell():

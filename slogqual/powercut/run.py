@@ -170,6 +170,34 @@ class _AckReader:
             self.pump(0.2)
 
 
+# options whose next word is a secret in the cut/restore commands people use (ipmitool -P, snmpset -A/-X,
+# curl -u user:pass, sshpass -p) and option=value forms of the same: stored and reported as ***
+_SECRET_OPTIONS = {"-P", "-p", "-A", "-X", "-u", "--password", "--passwd", "--pass", "--user", "--secret", "--token"}
+_SECRET_PREFIXES = ("--password=", "--passwd=", "--pass=", "--user=", "--secret=", "--token=", "password=",
+                    "passwd=", "pass=", "token=")
+
+
+def redact_secrets(argv: Sequence[str]) -> List[str]:
+    """argv as the result records it: values of password-like options replaced by ``***`` (a result travels
+    into stores, reports and bug trackers; the command itself runs unchanged)."""
+    out: List[str] = []
+    hide_next = False
+    for word in argv:
+        if hide_next:
+            out.append("***")
+            hide_next = False
+        elif word in _SECRET_OPTIONS:
+            out.append(word)
+            hide_next = True
+        elif word.lower().startswith(_SECRET_PREFIXES):
+            out.append(word.split("=", 1)[0] + "=***")
+        elif len(word) > 2 and word[:2] in ("-P", "-p") and not word.startswith("--"):
+            out.append(word[:2] + "***")  # ipmitool -Psecret
+        else:
+            out.append(word)
+    return out
+
+
 class PowercutRun:
     def __init__(self, opts: PowercutOptions, progress: Callable[[str], None] = lambda line: None):
         self.o = opts
@@ -180,8 +208,8 @@ class PowercutRun:
             target={"path": os.path.abspath(opts.target) if "://" not in opts.target else opts.target,
                     "kind": "emulated" if opts.emulate else "device"},
             method={"cut": ("SIGKILL of the emulated device's nbdkit" if opts.emulate
-                            else "--cut-cmd " + " ".join(opts.cut_cmd or [])),
-                    "restore": " ".join(opts.restore_cmd) if opts.restore_cmd else None,
+                            else "--cut-cmd " + " ".join(redact_secrets(opts.cut_cmd or []))),
+                    "restore": " ".join(redact_secrets(opts.restore_cmd)) if opts.restore_cmd else None,
                     "emulation": opts.emulate, "emulation_means": EMULATION_WORDS.get(opts.emulate or ""),
                     "recorder": None, "sizes": list(opts.sizes), "cut_after": opts.cut_after,
                     "flush": "fdatasync after every record (write + flush, the sweep's pair)", "direct": None},
@@ -361,11 +389,15 @@ def verify_run(target: str, run_id: str, reply: Dict[str, Any], source: str,
     if missing:
         raise UsageError(f"{source} holds no records of cycle {missing[0]} of run {run_id} "
                          f"(it has {', '.join(map(str, sorted(known)))})")
-    res = PowercutResult(run_id=run_id, target={"path": target, "kind": "device"},
+    now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    kind = paths.kind_of(target).kind  # what verify reads: a disk, or a regular file (an image, a backing file)
+    res = PowercutResult(run_id=run_id,
+                         target={"path": os.path.abspath(target), "kind": "file" if kind == paths.KIND_FILE else "device"},
                          method={"cut": "external (verified afterwards)", "recorder": source,
                                  "sizes": list(known[wanted[0]]["sizes"]), "emulation": None},
                          expected_cycles=len(wanted),
-                         extra={"slogqual": __version__, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+                         extra={"slogqual": __version__, "started": now, "finished": now,
+                                "host": socket.gethostname()})
     for c in wanted:
         entry = known[c]
         if not entry["sizes"]:
