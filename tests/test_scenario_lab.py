@@ -271,6 +271,32 @@ def _protocol_job(zfs_guest, name):
     return doc
 
 
+def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tmp_path):
+    """Issue #19 (c) and (d): 128 KiB writes (tests/lab_jobs/wide-128k.toml) on six NL-SAS disks with the
+    capped-ssd log (40 MiB/s). At 16 threads per LUN the log vdev writes at its cap (zpool iostat within 15 %)
+    while sync=standard goes above it; sync=always without the SLOG — large writes go indirect, straight to
+    the six data disks — is faster than with it, and the verdict says so."""
+    from slogqual.lab import devices
+
+    cap = devices.load()["capped-ssd"].bandwidth
+    out = tmp_path / "wide.json"
+    proc = run("scenario", "run", os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "wide-128k.toml"),
+               "--lab", "--lab-data", *["sas-hdd"] * 6, "--lab-log", "capped-ssd", "--quiet", "--json", "-o", out,
+               cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "complete" and len(doc["pool"]["data"]) == 6
+    top = max(doc["scenario"]["threads"])
+    by = {s["config"]: s for s in doc["steps"] if s["threads_per_lun"] == top}
+    slog, std, noslog = by["sync=always + SLOG"], by["sync=standard"], by["sync=always, no SLOG"]
+    log_bytes_s = sum(v["write_bytes_s"] for v in slog["vdevs"] if v["section"] == "logs" and v["depth"] == 1)
+    assert abs(log_bytes_s - cap) <= 0.15 * cap, (log_bytes_s, cap)  # (c) flat at the log's cap ...
+    assert std["mbps"] * 2**20 > 1.15 * cap, (std["mbps"], cap)  # ... while sync=standard goes above it
+    assert noslog["mbps"] > slog["mbps"], (noslog["mbps"], slog["mbps"])  # (d) the wide pool passes the SLOG
+    assert noslog["zil"]["slog_bytes"] == 0 < slog["zil"]["slog_bytes"]
+    assert doc["analysis"]["verdict"].startswith("For this workload the pool is faster with no SLOG"), doc["analysis"]
+
+
 def _peak(doc, config):
     return max(s["iops"] for s in doc["steps"] if s["config"] == config)
 
