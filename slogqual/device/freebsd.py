@@ -61,6 +61,18 @@ def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[st
     rec.tools.update(tools or {})
     errors: Dict[str, str] = {}
 
+    def parsed(tool: str, parse, text: Optional[str]):
+        """``parse(text)`` for a tool that ran (None: it did not); its failure is noted, not raised."""
+        if text is None:
+            return None
+        try:
+            out = parse(text)
+        except ValueError as exc:
+            errors[tool] = str(exc)
+            return None
+        rec.tools.setdefault(tool, "used")
+        return out
+
     g = None
     if geom_text is not None:
         try:
@@ -69,41 +81,12 @@ def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[st
             rec.tools.setdefault("geom", "used" if g else "failed: no disk in output")
         except ValueError as exc:
             errors["geom"] = str(exc)
-    di = None
-    if diskinfo_text is not None:
-        try:
-            di = diskinfo.parse(diskinfo_text)
-            rec.tools.setdefault("diskinfo", "used")
-        except ValueError as exc:
-            errors["diskinfo"] = str(exc)
-    cam = None
-    if camcontrol_text is not None:
-        try:
-            cam = camcontrol.parse(camcontrol_text)
-            rec.tools.setdefault("camcontrol", "used")
-        except ValueError as exc:
-            errors["camcontrol"] = str(exc)
-    nv = None
-    if nvmecontrol_text is not None:
-        try:
-            nv = nvmecontrol.parse(nvmecontrol_text)
-            rec.tools.setdefault("nvmecontrol", "used")
-        except ValueError as exc:
-            errors["nvmecontrol"] = str(exc)
-    cam_id = None  # an ATA identify of a da disk (a SATA disk behind a SAS HBA)
-    if camcontrol_identify_text is not None:
-        try:
-            cam_id = camcontrol.parse(camcontrol_identify_text)
-            rec.tools.setdefault("camcontrol identify", "used")
-        except ValueError as exc:
-            errors["camcontrol identify"] = str(exc)
-    pci = None
-    if pciconf_text is not None:
-        try:
-            pci = pciconf.parse(pciconf_text)
-            rec.tools.setdefault("pciconf", "used")
-        except ValueError as exc:
-            errors["pciconf"] = str(exc)
+    di = parsed("diskinfo", diskinfo.parse, diskinfo_text)
+    cam = parsed("camcontrol", camcontrol.parse, camcontrol_text)
+    nv = parsed("nvmecontrol", nvmecontrol.parse, nvmecontrol_text)
+    # an ATA identify of a da disk (a SATA disk behind a SAS HBA)
+    cam_id = parsed("camcontrol identify", camcontrol.parse, camcontrol_identify_text)
+    pci = parsed("pciconf", pciconf.parse, pciconf_text)
     for t, e in errors.items():
         rec.tools[t] = f"failed: {e}"
 
