@@ -224,7 +224,7 @@ def test_older_stored_analyses_still_load_and_are_recomputed_with_today_s_rules(
         doc = r.to_dict()
         assert scenario_analysis.stored_version(doc) == stored
         now = scenario_analysis.current(doc)
-        assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 4 and now["pairs"] == []
+        assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 5 and now["pairs"] == []
         assert [c["device"] for c in now["candidates"]] == [c["device"] for c in doc["analysis"]["candidates"]]
 
 

@@ -273,3 +273,40 @@ def test_a_scenario_document_with_null_zil_counters_reads_as_unknown(capsys):
     out = capsys.readouterr().out
     rows = [ln for ln in out.splitlines() if ln.startswith("sync=")]
     assert rows and all(ln.split()[-2:] == ["?", "?"] for ln in rows), out
+
+
+def test_a_log_too_small_for_the_load_is_reported_where_the_zil_spilled_to_the_pool():
+    # constructed: 1 % of the ZIL's bytes to the main pool is a log header or two; more is a log vdev that
+    # could not take the blocks the ZIL still held
+    c = curve("sync=always + SLOG", "always", "single", [(2, 100), (32, 300)])
+    c.candidate = "/dev/pmem0"
+    c.steps[0].slog_bytes, c.steps[0].normal_bytes = 1_000_000, 5_000  # 0.5 %: no problem
+    c.steps[1].slog_bytes, c.steps[1].normal_bytes = 600_000, 400_000
+    problems = log_usage_problems(c)
+    assert len(problems) == 1, problems
+    assert problems[0].startswith("sync=always + SLOG [/dev/pmem0]: 40% of the ZIL's bytes at 32 threads went to "
+                                  "the main pool (400000 of 1000000)") and "a larger log device" in problems[0]
+    # unknown counters say nothing; a configuration without a SLOG is not asked
+    c.steps[1].normal_bytes = None
+    assert log_usage_problems(c) == []
+    noslog = curve("sync=always, no SLOG", "always", "none", [(2, 100)])
+    noslog.steps[0].slog_bytes, noslog.steps[0].normal_bytes = 0, 1_000_000
+    assert log_usage_problems(noslog) == []
+
+
+def test_the_recorded_lab_run_whose_nvdimm_was_too_small_names_its_spilled_steps():
+    # real lab result (tests/fixtures/scenario/README.md): a 256 MiB NVDIMM log under 64 MiB/s of 128 KiB
+    # sync writes; the capped SAS SSD log beside it (40 MiB/s) kept the ZIL to itself
+    import json
+    import os
+
+    from slogqual.analysis.scenario import analyse
+
+    path = os.path.join(os.path.dirname(__file__), "fixtures", "scenario", "wide-128k-lab-capped-nvdimm256m.json")
+    with open(path) as fh:
+        doc = json.load(fh)
+    capped, pmem = doc["pool"]["log"]
+    problems = analyse(doc)["problems"]
+    assert len(problems) == 2 and all(p.startswith(f"sync=always + SLOG [{pmem}]: ") for p in problems), problems
+    assert "43% of the ZIL's bytes at 32 threads" in problems[1], problems
+    assert not any(capped in p for p in problems)

@@ -21,6 +21,9 @@ MATCH = 0.25
 # Saturation of sync=standard (see saturation()): a rise must clear the knee's 10 % per doubling even at
 # the top of the steps' counting interval, COUNT_SIGMAS standard errors of their IO counts wide.
 COUNT_SIGMAS = 2.0
+# A SLOG step whose ZIL wrote more than this share of its bytes to the main pool did not measure the log
+# alone (see log_usage_problems): the log vdev had no room for the blocks the ZIL still held.
+SPILL_SHARE = 0.01
 
 
 @dataclass
@@ -169,10 +172,26 @@ def log_usage_problems(curve: Curve) -> List[str]:
                             f"({to_pool} bytes went to the main pool): logbias=throughput, "
                             "writes at or above zfs_immediate_write_sz, or a misconfigured pool — "
                             "this step does not measure the SLOG")
+        spilled = _spill_share(s)
+        if curve.uses_slog and curve.sync == "always" and s.slog_bytes > 0 and spilled is not None \
+                and spilled > SPILL_SHARE:
+            who = f"{curve.config}" + (f" [{curve.candidate}]" if curve.candidate else "")
+            problems.append(f"{who}: {spilled:.0%} of the ZIL's bytes at {s.threads} threads went to the main pool "
+                            f"({s.normal_bytes} of {s.normal_bytes + s.slog_bytes}): the log vdev had no room for "
+                            "them — the ZIL holds its blocks until their transaction group is synced and the space "
+                            "is reusable two groups later, about 15 s of writes at the default zfs_txg_timeout — "
+                            "so this step partly measures the data vdevs; a larger log device for this load")
         if not curve.uses_slog and s.slog_bytes > 0:
             problems.append(f"{curve.config}: {s.slog_bytes} ZIL bytes went to a log vdev in a configuration "
                             "without one: the pool is not what the scenario declared")
     return problems
+
+
+def _spill_share(s: Step) -> Optional[float]:
+    """The share of a step's ZIL bytes that went to the main pool, None where a counter is unknown."""
+    if s.slog_bytes is None or s.normal_bytes is None or s.slog_bytes + s.normal_bytes <= 0:
+        return None
+    return s.normal_bytes / (s.slog_bytes + s.normal_bytes)
 
 
 @dataclass

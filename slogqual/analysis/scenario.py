@@ -19,8 +19,9 @@ from slogqual.units import size_label
 # "details", per-candidate verdicts, log-sweep evidence; 3: "pool/host-bound" (never the log device) where
 # sync=standard stopped scaling at or before the SLOG curve's peak (scaling.saturation, IO counts); 4: every
 # SLOG curve is judged against the no-log curves only (a mirror/stripe curve was taken as a single
-# candidate's SLOG before), mirrored/striped pairs get their own entries in "pairs".
-ANALYSIS_VERSION = 4
+# candidate's SLOG before), mirrored/striped pairs get their own entries in "pairs"; 5: a SLOG step whose ZIL
+# sent more than 1 % of its bytes to the main pool (a log too small for the load) is a problem.
+ANALYSIS_VERSION = 5
 
 
 def metric_for(bs: int) -> str:
