@@ -179,7 +179,7 @@ def log_usage_problems(curve: Curve) -> List[str]:
             problems.append(f"{who}: {spilled:.0%} of the ZIL's bytes at {s.threads} threads went to the main pool "
                             f"({s.normal_bytes} of {s.normal_bytes + s.slog_bytes}): the log vdev had no room for "
                             "them — the ZIL holds its blocks until their transaction group is synced and the space "
-                            "is reusable two groups later, about 15 s of writes at the default zfs_txg_timeout — "
+                            "is reusable two groups later, several groups' writes (~15 s at the default zfs_txg_timeout) — "
                             "so this step partly measures the data vdevs; a larger log device for this load")
         if not curve.uses_slog and s.slog_bytes > 0:
             problems.append(f"{curve.config}: {s.slog_bytes} ZIL bytes went to a log vdev in a configuration "
