@@ -200,3 +200,19 @@ def test_a_figure_that_is_not_finite_is_tool_output_error(where, value):
     assert text.count(marker) == 1
     with pytest.raises(ToolOutputError, match="unexpected fio JSON"):
         fio.interpret(text.replace(marker, marker[:-3] + value), "", 0, "/dev/x", 4096)
+
+
+def test_a_zvol_open_failing_with_erestartsys_is_named():
+    # recorded in a lab guest (tests/fixtures/fio/record_zvol_erestartsys.sh): the zvol's first open gave up
+    # on the pool's namespace lock; fio exits 1, reports job error 512 and names the open on stderr
+    with pytest.raises(MeasurementError) as exc:
+        interpret("zvol-open-erestartsys-128k", bs=131072)
+    msg = str(exc.value)
+    assert "error=Unknown error 512" in msg and "func=open(/dev/zvol/slogqual-rec/lun0)" in msg and "\n" not in msg
+    out, err, rc = recorded("zvol-open-erestartsys-128k")
+    # the same report with nothing on stderr (a job's open failing mid-run, as in the lab's 32-thread step):
+    # the job error itself is put in words
+    with pytest.raises(MeasurementError) as exc:
+        fio.interpret(out, "", rc, "/dev/zvol/p/lun0", 131072)
+    assert "error 512 (ERESTARTSYS" in str(exc.value) and "zvol_open_timeout_ms" in str(exc.value)
+    assert fio.job_error_text(5) == "error 5 (Input/output error)"

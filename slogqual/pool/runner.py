@@ -14,6 +14,7 @@ from slogqual import environment
 from slogqual.analysis import scenario as scenario_analysis
 from slogqual.errors import MeasurementError, ResultWriteError, SlogqualError
 from slogqual.pool import evidence, log_sweeps
+from slogqual.pool.held_open import HeldOpen
 from slogqual.pool import transport
 from slogqual.pool import variants as _variants
 from slogqual.tools import fio_client
@@ -136,7 +137,10 @@ class PoolScenarioRun:
                     doc["pool"]["zfs_api"] = pool.api_name  # how the zvols/datasets were created
                     targets, datasets = self._luns(pool)
                     witness = evidence.ZilWitness(pool.name, datasets)
-                    with transport.attach(sc.transport, pool.name, targets) as attached:
+                    # zvols held open for the steps: fio's (and a target's) opens are then never first
+                    # opens, which on Linux can fail with errno 512 on a busy pool (held_open.py)
+                    with HeldOpen(targets if sc.kind == "zvol" else []), \
+                            transport.attach(sc.transport, pool.name, targets) as attached:
                         # fio writes what the transport gives: the initiator's disks, the client's mount
                         doc.setdefault("transport", {"config": sc.transport.to_dict(), "attachments": {}})
                         doc["transport"]["attachments"][label] = attached.record

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -213,6 +214,15 @@ def error_line(stderr: str, fallback: str) -> str:
     return lines[0] if lines else fallback
 
 
+def job_error_text(code: int) -> str:
+    """fio's job error (an errno) in words. 512 is not a user-space errno: Linux's ERESTARTSYS, which a
+    zvol's open returns when it cannot get the pool's namespace lock in time (pool/held_open.py)."""
+    if code == 512:
+        return ("error 512 (ERESTARTSYS: on Linux, a zvol's open that did not get the pool's namespace lock "
+                "within zvol_open_timeout_ms)")
+    return f"error {code} ({os.strerror(code)})" if code > 0 else f"error {code}"
+
+
 def interpret(stdout: str, stderr: str, returncode: int, where: str, bs: int,
               argv: Optional[Sequence[str]] = None) -> FioWriteResult:
     """Turn one fio run's output into a result, or an error naming the cause: ToolFailedError when fio
@@ -228,7 +238,7 @@ def interpret(stdout: str, stderr: str, returncode: int, where: str, bs: int,
         raise _run.parse_failed(PROGRAM, argv, stdout, f"{exc} on {where} at bs={bs}", stderr=stderr) from None
     if returncode != 0 or result.error:
         raise _run.failure(argv, returncode, stderr, message=f"fio failed on {where} at bs={bs}: "
-                           + error_line(stderr, f"error {result.error}"))
+                           + error_line(stderr, job_error_text(result.error)))
     if result.ios == 0:
         raise MeasurementError(f"fio completed no writes on {where} at bs={bs}")
     return result
