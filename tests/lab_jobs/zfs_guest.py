@@ -50,6 +50,8 @@ JOBS = [
     ("scenario-interrupt-iscsi", ["python3", os.path.join(HERE, "scenario_interrupt.py"), seed,
                                   "interrupt-iscsi.toml"], {}),
     ("teardown-interrupt", ["python3", os.path.join(HERE, "teardown_interrupt.py"), seed], {}),
+    # the zvol held open by the scenario runner: its opens never fail with errno 512 (pool/held_open.py)
+    ("held-open", ["python3", os.path.join(HERE, "held_open_contention.py"), devs[0]], {}),
 ]
 
 
