@@ -67,6 +67,19 @@ def zfs_guest(tmp_path_factory):
     return ZfsGuest(proc, out, seed, stats)
 
 
+def test_a_held_zvol_never_fails_to_open(zfs_guest):
+    """The fix for fio's "error 512" (docs/lab.md), on real OpenZFS: with zvol_open_timeout_ms at 0 and the
+    pool's namespace lock kept busy, opening a zvol nothing holds fails with errno 512 within moments; while
+    slogqual.pool.held_open holds it (as the scenario runner does for every step), three times as many
+    opens all succeed (tests/lab_jobs/held_open_contention.py)."""
+    d, rc, log = zfs_guest.job("held-open")
+    assert rc == "0", log
+    r = json.loads((d / "held.json").read_text())
+    assert r["zvol_open_timeout_ms"] == 1000  # OpenZFS's default, put back after the job
+    assert r["not_held"]["failed"] == {"512": 1}, r  # the real failure: ERESTARTSYS out of open(2)
+    assert r["held"]["failed"] == {} and r["held"]["opens_ok"] >= 3 * (r["not_held"]["opens_ok"] + 1), r
+
+
 def interrupt_report(guest: ZfsGuest, job: str, report: str) -> dict:
     d, rc, log = guest.job(job)
     assert rc == "0", (guest.seed, log)
@@ -272,29 +285,57 @@ def _protocol_job(zfs_guest, name):
 
 
 def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tmp_path):
-    """Issue #19 (c) and (d): 128 KiB writes (tests/lab_jobs/wide-128k.toml) on six NL-SAS disks with the
-    capped-ssd log (40 MiB/s). At 16 threads per LUN the log vdev writes at its cap (zpool iostat within 15 %)
-    while sync=standard goes above it; sync=always without the SLOG — large writes go indirect, straight to
-    the six data disks — is faster than with it, and the verdict says so."""
+    """Issue #19 (b), (c) and (d): 128 KiB writes (tests/lab_jobs/wide-128k.toml) on six NL-SAS disks with two
+    log candidates, the capped-ssd (40 MiB/s) and an NVDIMM. At 16 threads per LUN the capped log vdev writes
+    at its cap (zpool iostat within 15 %) while sync=standard goes above it (c); the capped log has flattened
+    from the first step while the NVDIMM log keeps rising with sync=standard (b); sync=always without a SLOG —
+    large writes go indirect, straight to the six data disks — is faster than with the capped log, and that
+    candidate's verdict says so (d). With the NVDIMM beside the capped log a warm CI run once ended in fio's
+    "error 512" at its 32-thread step: a zvol's first open giving up on the pool's namespace lock; the runner
+    now holds the zvols open for the steps (pool/held_open.py, test_a_held_zvol_never_fails_to_open)."""
     from slogqual.lab import devices
 
     cap = devices.load()["capped-ssd"].bandwidth
     out = tmp_path / "wide.json"
     proc = run("scenario", "run", os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "wide-128k.toml"),
-               "--lab", "--lab-data", *["sas-hdd"] * 6, "--lab-log", "capped-ssd", "--quiet", "--json", "-o", out,
-               cwd=tmp_path)
+               "--lab", "--lab-data", *["sas-hdd"] * 6, "--lab-log", "capped-ssd", "nvdimm", "--quiet", "--json",
+               "-o", out, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(out.read_text())
     assert doc["status"] == "complete" and len(doc["pool"]["data"]) == 6
-    top = max(doc["scenario"]["threads"])
-    by = {s["config"]: s for s in doc["steps"] if s["threads_per_lun"] == top}
-    slog, std, noslog = by["sync=always + SLOG"], by["sync=standard"], by["sync=always, no SLOG"]
+    capped, pmem = doc["pool"]["log"]
+    low, top = min(doc["scenario"]["threads"]), max(doc["scenario"]["threads"])
+    by = {(s["config"], s.get("candidate"), s["threads_per_lun"]): s for s in doc["steps"]}
+    slog, std, noslog = (by[("sync=always + SLOG", capped, top)], by[("sync=standard", None, top)],
+                         by[("sync=always, no SLOG", None, top)])
     log_bytes_s = sum(v["write_bytes_s"] for v in slog["vdevs"] if v["section"] == "logs" and v["depth"] == 1)
     assert abs(log_bytes_s - cap) <= 0.15 * cap, (log_bytes_s, cap)  # (c) flat at the log's cap ...
     assert std["mbps"] * 2**20 > 1.15 * cap, (std["mbps"], cap)  # ... while sync=standard goes above it
-    assert noslog["mbps"] > slog["mbps"], (noslog["mbps"], slog["mbps"])  # (d) the wide pool passes the SLOG
+    assert noslog["mbps"] > slog["mbps"], (noslog["mbps"], slog["mbps"])  # (d) the wide pool passes the capped SLOG
     assert noslog["zil"]["slog_bytes"] == 0 < slog["zil"]["slog_bytes"]
-    assert doc["analysis"]["verdict"].startswith("For this workload the pool is faster with no SLOG"), doc["analysis"]
+    a = doc["analysis"]
+    verdicts = {c["device"]: c["verdict"] for c in a["candidates"]}
+    assert verdicts[capped].startswith("For this workload the pool is faster with no SLOG"), a["candidates"]
+    # (b) the capped log's curve is flat from the first step (the analysis's knee: doubling the threads bought
+    # less than 10 %) while sync=standard still scales and the NVDIMM log keeps rising past the cap. The NVDIMM's
+    # rise is asserted as a rise (x2.03, x1.74, x1.30, x1.99 over the four doublings in four recorded runs; the
+    # capped log's at most x1.24; each step ~2,400-5,600 IOs: a 2-sigma counting error of ~5 %), not by the
+    # knee's 10 % per doubling, which it missed once (x1.30 on a cold CI run: the guest's CPU carries every
+    # 128 KiB write twice with a SLOG, and bounds it near 70 MiB/s). Nor is the slower candidate's sentence
+    # asserted: where the two curves cross (NVDIMM below the capped log at the first step, far above at the
+    # last) the geometric mean of the ratios came out within 10 % once, "the log candidates perform alike".
+    knees, first = a["knees"], min(s["threads"] for s in doc["steps"])  # knees count all LUNs' threads
+    assert knees[f"sync=always + SLOG [{capped}]"] == dict(knees[f"sync=always + SLOG [{capped}]"], threads=first,
+                                                            saturated=True), knees
+    assert knees["sync=standard"]["saturated"] is False, knees
+
+    def rise(config, candidate=None):
+        return by[(config, candidate, top)]["mbps"] / by[(config, candidate, low)]["mbps"]
+
+    assert rise("sync=always + SLOG", pmem) > 1.15, doc["steps"]
+    assert by[("sync=always + SLOG", pmem, top)]["mbps"] * 2**20 > 1.15 * cap, by[("sync=always + SLOG", pmem, top)]
+    # the NVDIMM is large enough for this load: its ZIL stayed on the log vdev (no "spilled" problem)
+    assert a["problems"] == [], a["problems"]
 
 
 def _peak(doc, config):
