@@ -310,3 +310,19 @@ def test_the_recorded_lab_run_whose_nvdimm_was_too_small_names_its_spilled_steps
     assert len(problems) == 2 and all(p.startswith(f"sync=always + SLOG [{pmem}]: ") for p in problems), problems
     assert "43% of the ZIL's bytes at 32 threads" in problems[1], problems
     assert not any(capped in p for p in problems)
+
+
+def test_crossing_candidates_are_said_to_cross_not_alike():
+    from slogqual.analysis.scaling import slower_candidate
+    # the lab's wide pool, 128 KiB writes (docs/lab.md, fourth run): the capped log ahead at 2 threads, the
+    # NVDIMM far ahead at 32; their mean ratio is within 10 % (sqrt(0.83 x 1.43) = 1.09), once called "alike"
+    capped = curve("s", "always", "single", [(2, 36.8), (32, 42.6)], metric="mbps")
+    pmem = curve("s", "always", "single", [(2, 30.7), (32, 61.0)], metric="mbps")
+    capped.candidate, pmem.candidate = "/dev/sdg", "/dev/pmem0"
+    said = slower_candidate([capped, pmem], {}, "mbps")
+    assert said.startswith("The log candidates' curves cross: /dev/sdg is faster at 2 threads (37 vs 31 MiB/s), "
+                           "/dev/pmem0 at 32 threads (61 vs 43 MiB/s)"), said
+    assert "bottleneck" in said and "alike" not in said and slower_candidate([pmem, capped], {}, "mbps") == said
+    # one side within the 10 % a step can vary is no crossing: the mean ratio decides as before
+    capped.steps[0].mbps = 33.0
+    assert slower_candidate([capped, pmem], {}, "mbps").startswith("The slower log device /dev/sdg is the bottleneck")

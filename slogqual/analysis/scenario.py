@@ -20,8 +20,10 @@ from slogqual.units import size_label
 # sync=standard stopped scaling at or before the SLOG curve's peak (scaling.saturation, IO counts); 4: every
 # SLOG curve is judged against the no-log curves only (a mirror/stripe curve was taken as a single
 # candidate's SLOG before), mirrored/striped pairs get their own entries in "pairs"; 5: a SLOG step whose ZIL
-# sent more than 1 % of its bytes to the main pool (a log too small for the load) is a problem.
-ANALYSIS_VERSION = 5
+# sent more than 1 % of its bytes to the main pool (a log too small for the load) is a problem; 6: log
+# candidates whose curves cross (each more than 10 % ahead at some step) are said to cross, not "alike", and
+# only one sync=always configuration's candidates are compared (never one device's two configurations).
+ANALYSIS_VERSION = 6
 
 
 def metric_for(bs: int) -> str:
@@ -90,6 +92,17 @@ def _evidence_dict(ev: Optional[scaling.LogEvidence]) -> Optional[Dict[str, Any]
             "observed_log_mbps": ev.observed_mbps, "observed_log_write_size": ev.observed_size}
 
 
+def compared_candidates(singles: List[scaling.Curve]) -> List[scaling.Curve]:
+    """The curves the slower-candidate sentence compares: those of the first sync=always single-log
+    configuration measured with two or more candidates. A candidate is never compared with itself (a
+    scenario with `sync=standard + SLOG` beside `sync=always + SLOG` has two curves of one device)."""
+    by_config: Dict[str, List[scaling.Curve]] = {}
+    for c in singles:
+        if c.sync == "always":
+            by_config.setdefault(c.config, []).append(c)
+    return next((g for g in by_config.values() if len({c.candidate for c in g}) >= 2), [])
+
+
 def analyse(doc: Dict[str, Any]) -> Dict[str, Any]:
     """Knees, the SLOG's benefit and the verdict; with several log candidates, one verdict each and
     the slower candidate named; each mirrored or striped log pair its own verdict and its ratio to the
@@ -146,7 +159,7 @@ def analyse(doc: Dict[str, Any]) -> Dict[str, Any]:
            "pairs": pair_entries}
     base = scaling.roles(common).get("baseline")  # where the ZIL-free run stopped scaling, if it did
     flat = scaling.saturation(base.steps, metric) if base and base.steps and not load_is_sync else None
-    slower = scaling.slower_candidate(singles, names, metric, flat=flat)
+    slower = scaling.slower_candidate(compared_candidates(singles), names, metric, flat=flat)
     if slower:
         out["slower_log"] = slower
     return out
