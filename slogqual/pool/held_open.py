@@ -14,8 +14,9 @@ from __future__ import annotations
 import errno
 import os
 import time
-from typing import Callable, List, Sequence
+from typing import Callable, List, Optional, Sequence
 
+from slogqual import interrupts
 from slogqual.errors import MeasurementError
 
 ERESTARTSYS = 512  # Linux's kernel-internal "restart the call"; reaches user space from a zvol's open
@@ -24,24 +25,33 @@ _RETRY_ERRNOS = (ERESTARTSYS, errno.EINTR)
 
 
 def open_retrying(path: str, timeout_s: float = RETRY_S, opener: Callable[[str, int], int] = os.open,
-                  pause_s: float = 0.05) -> int:
-    """A read-only descriptor of ``path``, retrying while the open fails with 512 or EINTR."""
+                  pause_s: float = 0.05, record: Optional[List[int]] = None) -> int:
+    """A read-only descriptor of ``path``, retrying while the open fails with 512 or EINTR. With
+    ``record``, the descriptor is appended to it before a Ctrl-C can land: an open zvol this process
+    lost track of would make the pool's destroy wait for its close forever (zpool destroy waits for
+    every zvol's last close), so the open and the record are one held step (interrupts.held)."""
     deadline = time.monotonic() + timeout_s
     while True:
-        try:
-            return opener(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError as exc:
-            if exc.errno not in _RETRY_ERRNOS:
-                raise MeasurementError(f"cannot open {path}: {exc.strerror or exc}") from None
-            if time.monotonic() >= deadline:
-                raise MeasurementError(
-                    f"cannot open {path}: errno {exc.errno} (ERESTARTSYS) for {timeout_s:g} s — the zvol's open "
-                    "could not get the pool's namespace lock within zvol_open_timeout_ms") from None
-            time.sleep(pause_s)
+        with interrupts.held():
+            try:
+                fd = opener(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                if record is not None:
+                    record.append(fd)
+                return fd
+            except OSError as exc:
+                failure = exc
+        if failure.errno not in _RETRY_ERRNOS:
+            raise MeasurementError(f"cannot open {path}: {failure.strerror or failure}") from None
+        if time.monotonic() >= deadline:
+            raise MeasurementError(
+                f"cannot open {path}: errno {failure.errno} (ERESTARTSYS) for {timeout_s:g} s — the zvol's open "
+                "could not get the pool's namespace lock within zvol_open_timeout_ms") from None
+        time.sleep(pause_s)  # outside the held step: Ctrl-C ends a long wait at once
 
 
 class HeldOpen:
-    """``with HeldOpen(paths):`` each path open for the block's duration; closed on any exit."""
+    """``with HeldOpen(paths):`` each path open for the block's duration; closed on any exit, Ctrl-C
+    included, before the block's caller goes on to destroy the pool."""
 
     def __init__(self, paths: Sequence[str], timeout_s: float = RETRY_S,
                  opener: Callable[[str, int], int] = os.open):
@@ -53,18 +63,22 @@ class HeldOpen:
     def __enter__(self) -> "HeldOpen":
         try:
             for p in self.paths:
-                self.fds.append(open_retrying(p, self.timeout_s, self.opener))
+                open_retrying(p, self.timeout_s, self.opener, record=self.fds)
         except BaseException:  # Ctrl-C while retrying too: nothing stays open
             self.close()
             raise
         return self
 
     def close(self) -> None:
-        while self.fds:
-            try:
-                os.close(self.fds.pop())
-            except OSError:
-                pass
+        # held: a Ctrl-C between taking a descriptor off the list and closing it would leak it (a zvol's
+        # last close can take a moment: it waits for the ZIL's last transaction group)
+        with interrupts.held():
+            fds, self.fds = self.fds, []
+            for fd in fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
     def __exit__(self, *exc) -> None:
         self.close()
