@@ -1,7 +1,8 @@
 """Hold a scenario's zvols open while fio runs its steps on them, so that fio's opens are never first opens.
 
 On Linux, a zvol's first open (no other opener) must take the pool's namespace lock (spa_namespace_lock);
-OpenZFS 2.x retries for ``zvol_open_timeout_ms`` (1 s) and then returns ERESTARTSYS, which a 5.13+ kernel
+OpenZFS 2.3 (module/os/linux/zfs/zvol_os.c, read in 2.3.2) retries for ``zvol_open_timeout_ms``
+(1 s) and then returns ERESTARTSYS, which a 5.13+ kernel
 no longer turns into a retry: open(2) fails with errno 512. In the lab (one TCG vCPU, 32 threads) fio
 ended a step with "error 512" that way — what held the lock that long was not identified; the mechanism
 was shown with the timeout at 0 (docs/lab.md). An open while another is held skips that lock, so
