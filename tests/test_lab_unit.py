@@ -2,6 +2,8 @@
 and parsers fed with outputs recorded from real lab guest runs (tests/fixtures/{kstat,zpool,zfs,lab})."""
 
 import os
+import shlex
+import sys
 
 import pytest
 
@@ -409,16 +411,91 @@ def test_a_bandwidth_class_is_a_sustained_cap_and_wide_pools_have_sas_disks(tmp_
 
     classes = devices.load()
     cap, hdd = classes["capped-ssd"], classes["sas-hdd"]
-    assert cap.transport == hdd.transport == "sas" and cap.bandwidth == 40 << 20
+    assert cap.transport == hdd.transport == "sas" and cap.bandwidth == 0 and cap.calibrated
     assert (hdd.write_delay_ms, hdd.rotation_rate) == (classes["hdd"].write_delay_ms, 7200)
     inst = devices.instances(["capped-ssd"] + ["sas-hdd"] * 7, classes)  # more than SATA could take
     run = LabRun(image=None, devices=inst)
-    run.sock_dir = str(tmp_path)
+    run.sock_dir = run.job_dir = str(tmp_path)
     try:
         run._disks()
         argvs = [s.argv() for s in run.servers]
     finally:
         run.cleanup()
     assert len(argvs) == 8
-    assert f"rate={cap.bandwidth * 8}" in argvs[0] and "burstiness=0.5" in argvs[0] and "wdelay=1ms" in argvs[0]
+    # calibrated in the guest: no rate of its own, only the rate file the guest writes its cap into
+    assert f"rate-file={tmp_path}/rate/lab0" in argvs[0] and not any(a.startswith("rate=") for a in argvs[0])
+    assert "burstiness=0.5" in argvs[0] and "wdelay=1ms" in argvs[0]
     assert all("wdelay=8ms" in a for a in argvs[1:])
+
+
+def test_an_absolute_bandwidth_class_has_its_rate_on_nbdkits_command_line(tmp_path):
+    from slogqual.lab.runner import LabRun
+
+    classes = devices.parse_text('[class.fixed]\ntransport = "sas"\nbandwidth = "40M"\n')
+    run = LabRun(image=None, devices=devices.instances(["fixed"], classes))
+    run.sock_dir = str(tmp_path)
+    try:
+        run._disks()
+        argv = run.servers[0].argv()
+    finally:
+        run.cleanup()
+    assert f"rate={40 * 2**20 * 8}" in argv and not any(a.startswith("rate-file=") for a in argv)
+
+
+@pytest.mark.parametrize("body, words", [
+    ('bandwidth_share = 0', "above 0 and below 1"),
+    ('bandwidth_share = 1.5', "above 0 and below 1"),
+    ('bandwidth_share = "half"', "must be a number"),
+    ('bandwidth_share = 0.3\nbandwidth = "40M"', "not both"),
+    ('bandwidth_share = 0.3\ncache = "unsafe"', "cannot be calibrated"),
+])
+def test_a_bad_bandwidth_share_is_refused_in_one_line(body, words):
+    with pytest.raises(UsageError, match=words) as exc:
+        devices.parse_text(f'[class.x]\ntransport = "sas"\n{body}\n')
+    assert "\n" not in str(exc.value)
+
+
+def test_a_pmem_class_cannot_be_calibrated():
+    with pytest.raises(UsageError, match="cannot be slowed"):
+        devices.parse_text('[class.x]\ntransport = "pmem"\nbandwidth_share = 0.3\n')
+
+
+def test_the_guest_is_told_which_devices_to_calibrate(tmp_path):
+    """lab.env carries LAB_CALIBRATE ("index:node:share") for the calibrated classes only, and the
+    interpreter that runs the calibration in the guest; the job directory has the rate files' folder."""
+    from slogqual.lab import calibrate
+    from slogqual.lab.image import LabImage
+    from slogqual.lab.runner import LabRun
+
+    image = LabImage(root="/nonexistent", kernel="k", initrd="i", modules="m", kernel_release="r", zfs_version="z")
+    run = LabRun(image=image, devices=devices.instances(["sas-hdd", "capped-ssd", "nvdimm"], devices.load()),
+                 tmp_base=str(tmp_path))
+    try:
+        run._prepare()
+        env = (tmp_path / os.path.basename(run.job_dir) / "lab.env").read_text()
+        assert os.path.isdir(os.path.join(run.job_dir, "rate"))
+    finally:
+        run.cleanup()
+    line = next(l for l in env.splitlines() if l.startswith("LAB_CALIBRATE="))
+    assert calibrate.parse_spec(shlex.split(line.split("=", 1)[1])[0]) == [(1, "lab1", 0.35)]
+    assert f"LAB_PYTHON={shlex.quote(sys.executable)}" in env
+
+
+def test_calibration_cap_spec_and_rate_file(tmp_path):
+    from slogqual.lab import calibrate
+
+    assert calibrate.cap_for(66.2 * 2**20, 0.35) == int(66.2 * 2**20 * 0.35)
+    with pytest.raises(UsageError):
+        calibrate.cap_for(1e6, 1.0)
+    entries = [(6, "lab6", 0.35), (7, "lab7", 0.5)]
+    assert calibrate.parse_spec(calibrate.spec(entries)) == entries
+    assert calibrate.parse_spec("") == []
+    for bad in ("6:lab6", "x:lab6:0.3", "6:lab6:half"):
+        with pytest.raises(UsageError, match="index:node:share"):
+            calibrate.parse_spec(bad)
+    (tmp_path / "rate").mkdir()
+    path = calibrate.rate_file(str(tmp_path), "lab6")
+    calibrate.write_rate(path, 1000)
+    assert open(path).read() == "8000\n"  # nbdkit's rate filter counts bits per second
+    assert os.listdir(tmp_path / "rate") == ["lab6"]  # written atomically: no temporary left
+    assert calibrate.load(str(tmp_path / "missing.json")) == []

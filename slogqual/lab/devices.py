@@ -27,6 +27,13 @@ File format (see scenarios/lab-devices.toml)::
     write_delay_ms = 8.0
     bandwidth = "150M"          # bytes per second
 
+A class whose shape must hold on any host states its cap relative to the guest instead:
+``bandwidth_share = 0.3`` caps the device at 30 % of the 128 KiB QD1 write+flush rate that the same
+device reached *uncapped, in this guest, at boot* (slogqual.lab.calibrate: measured with fio before the
+job starts, then written to nbdkit's rate file). A guest under TCG carries what its host lets it: a cap
+in absolute MiB/s that one host's guest saturates at once, a slower host's guest never reaches (issue
+#26). The measurement and the cap it gave are in the run's ``lab-calibration.json``.
+
 A file given with ``--devices-file`` is read after the built-in one; a class of the same name
 replaces the built-in class.
 """
@@ -50,7 +57,7 @@ TRANSPORTS = ("sata", "sas", "nvme", "pmem")
 _KEYS = {
     "description", "transport", "model", "vendor", "product", "serial_prefix", "size", "rotation_rate",
     "write_delay_ms", "read_delay_ms", "bandwidth", "iops_limit", "logical_block_size",
-    "physical_block_size", "expect_write_ms", "cache",
+    "physical_block_size", "expect_write_ms", "cache", "bandwidth_share",
 }
 #: ``cache`` values: the nbdkit cache filter's mode, or "none" for no cache filter
 CACHES = ("unsafe", "writeback", "none")
@@ -73,6 +80,7 @@ class DeviceClass:
     write_delay_ms: float = 0.0
     read_delay_ms: float = 0.0
     bandwidth: int = 0  # bytes/s, 0 = unlimited
+    bandwidth_share: float = 0.0  # 0 < share < 1: the cap as a share of the rate measured in the guest at boot
     iops_limit: int = 0
     logical_block_size: int = 512
     physical_block_size: int = 4096
@@ -86,6 +94,11 @@ class DeviceClass:
     def nbd(self) -> bool:
         """Served by nbdkit (every block transport); pmem is a QEMU memory backend."""
         return self.transport != "pmem"
+
+    @property
+    def calibrated(self) -> bool:
+        """Its cap is set in the guest at boot, relative to what it measured there (bandwidth_share)."""
+        return self.bandwidth_share > 0
 
     @property
     def power_cut(self) -> bool:
@@ -130,7 +143,7 @@ def parse_class(name: str, table: Dict) -> DeviceClass:
         kw["size"] = _size(name, "size", table["size"])
     if "bandwidth" in table:
         kw["bandwidth"] = _size(name, "bandwidth", table["bandwidth"])
-    for key in ("write_delay_ms", "read_delay_ms", "expect_write_ms"):
+    for key in ("write_delay_ms", "read_delay_ms", "expect_write_ms", "bandwidth_share"):
         if key in table:
             kw[key] = _num(name, key, table[key])
     for key in ("rotation_rate", "iops_limit", "logical_block_size", "physical_block_size"):
@@ -150,7 +163,16 @@ def parse_class(name: str, table: Dict) -> DeviceClass:
         if v != int(v):
             # nbdkit 1.32's delay filter takes whole milliseconds ("0.8ms" silently means no delay).
             raise UsageError(f"lab device class {name}: {key} must be a whole number of milliseconds, not {v:g}")
-    if transport == "pmem" and (cls.write_delay_ms or cls.read_delay_ms or cls.bandwidth or cls.iops_limit):
+    if "bandwidth_share" in table and not 0 < cls.bandwidth_share < 1:
+        raise UsageError(f"lab device class {name}: bandwidth_share must be above 0 and below 1, not {cls.bandwidth_share:g}")
+    if cls.bandwidth and cls.bandwidth_share:
+        raise UsageError(f"lab device class {name}: give bandwidth (absolute) or bandwidth_share (of the guest's "
+                         "measured rate), not both")
+    if cls.calibrated and cls.cache is not None:
+        raise UsageError(f"lab device class {name}: a power-cut class cannot be calibrated (its medium is what is "
+                         "verified afterwards; a calibration would write over it)")
+    if transport == "pmem" and (cls.write_delay_ms or cls.read_delay_ms or cls.bandwidth or cls.iops_limit
+                                or cls.bandwidth_share):
         raise UsageError(f"lab device class {name}: a pmem class cannot be slowed down (it is guest memory)")
     if transport == "pmem" and cls.cache is not None:
         raise UsageError(f"lab device class {name}: a pmem class has no nbdkit and no cache to cut the power of")

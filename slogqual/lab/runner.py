@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, TextIO
 
 from slogqual.errors import SlogqualError, UsageError
+from slogqual.lab import calibrate as _calibrate
 from slogqual.lab.devices import DeviceInstance
 from slogqual.lab.image import LabImage
 from slogqual.tools import qemu as _qemu
@@ -89,6 +90,8 @@ class RunResult:
     wall_s: float  # host wall time from QEMU start to QEMU exit
     console: str  # the whole serial console
     output_dir: Optional[str]
+    #: the relative classes' calibration in this guest (slogqual.lab.calibrate.Calibration as dicts)
+    calibration: List[dict] = field(default_factory=list)
 
 
 QBOOT = "/usr/share/qemu/qboot.rom"
@@ -169,6 +172,7 @@ class LabRun:
         if pmem_bytes:
             self.mem_dir = make_mem_dir(pmem_bytes)
         os.mkdir(os.path.join(self.job_dir, "out"))
+        os.mkdir(os.path.join(self.job_dir, "rate"))  # calibrated classes' nbdkit rate files (lab.calibrate)
         shutil.copyfile(STAGE2, os.path.join(self.job_dir, "stage2.sh"))
         specs = " ".join(f"{d.index}:{d.cls.name}:{d.cls.transport}:{d.serial}" for d in self.devices)
         env = {
@@ -180,6 +184,9 @@ class LabRun:
             "LAB_DEVICES": specs,
             "LAB_UDEV_MATCH": os.environ.get("SLOGQUAL_LAB_UDEV_MATCH", UDEV_MATCH),
             "LAB_TERM": os.environ.get("TERM", "linux") if self.mode == "shell" else "dumb",
+            "LAB_PYTHON": sys.executable,
+            "LAB_CALIBRATE": _calibrate.spec([(d.index, d.node, d.cls.bandwidth_share)
+                                              for d in self.devices if d.cls.calibrated]),
         }
         self._write("lab.env", "".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items()))
         self._write("job.sh", "exec " + " ".join(shlex.quote(a) for a in self.command) + "\n" if self.command else "true\n")
@@ -200,9 +207,14 @@ class LabRun:
                 disk.size = c.size
             else:
                 filters, fargs = [], {}
-                if c.bandwidth:
+                if c.bandwidth or c.calibrated:
                     filters.append("rate")
-                    fargs["rate"] = str(c.bandwidth * 8)  # the rate filter counts bits per second
+                    if c.calibrated:
+                        # no rate: uncapped until the guest has measured the device and written its cap
+                        # here (lab.calibrate); nbdkit rereads the file while it runs
+                        fargs["rate-file"] = _calibrate.rate_file(self.job_dir, d.node)
+                    else:
+                        fargs["rate"] = str(c.bandwidth * 8)  # the rate filter counts bits per second
                     # a device's bandwidth is sustained: nbdkit's default bucket (2 rate-seconds) let an idle
                     # capped log take 2 s of data at memory speed, so a 6 s lab step measured its log vdev
                     # 15 % over the cap (46.2 MiB/s for 40, measured); half a second bounds that at 8 %
@@ -287,6 +299,7 @@ class LabRun:
             devices = json.loads(self._read("devices.json") or "[]")
         except ValueError:
             pass
+        calibration = _calibrate.load(os.path.join(self.job_dir, "calibration.json"))
         if self.cut_at is not None:  # the power was cut: QEMU died by SIGKILL, as it was meant to
             status = None
         elif "SLOGQUAL-LAB-INIT-FAILED" in console:
@@ -296,7 +309,8 @@ class LabRun:
         out = None
         if self.output_dir:
             out = self._collect(console)
-        return RunResult(status=status, marks=marks, devices=devices, wall_s=wall, console=console, output_dir=out)
+        return RunResult(status=status, marks=marks, devices=devices, wall_s=wall, console=console, output_dir=out,
+                         calibration=calibration)
 
     def _pump(self, console_path: str, t0: float) -> str:
         chunks = []
@@ -363,7 +377,7 @@ class LabRun:
                 shutil.copytree(s, d, dirs_exist_ok=True)
             else:
                 shutil.copy2(s, d)
-        for name in ("marks", "devices.json"):
+        for name in ("marks", "devices.json", "calibration.json"):
             if os.path.exists(os.path.join(self.job_dir, name)):
                 shutil.copyfile(os.path.join(self.job_dir, name), os.path.join(dest, f"lab-{name}"))
         with open(os.path.join(dest, "lab-console.log"), "w", encoding="utf-8") as fh:

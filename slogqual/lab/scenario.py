@@ -67,6 +67,16 @@ def _relocate_sweeps(result_path: str, stem: str) -> None:
         write_json_atomic(result_path, doc)
 
 
+def _record_calibration(result_path: str, calibration: List[dict]) -> None:
+    """A relative class's cap was set in the guest from what it measured there (lab.calibrate): the
+    result says so (``lab.calibration``), so a reader sees the cap the steps ran against and where it came from."""
+    if not calibration:
+        return
+    doc = load_json(result_path)
+    doc.setdefault("lab", {})["calibration"] = calibration
+    write_json_atomic(result_path, doc)
+
+
 def run_scenario(req: LabScenarioRequest) -> ScenarioOutcome:
     """Boot a guest with ``data + logs``, run the scenario there, return the host copy of the result.
 
@@ -95,6 +105,7 @@ def run_scenario(req: LabScenarioRequest) -> ScenarioOutcome:
         if os.path.exists(sweep):
             os.replace(sweep, f"{stem}.log{i}.sweep.json")
     _relocate_sweeps(produced, stem)
+    _record_calibration(produced, res.calibration)
     os.replace(produced, out)
     doc = load_document(out)
     outcome = ScenarioOutcome(doc, out, job_status=res.status)
