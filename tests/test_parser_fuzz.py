@@ -115,6 +115,7 @@ PARSERS = [
     Parser("findmnt", tool("findmnt", findmnt.parse), findmnt.parse, captures("findmnt/*.json"), json=True),
     Parser("mountinfo", findmnt.parse_mountinfo, texts=captures("procfs/mountinfo-*.txt")),
     Parser("swaps", procfs.parse_swaps, texts=captures("procfs/swaps-*.txt")),
+    Parser("/proc/stat", procfs.parse_stat, texts=captures("procfs/stat-*.txt")),
     Parser("mountstats", tool("mountstats", procfs.parse_mountstats), procfs.parse_mountstats,
            captures("mountstats/*.txt")),
     Parser("iscsiadm -m session -P 3", tool("iscsiadm", iscsiadm.parse_sessions), iscsiadm.parse_sessions,

@@ -23,7 +23,7 @@ from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import Progress
 from slogqual.results import schema, write_json_atomic
 from slogqual.results.scenario import ScenarioResult
-from slogqual.tools import fio
+from slogqual.tools import fio, procfs
 from slogqual.units import MiB
 
 SCENARIO_SCHEMA = schema.SCENARIO
@@ -55,6 +55,15 @@ def _lat(stats: fio.FioLatency, sync: Optional[fio.FioLatency]) -> Dict[str, Opt
         out["basis"] = "write+flush (mean exact; percentiles of the write alone)"
     return {k: (min(v, out["max"]) if isinstance(v, float) and k in ("p50", "p99", "p999") else v)
             for k, v in out.items()}
+
+
+def _cpu(before: procfs.CpuTimes, after: procfs.CpuTimes) -> Dict[str, Any]:
+    """The host's CPU over the step (fio's whole run, ramp included): a curve flat because the CPU was
+    busy is not flat because of its log device (/proc/stat; absent where there is none)."""
+    d = after - before
+    share = d.busy_share
+    return {"busy_share": None if share is None else round(share, 4), "cpus": d.cpus, "ticks": d.total,
+            "source": procfs.STAT}
 
 
 def _bytes(n) -> str:
@@ -231,6 +240,7 @@ class PoolScenarioRun:
         sc = self.scenario
         started = environment.now_iso()
         before = witness.read()
+        cpu_before = procfs.cpu_times()
         window = evidence.IostatWindow(pool.name).start()
         try:
             t0 = time.time()
@@ -244,6 +254,7 @@ class PoolScenarioRun:
             io = window.collect(max(t0 + sc.ramp_s, end - sc.runtime_s), end)
         finally:
             window.stop()
+        cpu_after = procfs.cpu_times()
         zil = witness.read() - before
         vdevs = evidence.vdev_summary(io.rows) if io.rows else {"vdevs": [], "log_write_bytes_s": None,
                                                                   "log_write_ops_s": None}
@@ -254,6 +265,7 @@ class PoolScenarioRun:
             "started": started, "zil": zil.as_dict(), "zil_source": witness.source,
             "zil_slog_share": zil.slog_share, **vdevs,
             "iostat": {"reports": io.reports, "span": io.span, "inside_window": io.inside},
+            **({"cpu": _cpu(cpu_before, cpu_after)} if cpu_before and cpu_after else {}),
             **({"clients": [{"endpoint": c.endpoint, "ios": c.result.ios, "iops": c.result.iops,
                              "mbps": c.result.bw_bytes / MiB, "runtime_ms": c.result.runtime_ms,
                              "lat_us": _lat(c.result.write_lat, c.result.sync_lat)} for c in report.clients]}

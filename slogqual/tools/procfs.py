@@ -3,7 +3,11 @@
 ``/proc/swaps`` is the kernel's own list of active swap areas (``swapon
 --show`` prints the same table); paths in it are octal-escaped like
 mountinfo. ``/proc/PID/comm`` names each process (its first 15 bytes):
-which daemons run is read there, never by starting pgrep.
+which daemons run is read there, never by starting pgrep. ``/proc/stat``'s aggregate ``cpu`` line
+(USER_HZ ticks summed over every CPU) says how busy the CPUs were over a window: a scenario step
+records it, so a curve flattened by the host's CPU is told from one flattened by its log device (the
+lab's guest under TCG on a slow host, issue #26). Idle is ``idle + iowait``; guest and guest_nice are
+already inside user and nice (proc(5)), so they are not added again.
 """
 
 from __future__ import annotations
@@ -13,8 +17,11 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional
 
+from slogqual.errors import ToolOutputError
+
 SWAPS = "/proc/swaps"
 PROC = "/proc"
+STAT = "/proc/stat"
 
 
 def pids_named(comm: str, proc: str = PROC) -> List[int]:
@@ -150,3 +157,63 @@ def parse_mountstats(text: str) -> List[NfsMountStats]:
         elif key == "age" and value.isdigit():
             cur.age_s = int(value)
     return mounts
+
+
+# --- /proc/stat: CPU time ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """Cumulative CPU ticks of all CPUs since boot."""
+
+    busy: int  # user + nice + system + irq + softirq + steal
+    idle: int  # idle + iowait
+    cpus: int  # the cpuN lines (online CPUs)
+
+    @property
+    def total(self) -> int:
+        return self.busy + self.idle
+
+    def __sub__(self, earlier: "CpuTimes") -> "CpuTimes":
+        return CpuTimes(busy=self.busy - earlier.busy, idle=self.idle - earlier.idle, cpus=self.cpus)
+
+    @property
+    def busy_share(self) -> Optional[float]:
+        """busy / (busy + idle) of a difference; None when no tick passed."""
+        return self.busy / self.total if self.total > 0 else None
+
+
+def _bad_stat(why: str, text: str) -> ToolOutputError:
+    return ToolOutputError(f"/proc/stat: {why}", program=STAT, why=why, excerpt=text[:200])
+
+
+def parse_stat(text: str) -> CpuTimes:
+    """The aggregate ``cpu`` line of /proc/stat's text; ToolOutputError when it is missing or malformed."""
+    agg = None
+    cpus = 0
+    for line in text.splitlines():
+        if line.startswith("cpu "):
+            agg = line.split()[1:]
+        elif line.startswith("cpu") and line[3:4].isdigit():
+            cpus += 1
+    if agg is None:
+        raise _bad_stat("no aggregate 'cpu' line", text)
+    try:
+        v = [int(x) for x in agg]
+    except ValueError:
+        raise _bad_stat(f"the 'cpu' line has a field that is not a number: {' '.join(agg)}", text) from None
+    if len(v) < 4 or any(x < 0 for x in v):
+        raise _bad_stat(f"the 'cpu' line has too few or negative fields: {' '.join(agg)}", text)
+    v += [0] * (8 - len(v))  # kernels before 2.6.11 had no steal; before 2.5.41 no iowait/irq/softirq
+    user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
+    return CpuTimes(busy=user + nice + system + irq + softirq + steal, idle=idle + iowait, cpus=max(cpus, 1))
+
+
+def cpu_times(path: str = STAT) -> Optional[CpuTimes]:
+    """The machine's CPU times now; None where there is no /proc/stat (FreeBSD) or it cannot be read."""
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            return parse_stat(fh.read())
+    except (OSError, ToolOutputError):
+        return None
