@@ -11,11 +11,9 @@ size, so a killed run loses at most the size in progress and can be resumed.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import os
 import time
-from array import array
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
 
@@ -272,48 +270,31 @@ def point_from_fio(size: int, r: fio.FioWriteResult, started: str) -> SweepPoint
     return point
 
 
-def _exact(values_ns) -> LatencyStats:
-    s = percentiles.summarize(values_ns, 1000)  # ns -> µs
-    return LatencyStats(mean=s.mean, min=s.min, max=s.max, stddev=s.stddev, **s.percentiles)
+def _exact(s: pairbench.Series) -> LatencyStats:
+    x = percentiles.from_moments(s.n, s.total, s.squares, s.min, s.max, s.percentiles, 1000)  # ns -> µs
+    return LatencyStats(mean=x.mean, min=x.min, max=x.max, stddev=x.stddev, **x.percentiles)
 
 
 def point_from_pair(size: int, r: pairbench.PairResult, started: str,
                     interval_ms: float = overtime.DEFAULT_INTERVAL_MS) -> SweepPoint:
-    """A point of the pair engine: every figure (pair, write, flush) exact from the raw per-IO samples,
-    the batch-means 95 % interval of the pair mean, and latency over time per interval_ms."""
+    """A point of the pair engine from the summaries it computed over every IO: every figure (pair,
+    write, flush) exact, the batch-means 95 % interval of the pair mean, and latency over time per
+    interval_ms. The same figures, to the last bit, that percentiles.summarize, precision.mean_interval
+    and overtime.aggregate give on the raw samples (tests/test_pair_summaries.py)."""
     elapsed_s = r.elapsed_ns / 1e9
-    pairs = r.pair_ns()
-    point = SweepPoint(size=size, ios=r.ios, lat_us=_exact(pairs), iops=r.ios / elapsed_s,
+    pair = r.series["pair"]
+    point = SweepPoint(size=size, ios=r.ios, lat_us=_exact(pair), iops=r.ios / elapsed_s,
                        mbps=r.bytes_written / elapsed_s / MiB, runtime_ms=r.elapsed_ns / 1e6,
-                       lat_basis=LAT_BASIS_PAIR, write_lat_us=_exact(r.write_ns), flush_lat_us=_exact(r.flush_ns),
-                       started=started)
-    interval = precision.mean_interval(pairs, 1000)
+                       lat_basis=LAT_BASIS_PAIR, write_lat_us=_exact(r.series["write"]),
+                       flush_lat_us=_exact(r.series["flush"]), started=started)
+    interval = precision.from_batch_sums(r.batches.sums, r.batches.per, pair.total, pair.n, 1000)
     if interval is not None:
         point.mean_ci95_us = interval.to_dict()
-    if r.start_ns is not None:
-        point.over_time = overtime.aggregate(r.start_ns, r.write_ns, r.flush_ns, size, interval_ms,
-                                             elapsed_ns=r.elapsed_ns, pairs=pairs).to_dict()
+    t = r.intervals
+    point.over_time = overtime.from_sums(interval_ms, t.end_ns, size, t.ios, t.sums, t.p99, t.max).to_dict()
     if r.ios < FEW_IOS:
         point.notes.append(f"only {r.ios} IOs: percentiles are not meaningful; raise --runtime")
     return point
-
-
-def merge_rounds(rounds: List[pairbench.PairResult]) -> pairbench.PairResult:
-    """Several runs of one size as one: samples concatenated, each round's start times shifted by the
-    engine time of the rounds before it (the few milliseconds between rounds are not in the timeline)."""
-    if len(rounds) == 1:
-        return rounds[0]
-    start, write, flush = array("Q"), array("Q"), array("Q")
-    offset = 0
-    for r in rounds:
-        start.extend(map(offset.__add__, r.start_ns))
-        write.extend(r.write_ns)
-        flush.extend(r.flush_ns)
-        offset += r.elapsed_ns
-    first = rounds[0]
-    return pairbench.PairResult(ios=sum(r.ios for r in rounds), elapsed_ns=offset,
-                                bytes_written=sum(r.bytes_written for r in rounds), flush=first.flush,
-                                write_ns=write, flush_ns=flush, version=first.version, start_ns=start)
 
 
 def settle(seconds: float) -> None:
@@ -371,43 +352,22 @@ class SyncWriteSweep:
         if p.sustained:
             runtime = p.sustain_s if p.sustain_s is not None else SUSTAIN_CAP_S
         job = pairbench.PairJob(filename=self.target.path, bs=size, region_bytes=self.target.size,
-                                runtime_s=runtime, direct=self.target.direct, max_bytes=p.sustain_bytes or 0)
-        rounds = [pairbench.run_job(job)]
-        if p.precision is not None:
-            rounds = self._until_precise(job, rounds)
-        merged = merge_rounds(rounds)
-        point = point_from_pair(size, merged, started, p.interval_ms)
+                                runtime_s=runtime, direct=self.target.direct, max_bytes=p.sustain_bytes or 0,
+                                precision=p.precision, max_runtime_s=p.max_runtime_s, interval_ms=p.interval_ms)
+        r = pairbench.run_job(job)  # with --precision the engine runs until the interval is narrow enough
+        point = point_from_pair(size, r, started, p.interval_ms)
         if p.precision is not None:
             achieved = point.mean_ci95_us["relative"] if point.mean_ci95_us else None
             met = achieved is not None and achieved <= p.precision
-            point.precision = {"target": p.precision, "achieved": achieved, "met": met, "rounds": len(rounds),
+            point.precision = {"target": p.precision, "achieved": achieved, "met": met, "rounds": r.rounds,
                                "max_runtime_s": p.max_runtime_s}
             if not met:
                 got = "no interval (too few IOs)" if achieved is None else f"±{achieved:.1%}"
                 point.notes.append(f"--precision {p.precision:.1%} not reached within {p.max_runtime_s:g} s: "
-                                   f"{got} after {merged.elapsed_ns / 1e9:.1f} s")
+                                   f"{got} after {r.elapsed_ns / 1e9:.1f} s")
         if p.sustained:
             point.collapse = overtime.collapse(overtime.OverTime.from_dict(point.over_time), size).to_dict()
         return point
-
-    def _until_precise(self, job: pairbench.PairJob, rounds: List[pairbench.PairResult]) -> List[pairbench.PairResult]:
-        """More rounds of the size until the pair mean's 95 % interval is within --precision, or the
-        size has run --max-runtime. Each round runs as long as the interval's 1/sqrt(time) shrinking says
-        is still needed (10 % more, at least 0.1 s)."""
-        p = self.params
-        pairs = rounds[0].pair_ns()  # grows round by round (a fast device gives millions per second)
-        elapsed = rounds[0].elapsed_ns / 1e9
-        while True:
-            interval = precision.mean_interval(pairs, 1000)
-            if interval is not None and interval.relative <= p.precision:
-                return rounds
-            more = min(max(precision.more_time(interval, p.precision, elapsed) * 1.1, 0.1),
-                       p.max_runtime_s - elapsed)
-            if more < 0.05:
-                return rounds
-            rounds.append(pairbench.run_job(dataclasses.replace(job, runtime_s=more)))
-            pairs.extend(rounds[-1].pair_ns())
-            elapsed += rounds[-1].elapsed_ns / 1e9
 
     def _save(self, result: SweepResult) -> None:
         """Rewrite the result file; if that fails, the run is over: failed, with the reason, in memory."""

@@ -59,6 +59,44 @@ def need(*programs):
     return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (contrib/install-deps.sh)")
 
 
+def samples_file(path, start, write, flush):
+    """Write a pair engine samples file (SQPAIR2: per IO, start, write and flush ns as little-endian
+    uint64) of the given samples; return its path as a string."""
+    from array import array
+
+    from slogqual.tools import pairbench
+
+    values = array("Q", bytes(24 * len(write)))
+    for i, column in enumerate((start, write, flush)):
+        values[i::3] = column if isinstance(column, array) else array("Q", column)
+    if sys.byteorder != "little":
+        values.byteswap()
+    with open(path, "wb") as fh:
+        fh.write(pairbench.MAGIC)
+        values.tofile(fh)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def pair_engine():
+    """The pair engine binary (built with cc on first use), or the test is skipped."""
+    from slogqual.errors import ToolMissingError
+    from slogqual.tools import pairbench
+
+    try:
+        return pairbench.locate()
+    except ToolMissingError as exc:
+        pytest.skip(f"the pair engine cannot be built here: {exc}")
+
+
+def engine_summary(engine, tmp_path, start, write, flush, elapsed_ns=None, interval_ms=100.0):
+    """The engine's summaries (pairbench --summarize) of these samples."""
+    from slogqual.tools import pairbench
+
+    path = samples_file(tmp_path / "samples", start, write, flush)
+    return pairbench.summarize_file(path, interval_ms, elapsed_ns, binary=engine)
+
+
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices)")
 
 

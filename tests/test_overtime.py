@@ -1,20 +1,19 @@
 """Latency over time, the collapse point, the batch-means interval, --precision and --sustain: on
 constructed samples (the relations are exact there), and the sweep's parameters and documents."""
 
+import dataclasses
 import math
-from array import array
 
 import pytest
 
-from conftest import slogqual
+from conftest import engine_summary, slogqual
 from slogqual.analysis import overtime, precision
 from slogqual.errors import UsageError
 from slogqual.report import overtime_plot
 from slogqual.results import SweepResult
 from slogqual.results.schema import DocumentError
-from slogqual.sweep import SweepParams, merge_rounds, point_from_pair
+from slogqual.sweep import SweepParams, point_from_pair
 from slogqual.target import Target
-from slogqual.tools import pairbench
 from slogqual.units import GiB, MiB, parse_percent, parse_sustain
 
 MS = 1_000_000  # ns
@@ -138,25 +137,18 @@ def test_more_time_follows_one_over_sqrt_time():
     assert precision.more_time(None, 0.02, 2.5) == 2.5
 
 
-# --- merged rounds and the point ---------------------------------------------------------------------
+# --- the point, from the engine's summaries ------------------------------------------------------------
 
-def result(pairs_ns, size=4096):
+def result(engine, tmp_path, pairs_ns, size=4096):
+    """The engine's summaries of IOs back to back, as a run of them would report them."""
     start, write, flush, end = back_to_back(pairs_ns)
-    return pairbench.PairResult(ios=len(pairs_ns), elapsed_ns=end, bytes_written=size * len(pairs_ns),
-                                flush="fdatasync", write_ns=array("Q", write), flush_ns=array("Q", flush),
-                                version="pairbench 2", start_ns=array("Q", start))
+    r = engine_summary(engine, tmp_path, start, write, flush, end)
+    return dataclasses.replace(r, bytes_written=size * len(pairs_ns), flush="fdatasync")
 
 
-def test_merged_rounds_continue_the_timeline():
-    a, b = result([1 * MS] * 3), result([2 * MS] * 2)
-    m = merge_rounds([a, b])
-    assert m.ios == 5 and m.elapsed_ns == 7 * MS and list(m.start_ns) == [0, MS, 2 * MS, 3 * MS, 5 * MS]
-    assert m.pair_ns() == [MS] * 3 + [2 * MS] * 2 and m.bytes_written == 5 * 4096
-    assert merge_rounds([a]) is a
-
-
-def test_a_pair_point_carries_its_interval_and_timeline():
-    p = point_from_pair(4096, result([1 * MS] * 100 + [3 * MS] * 100), "2026-11-24T00:00:00+00:00")
+def test_a_pair_point_carries_its_interval_and_timeline(pair_engine, tmp_path):
+    p = point_from_pair(4096, result(pair_engine, tmp_path, [1 * MS] * 100 + [3 * MS] * 100),
+                        "2026-11-24T00:00:00+00:00")
     assert p.mean_ci95_us["lo"] <= p.lat_us.mean <= p.mean_ci95_us["hi"]
     assert sum(p.over_time["ios"]) == p.ios == 200
     assert max(p.over_time["max_us"]) == p.lat_us.max == 3000.0
@@ -219,8 +211,8 @@ def sweep_doc(point):
             "environment": {}, "status": "complete", "points": [point]}
 
 
-def test_a_document_with_a_timeline_loads_and_a_bad_one_names_the_key():
-    p = point_from_pair(4096, result([1 * MS] * 100), "2026-11-24T00:00:00+00:00").to_dict()
+def test_a_document_with_a_timeline_loads_and_a_bad_one_names_the_key(pair_engine, tmp_path):
+    p = point_from_pair(4096, result(pair_engine, tmp_path, [1 * MS] * 100), "2026-11-24T00:00:00+00:00").to_dict()
     r = SweepResult.from_dict(sweep_doc(p), "r.json")
     assert r.points[0].over_time == p["over_time"]
     bad = dict(p, over_time=dict(p["over_time"], ios=p["over_time"]["ios"] + [1]))
@@ -231,9 +223,9 @@ def test_a_document_with_a_timeline_loads_and_a_bad_one_names_the_key():
         SweepResult.from_dict(sweep_doc(bad), "r.json")
 
 
-def test_the_over_time_script_marks_the_collapse():
+def test_the_over_time_script_marks_the_collapse(pair_engine, tmp_path):
     pairs = [10 * MS] * 1500 + [100 * MS] * 30  # 15 s at 100 IO/s, then 3 s at 10 IO/s
-    point = point_from_pair(131072, result(pairs, 131072), "2026-11-24T00:00:00+00:00")
+    point = point_from_pair(131072, result(pair_engine, tmp_path, pairs, 131072), "2026-11-24T00:00:00+00:00")
     point.collapse = overtime.collapse(overtime.OverTime.from_dict(point.over_time), 131072).to_dict()
     assert point.collapse["t_s"] == pytest.approx(15.0)
     r = SweepResult.from_dict(sweep_doc(point.to_dict()), "r.json")

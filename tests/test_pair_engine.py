@@ -1,11 +1,11 @@
 """The pair engine's pure parts: exact nearest-rank percentiles on constructed samples, the samples file,
 the sweep point it makes, the document fields it adds, and its tools door failing in typed ways."""
 
+import dataclasses
 import math
 import os
 import stat
 import struct
-from array import array
 
 import pytest
 
@@ -58,7 +58,7 @@ def test_summarize_exact_figures():
     assert percentiles.summarize([107329], 1000).mean == 107.329  # divided, not multiplied by 1e-3
 
 
-# --- the samples file and the summary line --------------------------------------------------------------
+# --- the samples file and the engine's summaries ------------------------------------------------------
 
 def samples_bytes(pairs):
     """A samples file of IOs back to back: each starts when the one before it ended."""
@@ -69,27 +69,68 @@ def samples_bytes(pairs):
     return pairbench.MAGIC + b"".join(out)
 
 
-def test_parse_reads_the_samples_and_checks_the_count():
+def test_read_samples_checks_the_format():
     pairs = [(1000, 2000), (1500, 500), (3000, 100)]
-    r = pairbench.parse("pairbench 2 ios=3 elapsed_ns=9000 bytes=12288 flush=fdatasync\n", samples_bytes(pairs))
-    assert list(r.write_ns) == [1000, 1500, 3000] and list(r.flush_ns) == [2000, 500, 100]
-    assert list(r.start_ns) == [0, 3000, 5000]
-    assert r.pair_ns() == [3000, 2000, 3100] and r.flush == "fdatasync" and r.version == "pairbench 2"
-    with pytest.raises(ValueError, match="2 IOs"):
-        pairbench.parse("pairbench 2 ios=2 elapsed_ns=9 bytes=1 flush=fsync", samples_bytes(pairs))
+    start, write, flush = pairbench.read_samples(samples_bytes(pairs))
+    assert list(write) == [1000, 1500, 3000] and list(flush) == [2000, 500, 100] and list(start) == [0, 3000, 5000]
+    assert pairbench.RawSamples(start, write, flush).pair_ns() == [3000, 2000, 3100]
     with pytest.raises(ValueError, match="whole"):
-        pairbench.parse("pairbench 2 ios=3 elapsed_ns=9 bytes=1 flush=fsync", samples_bytes(pairs)[:-1])
+        pairbench.read_samples(samples_bytes(pairs)[:-1])
     with pytest.raises(ValueError, match="does not start"):
-        pairbench.parse("pairbench 2 ios=0 elapsed_ns=9 bytes=0 flush=fsync", b"nope")
-    with pytest.raises(ValueError, match="no summary"):
-        pairbench.parse("garbage", samples_bytes(pairs))
+        pairbench.read_samples(b"nope")
 
 
-def test_point_from_pair_every_figure_exact():
-    w = array("Q", [1000 * i for i in range(1, 101)])  # 1..100 µs
-    f = array("Q", [1000 * (101 - i) for i in range(1, 101)])  # 100..1 µs: every pair is 101 µs
-    r = pairbench.PairResult(ios=100, elapsed_ns=10_100_000, bytes_written=100 * 4096, flush="fdatasync",
-                             write_ns=w, flush_ns=f, version="pairbench 2")
+SUMMARY = """pairbench 3 ios=3 elapsed_ns=9000 bytes=12288 flush=fdatasync rounds=2
+batches per=0 sums=0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0
+overtime interval_ns=4000 end_ns=9000 count=3
+bucket ios=2 sum=5000 p99=3000 max=3000
+bucket ios=1 sum=3100 p99=3100 max=3100
+bucket ios=0 sum=0 p99=- max=-
+series pair n=3 sum=8100 sumsq=22610000 min=2000 max=3100 p50=3000 p90=3100 p99=3100 p999=3100 p9999=3100
+series write n=3 sum=5500 sumsq=12250000 min=1000 max=3000 p50=1500 p90=3000 p99=3000 p999=3000 p9999=3000
+series flush n=3 sum=2600 sumsq=4260000 min=100 max=2000 p50=500 p90=2000 p99=2000 p999=2000 p9999=2000
+end
+"""  # pairbench --summarize --interval-ns 4000 --elapsed-ns 9000 of samples_bytes() of the pairs above
+
+
+def test_parse_reads_the_summaries():
+    r = pairbench.parse(SUMMARY)
+    assert (r.ios, r.elapsed_ns, r.bytes_written, r.flush, r.version, r.rounds) == (3, 9000, 12288, "fdatasync",
+                                                                                   "pairbench 3", 2)
+    assert r.series["pair"] == pairbench.Series(n=3, total=8100, squares=22610000, min=2000, max=3100,
+                                                percentiles=dict(p50=3000, p90=3100, p99=3100, p999=3100, p9999=3100))
+    assert r.series["flush"].percentiles["p50"] == 500 and r.batches.per == 0 and len(r.batches.sums) == 30
+    assert r.intervals == pairbench.Intervals(interval_ns=4000, end_ns=9000, ios=[2, 1, 0], sums=[5000, 3100, 0],
+                                              p99=[3000, 3100, None], max=[3000, 3100, None])
+    assert pairbench.PERCENTILES == tuple(key for key, _q in percentiles.REPORTED)
+    assert r.raw is None
+
+
+@pytest.mark.parametrize("change, why", [
+    (("rounds=2", "rounds=x"), "line 1"),
+    (("sums=0,0,0,", "sums=0,0,"), "line 2: expected the 30 batch sums"),
+    (("count=3", "count=4"), "expected an interval"),
+    (("count=3", "count=2"), "expected the pair series"),
+    (("ios=0 sum=0 p99=-", "ios=0 sum=0 p99=7"), "an interval with 0 IOs"),
+    (("bucket ios=1 sum=3100", "bucket ios=2 sum=3100"), "the intervals hold 4"),
+    (("series write n=3", "series write n=2"), "the write series of 3 IOs"),
+    (("series flush", "series pair"), "the flush series"),
+    (("end\n", ""), "expected 'end'"),
+    (("end\n", "end\nmore\n"), "nothing after it"),
+    (("p9999=3100\n", "p9999=3100 extra\n"), "the pair series"),
+])
+def test_parse_refuses_what_is_not_exactly_the_format(change, why):
+    with pytest.raises(ValueError, match=why):
+        pairbench.parse(SUMMARY.replace(*change, 1))
+    with pytest.raises(ValueError, match="line 1"):
+        pairbench.parse("garbage")
+
+
+def test_point_from_pair_every_figure_exact(pair_engine, tmp_path):
+    from conftest import engine_summary
+    w = [1000 * i for i in range(1, 101)]  # 1..100 µs
+    f = [1000 * (101 - i) for i in range(1, 101)]  # 100..1 µs: every pair is 101 µs
+    r = engine_summary(pair_engine, tmp_path, [101_000 * i for i in range(100)], w, f, 10_100_000)
     p = point_from_pair(4096, r, "2026-11-24T00:00:00+00:00")
     assert p.lat_basis == LAT_BASIS_PAIR
     assert p.lat_us.mean == p.lat_us.p50 == p.lat_us.p9999 == p.lat_us.max == 101.0 and p.lat_us.stddev == 0
@@ -163,8 +204,15 @@ JOB = pairbench.PairJob(filename="/dev/null", bs=4096, region_bytes=1 << 20, run
 
 
 def test_argv():
-    assert pairbench.build_argv("/b/pairbench", JOB, "/t/s") == ["/b/pairbench", "/dev/null", "4096", str(1 << 20),
-                                                               "100", "0", "/t/s"]
+    assert pairbench.build_argv("/b/pairbench", JOB) == ["/b/pairbench", "--interval-ns", "100000000", "--",
+                                                         "/dev/null", "4096", str(1 << 20), "100", "0"]
+    job = dataclasses.replace(JOB, samples="/t/s", max_bytes=1 << 30, precision=0.02, max_runtime_s=30.0,
+                              interval_ms=12.5)
+    assert pairbench.build_argv("/b/pairbench", job) == [
+        "/b/pairbench", "--interval-ns", "12500000", "--samples", "/t/s", "--max-bytes", str(1 << 30),
+        "--precision", "0.02", "--max-runtime-ms", "30000", "--", "/dev/null", "4096", str(1 << 20), "100", "0"]
+    assert pairbench.summarize_argv("/b/pairbench", "/t/s", 100.0, 9000) == [
+        "/b/pairbench", "--summarize", "--interval-ns", "100000000", "--elapsed-ns", "9000", "--", "/t/s"]
 
 
 def test_a_failing_engine_is_tool_failed_with_its_complaint(tmp_path):
@@ -177,19 +225,21 @@ def test_a_failing_engine_is_tool_failed_with_its_complaint(tmp_path):
 def test_garbage_output_is_tool_output_error(tmp_path):
     with pytest.raises(ToolOutputError):
         pairbench.run_job(JOB, binary=fake(tmp_path, "echo hello"))
-    # a summary, but no samples file
+    # summaries, but no samples file where raw samples were asked for
+    summary = fake(tmp_path, "cat <<'EOF'\n" + SUMMARY + "EOF")
+    assert pairbench.run_job(JOB, binary=summary).ios == 3
     with pytest.raises(ToolOutputError, match="no samples"):
-        pairbench.run_job(JOB, binary=fake(tmp_path, "echo 'pairbench 2 ios=1 elapsed_ns=1 bytes=1 flush=fsync'"))
+        pairbench.run_job(JOB, binary=summary, raw=True)
 
 
 def test_a_wrong_version_is_refused(tmp_path, monkeypatch):
     from slogqual.tools import run as _run
-    monkeypatch.setattr(pairbench, "locate", lambda build_if_missing=True: fake(tmp_path, "echo 'pairbench 3'"))
+    monkeypatch.setattr(pairbench, "locate", lambda build_if_missing=True: fake(tmp_path, "echo 'pairbench 4'"))
     _run.clear_version_cache()
-    with pytest.raises(ToolTooOldError, match="not pairbench 2"):
+    with pytest.raises(ToolTooOldError, match="not pairbench 3"):
         pairbench.check_version()
-    # an older build (the samples format of pairbench 1 had no start times) is too old
-    monkeypatch.setattr(pairbench, "locate", lambda build_if_missing=True: fake(tmp_path, "echo 'pairbench 1'"))
+    # an older build (pairbench 2 printed no summaries: Python read every sample) is too old
+    monkeypatch.setattr(pairbench, "locate", lambda build_if_missing=True: fake(tmp_path, "echo 'pairbench 2'"))
     _run.clear_version_cache()
     with pytest.raises(ToolTooOldError, match="too old"):
         pairbench.check_version()

@@ -38,12 +38,14 @@ def check_point(p):
 
 
 def test_samples_hold_the_sum_relation_and_beat_the_union_bound(data_file):
-    r = pairbench.run_job(pairbench.PairJob(filename=data_file, bs=4096, region_bytes=32 << 20, runtime_s=0.5))
-    assert r.ios > 0 and len(r.write_ns) == len(r.flush_ns) == r.ios and r.flush == "fdatasync"
-    pair = r.pair_ns()
-    assert all(p == w + f for p, w, f in zip(pair, r.write_ns, r.flush_ns))
-    assert sum(pair) == sum(r.write_ns) + sum(r.flush_ns)  # integers: the mean relation exactly
-    ws, fs, ps = sorted(r.write_ns), sorted(r.flush_ns), sorted(pair)
+    r = pairbench.run_job(pairbench.PairJob(filename=data_file, bs=4096, region_bytes=32 << 20, runtime_s=0.5),
+                          raw=True)
+    raw = r.raw
+    assert r.ios > 0 and len(raw.write_ns) == len(raw.flush_ns) == r.ios and r.flush == "fdatasync"
+    pair = raw.pair_ns()
+    assert all(p == w + f for p, w, f in zip(pair, raw.write_ns, raw.flush_ns))
+    assert sum(pair) == sum(raw.write_ns) + sum(raw.flush_ns)  # integers: the mean relation exactly
+    ws, fs, ps = sorted(raw.write_ns), sorted(raw.flush_ns), sorted(pair)
     for q in (50.0, 99.0, 99.9):
         # the old write+flush figure: the union bound from the ((100+q)/2)-th percentiles of the parts,
         # which holds for nearest-rank percentiles of the same samples exactly
@@ -53,13 +55,35 @@ def test_samples_hold_the_sum_relation_and_beat_the_union_bound(data_file):
     assert r.elapsed_ns >= 0.5e9 and r.bytes_written == 4096 * r.ios
 
 
+def test_a_run_summarises_what_its_samples_hold(data_file, tmp_path):
+    """The summaries a run prints are those of the raw samples it keeps (where asked), summarised again."""
+    samples = str(tmp_path / "kept")
+    job = pairbench.PairJob(filename=data_file, bs=4096, region_bytes=32 << 20, runtime_s=0.3, samples=samples,
+                            interval_ms=50)
+    r = pairbench.run_job(job, raw=True)
+    assert os.path.exists(samples) and len(r.raw.write_ns) == r.ios
+    again = pairbench.summarize_file(samples, 50, r.elapsed_ns)
+    assert (again.series, again.batches, again.intervals) == (r.series, r.batches, r.intervals)
+
+
+def test_precision_runs_on_in_one_engine_run(data_file):
+    # a precision no device reaches: the engine checks, runs on, and stops at the most it may run
+    job = pairbench.PairJob(filename=data_file, bs=4096, region_bytes=32 << 20, runtime_s=0.2, precision=1e-6,
+                            max_runtime_s=0.6, interval_ms=50)
+    r = pairbench.run_job(job, raw=True)
+    assert r.rounds >= 2 and 0.55e9 <= r.elapsed_ns < 1.0e9
+    starts = list(r.raw.start_ns)
+    assert starts == sorted(starts) and starts[-1] < r.elapsed_ns  # one timeline; the checks left out of it
+    assert len(r.intervals.ios) == -(-r.elapsed_ns // 50_000_000) and sum(r.intervals.ios) == r.ios
+
+
 @need("fio")
 def test_sweep_on_a_file_is_exact_and_unstarred(data_file, tmp_path):
     out = tmp_path / "r.json"
     proc = slogqual("sweep", data_file, "--sizes", "4k,256k", *FAST, "--quiet", "-o", out)
     assert proc.returncode == 0, proc.stderr
     doc = load(out)
-    assert doc["params"]["engine"] == "pair" and doc["environment"]["pairbench_version"] == "pairbench 2"
+    assert doc["params"]["engine"] == "pair" and doc["environment"]["pairbench_version"] == "pairbench 3"
     for p in doc["points"]:
         check_point(p)
     assert "*" not in proc.stdout and "upper bound" not in proc.stdout and "engine=pair" in proc.stdout
@@ -212,7 +236,7 @@ def test_the_pair_engine_needs_no_fio(data_file, tmp_path):
     proc = slogqual("sweep", data_file, "--sizes", "4k", *FAST, "--quiet", "-o", out, env=env)
     assert proc.returncode == 0, proc.stderr
     doc = load(out)
-    assert doc["environment"]["fio_version"] == "" and doc["environment"]["pairbench_version"] == "pairbench 2"
+    assert doc["environment"]["fio_version"] == "" and doc["environment"]["pairbench_version"] == "pairbench 3"
     check_point(doc["points"][0])
     out2 = tmp_path / "f.json"
     proc = slogqual("sweep", data_file, "--engine", "fio", "--sizes", "4k", *FAST, "-o", out2, env=env)

@@ -33,7 +33,7 @@ from hypothesis import strategies as st  # noqa: E402
 from conftest import FIXTURES  # noqa: E402
 from slogqual.errors import SlogqualError  # noqa: E402
 from slogqual.importers import diskinfo as import_diskinfo  # noqa: E402
-from slogqual.tools import (blkid, findmnt, fio, fio_client, iscsiadm, kstat, lsblk, lspci, nbdkit, nvme, procfs, run, smartctl,  # noqa: E402
+from slogqual.tools import (blkid, findmnt, fio, fio_client, iscsiadm, kstat, lsblk, lspci, nbdkit, nvme, pairbench, procfs, run, smartctl,  # noqa: E402
                             sysfs, wipefs, zfs, zpool)
 from slogqual.tools.freebsd import camcontrol, ctld, geom, glabel, gpart, mount, nvmecontrol, pciconf, swapctl, sysctl  # noqa: E402
 from slogqual.tools.freebsd import diskinfo as bsd_diskinfo  # noqa: E402
@@ -133,6 +133,7 @@ PARSERS = [
     Parser("zfs get", tool("zfs", zfs.parse_get), zfs.parse_get, captures("zfs/get-Hp-zvol.txt")),
     Parser("zfs objsetid", tool("zfs", zfs.parse_objsetid), zfs.parse_objsetid, captures("zfs/get-Hp-zvol.txt")),
     Parser("zfs --version", zfs.parse_versions, texts=captures("zfs/version-*")),
+    Parser("pairbench", tool("pairbench", pairbench.parse), pairbench.parse, captures("pairbench/*.stdout")),
     Parser("kstat file", lambda t: kstat.ZilStats.from_kstat(kstat.parse_kstat(t)), texts=captures("kstat/*.txt")),
     Parser("kstat sysctl", _kstat_sysctl, texts=[_as_sysctl(t) for t in captures("kstat/*.txt")]),
     Parser("sysctl", tool("sysctl", sysctl.parse), sysctl.parse, [_as_sysctl(t) for t in captures("kstat/*.txt")]),

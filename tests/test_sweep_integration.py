@@ -45,7 +45,7 @@ def test_default_target_is_a_scratch_file_that_is_removed(tmp_path):
     assert all(p["ios"] > 0 and p["lat_us"]["mean"] > 0 and p["iops"] > 0 for p in doc["points"])
     env = doc["environment"]
     # the pair engine measured: its version is recorded; fio did not run, so none is claimed for it
-    assert env["pairbench_version"] == "pairbench 2" and env["fio_version"] == ""
+    assert env["pairbench_version"] == "pairbench 3" and env["fio_version"] == ""
     assert env["kernel"] and env["slogqual_version"]
     assert doc["params"]["mode"] == "flush" and doc["params"]["iodepth"] == 1
     assert not [f for f in os.listdir(tmp_path) if f.startswith("slogqual-scratch")]

@@ -182,4 +182,4 @@ def test_installed_wheel_carries_a_built_pair_engine(wheel, venv, in_venv):
              "print(json.dumps({'path': p.locate(build_if_missing=False), 'version': p.check_version().text}))")
     got = json.loads(in_venv(py, "-c", probe).stdout)
     assert got["path"].startswith(str(venv) + os.sep), got  # built by pip install, not on first use
-    assert got["version"] == "pairbench 2"
+    assert got["version"] == "pairbench 3"

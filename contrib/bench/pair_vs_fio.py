@@ -43,7 +43,7 @@ REGION = 64 << 20
 def pair_run(path, size, runtime_s, direct):
     r = pairbench.run_job(pairbench.PairJob(filename=path, bs=size, region_bytes=REGION, runtime_s=runtime_s,
                                             direct=direct))
-    mean = (sum(r.write_ns) + sum(r.flush_ns)) / r.ios / 1000.0
+    mean = r.series["pair"].total / r.ios / 1000.0
     return mean, r.elapsed_ns / 1000.0 / r.ios, r.ios
 
 

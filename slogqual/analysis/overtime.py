@@ -90,17 +90,32 @@ def aggregate(start_ns: Sequence[int], write_ns: Sequence[int], flush_ns: Sequen
         buckets = [[] for _ in range(count)]
         for s, p in zip(starts, pairs_all):
             buckets[min(int(s) // step, count - 1)].append(p)  # the last partial interval keeps its IOs
-    out = OverTime(interval_ms=interval_ms, end_s=_round(int(end) / 1e9, 6))
-    for i, pairs in enumerate(buckets):
-        span_ns = min(step, int(end) - i * step) if i == count - 1 and end > i * step else step
+    sums, p99s, maxes = [], [], []
+    for pairs in buckets:
+        pairs.sort()
+        sums.append(math.fsum(pairs))
+        p99s.append(percentiles.nearest_rank(pairs, 99.0) if pairs else None)
+        maxes.append(pairs[-1] if pairs else None)
+    return from_sums(interval_ms, int(end), size, [len(b) for b in buckets], sums, p99s, maxes)
+
+
+def from_sums(interval_ms: float, end_ns: int, size: int, ios: Sequence[int], sums: Sequence[float],
+              p99_ns: Sequence[Optional[int]], max_ns: Sequence[Optional[int]]) -> OverTime:
+    """The OverTime of intervals given by their IOs, the sum of their pair ns, their p99 and max pair
+    ns (None for an interval without IOs): aggregate's arithmetic, for the pair engine, which computes
+    these in C. Integer sums (below 2**53) give aggregate's figures exactly."""
+    step = int(round(interval_ms * 1e6))
+    count = len(ios)
+    out = OverTime(interval_ms=interval_ms, end_s=_round(end_ns / 1e9, 6))
+    for i, n in enumerate(ios):
+        span_ns = min(step, end_ns - i * step) if i == count - 1 and end_ns > i * step else step
         out.t_s.append(_round(i * step / 1e9, 6))
-        out.ios.append(len(pairs))
-        out.mbps.append(_round(len(pairs) * size / (span_ns / 1e9) / (1 << 20)))
-        if pairs:
-            pairs.sort()
-            out.mean_us.append(_round(math.fsum(pairs) / len(pairs) / 1000))
-            out.p99_us.append(_round(percentiles.nearest_rank(pairs, 99.0) / 1000))
-            out.max_us.append(_round(pairs[-1] / 1000))
+        out.ios.append(n)
+        out.mbps.append(_round(n * size / (span_ns / 1e9) / (1 << 20)))
+        if n:
+            out.mean_us.append(_round(float(sums[i]) / n / 1000))
+            out.p99_us.append(_round(p99_ns[i] / 1000))
+            out.max_us.append(_round(max_ns[i] / 1000))
         else:
             out.mean_us.append(None)
             out.p99_us.append(None)

@@ -60,14 +60,21 @@ def summarize(values: Sequence[float], divisor: float = 1) -> Optional[Summary]:
     # Sums by C-level iteration: the pair engine gives millions of samples per size on a fast device.
     # Integer samples (ns, the engine's) give the variance exactly: (n*sum(x^2) - sum(x)^2) / n^2 in
     # integers; other samples use exactly rounded float sums, E[x^2] - mean^2 clamped at 0.
+    ranked = {key: nearest_rank(ordered, q) for key, q in REPORTED}
     if all(isinstance(v, int) for v in ordered[:1] + ordered[-1:]) and isinstance(ordered[n // 2], int):
-        total = sum(ordered)
-        squares = sum(map(operator.mul, ordered, ordered))
-        var = (n * squares - total * total) / (n * n)
-    else:
-        total = math.fsum(ordered)
-        var = max(0.0, math.fsum(map(operator.mul, ordered, ordered)) / n - (total / n) ** 2)
-    mean = total / n
-    return Summary(n=n, mean=mean / divisor, min=ordered[0] / divisor, max=ordered[-1] / divisor,
-                   stddev=math.sqrt(var) / divisor,
-                   percentiles={key: nearest_rank(ordered, q) / divisor for key, q in REPORTED})
+        return from_moments(n, sum(ordered), sum(map(operator.mul, ordered, ordered)), ordered[0], ordered[-1],
+                            ranked, divisor)
+    total = math.fsum(ordered)
+    var = max(0.0, math.fsum(map(operator.mul, ordered, ordered)) / n - (total / n) ** 2)
+    return Summary(n=n, mean=total / n / divisor, min=ordered[0] / divisor, max=ordered[-1] / divisor,
+                   stddev=math.sqrt(var) / divisor, percentiles={key: v / divisor for key, v in ranked.items()})
+
+
+def from_moments(n: int, total: int, squares: int, minimum: int, maximum: int, ranked: Dict[str, int],
+                 divisor: float = 1) -> Summary:
+    """The Summary of n >= 1 integer samples from their exact sum and sum of squares, their extremes and
+    their REPORTED percentiles by key (what the pair engine computes in C): summarize's arithmetic, so
+    the same samples give the same figures to the last bit."""
+    var = (n * squares - total * total) / (n * n)
+    return Summary(n=n, mean=total / n / divisor, min=minimum / divisor, max=maximum / divisor,
+                   stddev=math.sqrt(var) / divisor, percentiles={key: ranked[key] / divisor for key, _q in REPORTED})

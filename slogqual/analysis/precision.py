@@ -65,11 +65,22 @@ def mean_interval(values: Sequence[float], divisor: float = 1, batches: int = BA
     if per < MIN_PER_BATCH:
         return None
     skip = n - per * batches
-    means = [math.fsum(values[skip + i * per: skip + (i + 1) * per]) / per for i in range(batches)]
+    sums = [math.fsum(values[skip + i * per: skip + (i + 1) * per]) for i in range(batches)]
+    return from_batch_sums(sums, per, math.fsum(values), n, divisor)
+
+
+def from_batch_sums(sums: Sequence[float], per: int, total: float, n: int, divisor: float = 1) -> Optional[Interval]:
+    """mean_interval from the batches' sums (``per`` values each) and the sum of all n values: what the
+    pair engine computes in C. Integer sums (ns, below 2**53) give mean_interval's figures exactly:
+    float() of an exact sum is what math.fsum rounds it to. None below MIN_PER_BATCH values a batch."""
+    batches = len(sums)
+    if per < MIN_PER_BATCH:
+        return None
+    means = [float(s) / per for s in sums]
     grand = math.fsum(means) / batches
     var = math.fsum((m - grand) ** 2 for m in means) / (batches - 1)
     half = t975(batches - 1) * math.sqrt(var / batches)
-    return Interval(mean=math.fsum(values) / n / divisor, half_width=half / divisor, batches=batches, per_batch=per)
+    return Interval(mean=float(total) / n / divisor, half_width=half / divisor, batches=batches, per_batch=per)
 
 
 def more_time(interval: Optional[Interval], target: float, elapsed_s: float) -> float:

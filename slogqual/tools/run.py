@@ -68,7 +68,7 @@ _FREEBSD_BASE = "in the base system"
 PROGRAMS: Dict[str, Requirement] = {r.program: r for r in (
     Requirement("fio", (3, 19), "the nbd ioengine (nbd:// targets)",
                 "apt-get install fio", "pkg install fio"),
-    Requirement("pairbench", (2,), "the pair engine (write+flush timed per IO; slogqual/native/pairbench.c)",
+    Requirement("pairbench", (3,), "the pair engine (write+flush timed per IO; slogqual/native/pairbench.c)",
                 "built by pip install, or on first use, with cc: apt-get install gcc libc6-dev",
                 "built by pip install, or on first use, with cc (" + _FREEBSD_BASE + ")"),
     Requirement("cc", None, "building the pair engine from slogqual/native/pairbench.c",
