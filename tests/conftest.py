@@ -148,6 +148,19 @@ class BusyHostDisk:
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.stats = None
 
+    def peek(self) -> dict:
+        """While it runs (a session-wide slowed host): fio reports only when it ends, so the evidence is
+        that it still runs; the session's closing line carries its counts."""
+        if self.stats is not None:
+            return self.stats
+        writes = None
+        try:  # the kernel's count of fio's write syscalls so far (fio fsyncs after each: --fsync=1)
+            with open(f"/proc/{self.proc.pid}/io") as fh:
+                writes = int(next(l for l in fh if l.startswith("syscw:")).split()[1])
+        except (OSError, StopIteration, ValueError, IndexError):
+            pass
+        return {"running": self.proc.poll() is None, "write_syscalls": writes}
+
     def stop(self) -> dict:
         if self.stats is not None:
             return self.stats
@@ -181,6 +194,106 @@ def busy_host_disk(tmp_path):
         busy.stop()
 
 
+# ---- a slowed host: CPU hogs on every core and a busy disk (issue #26) ---------------------------------
+# The lab's guest runs under TCG on the host's CPU: a shape tuned where the guest was fast failed where it
+# was slow. SLOGQUAL_TEST_SLOW_HOST=1 runs the whole session on a host slowed this way (the lab tier's proof,
+# docs/testing.md); the wide-pool lab test always runs so (tests/test_scenario_lab.py).
+# Each hog dies with the test run, even when that is SIGKILLed (PR_SET_PDEATHSIG = 1).
+_HOG = ("import ctypes, signal, sys\nctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)\n"
+        "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\nwhile True:\n    pass\n")
+
+
+class SlowHost:
+    """One busy-looping process per host core (nice 0, as a neighbour's job would be) and a BusyHostDisk.
+    ``stop()`` returns the evidence that the host really was slowed: the CPU seconds the hogs got, the wall
+    seconds they ran, and the disk's fio counts."""
+
+    def __init__(self, directory):
+        import time
+        self.t0 = time.monotonic()
+        self.hogs = [subprocess.Popen([sys.executable, "-c", _HOG], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL) for _ in range(os.cpu_count() or 1)]
+        self.disk = BusyHostDisk(directory)
+        self.stats = None
+
+    @staticmethod
+    def _cpu_s(pid) -> float:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        except (OSError, ValueError, IndexError):
+            return 0.0
+
+    def peek(self) -> dict:
+        """The evidence so far, the hogs left running (a test inside a session-wide slowed host)."""
+        import time
+        return {"hogs": len(self.hogs), "hog_cpu_s": round(sum(self._cpu_s(h.pid) for h in self.hogs), 1),
+                "wall_s": round(time.monotonic() - self.t0, 1), "disk": self.disk.peek()}
+
+    def stop(self) -> dict:
+        import time
+        if self.stats is not None:
+            return self.stats
+        cpu = sum(self._cpu_s(h.pid) for h in self.hogs)
+        wall = time.monotonic() - self.t0
+        for h in self.hogs:
+            h.terminate()
+        for h in self.hogs:
+            try:
+                h.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                h.kill()
+                h.wait()
+        self.stats = {"hogs": len(self.hogs), "hog_cpu_s": round(cpu, 1), "wall_s": round(wall, 1),
+                      "disk": self.disk.stop()}
+        return self.stats
+
+
+def disk_was_busy(stats: dict) -> bool:
+    """A BusyHostDisk's evidence: more than 100 fsyncs by fio's report, or (still running, in a session-wide
+    slowed host) more than 100 write syscalls by the kernel's count, each followed by an fsync."""
+    return (stats.get("fsyncs") or 0) > 100 or (stats.get("write_syscalls") or 0) > 100
+
+
+_SESSION_SLOW_HOST = None
+
+
+class _SessionSlowHost:
+    """What a test gets when the whole session runs slowed: ``stop()`` reports, the hogs run on."""
+
+    def __init__(self, slow: SlowHost):
+        self.slow = slow
+
+    def stop(self) -> dict:
+        return self.slow.peek()
+
+
+def slow_host_requested() -> bool:
+    return os.environ.get("SLOGQUAL_TEST_SLOW_HOST", "") not in ("", "0")
+
+
+@pytest.fixture
+def slow_host(tmp_path):
+    """The host slowed for this test (or the session's SlowHost when SLOGQUAL_TEST_SLOW_HOST is set)."""
+    if shutil.which("fio") is None:
+        pytest.skip("needs fio (contrib/install-deps.sh)")
+    if _SESSION_SLOW_HOST is not None:
+        yield _SessionSlowHost(_SESSION_SLOW_HOST)
+        return
+    slow = SlowHost(tmp_path)
+    try:
+        yield slow
+    finally:
+        slow.stop()
+
+
+def pytest_sessionstart(session):
+    global _SESSION_SLOW_HOST
+    if slow_host_requested() and shutil.which("fio") is not None:
+        _SESSION_SLOW_HOST = SlowHost(_tempfile.mkdtemp(prefix="slogqual-slow-host-"))
+
+
 # ---- wall time by kind of test, printed at the end of every run (docs/testing.md keeps the record) ----
 import time as _time  # noqa: E402
 
@@ -209,6 +322,11 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_terminal_summary(terminalreporter):
+    if _SESSION_SLOW_HOST is not None:
+        st = _SESSION_SLOW_HOST.stop()
+        terminalreporter.write_line(
+            f"slogqual tests, slowed host (SLOGQUAL_TEST_SLOW_HOST): {st['hogs']} CPU hogs got {st['hog_cpu_s']} CPU s "
+            f"in {st['wall_s']} s; the busy disk: {st['disk'].get('fsyncs', 0)} fsyncs")
     if _SECONDS_BY_KIND:
         parts = [f"{kind} {n} tests {s:.0f} s" for kind, (n, s) in sorted(_SECONDS_BY_KIND.items())]
         terminalreporter.write_line("slogqual tests, wall time by kind: " + ", ".join(parts))

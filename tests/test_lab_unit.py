@@ -477,7 +477,7 @@ def test_the_guest_is_told_which_devices_to_calibrate(tmp_path):
     finally:
         run.cleanup()
     line = next(l for l in env.splitlines() if l.startswith("LAB_CALIBRATE="))
-    assert calibrate.parse_spec(shlex.split(line.split("=", 1)[1])[0]) == [(1, "lab1", 0.35)]
+    assert calibrate.parse_spec(shlex.split(line.split("=", 1)[1])[0]) == [(1, "lab1", 0.25)]
     assert f"LAB_PYTHON={shlex.quote(sys.executable)}" in env
 
 

@@ -284,26 +284,42 @@ def _protocol_job(zfs_guest, name):
     return doc
 
 
-def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tmp_path):
-    """Issue #19 (b), (c) and (d): 128 KiB writes (tests/lab_jobs/wide-128k.toml) on six NL-SAS disks with two
-    log candidates, the capped-ssd (40 MiB/s) and an NVDIMM. At 16 threads per LUN the capped log vdev writes
-    at its cap (zpool iostat within 15 %) while sync=standard goes above it (c); the capped log has flattened
-    from the first step while the NVDIMM log keeps rising with sync=standard (b); sync=always without a SLOG —
-    large writes go indirect, straight to the six data disks — is faster than with the capped log, and that
-    candidate's verdict says so (d). With the NVDIMM beside the capped log a warm CI run once ended in fio's
-    "error 512" at its 32-thread step: a zvol's first open giving up on the pool's namespace lock; the runner
-    now holds the zvols open for the steps (pool/held_open.py, test_a_held_zvol_never_fails_to_open)."""
-    from slogqual.lab import devices
+# Below this uncapped 128 KiB rate (the capped-ssd's calibration in its guest) the capped log's steps would
+# carry too few IOs for the shape to be told from noise (a quarter of 16 MiB/s over a 10 s step: ~320 IOs, a
+# two-sigma counting error of 16 % between two steps). This project's 2-core build machine measured 58-66
+# MiB/s, and 25-39 with a CPU hog on each core and its disk busy (docs/lab.md).
+WIDE_MIN_UNCAPPED_MIBS = 16.0
 
-    cap = devices.load()["capped-ssd"].bandwidth
+
+def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tmp_path, busy_host_disk):
+    """Issue #19 (b), (c) and (d), on any host (issue #26): 128 KiB writes (tests/lab_jobs/wide-128k.toml) on six
+    NL-SAS disks with two log candidates, the capped-ssd and an NVDIMM, while fio keeps the host's disk busy.
+    The capped-ssd's cap is a share of what the device carried uncapped in this very guest (lab/calibrate.py,
+    recorded in the result's lab.calibration): a cap in absolute MiB/s, tuned where the guest was fast, was
+    never reached on a slower host (issue #26: 23.8 MiB/s at the first step against 40). At 16 threads per
+    LUN the capped log vdev writes at its cap (zpool iostat within 15 %) while sync=standard goes above it
+    (c); the capped log is flat from the first step while the NVDIMM log keeps rising (b); sync=always
+    without a SLOG — large writes go indirect, straight to the six data disks — is faster than with the
+    capped log, and that candidate's verdict says so (d). With SLOGQUAL_TEST_SLOW_HOST=1 it runs beside a CPU
+    hog on every host core too (docs/testing.md)."""
     out = tmp_path / "wide.json"
     proc = run("scenario", "run", os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "wide-128k.toml"),
                "--lab", "--lab-data", *["sas-hdd"] * 6, "--lab-log", "capped-ssd", "nvdimm", "--quiet", "--json",
                "-o", out, cwd=tmp_path)
+    busy = busy_host_disk.stop()
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert busy["fsyncs"] > 100, busy  # the host's disk really was busy with sync writes meanwhile
     doc = json.loads(out.read_text())
     assert doc["status"] == "complete" and len(doc["pool"]["data"]) == 6
     capped, pmem = doc["pool"]["log"]
+    (cal,) = doc["lab"]["calibration"]  # the capped-ssd (device 6: after the six data disks), as measured in the guest
+    assert cal["index"] == 6 and cal["path"] == capped and cal["measured_ios"] > 0, cal
+    cap = cal["cap_bytes_s"]
+    assert cap == int(cal["measured_bytes_s"] * cal["share"]), cal
+    if cal["measured_bytes_s"] < WIDE_MIN_UNCAPPED_MIBS * 2**20:
+        pytest.skip(f"this host's guest wrote 128 KiB at {cal['measured_bytes_s'] / 2**20:.1f} MiB/s uncapped "
+                    f"({cal['measured_ios']} IOs in {cal['measured_s']:.1f} s): below the {WIDE_MIN_UNCAPPED_MIBS:g} "
+                    f"MiB/s the capped-log shape needs")
     low, top = min(doc["scenario"]["threads"]), max(doc["scenario"]["threads"])
     by = {(s["config"], s.get("candidate"), s["threads_per_lun"]): s for s in doc["steps"]}
     slog, std, noslog = (by[("sync=always + SLOG", capped, top)], by[("sync=standard", None, top)],
@@ -316,28 +332,36 @@ def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tm
     a = doc["analysis"]
     verdicts = {c["device"]: c["verdict"] for c in a["candidates"]}
     assert verdicts[capped].startswith("For this workload the pool is faster with no SLOG"), a["candidates"]
-    # (b) the capped log's curve is flat from the first step (the analysis's knee: doubling the threads bought
-    # less than 10 %) while sync=standard still scales and the NVDIMM log keeps rising past the cap. The NVDIMM's
-    # rise is asserted as a rise (x2.03, x1.74, x1.30, x1.99 over the four doublings in four recorded runs; the
-    # capped log's at most x1.24; each step ~2,400-5,600 IOs: a 2-sigma counting error of ~5 %), not by the
-    # knee's 10 % per doubling, which it missed once (x1.30 on a cold CI run: the guest's CPU carries every
-    # 128 KiB write twice with a SLOG, and bounds it near 70 MiB/s). The slower-candidate sentence names the
-    # capped log — the slower one, or the one ahead only at the first step where the curves cross (NVDIMM
-    # below it at 2 threads, far above at 32: once "alike" by the mean ratio, before analysis version 6).
+    # (b) the capped log's curve is flat from the first step: the analysis's knee there, and the margin from
+    # evidence — its rise over the four doublings, raised by the steps' two-sigma counting error, stays below
+    # the knee's 10 % per doubling (x1.46). The cap is a quarter of the uncapped 128 KiB rate, and the first
+    # step's uncapped ZIL path carried ~0.6 of it (docs/lab.md): the first step sits on the cap, not under it.
+    from slogqual.analysis.scaling import COUNT_SIGMAS, KNEE_GAIN_PER_DOUBLING
+
     knees, first = a["knees"], min(s["threads"] for s in doc["steps"])  # knees count all LUNs' threads
     assert knees[f"sync=always + SLOG [{capped}]"] == dict(knees[f"sync=always + SLOG [{capped}]"], threads=first,
                                                             saturated=True), knees
+    c_low, c_top = by[("sync=always + SLOG", capped, low)], by[("sync=always + SLOG", capped, top)]
+    counting = COUNT_SIGMAS * (1 / c_low["ios"] + 1 / c_top["ios"]) ** 0.5
+    assert c_top["mbps"] / c_low["mbps"] * (1 + counting) < (1 + KNEE_GAIN_PER_DOUBLING) ** 4, (c_low, c_top)
     assert knees["sync=standard"]["saturated"] is False, knees
 
-    def rise(config, candidate=None):
-        return by[(config, candidate, top)]["mbps"] / by[(config, candidate, low)]["mbps"]
-
-    assert rise("sync=always + SLOG", pmem) > 1.15, doc["steps"]
-    assert by[("sync=always + SLOG", pmem, top)]["mbps"] * 2**20 > 1.15 * cap, by[("sync=always + SLOG", pmem, top)]
+    # the NVDIMM log goes past the capped log's cap, its ZIL stayed on the log vdev (no "spilled" problem),
+    # and the slower-candidate sentence names the capped log
+    p_low, p_top = by[("sync=always + SLOG", pmem, low)], by[("sync=always + SLOG", pmem, top)]
+    assert p_top["mbps"] * 2**20 > 1.15 * cap, p_top
     assert a["slower_log"].startswith((f"The slower log device {capped}", f"The log device {capped}",
                                        f"The log candidates' curves cross: {capped} is faster")), a["slower_log"]
-    # the NVDIMM is large enough for this load: its ZIL stayed on the log vdev (no "spilled" problem)
     assert a["problems"] == [], a["problems"]
+    # ... and keeps rising (x2.03, x1.74, x1.30, x1.99 from 2 to 32 threads in four recorded runs): its best
+    # step above its first by more than x1.15, well over a step's counting error. The guest's CPU share of
+    # every step is recorded (/proc/stat in the guest) and carried in a failure: the guest is CPU-busy from
+    # the first step (98.7 % at the NVDIMM's, 2026-11-26) and its throughput still rises.
+    assert all((s.get("cpu") or {}).get("busy_share") is not None for s in doc["steps"]), doc["steps"]
+    p_best = max((s for s in doc["steps"] if (s["config"], s.get("candidate")) == ("sync=always + SLOG", pmem)),
+                 key=lambda s: s["mbps"])
+    assert p_best["mbps"] / p_low["mbps"] > 1.15, [(s["threads"], s["mbps"], s["ios"], s["cpu"]) for s in doc["steps"]
+                                                   if s.get("candidate") == pmem]
 
 
 def _peak(doc, config):
