@@ -282,13 +282,13 @@ class LabRun:
         if self.mode == "shell":
             # The terminal is the guest's console; QEMU gets its own session only when not interactive.
             self.qemu = _run.Background(argv, stdin=None, stdout=None, stderr_to_stdout=True,
-                                        preexec_fn=_die_with_parent).start()
+                                        death_signal=signal.SIGTERM).start()
             self.qemu.wait()
             console = ""
         else:
             # the serial console and QEMU's own complaints on one pipe, read as they come
             self.qemu = _run.Background(argv, stdout=_run.PIPE, stderr_to_stdout=True, new_session=True,
-                                        preexec_fn=_die_with_parent).start()
+                                        death_signal=signal.SIGTERM).start()
             console = self._pump(console_path, t0)
         wall = time.monotonic() - t0
         rc = self.qemu.returncode
@@ -491,17 +491,6 @@ def remove_stale_job_dirs(base: str) -> List[str]:
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
     return removed
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when slogqual dies, even by SIGKILL (Linux PR_SET_PDEATHSIG),
-    so a killed slogqual leaves no QEMU behind (nbdkit has --exit-with-parent for the same)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):
-        pass
 
 
 def _tail(text: str, n: int = 3) -> str:
