@@ -285,3 +285,26 @@ def test_a_read_only_cache_falls_back_to_a_private_tmp(tmp_path, monkeypatch):
     assert pairbench.locate() == path
     os.chmod(os.path.dirname(path), 0o755)  # someone else could have put a binary there: not trusted
     assert not pairbench._usable_tmp(os.path.dirname(path))
+
+
+def test_samples_directories_of_killed_runs_are_removed_and_only_those(tmp_path, monkeypatch):
+    """A run killed by SIGKILL leaves its samples directory (slogqual-pair-…, owner.pid inside); the next
+    run removes it before it starts. A live owner's, one without owner.pid, and others stay."""
+    import subprocess
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = tmp_path / "slogqual-pair-dead"
+    live = tmp_path / "slogqual-pair-live"
+    unknown = tmp_path / "slogqual-pair-nopid"
+    other = tmp_path / "slogqual-lab-x"
+    for d in (dead, live, unknown, other):
+        d.mkdir()
+    (dead / "samples").write_bytes(pairbench.MAGIC)
+    (dead / "owner.pid").write_text(f"{gone.pid}\n")
+    (live / "owner.pid").write_text(f"{os.getppid()}\n")
+    (other / "owner.pid").write_text(f"{gone.pid}\n")
+    monkeypatch.setattr(pairbench.tempfile, "tempdir", str(tmp_path))
+    made = pairbench._owned.make_dir(pairbench.SAMPLES_PREFIX)
+    assert open(os.path.join(made, "owner.pid")).read() == f"{os.getpid()}\n"  # its own: kept
+    assert pairbench.remove_stale_samples() == [str(dead)]
+    assert live.exists() and unknown.exists() and other.exists() and os.path.isdir(made) and not dead.exists()
