@@ -292,19 +292,17 @@ def test_samples_directories_of_killed_runs_are_removed_and_only_those(tmp_path,
     run removes it before it starts. A live owner's, one without owner.pid, and others stay."""
     import subprocess
     gone = subprocess.Popen(["true"])
-    gone.wait()
-    dead = tmp_path / "slogqual-pair-dead"
-    live = tmp_path / "slogqual-pair-live"
-    unknown = tmp_path / "slogqual-pair-nopid"
-    other = tmp_path / "slogqual-lab-x"
-    for d in (dead, live, unknown, other):
-        d.mkdir()
-    (dead / "samples").write_bytes(pairbench.MAGIC)
-    (dead / "owner.pid").write_text(f"{gone.pid}\n")
-    (live / "owner.pid").write_text(f"{os.getppid()}\n")
-    (other / "owner.pid").write_text(f"{gone.pid}\n")
+    gone.wait()  # a PID that existed and is gone
+    owners = {"slogqual-pair-killed": gone.pid, "slogqual-pair-live": os.getppid(), "slogqual-pair-nopid": None,
+              "slogqual-lab-x": gone.pid}
+    for name, pid in owners.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "samples").write_bytes(pairbench.MAGIC)
+        if pid is not None:
+            (tmp_path / name / "owner.pid").write_text(f"{pid}\n")
     monkeypatch.setattr(pairbench.tempfile, "tempdir", str(tmp_path))
     made = pairbench._owned.make_dir(pairbench.SAMPLES_PREFIX)
     assert open(os.path.join(made, "owner.pid")).read() == f"{os.getpid()}\n"  # its own: kept
-    assert pairbench.remove_stale_samples() == [str(dead)]
-    assert live.exists() and unknown.exists() and other.exists() and os.path.isdir(made) and not dead.exists()
+    assert pairbench.remove_stale_samples() == [str(tmp_path / "slogqual-pair-killed")]
+    kept = ["slogqual-pair-live", "slogqual-pair-nopid", "slogqual-lab-x", os.path.basename(made)]
+    assert sorted(os.listdir(tmp_path)) == sorted(kept)
