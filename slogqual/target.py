@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, List, Optional
 from slogqual import paths
 from slogqual.errors import RefusedError, SlogqualError, UsageError
 from slogqual.tools import nbdkit, sysfs
+from slogqual.tools import owned as _owned
 from slogqual.units import MiB
 
 
@@ -161,16 +162,6 @@ def scratch_size(largest_io: int) -> int:
 SCRATCH_RE = re.compile(r"^slogqual-scratch-([0-9]+)\.img$")
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, someone else's
-        return True
-    return True
-
-
 def remove_stale_scratch(directory: str) -> List[str]:
     """Scratch files in ``directory`` whose run is gone (SIGKILL, a power cut, a kill during the fill):
     removed, and their names returned so that the caller can say so. A file whose pid is alive belongs
@@ -186,7 +177,7 @@ def remove_stale_scratch(directory: str) -> List[str]:
         if not m:
             continue
         pid = int(m.group(1))
-        if pid != os.getpid() and _pid_alive(pid):
+        if pid != os.getpid() and _owned.pid_alive(pid):
             continue
         try:
             os.unlink(os.path.join(directory, name))

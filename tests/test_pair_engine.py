@@ -285,3 +285,24 @@ def test_a_read_only_cache_falls_back_to_a_private_tmp(tmp_path, monkeypatch):
     assert pairbench.locate() == path
     os.chmod(os.path.dirname(path), 0o755)  # someone else could have put a binary there: not trusted
     assert not pairbench._usable_tmp(os.path.dirname(path))
+
+
+def test_samples_directories_of_killed_runs_are_removed_and_only_those(tmp_path, monkeypatch):
+    """A run killed by SIGKILL leaves its samples directory (slogqual-pair-…, owner.pid inside); the next
+    run removes it before it starts. A live owner's, one without owner.pid, and others stay."""
+    import subprocess
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a PID that existed and is gone
+    owners = {"slogqual-pair-killed": gone.pid, "slogqual-pair-live": os.getppid(), "slogqual-pair-nopid": None,
+              "slogqual-lab-x": gone.pid}
+    for name, pid in owners.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "samples").write_bytes(pairbench.MAGIC)
+        if pid is not None:
+            (tmp_path / name / "owner.pid").write_text(f"{pid}\n")
+    monkeypatch.setattr(pairbench.tempfile, "tempdir", str(tmp_path))
+    made = pairbench._owned.make_dir(pairbench.SAMPLES_PREFIX)
+    assert open(os.path.join(made, "owner.pid")).read() == f"{os.getpid()}\n"  # its own: kept
+    assert pairbench.remove_stale_samples() == [str(tmp_path / "slogqual-pair-killed")]
+    kept = ["slogqual-pair-live", "slogqual-pair-nopid", "slogqual-lab-x", os.path.basename(made)]
+    assert sorted(os.listdir(tmp_path)) == sorted(kept)

@@ -242,3 +242,25 @@ def test_the_pair_engine_needs_no_fio(data_file, tmp_path):
     proc = slogqual("sweep", data_file, "--engine", "fio", "--sizes", "4k", *FAST, "-o", out2, env=env)
     assert proc.returncode != 0 and "fio" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert not out2.exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_engine_dies_with_any_parent_killed_by_sigkill(pair_engine, data_file):
+    """The engine asks for its own death signal: started by a parent that asked for nothing (plain
+    subprocess, not slogqual's door), it still stops writing when that parent is SIGKILLed."""
+    argv = [pair_engine, "--", data_file, "4096", str(16 << 20), "30000", "0"]
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
+                               f"p = subprocess.Popen({argv!r}, stdout=subprocess.DEVNULL)\n"
+                               "print(p.pid, flush=True)\ntime.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    engine = int(parent.stdout.readline())
+    time.sleep(0.3)  # writing now
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{engine}") and time.monotonic() < deadline:
+        with open(f"/proc/{engine}/stat") as fh:
+            if fh.read().rsplit(") ", 1)[1][0] == "Z":
+                break  # dead, waiting for init to reap it
+        time.sleep(0.02)
+    else:
+        assert not os.path.exists(f"/proc/{engine}"), "the engine outlived its SIGKILLed parent"

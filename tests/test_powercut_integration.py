@@ -134,3 +134,120 @@ def test_sigterm_mid_run_tears_down_mount_and_nbdkit(tmp_path):
         assert not os.path.exists(f"/proc/{pid}") or "Z" in open(f"/proc/{pid}/stat").read().split(") ", 1)[1][:2]
     doc = load(tmp_path / "r.json")
     assert doc["status"] == "interrupted" and doc["verdict"] == "incomplete"
+
+
+def _descendants(root):
+    """PIDs of every process below ``root`` (/proc), children first."""
+    parent_of = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                parent_of[int(pid)] = int(fh.read().rsplit(") ", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, todo = [], [root]
+    while todo:
+        kids = [pid for pid, ppid in parent_of.items() if ppid == todo[0]]
+        found += kids
+        todo = todo[1:] + kids
+    return found
+
+
+def _running(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def test_sigkill_mid_run_leaves_no_helper_and_the_next_run_ends_the_mount(tmp_path):
+    """kill -9 of `powercut run --emulate` at a random (seeded, printed) moment of its writing: nbdkit,
+    nbdfuse and the writer die with it, and no FUSE mount of it outlives the next run (nbdfuse unmounts
+    as it ends; what is left the next run unmounts)."""
+    import random
+    seed = int(os.environ.get("SLOGQUAL_TEST_SEED") or random.randrange(1 << 30))
+    print(f"seed {seed}")
+    delay = random.Random(seed).uniform(0, 1.0)
+    tmp = tmp_path / "tmp"  # the runs' temporary directory: their mount points are here
+    tmp.mkdir()
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), TMPDIR=str(tmp))
+
+    def ours():
+        with open("/proc/self/mounts") as fh:
+            return [ln.split()[1] for ln in fh if str(tmp) in ln.split()[1]]
+
+    proc = subprocess.Popen([sys.executable, "-m", "slogqual", "powercut", "run", str(tmp_path / "back.img"),
+                             "--emulate", "writeback", "--cut-after", "100000", "--sizes", "4k", "--size", "1g",
+                             "--quiet", "-o", str(tmp_path / "r.json")], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    helpers = []
+    try:
+        deadline = time.monotonic() + 30
+        while not ours() or len(_children_named("nbdfuse", proc.pid) + _children_named("nbdkit", proc.pid)) < 2:
+            assert proc.poll() is None, (seed, proc.communicate())
+            assert time.monotonic() < deadline, "no mount appeared"
+            time.sleep(0.05)
+        time.sleep(delay)
+        helpers = _descendants(proc.pid)  # nbdkit, nbdfuse, the writer
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while [p for p in helpers if _running(p)] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [p for p in helpers if _running(p)] == [], (seed, "helpers outlived the SIGKILLed run")
+        again = slogqual("powercut", "run", tmp_path / "next.img", "--emulate", "none", "--cycles", "1",
+                         "--cut-after", "8", "--size", "16m", "--quiet", "-o", tmp_path / "next.json",
+                         env={"TMPDIR": str(tmp)}, timeout=120)
+        assert again.returncode == 0, (seed, again.stderr)
+        assert ours() == [], seed
+        assert not [n for n in os.listdir(tmp) if n.startswith("slogqual-powercut-mnt-")], seed
+    finally:
+        for pid in helpers:  # the old bug's orphans: ended by their PIDs
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for mountpoint in ours():
+            subprocess.run(["umount", "-l", mountpoint], check=False)
+
+
+def test_a_mount_left_by_a_dead_run_is_ended_and_no_other(tmp_path):
+    """A FUSE mount whose nbdfuse was SIGKILLed (a dead mount: ENOTCONN) in a directory whose owner.pid
+    names a gone process is unmounted and removed; the same left by a live owner, or in a directory
+    without owner.pid, is not slogqual's to end."""
+    from slogqual.tools import nbdfuse
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    sock = str(tmp_path / "s.sock")
+    server = subprocess.Popen(["nbdkit", "--foreground", "--exit-with-parent", "--unix", sock, "memory", "1M"])
+    dirs = {"dead": gone.pid, "live": os.getppid(), "nopid": None}  # live: whoever started pytest
+    fuses = []
+    try:
+        deadline = time.monotonic() + 15
+        while not os.path.exists(sock):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        for name, pid in dirs.items():
+            d = tmp_path / f"slogqual-powercut-mnt-{name}"
+            (d / "mnt").mkdir(parents=True)
+            if pid is not None:
+                (d / "owner.pid").write_text(f"{pid}\n")
+            fuses.append(subprocess.Popen(["nbdfuse", str(d / "mnt"), "--unix", sock]))
+            while not (d / "mnt" / "nbd").exists():
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+        for f in fuses:
+            f.kill()  # SIGKILL: nbdfuse cannot unmount; the mount stays, dead
+            f.wait()
+        assert nbdfuse.remove_stale_mounts(str(tmp_path)) == [str(tmp_path / "slogqual-powercut-mnt-dead")]
+        with open("/proc/self/mounts") as fh:
+            left = sorted(ln.split()[1] for ln in fh if str(tmp_path) in ln.split()[1])
+        assert left == [str(tmp_path / f"slogqual-powercut-mnt-{n}" / "mnt") for n in ("live", "nopid")]
+        assert not (tmp_path / "slogqual-powercut-mnt-dead").exists()
+    finally:
+        for name in dirs:
+            subprocess.run(["umount", "-l", str(tmp_path / f"slogqual-powercut-mnt-{name}" / "mnt")],
+                           stderr=subprocess.DEVNULL, check=False)
+        server.kill()
+        server.wait()

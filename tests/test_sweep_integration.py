@@ -527,3 +527,83 @@ def test_a_signal_during_the_scratch_fill(tmp_path, sig):
         notes = load(tmp_path / "again.json")["notes"]
         assert any(name in n for n in notes), (seed, notes)  # the stale file is named as it is removed
     assert not [f for f in os.listdir(tmp_path) if f.startswith("slogqual-scratch")], seed
+
+
+def _engines_writing(target):
+    """PIDs of pair engines (pairbench…) whose argv names ``target`` and that still run (not zombies)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+            with open(f"/proc/{pid}/stat") as fh:
+                state = fh.read().rsplit(") ", 1)[1][0]
+        except OSError:
+            continue
+        if os.path.basename(argv[0]).startswith(b"pairbench") and str(target).encode() in argv and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigkill_of_a_precision_sweep_leaves_nothing_behind(tmp_path):
+    """kill -9 of `sweep --precision 2%` at a random (seeded, printed) moment while the pair engine writes
+    a file target: no engine of that run lives on, the target is not written after the kill, the
+    device lock is free, the result is a document or absent, and the next run (which can claim the
+    device at once) removes the samples directories that killed runs left."""
+    import random
+
+    from slogqual.device.safety import lock_holder
+    seed = int(os.environ.get("SLOGQUAL_TEST_SEED") or random.randrange(1 << 30))
+    print(f"seed {seed}")
+    delay = random.Random(seed).uniform(0, 1.0)
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (16 << 20))
+    tmp = tmp_path / "tmp"  # the runs' temporary directory: where samples directories go
+    tmp.mkdir()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    planted = tmp / "slogqual-pair-killed"  # a samples directory as a killed run leaves it
+    planted.mkdir()
+    (planted / "owner.pid").write_text(f"{gone.pid}\n")
+    (planted / "samples").write_bytes(b"SQPAIR2\n")
+    out = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=ROOT, TMPDIR=str(tmp))
+    # --runtime 3: the engine writes for at least 3 s, so it is mid-run when the signal comes
+    proc = subprocess.Popen([sys.executable, "-m", "slogqual", "sweep", str(img), "--sizes", "4k", "--precision",
+                             "2%", "--runtime", "3", "--max-runtime", "20", "--settle", "0", "--quiet", "-o", str(out)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    engines = []
+    try:
+        deadline = time.monotonic() + 30
+        while not engines:
+            assert proc.poll() is None, (seed, proc.communicate())
+            assert time.monotonic() < deadline, "the pair engine did not start"
+            time.sleep(0.01)
+            engines = _engines_writing(img)
+        time.sleep(delay)
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 2  # the death signal is sent at once; let the kernel deliver it
+        while _engines_writing(img) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _engines_writing(img) == [], (seed, "the pair engine outlived the SIGKILLed sweep")
+        before = os.stat(img)
+        time.sleep(1)
+        after = os.stat(img)
+        assert (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size), \
+            (seed, "the target was written after the kill")
+        assert lock_holder(str(img)) is None, seed
+        if out.exists():  # whatever was saved is a document, never half of one
+            doc = load(out)
+            assert doc["schema"] == "slogqual.sweep/1" and doc["status"] in ("running", "complete"), seed
+        again = slogqual("sweep", img, "--sizes", "4k", *FAST, "--quiet", "-o", tmp_path / "again.json",
+                         env={"TMPDIR": str(tmp)})
+        assert again.returncode == 0, (seed, again.stderr)  # the device is free at once
+        assert not [n for n in os.listdir(tmp) if n.startswith("slogqual-pair-")], seed
+    finally:
+        for pid in engines:  # the old bug's orphan: ended by its PID, never by name
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass

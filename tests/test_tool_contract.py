@@ -437,3 +437,65 @@ def test_zpool_iostat_stream_stopped_before_a_whole_report_is_empty(text):
     # nothing yet, only time lines, or the first report cut off by the stop: no reports, no error
     # (IostatWindow.collect records no iostat evidence then)
     assert zpool.parse_iostat_stream(text) == []
+
+
+def _sleeps_of(parent):
+    """PIDs of the `sleep` processes whose parent is ``parent`` (/proc)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(") ", 1)[1].split()
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if fields[1] == str(parent) and os.path.basename(cmd[0]) == b"sleep":
+            found.append(int(pid))
+    return found
+
+
+def _gone(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(") ", 1)[1][0] == "Z"  # reaped by init soon: it runs no more
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("door", ["run", "popen", "Background"])
+def test_a_helper_dies_with_a_slogqual_killed_by_sigkill(door):
+    """Whatever door started it, a helper gets its death signal when slogqual is SIGKILLed (it has no
+    chance to end it): PR_SET_PDEATHSIG, asked for in the child before exec."""
+    import subprocess
+    import sys
+    start = {"run": "_run.run(['sleep', '30'])", "popen": "_run.popen(['sleep', '30'])",
+             "Background": "_run.Background(['sleep', '30']).start()"}[door]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parent = subprocess.Popen([sys.executable, "-c", f"import time\nfrom slogqual.tools import run as _run\n{start}\n"
+                               "time.sleep(30)"], env=dict(os.environ, PYTHONPATH=root))
+    try:
+        deadline = time.monotonic() + 20
+        while not _sleeps_of(parent.pid):
+            assert parent.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        helper, = _sleeps_of(parent.pid)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 5
+    while not _gone(helper) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _gone(helper), f"sleep {helper} outlived its SIGKILLed parent"
+
+
+def test_die_with_parent_kills_a_child_whose_parent_is_already_gone(monkeypatch):
+    """The race: slogqual dies between fork and the request; the child sees a parent not its own."""
+    killed, asked = [], []
+    monkeypatch.setattr(_run, "_death_signal_setter", lambda: asked.append)  # not this test process's own
+    monkeypatch.setattr(os, "getppid", lambda: 1)
+    monkeypatch.setattr(os, "kill", lambda pid, sig: killed.append((pid, sig)))
+    ran = []
+    _run.die_with_parent(signal.SIGKILL, then=lambda: ran.append(True))()
+    assert asked == [signal.SIGKILL] and killed == [(os.getpid(), signal.SIGKILL)] and ran == [True]

@@ -37,6 +37,7 @@ from slogqual.errors import SlogqualError, UsageError
 from slogqual.lab import calibrate as _calibrate
 from slogqual.lab.devices import DeviceInstance
 from slogqual.lab.image import LabImage
+from slogqual.tools import owned as _owned
 from slogqual.tools import qemu as _qemu
 from slogqual.tools import run as _run
 
@@ -165,9 +166,7 @@ class LabRun:
         if len(self.job_dir) <= 60:
             self.sock_dir = self.job_dir
         else:
-            self.sock_dir = tempfile.mkdtemp(prefix="slogqual-lab-sock-")
-            with open(os.path.join(self.sock_dir, "owner.pid"), "w") as fh:
-                fh.write(f"{os.getpid()}\n")
+            self.sock_dir = _owned.make_dir("slogqual-lab-sock-")
         pmem_bytes = sum(d.cls.size for d in self.devices if d.cls.transport == "pmem")
         if pmem_bytes:
             self.mem_dir = make_mem_dir(pmem_bytes)
@@ -282,13 +281,13 @@ class LabRun:
         if self.mode == "shell":
             # The terminal is the guest's console; QEMU gets its own session only when not interactive.
             self.qemu = _run.Background(argv, stdin=None, stdout=None, stderr_to_stdout=True,
-                                        preexec_fn=_die_with_parent).start()
+                                        death_signal=signal.SIGTERM).start()
             self.qemu.wait()
             console = ""
         else:
             # the serial console and QEMU's own complaints on one pipe, read as they come
             self.qemu = _run.Background(argv, stdout=_run.PIPE, stderr_to_stdout=True, new_session=True,
-                                        preexec_fn=_die_with_parent).start()
+                                        death_signal=signal.SIGTERM).start()
             console = self._pump(console_path, t0)
         wall = time.monotonic() - t0
         rc = self.qemu.returncode
@@ -463,45 +462,13 @@ def make_mem_dir(need: int) -> str:
     base = mem_base()
     check_mem_room(base, need)
     remove_stale_job_dirs(base)
-    path = tempfile.mkdtemp(prefix="slogqual-lab-mem-", dir=base)
-    with open(os.path.join(path, "owner.pid"), "w") as fh:
-        fh.write(f"{os.getpid()}\n")
-    return path
+    return _owned.make_dir("slogqual-lab-mem-", base)
 
 
 def remove_stale_job_dirs(base: str) -> List[str]:
     """Remove job directories left by a slogqual that was killed (SIGKILL leaves no chance to clean
     up): those whose owner.pid names no running process. Returns what was removed."""
-    removed = []
-    try:
-        names = os.listdir(base)
-    except OSError:
-        return removed
-    for name in names:
-        path = os.path.join(base, name)
-        if not name.startswith("slogqual-lab-") or not os.path.isdir(path):
-            continue
-        try:
-            with open(os.path.join(path, "owner.pid")) as fh:
-                pid = int(fh.read().strip())
-        except (OSError, ValueError):
-            continue  # not ours to judge
-        if pid == os.getpid() or os.path.exists(f"/proc/{pid}"):
-            continue
-        shutil.rmtree(path, ignore_errors=True)
-        removed.append(path)
-    return removed
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when slogqual dies, even by SIGKILL (Linux PR_SET_PDEATHSIG),
-    so a killed slogqual leaves no QEMU behind (nbdkit has --exit-with-parent for the same)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):
-        pass
+    return _owned.remove_stale(base, "slogqual-lab-", lambda path: shutil.rmtree(path, ignore_errors=True))
 
 
 def _tail(text: str, n: int = 3) -> str:

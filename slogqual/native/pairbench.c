@@ -40,11 +40,15 @@
  * q-th is x[k], k = max(1, ceil(q * n / 100)) with q resolved to 1/10000 of a percent, in integers.
  * An IO belongs to the interval its start falls in (the last one keeps any past the end).
  * Errors: one line on stderr, exit 1 (an IO or the samples file failed) or 2 (bad arguments).
+ *
+ * It dies with the process that started it, even one killed by SIGKILL (Linux PR_SET_PDEATHSIG, FreeBSD
+ * PROC_PDEATHSIG_CTL): a killed slogqual has released its device lock, and nothing may go on writing.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +60,10 @@
 #ifdef __FreeBSD__
 #include <sys/disk.h>
 #include <sys/ioctl.h>
+#include <sys/procctl.h>
+#endif
+#ifdef __linux__
+#include <sys/prctl.h>
 #endif
 
 #define PAIRBENCH_VERSION 3
@@ -490,8 +498,25 @@ static int summarize_file(int argc, char **argv)
 	return print_summaries(&r, end) < 0 ? out_of_memory(r.write.n) : 0;
 }
 
+/* SIGKILL when the parent dies. slogqual asks for the same in the child before exec (tools/run.py); this
+ * covers any other launcher. The parent may die just before the request, which then never fires: a
+ * parent changed since the start means it is gone already. */
+static void die_with_parent(void)
+{
+	pid_t parent = getppid();
+#if defined(__linux__)
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+#elif defined(__FreeBSD__)
+	int sig = SIGKILL;
+	procctl(P_PID, 0, PROC_PDEATHSIG_CTL, &sig);
+#endif
+	if (getppid() != parent)
+		raise(SIGKILL);
+}
+
 int main(int argc, char **argv)
 {
+	die_with_parent();
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("pairbench %d\n", PAIRBENCH_VERSION);
 		return 0;

@@ -5,18 +5,30 @@ Used by the powercut emulation (slogqual/powercut): a write to the file is an NB
 its cache filter) the way a filesystem drives a disk, without the kernel's nbd client (which needs a
 loadable module). The mount is a context manager: unmounted and nbdfuse ended by its own PID on exit,
 also on error and Ctrl-C, after the server behind it was killed (the power cut) too.
+
+Killed by SIGKILL, slogqual cannot unmount: nbdfuse gets SIGTERM then (it unmounts as it ends), and a
+mount left all the same is ended by the next mount made here. The mount point is ``mnt`` in a directory
+``slogqual-powercut-mnt-…`` whose ``owner.pid`` names the run (slogqual.tools.owned): only those of
+dead runs are unmounted, never a mount slogqual did not make.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-import tempfile
+import signal
 from typing import List, Optional
 
+from slogqual.errors import ToolError
+from slogqual.tools import owned as _owned
 from slogqual.tools import run as _run
 
 PROGRAM = "nbdfuse"
 FILE_NAME = "nbd"  # nbdfuse's default name for the file under the mount point
+MOUNT_PREFIX = "slogqual-powercut-mnt-"  # the directory slogqual makes (owner.pid inside) ...
+MOUNT_DIR = "mnt"  # ... and the mount point in it
+
+log = logging.getLogger("slogqual.tools.nbdfuse")
 
 
 def version() -> _run.ToolVersion:
@@ -52,12 +64,47 @@ def is_mounted(mountpoint: str) -> bool:
         return os.path.isdir(os.path.dirname(os.path.abspath(mountpoint)))
 
 
+def _present(path: str) -> bool:
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:  # ENOTCONN: a FUSE mount whose server is gone
+        pass
+    return True
+
+
+def _unmount_and_remove(owner_dir: str) -> None:
+    """Unmount the mount point in a dead run's directory and remove what it made, one name at a time
+    (never a tree: were the unmount to fail, it would be the device's contents). OSError leaves it."""
+    mountpoint = os.path.join(owner_dir, MOUNT_DIR)
+    if _present(mountpoint) and is_mounted(mountpoint):
+        try:
+            umount(mountpoint)
+        except ToolError as exc:
+            raise OSError(str(exc)) from None
+    if _present(mountpoint):
+        os.rmdir(mountpoint)
+    os.unlink(os.path.join(owner_dir, _owned.OWNER_FILE))
+    os.rmdir(owner_dir)
+
+
+def remove_stale_mounts(base: Optional[str] = None) -> List[str]:
+    """The mounts (and their directories) of powercut runs that were killed before they could unmount:
+    ended, and their directories returned. Only directories named MOUNT_PREFIX… whose owner.pid names a
+    process that is gone, in ``base`` (the temporary directory by default)."""
+    removed = _owned.remove_stale(base, MOUNT_PREFIX, _unmount_and_remove)
+    for path in removed:
+        log.warning("unmounted and removed %s: the FUSE mount of a slogqual run that was killed", path)
+    return removed
+
+
 class FuseMount:
     """``nbdfuse MOUNTPOINT --unix SOCKET`` in the foreground; ``path`` is the file to write."""
 
     def __init__(self, socket: str, mountpoint: Optional[str] = None):
         self.socket = socket
-        self._own_dir = mountpoint is None
+        self._own_dir: Optional[str] = None  # the owner directory made here, when no mountpoint was given
         self.mountpoint = mountpoint
         self.process: Optional[_run.Background] = None
 
@@ -77,9 +124,13 @@ class FuseMount:
         words) when nbdfuse exits first (no /dev/fuse, not root), ToolTimeoutError when the file does
         not appear within ``timeout`` seconds."""
         _run.require(PROGRAM)
-        if self._own_dir:
-            self.mountpoint = tempfile.mkdtemp(prefix="slogqual-powercut-mnt-")
-        self.process = _run.Background(self.argv(), grace_s=5.0)
+        remove_stale_mounts()
+        if self.mountpoint is None:
+            self._own_dir = _owned.make_dir(MOUNT_PREFIX)
+            self.mountpoint = os.path.join(self._own_dir, MOUNT_DIR)
+            os.mkdir(self.mountpoint, 0o700)
+        # SIGTERM when slogqual dies: nbdfuse unmounts as it ends
+        self.process = _run.Background(self.argv(), grace_s=5.0, death_signal=signal.SIGTERM)
         try:
             self.process.start()
             self.process.wait_until(lambda: os.path.exists(self.path), timeout, "mount the export")
@@ -96,9 +147,10 @@ class FuseMount:
         finally:
             if self.process is not None:
                 self.process.stop()
-            if self._own_dir and self.mountpoint and os.path.isdir(self.mountpoint):
+            if self._own_dir is not None:
                 try:
-                    os.rmdir(self.mountpoint)
+                    _unmount_and_remove(self._own_dir)  # unmounted above: what is left is the directories
+                    self._own_dir = None
                 except OSError:
                     pass  # still mounted after all: leave the directory rather than fail the clean-up
 

@@ -2,19 +2,23 @@
 
 Used by the tests (targets with a known added latency, injected IO errors, a full
 disk) and by the lab (device classes). The server is a context manager: it is
-ended by its own PID on exit, also on error and Ctrl-C, and its socket removed.
+ended by its own PID on exit, also on error and Ctrl-C, and its socket removed. It
+ends with slogqual too (--exit-with-parent); the socket directory of a run that was
+killed (slogqual-nbd-…, owner.pid inside) is removed by the next server started there.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
+import shutil
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from slogqual.tools import owned as _owned
 from slogqual.tools import run as _run
 
 PROGRAM = "nbdkit"
+SOCKET_PREFIX = "slogqual-nbd-"
 
 
 def version() -> _run.ToolVersion:
@@ -63,7 +67,8 @@ class NbdServer:
         runs, ToolFailedError (its last words) when it exits first, ToolTimeoutError when it is
         still without a socket after ``timeout`` seconds."""
         check_version()
-        self._tmpdir = tempfile.mkdtemp(prefix="slogqual-nbd-", dir=self.socket_dir)
+        _owned.remove_stale(self.socket_dir, SOCKET_PREFIX, lambda path: shutil.rmtree(path, ignore_errors=True))
+        self._tmpdir = _owned.make_dir(SOCKET_PREFIX, self.socket_dir)
         self.socket = os.path.join(self._tmpdir, "nbd.sock")
         self.process = _run.Background(self.argv())
         try:

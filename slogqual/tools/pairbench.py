@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 from slogqual.errors import MeasurementError, ToolMissingError, ToolTimeoutError, ToolTooOldError
+from slogqual.tools import owned as _owned
 from slogqual.tools import run as _run
 
 PROGRAM = "pairbench"
@@ -42,6 +43,7 @@ PACKAGED = os.path.join(HERE, "native", "pairbench")
 MAGIC = b"SQPAIR2\n"
 CFLAGS = ["-O2", "-std=c99", "-Wall"]
 
+SAMPLES_PREFIX = "slogqual-pair-"  # a run's samples directory in the temporary directory (owner.pid inside)
 SERIES = ("pair", "write", "flush")
 PERCENTILES = ("p50", "p90", "p99", "p999", "p9999")  # slogqual.analysis.percentiles.REPORTED's keys
 BATCHES = 30  # slogqual.analysis.precision.BATCHES
@@ -362,11 +364,13 @@ def run_job(job: PairJob, timeout: Optional[float] = None, binary: Optional[str]
     """Run one size and read the engine's summaries; with raw, the per-IO samples too (kept at
     job.samples when given, else read from a temporary file). ToolFailedError (the engine's one-line
     complaint) when it fails, ToolOutputError when its output cannot be read, ToolTimeoutError when it
-    hangs (a device that stops answering)."""
+    hangs (a device that stops answering). Samples directories of runs that were killed are removed
+    first."""
     binary = binary or locate()
     if timeout is None:
         timeout = max(job.runtime_s, job.max_runtime_s or 0) * 3 + 120
-    workdir = tempfile.mkdtemp(prefix="slogqual-pair-") if raw and not job.samples else None
+    remove_stale_samples()
+    workdir = _owned.make_dir(SAMPLES_PREFIX) if raw and not job.samples else None
     try:
         if workdir:
             job = dataclasses.replace(job, samples=os.path.join(workdir, "samples"))
@@ -381,6 +385,12 @@ def run_job(job: PairJob, timeout: Optional[float] = None, binary: Optional[str]
     if result.ios == 0:  # pragma: no cover - parse refuses it; the engine always completes one IO
         raise MeasurementError(f"the pair engine completed no writes on {job.filename} at bs={job.bs}")
     return result
+
+
+def remove_stale_samples(base: Optional[str] = None) -> List[str]:
+    """The samples directories (in ``base``, the temporary directory by default) of runs killed before
+    they could remove theirs: removed, and returned."""
+    return _owned.remove_stale(base, SAMPLES_PREFIX)
 
 
 def summarize_file(samples: str, interval_ms: float = 100.0, elapsed_ns: Optional[int] = None,

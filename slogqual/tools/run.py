@@ -16,6 +16,10 @@ A tool module (fio.py, zpool.py, nbdkit.py, ...) is the one door to its program:
   :func:`parse_output`, so garbage is a ToolOutputError rather than a crash;
 * long-lived helpers (nbdkit today) through :class:`Background`: started from an argv list,
   ended by their own PID.
+
+Every process started here dies with slogqual, even when slogqual is killed by SIGKILL and has no
+chance to end it (:func:`die_with_parent`: PR_SET_PDEATHSIG on Linux, PROC_PDEATHSIG_CTL on FreeBSD):
+a killed sweep leaves no engine writing a device whose lock it no longer holds.
 """
 
 from __future__ import annotations
@@ -168,6 +172,51 @@ def _with_advice(message: str, program: str) -> str:
     return f"{message} ({advice})" if advice else message
 
 
+# --- helpers die with slogqual ---------------------------------------------------------------------------
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+P_PID, PROC_PDEATHSIG_CTL = 0, 11  # FreeBSD sys/wait.h, sys/procctl.h
+
+
+@functools.lru_cache(maxsize=None)
+def _death_signal_setter() -> Optional[Callable[[int], object]]:
+    """The libc call that asks for ``sig`` when the parent dies, resolved once in slogqual (a child
+    between fork and exec only calls it); None where there is none."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if sys.platform.startswith("linux"):
+            prctl = libc.prctl
+            return lambda sig: prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        if sys.platform.startswith("freebsd"):
+            procctl = libc.procctl
+            return lambda sig: procctl(P_PID, 0, PROC_PDEATHSIG_CTL, ctypes.byref(ctypes.c_int(sig)))
+    except (OSError, AttributeError):
+        pass
+    return None
+
+
+def die_with_parent(sig: int = signal.SIGKILL, then: Optional[Callable[[], None]] = None) -> Callable[[], None]:
+    """A ``preexec_fn``: the child gets ``sig`` when slogqual dies, by SIGKILL too (the death signal
+    survives exec). It is asked for in the child, and the child checks right after that its parent is
+    still the one that started it: a slogqual killed between fork and the request would send nothing.
+    Linux sends it when the parent *thread* ends: start helpers from the thread that outlives them.
+    ``then``: the caller's own preexec_fn, run after."""
+    parent = os.getpid()
+    setter = _death_signal_setter()
+
+    def preexec() -> None:
+        if setter is not None:
+            setter(int(sig))
+        if os.getppid() != parent:
+            os.kill(os.getpid(), sig)
+        if then is not None:
+            then()
+
+    return preexec
+
+
 # --- finding and running ----------------------------------------------------------------------------------
 
 def which(program: str) -> Optional[str]:
@@ -258,12 +307,14 @@ def run(
     typed_timeout: bool = False,
     env: Optional[Mapping[str, str]] = None,
     input: Optional[str] = None,
+    death_signal: int = signal.SIGKILL,
 ) -> subprocess.CompletedProcess:
     """Run argv (a list, never a shell string) and capture text output.
 
     A program not on PATH is ToolMissingError. A run past ``timeout`` is killed and raises
     subprocess.TimeoutExpired, or ToolTimeoutError (with what it wrote on stderr) when
-    ``typed_timeout``. ``check=True`` turns a non-zero exit into ToolFailedError.
+    ``typed_timeout``. ``check=True`` turns a non-zero exit into ToolFailedError. The program gets
+    ``death_signal`` when slogqual dies (:func:`die_with_parent`).
     """
     argv = [str(a) for a in argv]
     require(argv[0])
@@ -279,6 +330,7 @@ def run(
             env=dict(env) if env is not None else None,
             input=input,
             stdin=None if input is not None else subprocess.DEVNULL,
+            preexec_fn=die_with_parent(death_signal),
         )
     except subprocess.TimeoutExpired as exc:
         plog.debug("timed out after %s s", timeout)
@@ -301,11 +353,13 @@ def run_checked(argv: Sequence[str], timeout: Optional[float] = 300) -> str:
     return run(argv, timeout=timeout, typed_timeout=True, check=True).stdout
 
 
-def popen(argv: Sequence[str], **kwargs) -> subprocess.Popen:
-    """Start a long-running helper; the caller owns its lifetime (or use :class:`Background`)."""
+def popen(argv: Sequence[str], death_signal: int = signal.SIGKILL, **kwargs) -> subprocess.Popen:
+    """Start a long-running helper; the caller owns its lifetime (or use :class:`Background`). It gets
+    ``death_signal`` when slogqual dies (:func:`die_with_parent`; a ``preexec_fn`` given runs after)."""
     argv = [str(a) for a in argv]
     require(argv[0])
     log.getChild(_name(argv)).debug("popen: %s", " ".join(argv))
+    kwargs["preexec_fn"] = die_with_parent(death_signal, kwargs.get("preexec_fn"))
     try:
         return subprocess.Popen(argv, **kwargs)
     except (FileNotFoundError, PermissionError) as exc:
@@ -395,11 +449,13 @@ class Background:
     def __init__(self, argv: Sequence[str], *, grace_s: float = 10.0, stdout=DEVNULL,
                  env: Optional[Mapping[str, str]] = None, stdin=DEVNULL, capture_stdout: bool = False,
                  stderr_to_stdout: bool = False, new_session: bool = False,
-                 preexec_fn: Optional[Callable[[], None]] = None):
+                 preexec_fn: Optional[Callable[[], None]] = None, death_signal: int = signal.SIGKILL):
         """``capture_stdout``: stdout to an unlinked temporary file too, read with ``stdout_text()``
         after ``stop()`` (a stream such as ``zpool iostat`` that must never block on a full pipe).
         ``stderr_to_stdout``: one stream (QEMU's serial console and its own complaints); ``stdin``,
-        ``stdout`` as for subprocess (PIPE to read it live, None to inherit a terminal)."""
+        ``stdout`` as for subprocess (PIPE to read it live, None to inherit a terminal).
+        ``death_signal``: what it gets when slogqual dies, by SIGKILL too (SIGTERM for a helper that
+        must tidy up: nbdfuse unmounts, QEMU ends its guest)."""
         self.argv = [str(a) for a in argv]
         self.program = _name(self.argv)
         self.grace_s = grace_s
@@ -411,6 +467,7 @@ class Background:
         self._merge = stderr_to_stdout
         self._new_session = new_session
         self._preexec = preexec_fn
+        self._death_signal = death_signal
         self._stderr: Optional[IO[bytes]] = None
         self._out: Optional[IO[bytes]] = None
         self._tail = ""
@@ -423,7 +480,8 @@ class Background:
         try:
             self.proc = popen(self.argv, stdin=self._stdin, stdout=self._out if self._capture else self._stdout,
                               stderr=STDOUT if self._merge else self._stderr, env=self._env,
-                              start_new_session=self._new_session, preexec_fn=self._preexec)
+                              start_new_session=self._new_session, preexec_fn=self._preexec,
+                              death_signal=self._death_signal)
         except BaseException:
             self._close()
             if self._out is not None:
