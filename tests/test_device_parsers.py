@@ -461,6 +461,23 @@ def test_freebsd_mount_p_swapctl_gpart_glabel():
     assert glabel.parse("      Name  Status  Components\n") == []
 
 
+@pytest.mark.parametrize("name", ["gpart-show-without-p-da0-mirror-howto.txt", "gpart-show-without-p-ovh-da0-corrupt.txt"])
+def test_gpart_show_without_p_is_refused_not_read_as_partitions_named_1_2(name):
+    # without -p gpart names an entry by its index ("1", "2"), which the interlocks would match against
+    # provider names (da0p1) and miss: the parser refuses it, in one line naming gpart and what it needs
+    from slogqual.errors import ToolOutputError
+    from slogqual.tools import run
+    from slogqual.tools.freebsd import gpart
+
+    with pytest.raises(ValueError, match="without -p"):
+        gpart.parse(text("freebsd", name))
+    with pytest.raises(ToolOutputError) as exc:
+        run.parse_text("gpart", gpart.argv_show(), text("freebsd", name), gpart.parse)
+    msg = str(exc.value)
+    assert msg.startswith("gpart: ") and "gpart show -p" in msg and "da0p1" in msg and "\n" not in msg
+    assert exc.value.program == "gpart" and exc.value.argv == ["gpart", "show", "-p"]
+
+
 def test_freebsd_pciconf_links():
     from slogqual.tools.freebsd import pciconf
 

@@ -147,7 +147,7 @@ PARSERS = [
     Parser("mount -p", tool("mount", mount.parse), mount.parse, captures("freebsd/mount-p-*.txt")),
     Parser("iscsictl -L -v", tool("iscsictl", ctld.parse_list), ctld.parse_list, captures("freebsd/iscsictl-Lv-*.txt")),
     Parser("swapctl -l", tool("swapctl", swapctl.parse), swapctl.parse, captures("freebsd/swapctl-l-*.txt")),
-    Parser("gpart show -p", tool("gpart", gpart.parse), gpart.parse, captures("freebsd/gpart-show-p-*.txt")),
+    Parser("gpart show -p", tool("gpart", gpart.parse), gpart.parse, captures("freebsd/gpart-show-*.txt")),
     Parser("glabel status", tool("glabel", glabel.parse), glabel.parse, captures("freebsd/glabel-status-*.txt")),
     Parser("pciconf -lvc", tool("pciconf", pciconf.parse), pciconf.parse, captures("freebsd/pciconf-lvc-*.txt")),
     Parser("camcontrol is_ata", lambda t: camcontrol.is_ata(run.parse_text("camcontrol", ["camcontrol"], t,
