@@ -256,12 +256,19 @@ def _json_body(text: str):
 
 # --- the tests --------------------------------------------------------------------------------------------
 
+# Synthetic, not a capture: arrays nested deeper than Python's JSON decoder follows (its RecursionError
+# is no ValueError), bare and as the value of a real capture's first key.
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
 @pytest.mark.parametrize("parser", PARSERS, ids=IDS)
 def test_real_captures_parse_or_refuse_cleanly(parser):
     for text in parser.texts:
         outcome(parser, text)
     outcome(parser, "")
     outcome(parser, "\n \n")
+    outcome(parser, DEEP)
+    outcome(parser, '{"a": ' + DEEP + "}\n")
 
 
 @pytest.mark.parametrize("parser", PARSERS, ids=IDS)

@@ -13,7 +13,6 @@ reads the normal text output of nvme-cli 1.x and 2.x as well). Only this module 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
@@ -118,10 +117,7 @@ def parse_text(text: str) -> Dict[str, str]:
 
 def _json_object(text: str, what: str) -> Dict[str, Any]:
     """The JSON object nvme-cli printed (``-o json``); ValueError naming the command otherwise."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what} output is not valid JSON ({exc.msg})") from None
+    doc = _run.loads_json(text, f"{what} output")
     if not isinstance(doc, dict):
         raise ValueError(f"{what} JSON is not an object")
     return doc
