@@ -218,6 +218,26 @@ def test_nvme_id_ctrl_human_readable():
     assert i.total_capacity == 7681501126656
 
 
+@pytest.mark.parametrize("name,version,model,vwc_present,wctemp", [
+    # nvme-cli 1.x prints VER as hex without 0x ("ver     : 10200"): NVMe 1.2.0, not 10200 = 0x27d8
+    ("id-ctrl-micron-9200.txt", 0x10200, "Micron_9200_MTFDHAL1T6TCU", False, 348),
+    ("id-ctrl-skhynix-pc401.txt", 0x10200, "PC401 NVMe SK hynix 256GB", True, 352),
+    # nvme-cli 2.x (-H) prints it with 0x, and JSON as a number: the same reading
+    ("id-ctrl-H-samsung-pm1733.txt", 0x10300, "SAMSUNG MZWLJ7T6HALA-00AU3", False, None),
+    ("id-ctrl-wdc-pc-sn730.json", 0x10300, "WDC PC SN730 SDBQNTY-256G-1001", True, 357),
+])
+def test_nvme_id_ctrl_version_is_hex_in_every_form(name, version, model, vwc_present, wctemp):
+    i = nvme.parse_id_ctrl(text("nvme", name))
+    assert (i.version, i.model, i.vwc_present, i.wctemp) == (version, model, vwc_present, wctemp)
+    assert (i.version >> 16, i.version >> 8 & 0xff) == (1, version >> 8 & 0xff)
+
+
+def test_nvme_id_ctrl_text_sk_hynix_pc401_values():
+    i = nvme.parse_id_ctrl(text("nvme", "id-ctrl-skhynix-pc401.txt"))
+    assert (i.serial, i.firmware, i.vid, i.vwc, i.cctemp) == ("MS92N171312902J0N", "80007E00", 0x1c5c, 1, 354)
+    assert i.total_capacity == 0 and i.warning_threshold_c == 352 - 273
+
+
 @pytest.mark.parametrize("bad", ["", "{broken", "[1]", "hello world\nno fields here\n"])
 def test_nvme_id_ctrl_garbage(bad):
     with pytest.raises(ValueError):
