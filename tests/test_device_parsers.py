@@ -318,6 +318,32 @@ def test_camcontrol_identify():
     assert c.features["security"].enabled is False
 
 
+@pytest.mark.parametrize("name,model,apm", [
+    # Support and Enabled separated by camcontrol's single tab ("yes\tyes"), as printed
+    ("camcontrol-identify-corsair-force-le-tabs.txt", "Corsair Force LE SSD", (True, True)),
+    # the same columns with the tab turned into spaces by the page it was copied from
+    ("camcontrol-identify-da11-intel-s3700-sas3008.txt", "INTEL SSDSC2BA800G3", (False, False)),
+])
+def test_camcontrol_feature_rows_with_one_separator_keep_their_values(name, model, apm):
+    c = camcontrol.parse(text("freebsd", name))
+    assert c.model == model and c.media_rpm == 0
+    assert (c.write_cache.supported, c.write_cache.enabled) == (True, True)
+    f = {k: (v.supported, v.enabled) for k, v in c.features.items()}
+    # a 30-character name leaves one space before "yes": the row is read, not lost under "... yes"
+    assert f["data set management (dsm/trim)"] == (True, None)
+    assert not [k for k in f if k.endswith((" yes", " no"))]
+    assert f["native command queuing (ncq)"] == (True, None)  # "yes\t\t32 tags": no Enabled column
+    assert f["host protected area (hpa)"] == (True, False)
+    assert f["advanced power management"] == apm and f["overlap"] == (False, None)
+    assert len(f) == 26
+
+
+def test_camcontrol_field_row_with_one_space_keeps_its_value():
+    c = camcontrol.parse(text("freebsd", "camcontrol-identify-st8000vn002.txt"))
+    assert c.fields["zoned-device commands"] == "no" and c.fields["additional product id"] == ""
+    assert "zoned-device commands no" not in c.fields
+
+
 def test_cam_announce_lines():
     sas = camcontrol.parse(text("freebsd", "cam-announce-da82-sas.txt"))
     assert sas.model == "WDC WUH721818AL5204" and sas.firmware == "C232" and sas.serial == "3FJ0Z9PT"
