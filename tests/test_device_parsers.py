@@ -254,6 +254,25 @@ def test_nvme_get_feature_parse():
 
 # --- lspci ------------------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("address", ["01:00.0", "0000:01:00.0", "0000:01:00.0\n"])
+def test_lspci_address_with_or_without_its_domain_finds_the_function(address):
+    # lspci -vv | grep -E "^[0-9a-f]|LnkCap:|LnkSta:" of a root port and a 980 PRO, printed with domains:
+    # an address without its domain (01:00.0) is domain 0000's, and finds the SSD, not the bridge
+    l = lspci.parse(text("lspci", "ultrazed-ev-980pro-grep-lnk.txt"), address)
+    assert l.address == "0000:01:00.0"
+    assert (l.cap_gts, l.cap_width, l.sta_gts, l.sta_width) == (16.0, 4, 8.0, 4)
+    assert l.speed_downgraded is True and l.width_downgraded is False
+
+
+def test_lspci_domain_is_part_of_the_address():
+    bridge = lspci.parse(text("lspci", "ultrazed-ev-980pro-grep-lnk.txt"), "00:00.0")
+    assert (bridge.address, bridge.cap_gts, bridge.sta_gts, bridge.speed_downgraded) == ("0000:00:00.0", 8.0, 8.0, False)
+    assert lspci.parse(text("lspci", "ultrazed-ev-980pro-grep-lnk.txt"), "0001:01:00.0") is None
+    # the Kioxia is 0001:01:00.0: 01:00.0 (domain 0000) is another function
+    assert lspci.parse(text("lspci", "kioxia-xg6-downgraded.txt"), "01:00.0") is None
+    assert lspci.parse(text("lspci", "kioxia-xg6-downgraded.txt"), "0001:01:00.0").sta_width == 1
+
+
 def test_lspci_downgraded_nvme():
     l = lspci.parse(text("lspci", "kioxia-xg6-downgraded.txt"))
     assert l.address == "0001:01:00.0"
