@@ -218,6 +218,26 @@ def test_nvme_id_ctrl_human_readable():
     assert i.total_capacity == 7681501126656
 
 
+@pytest.mark.parametrize("name,version,model,vwc_present,wctemp", [
+    # nvme-cli 1.x prints VER as hex without 0x ("ver     : 10200"): NVMe 1.2.0, not 10200 = 0x27d8
+    ("id-ctrl-micron-9200.txt", 0x10200, "Micron_9200_MTFDHAL1T6TCU", False, 348),
+    ("id-ctrl-skhynix-pc401.txt", 0x10200, "PC401 NVMe SK hynix 256GB", True, 352),
+    # nvme-cli 2.x (-H) prints it with 0x, and JSON as a number: the same reading
+    ("id-ctrl-H-samsung-pm1733.txt", 0x10300, "SAMSUNG MZWLJ7T6HALA-00AU3", False, None),
+    ("id-ctrl-wdc-pc-sn730.json", 0x10300, "WDC PC SN730 SDBQNTY-256G-1001", True, 357),
+])
+def test_nvme_id_ctrl_version_is_hex_in_every_form(name, version, model, vwc_present, wctemp):
+    i = nvme.parse_id_ctrl(text("nvme", name))
+    assert (i.version, i.model, i.vwc_present, i.wctemp) == (version, model, vwc_present, wctemp)
+    assert (i.version >> 16, i.version >> 8 & 0xff) == (1, version >> 8 & 0xff)
+
+
+def test_nvme_id_ctrl_text_sk_hynix_pc401_values():
+    i = nvme.parse_id_ctrl(text("nvme", "id-ctrl-skhynix-pc401.txt"))
+    assert (i.serial, i.firmware, i.vid, i.vwc, i.cctemp) == ("MS92N171312902J0N", "80007E00", 0x1c5c, 1, 354)
+    assert i.total_capacity == 0 and i.warning_threshold_c == 352 - 273
+
+
 @pytest.mark.parametrize("bad", ["", "{broken", "[1]", "hello world\nno fields here\n"])
 def test_nvme_id_ctrl_garbage(bad):
     with pytest.raises(ValueError):
@@ -233,6 +253,25 @@ def test_nvme_get_feature_parse():
 
 
 # --- lspci ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("address", ["01:00.0", "0000:01:00.0", "0000:01:00.0\n"])
+def test_lspci_address_with_or_without_its_domain_finds_the_function(address):
+    # lspci -vv | grep -E "^[0-9a-f]|LnkCap:|LnkSta:" of a root port and a 980 PRO, printed with domains:
+    # an address without its domain (01:00.0) is domain 0000's, and finds the SSD, not the bridge
+    l = lspci.parse(text("lspci", "ultrazed-ev-980pro-grep-lnk.txt"), address)
+    assert l.address == "0000:01:00.0"
+    assert (l.cap_gts, l.cap_width, l.sta_gts, l.sta_width) == (16.0, 4, 8.0, 4)
+    assert l.speed_downgraded is True and l.width_downgraded is False
+
+
+def test_lspci_domain_is_part_of_the_address():
+    bridge = lspci.parse(text("lspci", "ultrazed-ev-980pro-grep-lnk.txt"), "00:00.0")
+    assert (bridge.address, bridge.cap_gts, bridge.sta_gts, bridge.speed_downgraded) == ("0000:00:00.0", 8.0, 8.0, False)
+    assert lspci.parse(text("lspci", "ultrazed-ev-980pro-grep-lnk.txt"), "0001:01:00.0") is None
+    # the Kioxia is 0001:01:00.0: 01:00.0 (domain 0000) is another function
+    assert lspci.parse(text("lspci", "kioxia-xg6-downgraded.txt"), "01:00.0") is None
+    assert lspci.parse(text("lspci", "kioxia-xg6-downgraded.txt"), "0001:01:00.0").sta_width == 1
+
 
 def test_lspci_downgraded_nvme():
     l = lspci.parse(text("lspci", "kioxia-xg6-downgraded.txt"))
@@ -296,6 +335,32 @@ def test_camcontrol_identify():
     assert c.media_rpm == 5400 and c.transfer_mbps == 600.0 and c.device_kind == "ACS-3 ATA SATA 3.x device"
     assert c.write_cache.supported is True and c.write_cache.enabled is True
     assert c.features["security"].enabled is False
+
+
+@pytest.mark.parametrize("name,model,apm", [
+    # Support and Enabled separated by camcontrol's single tab ("yes\tyes"), as printed
+    ("camcontrol-identify-corsair-force-le-tabs.txt", "Corsair Force LE SSD", (True, True)),
+    # the same columns with the tab turned into spaces by the page it was copied from
+    ("camcontrol-identify-da11-intel-s3700-sas3008.txt", "INTEL SSDSC2BA800G3", (False, False)),
+])
+def test_camcontrol_feature_rows_with_one_separator_keep_their_values(name, model, apm):
+    c = camcontrol.parse(text("freebsd", name))
+    assert c.model == model and c.media_rpm == 0
+    assert (c.write_cache.supported, c.write_cache.enabled) == (True, True)
+    f = {k: (v.supported, v.enabled) for k, v in c.features.items()}
+    # a 30-character name leaves one space before "yes": the row is read, not lost under "... yes"
+    assert f["data set management (dsm/trim)"] == (True, None)
+    assert not [k for k in f if k.endswith((" yes", " no"))]
+    assert f["native command queuing (ncq)"] == (True, None)  # "yes\t\t32 tags": no Enabled column
+    assert f["host protected area (hpa)"] == (True, False)
+    assert f["advanced power management"] == apm and f["overlap"] == (False, None)
+    assert len(f) == 26
+
+
+def test_camcontrol_field_row_with_one_space_keeps_its_value():
+    c = camcontrol.parse(text("freebsd", "camcontrol-identify-st8000vn002.txt"))
+    assert c.fields["zoned-device commands"] == "no" and c.fields["additional product id"] == ""
+    assert "zoned-device commands no" not in c.fields
 
 
 def test_cam_announce_lines():
@@ -459,6 +524,23 @@ def test_freebsd_mount_p_swapctl_gpart_glabel():
     labels = glabel.parse(text("freebsd", "glabel-status-azure.txt"))
     assert [(lab.name, lab.component, lab.kind) for lab in labels][1] == ("label/rootfs", "da0p2", "label")
     assert glabel.parse("      Name  Status  Components\n") == []
+
+
+@pytest.mark.parametrize("name", ["gpart-show-without-p-da0-mirror-howto.txt", "gpart-show-without-p-ovh-da0-corrupt.txt"])
+def test_gpart_show_without_p_is_refused_not_read_as_partitions_named_1_2(name):
+    # without -p gpart names an entry by its index ("1", "2"), which the interlocks would match against
+    # provider names (da0p1) and miss: the parser refuses it, in one line naming gpart and what it needs
+    from slogqual.errors import ToolOutputError
+    from slogqual.tools import run
+    from slogqual.tools.freebsd import gpart
+
+    with pytest.raises(ValueError, match="without -p"):
+        gpart.parse(text("freebsd", name))
+    with pytest.raises(ToolOutputError) as exc:
+        run.parse_text("gpart", gpart.argv_show(), text("freebsd", name), gpart.parse)
+    msg = str(exc.value)
+    assert msg.startswith("gpart: ") and "gpart show -p" in msg and "da0p1" in msg and "\n" not in msg
+    assert exc.value.program == "gpart" and exc.value.argv == ["gpart", "show", "-p"]
 
 
 def test_freebsd_pciconf_links():

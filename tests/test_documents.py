@@ -176,6 +176,20 @@ def test_the_scenario_table_of_an_old_result_shows_todays_verdict(tmp_path):
     assert f"verdict: {scenario_analysis.current(read(SCENARIOS[0]))['verdict']}" in proc.stdout
 
 
+def test_json_nested_too_deeply_is_one_usage_error_line_not_a_recursion_error(tmp_path):
+    # synthetic (no real document is like it): arrays nested past what Python's decoder follows
+    from slogqual.errors import UsageError
+    from slogqual.results import load_json, load_sweep
+
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    for load in (load_json, load_sweep, ScenarioResult.load, QualificationResult.load):
+        with pytest.raises(UsageError) as exc:
+            load(str(path))
+        assert str(exc.value) == f"{path}: not valid JSON (nested too deeply to read)"
+        assert exc.value.exit_code == 2
+
+
 def test_a_malformed_result_given_to_the_cli_is_one_line_naming_the_key(tmp_path):
     doc = read(SCENARIOS[0])
     doc["steps"][4]["mbps"] = None

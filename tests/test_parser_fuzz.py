@@ -147,7 +147,7 @@ PARSERS = [
     Parser("mount -p", tool("mount", mount.parse), mount.parse, captures("freebsd/mount-p-*.txt")),
     Parser("iscsictl -L -v", tool("iscsictl", ctld.parse_list), ctld.parse_list, captures("freebsd/iscsictl-Lv-*.txt")),
     Parser("swapctl -l", tool("swapctl", swapctl.parse), swapctl.parse, captures("freebsd/swapctl-l-*.txt")),
-    Parser("gpart show -p", tool("gpart", gpart.parse), gpart.parse, captures("freebsd/gpart-show-p-*.txt")),
+    Parser("gpart show -p", tool("gpart", gpart.parse), gpart.parse, captures("freebsd/gpart-show-*.txt")),
     Parser("glabel status", tool("glabel", glabel.parse), glabel.parse, captures("freebsd/glabel-status-*.txt")),
     Parser("pciconf -lvc", tool("pciconf", pciconf.parse), pciconf.parse, captures("freebsd/pciconf-lvc-*.txt")),
     Parser("camcontrol is_ata", lambda t: camcontrol.is_ata(run.parse_text("camcontrol", ["camcontrol"], t,
@@ -256,12 +256,19 @@ def _json_body(text: str):
 
 # --- the tests --------------------------------------------------------------------------------------------
 
+# Synthetic, not a capture: arrays nested deeper than Python's JSON decoder follows (its RecursionError
+# is no ValueError), bare and as the value of a real capture's first key.
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
 @pytest.mark.parametrize("parser", PARSERS, ids=IDS)
 def test_real_captures_parse_or_refuse_cleanly(parser):
     for text in parser.texts:
         outcome(parser, text)
     outcome(parser, "")
     outcome(parser, "\n \n")
+    outcome(parser, DEEP)
+    outcome(parser, '{"a": ' + DEEP + "}\n")
 
 
 @pytest.mark.parametrize("parser", PARSERS, ids=IDS)

@@ -55,6 +55,18 @@ def test_record_list_and_dedupe(tmp_path):
             st.record({"schema": "something/1"})
 
 
+def test_a_stored_document_nested_too_deeply_is_one_store_error_line(tmp_path):
+    # synthetic (a hand edit or another tool could leave it; slogqual never writes one): a row whose
+    # document is arrays nested past what Python's JSON decoder follows
+    with Store(str(tmp_path / "s.sqlite")) as st:
+        run_id = st.record(sweep_doc("M1", "S1", 50.0))
+        st.conn.execute("UPDATE runs SET document = ? WHERE id = ?", ("[" * 100_000 + "]" * 100_000, run_id))
+        with pytest.raises(StoreError) as exc:
+            st.document(run_id)
+    assert str(exc.value) == (f"result store {tmp_path / 's.sqlite'}: run {run_id} holds no readable JSON document "
+                              "(nested too deeply)")
+
+
 def test_identity_given_by_the_user_fills_only_what_is_missing(tmp_path):
     doc = sweep_doc(None, None, 50.0)
     with Store(str(tmp_path / "s.sqlite")) as st:

@@ -15,7 +15,7 @@ import pytest
 
 from slogqual.errors import (MeasurementError, MissingDependencyError, ToolError, ToolFailedError, ToolMissingError,
                              ToolOutputError, ToolTimeoutError, ToolTooOldError, UsageError)
-from slogqual.tools import fio, gnuplot, lsblk, lspci, nbdkit, nvme, qemu, smartctl, zfs, zpool
+from slogqual.tools import findmnt, fio, gnuplot, lsblk, lspci, nbdkit, nvme, qemu, smartctl, wipefs, zfs, zpool
 from slogqual.tools import run as _run
 from slogqual.tools.freebsd import sysctl
 
@@ -283,6 +283,43 @@ def test_fio_garbage_after_a_clean_exit_is_tool_output_error(monkeypatch):
     with pytest.raises(ToolOutputError) as exc:
         fio.run_job(fio.FioJob(bs=4096, runtime_s=1, filename="/x"))
     assert exc.value.argv[0] == "echo" and "bs=4096" in exc.value.why
+
+
+# Synthetic (no program was seen printing it, and no capture of it exists): JSON nested deeper than
+# Python's decoder follows, as a broken or hostile program could print it. json.loads raises
+# RecursionError for it, which is no ValueError.
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("program,parser,wrap", [
+    ("lsblk", lsblk.parse, '{{"blockdevices": {}}}'),
+    ("smartctl", smartctl.parse, '{{"json_format_version": {}}}'),
+    ("nvme", nvme.parse_id_ctrl, '{{"mn": {}}}'),
+    ("findmnt", findmnt.parse, "{}"),
+    ("wipefs", wipefs.parse, '{{"signatures": {}}}'),
+])
+def test_json_nested_too_deeply_is_tool_output_error_not_recursion_error(program, parser, wrap):
+    with pytest.raises(ToolOutputError) as exc:
+        _run.parse_text(program, [program, "-J"], wrap.format(DEEP_JSON), parser)
+    assert exc.value.program == program and exc.value.argv == [program, "-J"]
+    assert "nested too deeply" in exc.value.why and "\n" not in str(exc.value)
+    with pytest.raises(ValueError, match="nested too deeply"):  # bare, as device code calls it
+        parser(wrap.format(DEEP_JSON))
+
+
+def test_fio_report_nested_too_deeply_is_tool_output_error():
+    with pytest.raises(ToolOutputError) as exc:
+        fio.interpret('{"jobs": ' + DEEP_JSON + "}", "", 0, "/dev/x", 4096)
+    assert exc.value.program == "fio" and "\n" not in str(exc.value)
+
+
+def test_a_parser_that_recurses_too_deeply_is_tool_output_error():
+    def walk(depth=0):
+        return walk(depth + 1)
+
+    with pytest.raises(ToolOutputError, match="nested too deeply") as exc:
+        _run.parse_text("lsblk", ["lsblk"], "{}", lambda text: walk())
+    assert exc.value.program == "lsblk"
 
 
 def test_zpool_parsers_called_on_text_raise_tool_output_error_too():

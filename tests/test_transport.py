@@ -167,6 +167,31 @@ def test_recorded_session_tables_give_each_lun_s_disk(name, target, luns, disk0,
     assert sorted(s.disks()) == list(range(luns))  # printed in string order (0, 1, 10, ...), keyed by number
 
 
+def test_multipath_sessions_under_one_target_line_are_each_read():
+    # two targets x two portals (LIO, one LUN per session, multipath -ll pairs sdb+sdc and sdd+sde):
+    # iscsiadm prints each Target: line once, the second session of each from its Current Portal: on
+    s = iscsiadm.parse_sessions(read_fixture("iscsiadm", "session-P3-gfs2-2-targets-2-portals.txt"))
+    t1, t2 = "iqn.2025-03.ru.abegorov:gfs2:gfs-iscsi-01", "iqn.2025-03.ru.abegorov:gfs2:gfs-iscsi-02"
+    assert [(x.target, x.portal, x.sid, x.host_number, x.disks()) for x in s] == [
+        (t1, "10.131.0.11:3260,1", 1, 16, {1: "sdb"}),
+        (t1, "10.132.0.11:3260,1", 2, 17, {1: "sdc"}),
+        (t2, "10.132.0.12:3260,1", 3, 18, {1: "sdd"}),
+        (t2, "10.131.0.12:3260,1", 4, 19, {1: "sde"}),
+    ]
+    assert all(x.logged_in and x.initiator == "iqn.2025-03.ru.abegorov:gfs2:gfs-01" for x in s)
+    assert all(x.params["FirstBurstLength"] == "65536" and len(x.luns) == 1 for x in s)
+    # one target through four gateways, tab-indented (open-iscsi 2.0-873)
+    s = iscsiadm.parse_sessions(read_fixture("iscsiadm", "session-P3-bigtera-1-target-4-portals.txt"))
+    assert {x.target for x in s} == {"iqn.2020-01.lenovo:test"}
+    assert [(x.portal, x.sid, x.host_number, x.disks()) for x in s] == [
+        ("10.16.172.105:3260,1", 16, 46, {0: "sdd"}),
+        ("10.16.172.106:3260,1", 17, 47, {0: "sde"}),
+        ("10.16.172.107:3260,1", 18, 48, {0: "sdf"}),
+        ("10.16.172.108:3260,1", 19, 49, {0: "sdg"}),
+    ]
+    assert all(x.logged_in and x.params["MaxBurstLength"] == "1048576" for x in s)
+
+
 def test_a_disk_line_without_its_lun_line_is_refused():
     text = read_fixture("iscsiadm", "session-P3-rhce-1-lun.txt").replace("scsi2 Channel 00 Id 0 Lun: 0", "")
     with pytest.raises(ValueError, match="without its"):

@@ -150,7 +150,7 @@ def cmd_check(args) -> int:
         try:
             with open(os.path.join(out, "check.json")) as fh:
                 check = json.load(fh)
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             pass
     finally:
         if not keep:
@@ -215,7 +215,7 @@ def cmd_powercut_writers(args) -> int:
 
     try:
         plan = json.loads(args.plan)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise UsageError(f"--plan: not JSON ({exc})") from None
     if not isinstance(plan, dict):
         raise UsageError("--plan: not a powercut plan")

@@ -286,6 +286,8 @@ def load_json(path: str) -> Dict[str, Any]:
         raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, and NaN/Infinity (_not_json)
         raise UsageError(f"{path}: not valid JSON ({exc})") from None
+    except RecursionError:  # arrays/objects nested deeper than the decoder follows: no document of ours
+        raise UsageError(f"{path}: not valid JSON (nested too deeply to read)") from None
 
 
 def load_sweep(path: str) -> SweepResult:

@@ -292,8 +292,9 @@ class Store:
             raise StoreError(f"result store {self.path}: no run {run_id}")
         try:
             doc = json.loads(rows[0]["document"], parse_constant=_not_json_number)
-        except (TypeError, ValueError) as exc:
-            raise StoreError(f"result store {self.path}: run {run_id} holds no readable JSON document ({exc})") from None
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise StoreError(f"result store {self.path}: run {run_id} holds no readable JSON document "
+                             f"({'nested too deeply' if isinstance(exc, RecursionError) else exc})") from None
         if not isinstance(doc, dict):
             raise StoreError(f"result store {self.path}: run {run_id} holds a {type(doc).__name__}, not a document")
         return doc

@@ -179,7 +179,7 @@ def _backfill_v2(tx: "Tx") -> None:
     for row in tx.query("SELECT id, document FROM runs WHERE host IS NULL AND slot IS NULL"):
         try:
             doc = json.loads(row["document"])
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         host, slot = host_and_slot(doc) if isinstance(doc, dict) else (None, None)
         if host or slot:

@@ -9,7 +9,6 @@ findmnt reads too) is parsed instead. Only this module spawns findmnt.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import List, Optional
@@ -43,10 +42,7 @@ def argv() -> List[str]:
 def parse(text: str) -> List[Mount]:
     if not text or not text.strip():
         raise ValueError("empty findmnt output")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"findmnt output is not JSON ({exc.msg})") from None
+    doc = _run.loads_json(text, "findmnt output")
     fss = doc.get("filesystems") if isinstance(doc, dict) else None
     if not isinstance(fss, list):
         raise ValueError("findmnt JSON has no 'filesystems' list")

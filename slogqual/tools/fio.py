@@ -6,7 +6,6 @@ sweep (slogqual.sweep) strings jobs together.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -134,8 +133,8 @@ def extract_json(stdout: str) -> dict:
     """The JSON object in fio's stdout; some engines print text lines before it."""
     for m in re.finditer(r"^\{", stdout, flags=re.MULTILINE):
         try:
-            return json.loads(stdout[m.start():])
-        except json.JSONDecodeError:
+            return _run.loads_json(stdout[m.start():], "fio output")
+        except ValueError:
             continue
     raise ValueError("no JSON object in fio output")
 

@@ -111,9 +111,11 @@ _HOST = re.compile(r"^Host Number:\s+(\d+)\s+State:\s*(\S.*?)\s*$")
 
 
 def parse_sessions(text: str) -> List[Session]:
-    """``iscsiadm -m session -P 3`` -> its sessions (indentation, tabs or spaces, is ignored). ValueError
-    for text that is not that table: a LUN line outside a session, a disk line without its LUN line,
-    a number that is not one."""
+    """``iscsiadm -m session -P 3`` -> its sessions (indentation, tabs or spaces, is ignored), every one:
+    a target reached through several portals (multipath) is printed as one ``Target:`` line followed
+    by one block per session, each from its ``Current Portal:`` line. ValueError for text that is not
+    that table: a LUN line outside a session, a disk line without its LUN line, a number that is not
+    one."""
     sessions: List[Session] = []
     cur: Optional[Session] = None
     pending: Optional[Lun] = None
@@ -154,6 +156,12 @@ def parse_sessions(text: str) -> List[Session]:
             continue  # a heading such as 'Interface:' has its colon; anything else is noise we keep out
         key, value = key.strip(), value.strip()
         if key == "Current Portal":
+            if cur.portal or cur.sid is not None or cur.luns:
+                # another session to the same target (multipath: one per portal): iscsiadm prints
+                # the Target: line once and each session from its Current Portal: on
+                cur = Session(target=cur.target)
+                sessions.append(cur)
+                pending = None
             cur.portal = value
         elif key == "SID":
             cur.sid = int(value)

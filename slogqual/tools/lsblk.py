@@ -7,7 +7,6 @@ and reports what it could not read instead of failing.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -123,10 +122,7 @@ def parse(text: str) -> List[LsblkDevice]:
     """Top-level devices of ``lsblk -J`` output. Raises ValueError on text that is not lsblk JSON."""
     if not text or not text.strip():
         raise ValueError("empty lsblk output")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"lsblk output is not JSON ({exc.msg})") from None
+    doc = _run.loads_json(text, "lsblk output")
     if not isinstance(doc, dict) or not isinstance(doc.get("blockdevices"), list):
         raise ValueError("lsblk JSON has no 'blockdevices' list")
     return [_device(d) for d in doc["blockdevices"] if isinstance(d, dict)]

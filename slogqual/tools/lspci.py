@@ -47,8 +47,16 @@ def argv(address: str) -> List[str]:
     return [PROGRAM, "-vv", "-s", address]
 
 
+def _full_address(address: str) -> str:
+    """'01:00.0' -> '0000:01:00.0': lspci leaves out the PCI domain when every device is in domain 0
+    (and sysfs, or a user, may give it either way); hex digits in lower case."""
+    a = address.strip().lower()
+    return "0000:" + a if re.fullmatch(r"[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", a) else a
+
+
 def parse(text: str, address: Optional[str] = None) -> Optional[PcieLink]:
-    """The link of the first function in text (or of address). None when no LnkCap/LnkSta is there."""
+    """The link of the first function in text (or of address, with or without its domain: 01:00.0 is
+    0000:01:00.0, never 0001:01:00.0). None when no LnkCap/LnkSta is there."""
     blocks: List[tuple] = []
     cur_addr, cur_lines = None, []
     for line in (text or "").splitlines():
@@ -63,7 +71,7 @@ def parse(text: str, address: Optional[str] = None) -> Optional[PcieLink]:
     if cur_lines:
         blocks.append((cur_addr, cur_lines))
     for addr, lines in blocks:
-        if address and addr and not (addr == address or address.endswith(addr)):
+        if address and addr and _full_address(addr) != _full_address(address):
             continue
         body = "\n".join(lines)
         cap, sta = _CAP_RE.search(body), _STA_RE.search(body)

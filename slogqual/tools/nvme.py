@@ -13,7 +13,6 @@ reads the normal text output of nvme-cli 1.x and 2.x as well). Only this module 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
@@ -31,7 +30,7 @@ class IdCtrl:
     firmware: Optional[str] = None
     vid: Optional[int] = None
     vwc: Optional[int] = None  # raw field; bit 0 = volatile write cache present
-    version: Optional[int] = None
+    version: Optional[int] = None  # VER: 0x10200 is NVMe 1.2.0 (major << 16 | minor << 8 | tertiary)
     total_capacity: Optional[int] = None  # tnvmcap, bytes
     wctemp: Optional[int] = None  # Warning Composite Temperature Threshold, Kelvin (0: not reported)
     cctemp: Optional[int] = None  # Critical Composite Temperature Threshold, Kelvin (0: not reported)
@@ -106,6 +105,14 @@ def _from_fields(f: Dict[str, Any]) -> IdCtrl:
                   total_capacity=_num(f.get("tnvmcap")), wctemp=_num(f.get("wctemp")), cctemp=_num(f.get("cctemp")))
 
 
+def _hex(v: Optional[str]) -> Optional[int]:
+    """A field nvme-cli's text output prints in hex, with or without ``0x``: 1.x prints VER with
+    ``%x`` (``10200``), 2.x with ``%#x`` (``0x10200``); both are 1.2.0, never ten thousand two hundred."""
+    t = (v or "").strip()
+    t = t[2:] if t[:2].lower() == "0x" else t
+    return int(t, 16) if re.fullmatch(r"[0-9a-fA-F]{1,8}", t) else None
+
+
 def parse_text(text: str) -> Dict[str, str]:
     """``field : value`` lines of nvme-cli's normal/-H output (bit-decode lines are skipped)."""
     fields: Dict[str, str] = {}
@@ -118,10 +125,7 @@ def parse_text(text: str) -> Dict[str, str]:
 
 def _json_object(text: str, what: str) -> Dict[str, Any]:
     """The JSON object nvme-cli printed (``-o json``); ValueError naming the command otherwise."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what} output is not valid JSON ({exc.msg})") from None
+    doc = _run.loads_json(text, f"{what} output")
     if not isinstance(doc, dict):
         raise ValueError(f"{what} JSON is not an object")
     return doc
@@ -135,7 +139,9 @@ def parse_id_ctrl(text: str) -> IdCtrl:
     if stripped.startswith("{"):
         ident = _from_fields(_json_object(stripped, "nvme id-ctrl"))
     else:
-        ident = _from_fields(parse_text(stripped))
+        fields = parse_text(stripped)
+        ident = _from_fields(fields)
+        ident.version = _hex(fields.get("ver"))
     if ident.model is None and ident.serial is None and ident.vwc is None:
         raise ValueError("no Identify Controller fields (mn, sn, vwc) in nvme output")
     return ident

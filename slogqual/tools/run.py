@@ -25,6 +25,7 @@ a killed sweep leaves no engine writing a device whose lock it no longer holds.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import re
@@ -35,7 +36,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import IO, Callable, Dict, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import IO, Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from slogqual.errors import (ToolFailedError, ToolMissingError, ToolOutputError, ToolTimeoutError, ToolTooOldError,
                              stderr_tail)
@@ -278,11 +279,23 @@ def parse_failed(program: str, argv: Optional[Sequence[str]], text: str, why: st
                            excerpt=(text or "")[:200], argv=argv, stderr=stderr)
 
 
+def loads_json(text: str, what: str) -> Any:
+    """The JSON document a program printed; ValueError naming ``what`` ('lsblk output') when it is not
+    JSON, or is nested deeper than Python's decoder can follow (its RecursionError, which is no
+    ValueError and would otherwise pass every parser's ``except`` as a traceback)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what} is not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ValueError(f"{what} is JSON nested too deeply to read") from None
+
+
 def parse_text(program: str, argv: Optional[Sequence[str]], text: str, parser: Callable[..., T], *args,
                stderr: str = "", **kwargs) -> T:
     """``parser(text, ...)`` for the output of ``argv``: the ValueError (JSONDecodeError included),
-    LookupError, TypeError or ArithmeticError (int() of an Infinity, a zero divisor) of a parser that
-    cannot read it becomes ToolOutputError naming the
+    LookupError, TypeError, ArithmeticError (int() of an Infinity, a zero divisor) or RecursionError
+    (a structure nested too deeply) of a parser that cannot read it becomes ToolOutputError naming the
     program and argv, as does a parser's own ToolOutputError that did not know the argv."""
     try:
         return parser(text, *args, **kwargs)
@@ -292,6 +305,8 @@ def parse_text(program: str, argv: Optional[Sequence[str]], text: str, parser: C
         raise parse_failed(program, argv, text, exc.why, stderr=stderr) from None
     except (ValueError, LookupError, TypeError, ArithmeticError) as exc:
         raise parse_failed(program, argv, text, str(exc) or type(exc).__name__, stderr=stderr) from None
+    except RecursionError:  # a parser walking a structure nested deeper than Python's stack
+        raise parse_failed(program, argv, text, "nested too deeply to read", stderr=stderr) from None
 
 
 def parse_output(proc: subprocess.CompletedProcess, parser: Callable[..., T], *args, **kwargs) -> T:

@@ -18,7 +18,6 @@ into the JSON tree), so for NVMe nvme-cli is the better source
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -131,10 +130,7 @@ def _document(text: str):
     JSON object. A field of the wrong type is not read."""
     if not text or not text.strip():
         raise ValueError("empty smartctl output")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"smartctl output is not JSON ({exc.msg})") from None
+    doc = _run.loads_json(text, "smartctl output")
     if not isinstance(doc, dict):
         raise ValueError("smartctl JSON is not an object")
     meta = doc.get("smartctl") if isinstance(doc.get("smartctl"), dict) else {}

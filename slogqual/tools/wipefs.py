@@ -8,7 +8,6 @@ means no signatures. Only this module spawns wipefs.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import List, Optional
 
@@ -47,10 +46,7 @@ def parse(text: str) -> List[Signature]:
     """Signatures in ``wipefs -J`` output; empty text means none. ValueError on anything else."""
     if not text or not text.strip():
         return []
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"wipefs output is not JSON ({exc.msg})") from None
+    doc = _run.loads_json(text, "wipefs output")
     if not isinstance(doc, dict) or not isinstance(doc.get("signatures"), list):
         raise ValueError("wipefs JSON has no 'signatures' list")
     out = []

@@ -21,6 +21,12 @@ PROGRAM = "camcontrol"
 _ANNOUNCE = re.compile(r"^(\w+\d+):\s+<(.*)>\s+(.*?)\s*$")
 _SERIAL = re.compile(r"^(\w+\d+):\s+Serial Number\s+(.*?)\s*$")
 _XFER = re.compile(r"^(\w+\d+):\s+([0-9.]+)MB/s transfers(?:\s*\((.*)\))?")
+# A feature row: the name padded to 30 columns and one space (a 30-character name is followed by that one
+# space: "Data Set Management (DSM/TRIM) yes"), then Support and Enabled, which camcontrol separates by a
+# tab ("yes\tyes") that a copy may have turned into spaces, then the Value.
+_FEATURE = re.compile(r"^(\S.*?)\s+(yes|no)(?:\s+(yes|no))?(?=\s|$)")
+# A field row: the key padded to 21 columns and one space ("Zoned-Device Commands no").
+_KEY_WIDTH = 21
 
 
 @dataclass
@@ -103,11 +109,14 @@ def parse(text: str) -> CamInfo:
             continue
         cols = re.split(r"\s{2,}", line.strip())
         if in_features:
-            if cols:
-                name = cols[0].lower()
-                info.features[name] = Feature(supported=_yesno(cols[1]) if len(cols) > 1 else None,
-                                              enabled=_yesno(cols[2]) if len(cols) > 2 else None)
+            m = _FEATURE.match(line.strip())
+            if m:
+                info.features[m.group(1).lower()] = Feature(supported=_yesno(m.group(2)), enabled=_yesno(m.group(3)))
+            elif cols:
+                info.features[cols[0].lower()] = Feature(supported=None, enabled=None)
             continue
+        if len(cols) == 1 and len(line) > _KEY_WIDTH + 1 and line[_KEY_WIDTH] == " " and line[_KEY_WIDTH + 1] != " ":
+            cols = [line[:_KEY_WIDTH].strip(), line[_KEY_WIDTH + 1:].strip()]
         if len(cols) >= 2:
             info.fields[cols[0].lower()] = cols[1]
         elif len(cols) == 1:

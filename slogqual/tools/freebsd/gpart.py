@@ -42,8 +42,22 @@ def argv_show() -> List[str]:
     return [PROGRAM, "show", "-p"]
 
 
+def _provider_name(name: str, provider: str) -> str:
+    """An entry's NAME as ``-p`` prints it: the table's provider and a suffix (da0 -> da0p2, da0s1 ->
+    da0s1a). Without ``-p`` gpart prints the index (``2``), with ``-l`` the label: neither names the
+    partition's provider, so the output is refused rather than matched by a name it does not hold."""
+    if name.isdecimal():
+        raise ValueError(f"partition of {provider} named by its index {name!r}: this is gpart show without -p, "
+                         f"and slogqual needs gpart show -p (provider names such as {provider}p{name})")
+    if not name.startswith(provider) or name == provider:
+        raise ValueError(f"partition {name!r} is not named after its table's provider {provider!r}: "
+                         "slogqual needs gpart show -p (provider names), not -l (labels)")
+    return name
+
+
 def parse(text: str) -> List[Table]:
-    """ValueError on a line that is neither a table header, an entry nor free space."""
+    """ValueError on a line that is neither a table header, an entry nor free space, and on entries not
+    named by their provider (output of ``gpart show`` without ``-p``, or with ``-l``)."""
     tables: List[Table] = []
     for raw in (text or "").splitlines():
         line = raw.strip()
@@ -57,8 +71,8 @@ def parse(text: str) -> List[Table]:
             continue
         m = _ENTRY.match(line)
         if m and tables:
-            tables[-1].partitions.append(Partition(name=m.group(3), type=m.group(4), start=int(m.group(1)),
-                                                   size=int(m.group(2))))
+            tables[-1].partitions.append(Partition(name=_provider_name(m.group(3), tables[-1].provider),
+                                                   type=m.group(4), start=int(m.group(1)), size=int(m.group(2))))
             continue
         raise ValueError(f"unexpected gpart show -p line {line[:80]!r}")
     return tables
