@@ -448,6 +448,18 @@ def load_for_resume(path: str) -> SweepResult:
     result = load_sweep(path)
     if result.source != "slogqual":
         raise UsageError(f"{path}: a {result.source} import cannot be resumed")
+    # What resume_target and the sweep read from the document, checked as the loader checks the rest.
+    c = schema.Checker(path)
+    c.text(result.target, "kind", "target", required=False)
+    if result.target.get("kind") != KIND_SCRATCH:
+        c.text(result.target, "path", "target")
+    c.integer(result.target, "size", "target", required=False, minimum=0)
+    sizes = c.items(result.params, "sizes", "params")
+    if not sizes:
+        raise c.fail("params.sizes", "is empty: nothing to resume")
+    for i, size in enumerate(sizes):
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise c.fail(f"params.sizes[{i}]", f"must be a size in bytes, not {size!r}")
     return result
 
 

@@ -7,7 +7,7 @@ import pytest
 from conftest import fixture_path, load, slogqual
 from slogqual.errors import UsageError
 from slogqual.importers import diskinfo
-from slogqual.results import SWEEP_SCHEMA, SweepResult
+from slogqual.results import SWEEP_SCHEMA, SweepResult, load_sweep, save_sweep
 
 COLLAPSED = fixture_path("diskinfo", "freebsd-r320683-intel710-samsung950pro.collapsed.txt")
 PADDED_BOTH = fixture_path("diskinfo", "freebsd-r320683-intel710-samsung950pro.padded.txt")
@@ -198,7 +198,7 @@ def test_real_verbose_header_parses_and_without_results_is_an_error():
     rec = diskinfo.header_record(dev)
     assert (rec["model"], rec["serial"], rec["sector_size"], rec["media_size"]) == (
         "HGST HDN726060ALE614", "K1JVDUGD", 512, 6001175126016)
-    assert rec["rotation_rate"] == "7200" and rec["rotational"] is True and rec["trim"] is False
+    assert rec["rotation_rate"] == 7200 and rec["rotational"] is True and rec["trim"] is False
     assert rec["stripe_size"] == 4096 and rec["zone_mode"] == "Not_Zoned"
     with pytest.raises(UsageError, match=r"no diskinfo -wS result lines .*\(diskinfo output of ada1 without the -S test\)"):
         diskinfo.import_file(REAL_HEADER)
@@ -253,3 +253,59 @@ def test_cli_zero_usec_per_io_is_one_line_exit_2(tmp_path):
     proc = slogqual("import", "diskinfo", bad)
     assert proc.returncode == 2, proc.stderr
     assert "line 3: 0.0 usec/IO" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_header_numbers_are_numbers_and_the_document_loads(tmp_path):
+    # issue #28: rotation_rate was kept as the text '0', which plot, report and the store refuse
+    (r,) = diskinfo.import_text(HEADER + _block(INTEL_710[:3]), "hdr.txt")
+    assert r.device["rotation_rate"] == 0 and r.device["rotational"] is False
+    assert r.device["diskinfo_header"]["Rotation rate in RPM"] == "0"  # the raw text stays, as printed
+    for key in ("sector_size", "media_size", "media_sectors", "stripe_size", "stripe_offset", "rotation_rate"):
+        assert type(r.device[key]) is int, key
+    path = tmp_path / "hdr.json"
+    save_sweep(str(path), r)
+    assert load_sweep(str(path)).device["rotation_rate"] == 0
+
+
+def test_header_words_where_numbers_belong_are_left_out():
+    # diskinfo prints "Unknown" for DISK_RR_UNKNOWN; a web page can leave anything in the value
+    text = (HEADER.replace("\t0           \t# Rotation rate in RPM", "\tUnknown     \t# Rotation rate in RPM")
+            .replace("\t512         \t# sectorsize", "\t512 bytes\t# sectorsize")
+            .replace("\tYes         \t# TRIM/UNMAP support", "\tmaybe\t# TRIM/UNMAP support"))
+    (r,) = diskinfo.import_text(text + _block(INTEL_710[:3]), "unknown.txt")
+    for key in ("rotation_rate", "rotational", "sector_size", "trim"):
+        assert key not in r.device, key
+    assert r.device["diskinfo_header"]["Rotation rate in RPM"] == "Unknown"
+    assert r.device["media_size"] == 100030242816
+
+
+def test_a_document_its_own_loader_refuses_is_refused_in_one_line(monkeypatch):
+    # what the importer wrote before issue #28's fix: the loader's refusal now stops the import
+    real = diskinfo._device_record
+
+    def old_record(dev):
+        rec = real(dev)
+        rec["rotation_rate"] = "0"
+        return rec
+
+    monkeypatch.setattr(diskinfo, "_device_record", old_record)
+    with pytest.raises(UsageError) as err:
+        diskinfo.import_text(HEADER + _block(INTEL_710[:3]), "hdr.txt")
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith("hdr.txt (/dev/ada1): key 'device.rotation_rate' must be a number")
+    assert message.endswith("the imported document would not load; nothing written")
+
+
+def test_cli_refuses_an_unloadable_document_and_writes_nothing(monkeypatch, tmp_path, capsys):
+    from slogqual.cli import main
+
+    real = diskinfo._device_record
+    monkeypatch.setattr(diskinfo, "_device_record", lambda dev: dict(real(dev), rotation_rate="0"))
+    log = tmp_path / "hdr.txt"
+    log.write_text(HEADER + _block(INTEL_710[:3]))
+    out = tmp_path / "hdr.json"
+    code = main(["import", "diskinfo", str(log), "-o", str(out), "--no-store"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "would not load" in err
+    assert not out.exists() and list(tmp_path.iterdir()) == [log]

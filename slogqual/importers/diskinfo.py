@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime
 import html
+import json
 import math
 import os
 import re
@@ -46,6 +47,7 @@ from slogqual.results import (
     SweepResult,
     LatencyStats,
 )
+from slogqual.results.schema import DocumentError
 from slogqual.units import MAX_SIZE, size_label
 
 SOURCE = "diskinfo"
@@ -244,6 +246,20 @@ def _mbps_consistent(size: int, usec: float, mbps: float) -> bool:
     return lo - 0.05 - 1e-9 <= mbps <= hi + 0.05 + 1e-9
 
 
+# Header values diskinfo prints as whole numbers (%u, %jd); the device record holds them as numbers.
+_INTEGER_KEYS = ("sector_size", "media_size", "media_sectors", "stripe_size", "stripe_offset", "rotation_rate")
+_INTEGER_RE = re.compile(r"[0-9]+")  # ASCII digits only: int() would also take '٣' or '1_000'
+_INTEGER_LIMIT = 2**63  # off_t: no value diskinfo prints is larger
+
+
+def _header_integer(value: str) -> Optional[int]:
+    """A header value as diskinfo's %u/%jd prints it, or None (a word such as "Unknown", or damage)."""
+    if not _INTEGER_RE.fullmatch(value):
+        return None
+    number = int(value)
+    return number if number < _INTEGER_LIMIT else None
+
+
 def header_record(dev: DiskinfoDevice) -> Optional[Dict[str, Any]]:
     """The device record a diskinfo verbose header gives (None without a header)."""
     return _device_record(dev)
@@ -258,19 +274,16 @@ def _device_record(dev: DiskinfoDevice) -> Optional[Dict[str, Any]]:
         if key is None:
             continue
         value = value.strip()
-        if key in ("sector_size", "media_size", "media_sectors", "stripe_size", "stripe_offset"):
-            try:
-                rec[key] = int(value)
-            except ValueError:
-                rec[key] = value
+        if key in _INTEGER_KEYS:
+            number = _header_integer(value)
+            if number is not None:  # "Unknown", or a value a web page mangled: left out (raw in diskinfo_header)
+                rec[key] = number
+                if key == "rotation_rate":
+                    rec["rotational"] = number != 0  # diskinfo prints 0 for DISK_RR_NON_ROTATING
         elif key == "trim":
-            rec[key] = {"yes": True, "no": False}.get(value.lower(), value)
-        elif key == "rotation_rate":
-            rec[key] = value
-            if value == "0":
-                rec["rotational"] = False
-            elif value.isdecimal():
-                rec["rotational"] = True
+            flag = {"yes": True, "no": False}.get(value.lower())
+            if flag is not None:
+                rec[key] = flag
         else:
             rec[key] = value
     rec["diskinfo_header"] = dict(dev.header)
@@ -403,7 +416,21 @@ def import_text(text: str, path: str = "<input>", *, skip_garbage: bool = False,
     for d in headless:
         for r in results:
             r.notes.append(f"line {d.first_line}: device {d.name or '(unnamed)'} has a header but no results")
+    for r in results:
+        _check_loadable(r, path)
     return results
+
+
+def _check_loadable(result: SweepResult, path: str) -> None:
+    """An importer writes only documents slogqual's own loader reads back (plot, report, the store):
+    one that it would refuse is refused here, in one line, before anything is written."""
+    where = f"{path} ({result.target.get('path')})"
+    try:
+        SweepResult.from_dict(json.loads(json.dumps(result.to_dict(), allow_nan=False)), where)
+    except DocumentError as exc:
+        raise UsageError(f"{exc}: the imported document would not load; nothing written") from None
+    except (TypeError, ValueError) as exc:  # not JSON (a NaN, an object json cannot write)
+        raise UsageError(f"{where}: the imported document is not valid JSON ({exc}); nothing written") from None
 
 
 def import_file(path: str, *, skip_garbage: bool = False, labels: Sequence[str] = ()) -> List[SweepResult]:

@@ -272,12 +272,34 @@ def _not_json(token: str):
     raise ValueError(f"{token} is not a JSON number")
 
 
+# No document slogqual writes nests deeper than a dozen levels; one nested deeper is not a document, and
+# every reader walking it (the checks, copy, json.dump of a resumed sweep) would recurse as deep.
+MAX_DEPTH = 64
+
+
+def _too_deep(doc: Any) -> bool:
+    stack = [(doc, 1)]
+    while stack:  # iterative: the check itself must not recurse
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                return True
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return False
+
+
+def _nested_too_deep(path: str) -> "_schema.DocumentError":
+    return _schema.DocumentError(f"{path}: not a slogqual document (JSON nested deeper than {MAX_DEPTH} levels)")
+
+
 def load_json(path: str) -> Dict[str, Any]:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open forever
             raise UsageError(f"{path}: not a regular file")
         with open(path) as fh:
-            return json.load(fh, parse_constant=_not_json)
+            doc = json.load(fh, parse_constant=_not_json)
+    except RecursionError:  # json's decoder recurses once per level of nesting
+        raise _nested_too_deep(path) from None
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except PermissionError:
@@ -286,8 +308,9 @@ def load_json(path: str) -> Dict[str, Any]:
         raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, and NaN/Infinity (_not_json)
         raise UsageError(f"{path}: not valid JSON ({exc})") from None
-    except RecursionError:  # arrays/objects nested deeper than the decoder follows: no document of ours
-        raise UsageError(f"{path}: not valid JSON (nested too deeply to read)") from None
+    if _too_deep(doc):
+        raise _nested_too_deep(path)
+    return doc
 
 
 def load_sweep(path: str) -> SweepResult:
