@@ -144,6 +144,8 @@ class BusyHostDisk:
         self.proc = subprocess.Popen(
             ["fio", "--name=busy-host-disk", f"--filename={os.path.join(str(directory), 'busy-host-disk.img')}",
              "--size=64M", "--rw=randwrite", "--bs=4k", "--ioengine=psync", "--fsync=1", "--time_based",
+             # the job a thread of fio's own process: /proc/PID/io then counts its writes (peek())
+             "--thread",
              "--runtime=3600", "--output-format=json", f"--output={self.report}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.stats = None

@@ -220,8 +220,9 @@ def test_a_calibrated_cap_binds_on_a_slowed_host(tmp_path, slow_host):
     """Issue #26: the capped-ssd's cap is a share of what the device carries uncapped in its own guest, so it
     binds on any host. On a host slowed on purpose — a CPU hog on every core and fio keeping the disk busy —
     the guest measures the device uncapped at boot, caps it at a quarter of that, and a 128 KiB QD1 sweep
-    of it then runs at the cap (the rate filter's half-second bucket lets it over by at most 0.5 s of cap in
-    the sweep's 3 s: x1.17), while the calibration's own capped check agreed (lab-calibration.json)."""
+    of it then runs at the cap (the rate filter's half-second bucket lets it over by 0.5 s of cap in the
+    sweep's 3 s: x1.17 — 14.1 MiB/s for a 12.3 MiB/s cap, measured), while the calibration's own capped check
+    agreed (lab-calibration.json)."""
     out = tmp_path / "out"
     proc = slogqual("lab", "run", "-q", "-o", str(out), "--device", "capped-ssd", "--", "sh", "-c",
                     "mkdir -p sweep && slogqual sweep $SLOGQUAL_LAB_DEVICES --sizes 128k --runtime 3 --settle 1 "
@@ -238,8 +239,13 @@ def test_a_calibrated_cap_binds_on_a_slowed_host(tmp_path, slow_host):
     assert cal["verified_bytes_s"] <= 1.3 * cal["cap_bytes_s"], cal
     (sweep,) = [json.loads(f.read_text()) for f in (out / "sweep").glob("*.json")]
     point = sweep["points"][0]
-    got = point["mbps"] * 2**20
-    assert 0.85 * cal["cap_bytes_s"] <= got <= 1.17 * cal["cap_bytes_s"], (point["mbps"], point["ios"], cal)
+    got, secs = point["mbps"] * 2**20, point["runtime_ms"] / 1000
+    # after the settle pause the rate filter's bucket is full: RATE_BURST_S seconds of cap come on top of the
+    # run's own, plus at most one request the bucket lets through; 3 % for the guest's clock against nbdkit's
+    from slogqual.lab.runner import RATE_BURST_S
+
+    ceiling = cal["cap_bytes_s"] * (1 + float(RATE_BURST_S) / secs) * 1.03 + 128 * 1024 / secs
+    assert 0.85 * cal["cap_bytes_s"] <= got <= ceiling, (point["mbps"], point["ios"], secs, ceiling / 2**20, cal)
 
 
 def test_sigkill_leaves_no_process_and_the_next_run_removes_the_job_dir(tmp_path):
