@@ -112,8 +112,12 @@ def test_recorder_over_tcp_and_its_journal(tmp_path):
             for seq in range(5):
                 w.send({"op": "ack", "run": "r1", "cycle": 1, "seq": seq})
             w.send({"op": "end", "run": "r1", "cycle": 1, "why": "cut"})
+            # the server reads each connection in its own thread: a round trip on w's own connection is what
+            # orders its sends before another client's question (without it a loaded host answered q first,
+            # 1 run in 3 with the CI beside it)
+            assert w.ask({"op": "runs"}) == {"runs": ["r1"]}
             with RecorderClient(host, port) as q:
-                assert q.ask({"op": "runs"}) == {"runs": ["r1"]}  # same connection order: sent before asked
+                assert q.ask({"op": "runs"}) == {"runs": ["r1"]}
                 reply = q.query("r1")
         assert reply["cycles"]["1"]["acked"] == [0, 1, 2, 3, 4] and reply["cycles"]["1"]["ended"] == "cut"
         assert server.recorder.acked("r1", 1) == 5
