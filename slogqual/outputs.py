@@ -106,12 +106,24 @@ def mark_picture(path: str) -> None:
         fh.write(marked)
 
 
+def same_file(path: str, other: str) -> bool:
+    """Whether ``path`` and ``other`` name one file: the same real path, or the same device and inode."""
+    if os.path.realpath(path) == os.path.realpath(other):
+        return True
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return False
+
+
 def check_output(path: str, what: str, ours: Optional[Callable[[str], bool]] = None,
-                 protect: Sequence[Tuple[str, str]] = (), force: bool = False) -> str:
+                 protect: Sequence[Tuple[str, str]] = (), force: bool = False, forceable: bool = True) -> str:
     """Refuse (UsageError) to write ``what`` (e.g. "sweep result") to ``path`` where it would replace
     something not ours to replace; ``protect`` is (path, what it is) of files that are never outputs.
     ``ours`` tells a file slogqual wrote as this kind, which may be replaced (None: none may without
-    --force; a str is a JSON schema prefix). Returns the absolute path."""
+    --force; a str is a JSON schema prefix); ``forceable``: whether the command has a --force to offer.
+    A protected file is recognised by its real path (it need not exist yet) and by device and inode (a
+    hard link, a symlink, a bind mount). Returns the absolute path."""
     if isinstance(ours, str):
         ours = json_document(ours)
     apath = os.path.abspath(path)
@@ -125,16 +137,12 @@ def check_output(path: str, what: str, ours: Optional[Callable[[str], bool]] = N
         kind = _kind_of(st.st_mode)
         if kind:
             raise UsageError(f"{path} is {kind}: the {what} goes to a file")
-        for other, label in protect:
-            try:
-                same = os.path.samefile(apath, other)
-            except OSError:
-                same = False
-            if same:
-                raise UsageError(f"{path} is {label}: the {what} must go to another file")
-        if not force and not (ours and ours(apath)):
-            raise UsageError(f"{path} exists and is not a slogqual {what}: name another file, or add --force "
-                             "to replace it")
+    for other, label in protect:
+        if same_file(apath, other):
+            raise UsageError(f"{path} is {label}: the {what} must go to another file")
+    if st is not None and not force and not (ours and ours(apath)):
+        raise UsageError(f"{path} exists and is not a slogqual {what}: name another file"
+                         + (", or add --force to replace it" if forceable else ""))
     parent = os.path.dirname(apath)
     if not os.path.isdir(parent):
         raise UsageError(f"{path}: directory {parent} does not exist")

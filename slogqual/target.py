@@ -52,7 +52,7 @@ class Target:
 is_nbd_uri = paths.is_nbd_uri
 
 
-def _check_writable(path: str, kind: str, freebsd: bool = False) -> None:
+def check_writable(path: str, kind: str, freebsd: bool = False) -> None:
     """Open for writing (writing nothing): mode bits alone mislead root, and a read-only
     loop device, an immutable file or a read-only mount refuse only at open time."""
     try:
@@ -143,7 +143,7 @@ def resolve(spec: str, largest_io: int, host=None) -> Target:
         freebsd = host is not None or paths.is_freebsd()
         pk = paths.kind_of(spec, freebsd=freebsd)  # the one vocabulary (paths.py): disk or file here
         kind, st = pk.kind, pk.st
-        _check_writable(spec, kind, freebsd)
+        check_writable(spec, kind, freebsd)
         try:
             size = device_size(spec, host) if kind == KIND_BLOCK else st.st_size
         except PermissionError:

@@ -16,6 +16,7 @@ from slogqual.errors import UsageError
 from slogqual.outputs import text_mark
 from slogqual.report import fleet as report
 from slogqual.results import schema as S
+from slogqual.results import write_text_atomic
 from slogqual.store import Store
 from slogqual.store.fleet import fleet_units
 
@@ -53,10 +54,7 @@ def run(args) -> int:
     fleet = F.analyse(units)
     if args.html:
         text = report.build_html(fleet, report.render_charts(fleet), name, args.title or "")
-        tmp = args.html + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, args.html)
+        write_text_atomic(args.html, text)
         print(f"{args.html}: fleet report", file=sys.stderr)
     if args.json:
         json.dump({"schema": S.FLEET, "store": name, **F.to_dict(fleet)}, sys.stdout, indent=2)

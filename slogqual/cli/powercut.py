@@ -9,10 +9,8 @@ import time
 
 from slogqual import paths, store
 from slogqual.cli.history import STORE_HELP
-from slogqual.cli.options import guard_output, seconds
+from slogqual.cli.options import guard_output, refuse_store, seconds
 from slogqual.errors import RefusedError, SlogqualError, UsageError
-from slogqual.store.backends import is_url
-from slogqual.target import device_size
 from slogqual.units import parse_size
 
 EXIT_INTERRUPTED = 130
@@ -159,9 +157,8 @@ def cmd_run(args) -> int:
     from slogqual.results.powercut import SCHEMA_PREFIX
     from slogqual.tools import cutcmd
 
-    result_store = store.Store(args.store)  # a bad --store / $SLOGQUAL_STORE is refused now (nothing opened yet)
-    if not is_url(result_store.location) and os.path.abspath(result_store.location) == os.path.abspath(args.target):
-        raise UsageError(f"{args.target} is the result store: the power-cut test would overwrite it")
+    store.Store(args.store)  # a bad --store / $SLOGQUAL_STORE is refused now (nothing opened yet)
+    refuse_store(args, args.target, "the power-cut test would overwrite it")
     cut = cutcmd.parse(args.cut_cmd, "--cut-cmd") if args.cut_cmd is not None else None
     restore = cutcmd.parse(args.restore_cmd, "--restore-cmd") if args.restore_cmd is not None else None
     size = parse_size(args.size)
@@ -207,20 +204,17 @@ def cmd_run(args) -> int:
 
 def cmd_record(args) -> int:
     from slogqual.powercut.recorder import RecorderServer, parse_address
+    from slogqual.results import write_text_atomic
 
     host, port = parse_address(args.listen, listen=True)
     if args.journal:
-        d = os.path.dirname(os.path.abspath(args.journal))
-        if not os.path.isdir(d):
-            raise UsageError(f"{args.journal}: directory {d} does not exist")
+        _guard_journal(args, args.journal)
     server = RecorderServer(host, port, journal=args.journal)
     h, p = server.address
     print(f"powercut recorder listening on {h}:{p}" + (f", journal {args.journal}" if args.journal else ""),
           file=sys.stderr, flush=True)
     if args.ready_file:
-        with open(args.ready_file + ".tmp", "w") as fh:
-            fh.write(f"{h}:{p}\n")
-        os.replace(args.ready_file + ".tmp", args.ready_file)
+        write_text_atomic(args.ready_file, f"{h}:{p}\n")
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -255,12 +249,20 @@ def cmd_verify(args) -> int:
     return _exit(result)
 
 
+def _guard_journal(args, path: str, inputs=()) -> str:
+    """A journal is appended to: never the result store, a device, a FIFO or a file that is not a journal."""
+    from slogqual.powercut.recorder import is_journal
+
+    return guard_output(args, path, "powercut journal", is_journal, inputs)
+
+
 def cmd_write(args) -> int:
     from slogqual import device
     from slogqual.device.safety import lock_holder
     from slogqual.powercut import writer
     from slogqual.powercut.recorder import JournalClient, RecorderClient, parse_address
     from slogqual.powercut import records as R
+    from slogqual.powercut.run import check_target
 
     sizes = _sizes(args.sizes)
     try:
@@ -270,7 +272,10 @@ def cmd_write(args) -> int:
     if len(run_id) != 16:
         raise UsageError(f"--run-id {args.run_id!r}: 32 hex digits")
     address = parse_address(args.recorder) if args.recorder else None
-    limit = R.capacity(device_size(args.target), sizes)
+    refuse_store(args, args.target, "the powercut writer would overwrite it")
+    if args.journal:
+        _guard_journal(args, args.journal, [args.target])
+    limit = R.capacity(check_target(args.target), sizes)
 
     def go() -> int:
         with (RecorderClient(*address) if address else JournalClient(args.journal)) as client:

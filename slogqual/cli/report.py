@@ -6,10 +6,11 @@ import os
 
 from slogqual.cli.options import add_force, guard_output
 from slogqual.errors import UsageError
-from slogqual.outputs import text_mark
+from slogqual.outputs import picture, text_mark
 from slogqual.report import html as html_report
 from slogqual.report import markdown as md_report
 from slogqual.report.inputs import load_report_results
+from slogqual.results import write_text_atomic
 
 
 def register(sub) -> None:
@@ -34,6 +35,9 @@ def run(args) -> int:
     # the HTML report names its generator in a meta tag (line 4), the Markdown report in its third line
     guard_output(args, args.output, "report", text_mark('<meta name="generator" content="slogqual', lines=8)
                  if fmt == "html" else text_mark("by slogqual"), inputs=args.results)
+    if fmt == "md":  # the charts beside it are outputs too
+        for chart in md_report.chart_paths(args.output):
+            guard_output(args, chart, "report chart", picture, inputs=[*args.results, args.output])
     sweeps, powercuts = load_report_results(args.results)
     results, paths = [r for r, _ in sweeps], [p for _, p in sweeps]
     bands = not args.no_bands
@@ -43,9 +47,6 @@ def run(args) -> int:
     else:
         charts = md_report.render_chart_files(results, args.output, bands=bands)
         text = md_report.build_markdown(results, paths, charts, title=args.title, bands=bands, powercuts=powercuts)
-    tmp = args.output + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, args.output)
+    write_text_atomic(args.output, text)
     print(args.output)
     return 0

@@ -22,6 +22,7 @@ import json
 import os
 import socket
 import socketserver
+import stat
 import threading
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -111,27 +112,67 @@ class Recorder:
             return len(self.runs.get(run, {}).get(cycle, {}).get("acked", []))
 
 
+JOURNAL_OPS = ("begin", "ack", "end")
+MAX_JOURNAL = 1 << 30  # ~13 million acknowledged records; a file larger than this is not a journal
+
+
+def is_journal(path: str) -> bool:
+    """Whether ``path`` is a regular file that is empty or begins with a writer's message (the output
+    guard's recogniser: a journal may be appended to, nothing else may)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as fh:
+            first = fh.readline(MAX_LINE)
+    except OSError:
+        return False
+    if not first:
+        return True
+    try:
+        msg = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(msg, dict) and msg.get("op") in JOURNAL_OPS
+
+
 def load_journal(path: str) -> Recorder:
     """A Recorder rebuilt from its journal file (``powercut record -j FILE``); bad lines are skipped
-    only at the very end (the line being written when the recorder died), UsageError elsewhere."""
-    rec = Recorder()
+    only at the very end (the line being written when the recorder died), UsageError elsewhere. What is
+    not a regular file (a FIFO would block, /dev/zero never end) is refused before it is opened, and what
+    is read is bounded: MAX_JOURNAL in all, MAX_LINE a line."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{path}: not a powercut journal (not a regular file)")
+        if st.st_size > MAX_JOURNAL:
+            raise UsageError(f"{path}: not a powercut journal (larger than {MAX_JOURNAL >> 20} MiB)")
+        rec = Recorder()
+        with open(path, "rb") as fh:
+            _replay(rec, path, fh)
     except OSError as exc:
         raise UsageError(f"{path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not a powercut journal (not UTF-8 text)") from None
-    for i, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec.handle(json.loads(line))
-        except ValueError as exc:
-            if i == len(lines):
-                break
-            raise UsageError(f"{path}:{i}: not a powercut journal line ({exc})") from None
     return rec
+
+
+def _replay(rec: Recorder, path: str, fh) -> None:
+    bad: Optional[str] = None  # a bad line is forgiven only as the last one
+    total = 0
+    for i, raw in enumerate(iter(lambda: fh.readline(MAX_LINE + 1), b""), 1):
+        total += len(raw)
+        if total > MAX_JOURNAL:
+            raise UsageError(f"{path}: not a powercut journal (larger than {MAX_JOURNAL >> 20} MiB)")
+        if not raw.strip():
+            continue
+        if bad:
+            raise UsageError(bad)
+        try:
+            if len(raw) > MAX_LINE:
+                raise ValueError(f"a line longer than {MAX_LINE} bytes")
+            rec.handle(json.loads(raw.decode("utf-8")))
+        except UnicodeDecodeError:
+            raise UsageError(f"{path}: not a powercut journal (not UTF-8 text)") from None
+        except ValueError as exc:
+            bad = f"{path}:{i}: not a powercut journal line ({exc})"
 
 
 class _Handler(socketserver.StreamRequestHandler):

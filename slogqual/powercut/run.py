@@ -36,7 +36,7 @@ from slogqual.powercut import verify as V
 from slogqual.powercut.recorder import RecorderClient, RecorderServer, cycles_of
 from slogqual.results import write_json_atomic
 from slogqual.results.powercut import CycleResult, PowercutResult
-from slogqual.target import device_size
+from slogqual.target import check_writable, device_size
 from slogqual.tools import cutcmd, nbdfuse, nbdkit, selfexec
 
 EMULATIONS = ("unsafe", "writeback", "none")
@@ -65,6 +65,21 @@ class PowercutOptions:
     size: int = DEFAULT_EMULATED_SIZE  # a backing file the emulation creates
     output: Optional[str] = None
     notes: List[str] = field(default_factory=list)
+
+
+def check_target(path: str) -> int:
+    """The writer's target checked as sweep checks its own (target.check_writable: one line; exit 3 for
+    a read-only device, 2 for one the OS will not open for writing), before anything is written; returns
+    its size."""
+    # a disk (a block device; on FreeBSD a character device) or a regular file, in paths' one vocabulary
+    pk = paths.kind_of(path)
+    if pk.kind == paths.KIND_NBD:
+        raise UsageError(f"{path}: the powercut writer needs a device path, not a URI")
+    check_writable(path, pk.kind, paths.is_freebsd())
+    try:
+        return device_size(path)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read its size ({exc.strerror or exc})") from None
 
 
 def check_options(o: PowercutOptions) -> None:
@@ -107,10 +122,7 @@ def check_options(o: PowercutOptions) -> None:
         nbdfuse.check_version()
         area = st.st_size if st is not None and st.st_size else o.size
     else:
-        # a disk (a block device; on FreeBSD a character device) or a regular file, in paths' one vocabulary
-        if paths.kind_of(o.target).kind == paths.KIND_NBD:
-            raise UsageError(f"{o.target}: the powercut writer needs a device path, not a URI")
-        area = device_size(o.target)
+        area = check_target(o.target)
     if R.capacity(area, o.sizes) <= o.cut_after:
         raise UsageError(f"{o.target}: {area} bytes hold {R.capacity(area, o.sizes)} records of these sizes; "
                          f"--cut-after {o.cut_after} needs more (the writer must still be writing at the cut)")

@@ -7,12 +7,11 @@ qualification section (verdicts, criteria, steady state) placed before its summa
 from __future__ import annotations
 
 import html
-import os
 from typing import Any, Dict, List, Optional, Sequence
 
 from tabulate import tabulate
 
-from slogqual.results import SweepResult
+from slogqual.results import SweepResult, write_text_atomic
 
 RESULT_WORDS = {"pass": "PASS", "fail": "FAIL", "not-evaluated": "NOT EVALUATED"}
 VERDICT_WORDS = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE (not all criteria evaluated)",
@@ -156,8 +155,5 @@ def write_html(path: str, docs: Sequence[Dict[str, Any]], sweeps: Sequence[Sweep
         text = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + _e(title)
                 + f"</title><style>{html_report.CSS}</style></head><body><h1>{_e(title)}</h1>\n{section}\n"
                 "</body></html>\n")
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    write_text_atomic(path, text)
     return notes

@@ -9,11 +9,12 @@ The verdict, identity and steady state ride along as ``<properties>`` and in ``<
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 import xml.etree.ElementTree as ET
 from typing import Any, Dict, List, Sequence
+
+from slogqual.results import atomic_file
 
 
 def _suite_name(doc: Dict[str, Any]) -> str:
@@ -83,13 +84,5 @@ def build(docs: Sequence[Dict[str, Any]], name: str = "slogqual qualify") -> ET.
 
 def write(path: str, docs: Sequence[Dict[str, Any]]) -> None:
     tree = build(docs)
-    tmp = path + ".tmp"
-    try:
-        tree.write(tmp, encoding="utf-8", xml_declaration=True)
-        os.replace(tmp, path)
-    except BaseException:
-        try:  # never leave half a report behind (ENOSPC, EROFS, a vanished directory, Ctrl-C)
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_file(path, binary=True) as (fh, _):  # never half a report (ENOSPC, EROFS, Ctrl-C)
+        tree.write(fh, encoding="utf-8", xml_declaration=True)

@@ -11,7 +11,7 @@ from slogqual.analysis.classes import REFERENCE_CLASSES, fmt_band
 from slogqual.report import plot as plots
 from slogqual.report.document import SUMMARY_HEADERS, DeviceSection, all_warnings, device_section, summary_row
 from slogqual.report.powercut import POWERCUT_SUMMARY_HEADERS, PowercutSection, powercut_section, powercut_summary_row
-from slogqual.results import SweepResult
+from slogqual.results import SweepResult, atomic_file
 from slogqual.results.powercut import PowercutResult
 
 CHARTS = [("latency", "Mean latency per synchronous write"), ("p99", "99th percentile latency"),
@@ -33,9 +33,17 @@ def md_kv(rows: Sequence[Tuple[str, str]]) -> str:
     return md_table(["", ""], rows)
 
 
+def chart_path(output: str, metric: str) -> str:
+    return f"{os.path.splitext(output)[0]}-{metric}.png"
+
+
+def chart_paths(output: str) -> List[str]:
+    """Every PNG a Markdown report at ``output`` may write beside itself (each an output to guard)."""
+    return [chart_path(output, metric) for metric, _ in CHARTS]
+
+
 def render_chart_files(results: Sequence[SweepResult], output: str, bands: bool = True) -> List[Tuple[str, str, List[str]]]:
     """PNG charts next to the Markdown file: [(file name, caption, notes)]."""
-    stem = os.path.splitext(output)[0]
     out: List[Tuple[str, str, List[str]]] = []
     results = [r for r in results if r.points]  # a sweep that failed before its first size has no curve
     if not results:
@@ -43,9 +51,10 @@ def render_chart_files(results: Sequence[SweepResult], output: str, bands: bool 
     for metric, caption in CHARTS:
         if metric == "p99" and not any(p.lat_us.p99 is not None for r in results for p in r.points):
             continue
-        path = f"{stem}-{metric}.png"
+        path = chart_path(output, metric)
         spec = plots.build_spec(results, metric, bands=bands)
-        plots.render(spec, path, "png")
+        with atomic_file(path, binary=True) as (_, tmp):  # gnuplot writes by name: to the temporary file
+            plots.render(spec, tmp, "png")
         out.append((os.path.basename(path), caption, spec.notes))
     return out
 

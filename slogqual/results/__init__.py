@@ -11,8 +11,9 @@ import json
 import os
 import stat
 import tempfile
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import IO, Any, Dict, Iterator, List, Optional, Tuple
 
 from slogqual.errors import UsageError
 
@@ -237,19 +238,30 @@ class SweepResult:
         )
 
 
-def write_json_atomic(path: str, document: Dict[str, Any]) -> None:
-    """Write JSON so that a reader (or a crash) sees the old file or the new one, never half.
+def _new_file_mode() -> int:
+    mask = os.umask(0o022)  # the only way to read the umask; set back at once
+    os.umask(mask)
+    return 0o666 & ~mask
 
-    The temporary file lives in the same directory (rename is atomic only
-    within a filesystem) and is fsynced before the rename; the directory is
-    fsynced after it so the rename itself survives a power cut.
+
+@contextmanager
+def atomic_file(path: str, binary: bool = False) -> Iterator[Tuple[IO, str]]:
+    """Replace ``path`` atomically: yields (an open file, its temporary name) for the new content, which
+    ``path`` becomes by a rename when the block ends (and no trace of it when it raises).
+
+    Every file slogqual writes goes through here. The temporary file is made by mkstemp: in the
+    destination's directory (rename is atomic only within a filesystem), under an unpredictable name,
+    created exclusively (O_EXCL: never a name someone planted, never followed through a symlink onto the
+    result store or a device), with the mode a plain open() would give. It is fsynced before the rename
+    and the directory after it, so the rename itself survives a power cut. A program that writes by name
+    (gnuplot) writes to the temporary name.
     """
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".slogqual-", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(document, fh, indent=2, sort_keys=False)
-            fh.write("\n")
+        os.fchmod(fd, _new_file_mode())
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as fh:
+            yield fh, tmp
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -264,6 +276,19 @@ def write_json_atomic(path: str, document: Dict[str, Any]) -> None:
         os.fsync(dfd)
     finally:
         os.close(dfd)
+
+
+def write_text_atomic(path: str, text: str) -> None:
+    """Write text so that a reader (or a crash) sees the old file or the new one, never half."""
+    with atomic_file(path) as (fh, _):
+        fh.write(text)
+
+
+def write_json_atomic(path: str, document: Dict[str, Any]) -> None:
+    """Write JSON so that a reader (or a crash) sees the old file or the new one, never half."""
+    with atomic_file(path) as (fh, _):
+        json.dump(document, fh, indent=2, sort_keys=False)
+        fh.write("\n")
 
 
 def _not_json(token: str):
