@@ -107,6 +107,8 @@ PARSERS = [
            json=True),
     Parser("smartctl health", tool("smartctl", smartctl.parse_health), smartctl.parse_health,
            captures("smartctl/*.json"), json=True),
+    Parser("smartctl health text", tool("smartctl", smartctl.parse_health_text), smartctl.parse_health_text,
+           captures("smartctl/nvme-text-*.txt")),
     Parser("lsblk", tool("lsblk", lsblk.parse), lsblk.parse, captures("lsblk/*.json", "lab/lsblk-6-classes.json"),
            json=True),
     Parser("blkid", lambda t: blkid.from_result("/dev/x", 0, t, ""), texts=captures("blkid/*.export")),
