@@ -148,6 +148,8 @@ PARSERS = [
            captures("freebsd/nvmecontrol-*.txt")),
     Parser("mount -p", tool("mount", mount.parse), mount.parse, captures("freebsd/mount-p-*.txt")),
     Parser("iscsictl -L -v", tool("iscsictl", ctld.parse_list), ctld.parse_list, captures("freebsd/iscsictl-Lv-*.txt")),
+    Parser("iscsictl -L", tool("iscsictl", ctld.parse_list_plain), ctld.parse_list_plain,
+           captures("freebsd/iscsictl-L-*.txt")),
     Parser("swapctl -l", tool("swapctl", swapctl.parse), swapctl.parse, captures("freebsd/swapctl-l-*.txt")),
     Parser("gpart show -p", tool("gpart", gpart.parse), gpart.parse, captures("freebsd/gpart-show-*.txt")),
     Parser("glabel status", tool("glabel", glabel.parse), glabel.parse, captures("freebsd/glabel-status-*.txt")),

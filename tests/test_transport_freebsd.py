@@ -97,6 +97,30 @@ def test_parse_list_two_sessions_and_garbage():
 
 # ---- generators ------------------------------------------------------------------------------------------
 
+def test_parse_plain_list_reads_the_real_capture():
+    with open(os.path.join(FIXTURES, "freebsd", "iscsictl-L-belajarfreebsd-node01.txt"), encoding="utf-8") as fh:
+        text = fh.read()
+    for parse in (ctld.parse_list_plain, ctld.parse_list):  # parse_list tells the plain form by its header
+        (s,) = parse(text)
+        assert (s.session_id, s.target, s.portal, s.state) == (None, "iqn.2023-12.world.srv:dlp.target01",
+                                                               "10.0.0.30", "Connected")
+        assert s.devices == ["da0"] and s.fields == {}
+
+
+def test_parse_plain_list_states_and_garbage():
+    """CONSTRUCTED lines in iscsictl.c's plain layout: a failure reason is free text, not a device list."""
+    header = "Target name                          Target portal    State\n"
+    text = (header + "iqn.2003-01.org.slogqual:p          127.0.0.1:3260   Connected: da3 da4\n"
+            "iqn.x:y                              10.0.0.9         Authentication failed\n")
+    a, b = ctld.parse_list_plain(text)
+    assert (a.state, a.devices) == ("Connected", ["da3", "da4"])
+    assert (b.state, b.devices) == ("Authentication failed", [])
+    assert ctld.parse_list_plain(header) == []
+    for bad in ("", "garbage", header + "lonely\n", header + "iqn.x 1.2.3.4 Connected: /dev/da0\n"):
+        with pytest.raises(ValueError):
+            ctld.parse_list_plain(bad)
+
+
 def test_ctl_conf_names_its_own_pidfile_and_ctld_is_a_daemon():
     text = ctld.ctl_conf(IQN, ["/dev/zvol/p/a"], "iqn.1994-09.org.freebsd:h", pidfile="/tmp/x/ctld.pid")
     assert "pidfile /tmp/x/ctld.pid\n" in text and "listen 127.0.0.1:3260" in text
