@@ -33,6 +33,13 @@ def constructed_session(iqn: str, devices: str) -> str:
             .replace("Device nodes:             da0", f"Device nodes:             {devices}"))
 
 
+def constructed_devlist() -> str:
+    """CONSTRUCTED from the REAL capture ctladm-devlist-v-readme-ctl.txt: LUNs 3 and 4 given our zvols."""
+    with open(os.path.join(FIXTURES, "freebsd", "ctladm-devlist-v-readme-ctl.txt"), encoding="utf-8") as fh:
+        text = fh.read()
+    return text.replace("file=testdisk3", "file=/dev/zvol/p/l0").replace("file=testdisk4", "file=/dev/zvol/p/l1")
+
+
 class Script:
     """A host whose programs must be called in exactly the scripted order."""
 
@@ -148,6 +155,7 @@ def test_iscsi_attach_and_teardown_in_reverse(private_tmp):
     script = Script(iscsi_setup() + [
         (is_("iscsictl", "-A", "-p", "127.0.0.1:3260", "-t", IQN), ""),
         (is_("iscsictl", "-L", "-v"), real_capture() + "\n" + constructed_session(IQN, "da3 da4")),
+        (is_("ctladm", "devlist", "-v"), constructed_devlist()),
         (is_("iscsictl", "-R", "-t", IQN), ""),
         (is_("kill", "-TERM", "4242"), ""), (is_("kill", "-0", "4242"), (1, "")),
     ])
@@ -162,6 +170,24 @@ def test_iscsi_attach_and_teardown_in_reverse(private_tmp):
                                      pidfile=str(workdir / "ctld.pid"))
         assert script.calls[2] == ["ctld", "-f", str(workdir / "ctl.conf")]
         assert att.record["daemons_started"] == ["ctld"] and att.record["negotiated"]["MaxBurstLen"] == "262144"
+        assert [lun["ctl"]["ctl_lun"] for lun in att.record["luns"]] == [3, 4]
+        assert att.record["luns"][1]["ctl"]["options"]["file"] == "/dev/zvol/p/l1"
+        assert att.record["luns"][0]["ctl"]["size_bytes"] == 2147483648 * 512
+    assert not script.steps and not list(private_tmp.iterdir())
+
+
+def test_iscsi_a_zvol_without_a_ctl_lun_is_an_error_and_logs_out(private_tmp):
+    script = Script(iscsi_setup() + [
+        (is_("iscsictl", "-A", "-p", "127.0.0.1:3260", "-t", IQN), ""),
+        (is_("iscsictl", "-L", "-v"), constructed_session(IQN, "da3")),
+        (is_("ctladm", "devlist", "-v"), constructed_devlist()),  # serves l0 and l1, not l9
+        (is_("iscsictl", "-R", "-t", IQN), ""),
+        (is_("kill", "-TERM", "4242"), ""), (is_("kill", "-0", "4242"), (1, "")),
+    ])
+    with pytest.raises(SlogqualError, match="no CTL LUN serves /dev/zvol/p/l9"):
+        with freebsd_iscsi.attach(POOL, ["/dev/zvol/p/l9"], host=script.host(), hostname="h", read=pids,
+                                  sleep=no_sleep):
+            pytest.fail("attached without a CTL LUN")
     assert not script.steps and not list(private_tmp.iterdir())
 
 
