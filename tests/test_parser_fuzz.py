@@ -35,7 +35,7 @@ from slogqual.errors import SlogqualError  # noqa: E402
 from slogqual.importers import diskinfo as import_diskinfo  # noqa: E402
 from slogqual.tools import (blkid, findmnt, fio, fio_client, iscsiadm, kstat, lsblk, lspci, nbdkit, nvme, pairbench, procfs, run, smartctl,  # noqa: E402
                             sysfs, wipefs, zfs, zpool)
-from slogqual.tools.freebsd import camcontrol, ctladm, ctld, geom, glabel, gpart, mount, nvmecontrol, pciconf, swapctl, sysctl  # noqa: E402
+from slogqual.tools.freebsd import camcontrol, ctladm, ctld, geom, glabel, gpart, mount, nfsstat, nvmecontrol, pciconf, swapctl, sysctl  # noqa: E402
 from slogqual.tools.freebsd import diskinfo as bsd_diskinfo  # noqa: E402
 
 # Hypothesis examples per parser and strategy; SLOGQUAL_FUZZ_EXAMPLES=500 for a deeper run by hand.
@@ -152,6 +152,7 @@ PARSERS = [
            captures("freebsd/iscsictl-L-*.txt")),
     Parser("ctladm devlist -v", tool("ctladm", ctladm.parse_devlist), ctladm.parse_devlist,
            captures("freebsd/ctladm-devlist-*.txt")),
+    Parser("nfsstat -m", tool("nfsstat", nfsstat.parse), nfsstat.parse, captures("freebsd/nfsstat-m-*.txt")),
     Parser("swapctl -l", tool("swapctl", swapctl.parse), swapctl.parse, captures("freebsd/swapctl-l-*.txt")),
     Parser("gpart show -p", tool("gpart", gpart.parse), gpart.parse, captures("freebsd/gpart-show-*.txt")),
     Parser("glabel status", tool("glabel", glabel.parse), glabel.parse, captures("freebsd/glabel-status-*.txt")),

@@ -40,6 +40,13 @@ def constructed_devlist() -> str:
     return text.replace("file=testdisk3", "file=/dev/zvol/p/l0").replace("file=testdisk4", "file=/dev/zvol/p/l1")
 
 
+def constructed_nfsstat(private_tmp) -> str:
+    """CONSTRUCTED from the REAL capture nfsstat-m-nfsv4.2-nconnect16.txt: its mountpoint made ours."""
+    (workdir,) = [p for p in private_tmp.iterdir() if p.name.startswith(f"{POOL}-nfs-")]
+    with open(os.path.join(FIXTURES, "freebsd", "nfsstat-m-nfsv4.2-nconnect16.txt"), encoding="utf-8") as fh:
+        return fh.read().replace(" on /tmp/nfs", f" on {workdir / 'mnt'}")
+
+
 class Script:
     """A host whose programs must be called in exactly the scripted order."""
 
@@ -53,6 +60,7 @@ class Script:
         assert self.steps, f"unexpected call {argv}"
         match, answer = self.steps.pop(0)
         assert match(argv), f"call {argv} does not match the script"
+        answer = answer() if callable(answer) else answer  # an answer known only when asked
         rc, out = answer if isinstance(answer, tuple) else (0, answer)
         return subprocess.CompletedProcess(argv, rc, out, "complaint" if rc else "")
 
@@ -232,6 +240,7 @@ def test_nfs_attach_and_teardown_in_reverse(private_tmp):
     script = Script(NFS_CHECKS + [
         (starts("mountd", "-S"), ""), (is_("nfsd", "-t", "-n", "8"), ""),
         (starts("mount", "-t", "nfs", "-o", "nfsv4,minorversion=2,hard", "127.0.0.1:/"), ""),
+        (is_("nfsstat", "-m"), lambda: constructed_nfsstat(private_tmp)),
         (starts("umount"), ""),
         (is_("kill", "-TERM", "5252"), ""), (is_("kill", "-0", "5252"), (1, "")),
         (is_("kill", "-TERM", "5151"), ""), (is_("kill", "-0", "5151"), (1, "")),
@@ -243,7 +252,9 @@ def test_nfs_attach_and_teardown_in_reverse(private_tmp):
         assert script.calls[3] == ["mountd", "-S", str(workdir / "exports")]
         assert att.targets == [str(workdir / "mnt")] and script.calls[5][-1] == att.targets[0]
         assert att.record["daemons_started"] == ["mountd", "nfsd"]
-    assert script.calls[6] == ["umount", att.targets[0]]
+        opts = att.record["mount_options"]
+        assert (opts["vers"], opts["wsize"], opts["proto"]) == ("4.2", "1048576", "tcp") and "hard" in opts
+    assert script.calls[7] == ["umount", att.targets[0]]
     assert not script.steps and not list(private_tmp.iterdir())
 
 
