@@ -291,8 +291,7 @@ def _text_number(value: str) -> Optional[int]:
         return int(v, 16)
     if not re.fullmatch(r"[0-9](?:[0-9]|[^\w\s]|\s)*", v) or not v[-1].isdigit():
         return None
-    n = int(re.sub(r"\D", "", v))
-    return n
+    return int(re.sub(r"\D", "", v))
 
 
 def _text_celsius(value: str) -> Optional[int]:
