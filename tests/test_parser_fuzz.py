@@ -35,7 +35,7 @@ from slogqual.errors import SlogqualError  # noqa: E402
 from slogqual.importers import diskinfo as import_diskinfo  # noqa: E402
 from slogqual.tools import (blkid, findmnt, fio, fio_client, iscsiadm, kstat, lsblk, lspci, nbdkit, nvme, pairbench, procfs, run, smartctl,  # noqa: E402
                             sysfs, wipefs, zfs, zpool)
-from slogqual.tools.freebsd import camcontrol, ctld, geom, glabel, gpart, mount, nvmecontrol, pciconf, swapctl, sysctl  # noqa: E402
+from slogqual.tools.freebsd import camcontrol, ctladm, ctld, geom, glabel, gpart, mount, nfsstat, nvmecontrol, pciconf, swapctl, sysctl  # noqa: E402
 from slogqual.tools.freebsd import diskinfo as bsd_diskinfo  # noqa: E402
 
 # Hypothesis examples per parser and strategy; SLOGQUAL_FUZZ_EXAMPLES=500 for a deeper run by hand.
@@ -107,6 +107,8 @@ PARSERS = [
            json=True),
     Parser("smartctl health", tool("smartctl", smartctl.parse_health), smartctl.parse_health,
            captures("smartctl/*.json"), json=True),
+    Parser("smartctl health text", tool("smartctl", smartctl.parse_health_text), smartctl.parse_health_text,
+           captures("smartctl/nvme-text-*.txt")),
     Parser("lsblk", tool("lsblk", lsblk.parse), lsblk.parse, captures("lsblk/*.json", "lab/lsblk-6-classes.json"),
            json=True),
     Parser("blkid", lambda t: blkid.from_result("/dev/x", 0, t, ""), texts=captures("blkid/*.export")),
@@ -146,6 +148,11 @@ PARSERS = [
            captures("freebsd/nvmecontrol-*.txt")),
     Parser("mount -p", tool("mount", mount.parse), mount.parse, captures("freebsd/mount-p-*.txt")),
     Parser("iscsictl -L -v", tool("iscsictl", ctld.parse_list), ctld.parse_list, captures("freebsd/iscsictl-Lv-*.txt")),
+    Parser("iscsictl -L", tool("iscsictl", ctld.parse_list_plain), ctld.parse_list_plain,
+           captures("freebsd/iscsictl-L-*.txt")),
+    Parser("ctladm devlist -v", tool("ctladm", ctladm.parse_devlist), ctladm.parse_devlist,
+           captures("freebsd/ctladm-devlist-*.txt")),
+    Parser("nfsstat -m", tool("nfsstat", nfsstat.parse), nfsstat.parse, captures("freebsd/nfsstat-m-*.txt")),
     Parser("swapctl -l", tool("swapctl", swapctl.parse), swapctl.parse, captures("freebsd/swapctl-l-*.txt")),
     Parser("gpart show -p", tool("gpart", gpart.parse), gpart.parse, captures("freebsd/gpart-show-*.txt")),
     Parser("glabel status", tool("glabel", glabel.parse), glabel.parse, captures("freebsd/glabel-status-*.txt")),

@@ -33,6 +33,20 @@ def constructed_session(iqn: str, devices: str) -> str:
             .replace("Device nodes:             da0", f"Device nodes:             {devices}"))
 
 
+def constructed_devlist() -> str:
+    """CONSTRUCTED from the REAL capture ctladm-devlist-v-readme-ctl.txt: LUNs 3 and 4 given our zvols."""
+    with open(os.path.join(FIXTURES, "freebsd", "ctladm-devlist-v-readme-ctl.txt"), encoding="utf-8") as fh:
+        text = fh.read()
+    return text.replace("file=testdisk3", "file=/dev/zvol/p/l0").replace("file=testdisk4", "file=/dev/zvol/p/l1")
+
+
+def constructed_nfsstat(private_tmp) -> str:
+    """CONSTRUCTED from the REAL capture nfsstat-m-nfsv4.2-nconnect16.txt: its mountpoint made ours."""
+    (workdir,) = [p for p in private_tmp.iterdir() if p.name.startswith(f"{POOL}-nfs-")]
+    with open(os.path.join(FIXTURES, "freebsd", "nfsstat-m-nfsv4.2-nconnect16.txt"), encoding="utf-8") as fh:
+        return fh.read().replace(" on /tmp/nfs", f" on {workdir / 'mnt'}")
+
+
 class Script:
     """A host whose programs must be called in exactly the scripted order."""
 
@@ -46,6 +60,7 @@ class Script:
         assert self.steps, f"unexpected call {argv}"
         match, answer = self.steps.pop(0)
         assert match(argv), f"call {argv} does not match the script"
+        answer = answer() if callable(answer) else answer  # an answer known only when asked
         rc, out = answer if isinstance(answer, tuple) else (0, answer)
         return subprocess.CompletedProcess(argv, rc, out, "complaint" if rc else "")
 
@@ -97,6 +112,30 @@ def test_parse_list_two_sessions_and_garbage():
 
 # ---- generators ------------------------------------------------------------------------------------------
 
+def test_parse_plain_list_reads_the_real_capture():
+    with open(os.path.join(FIXTURES, "freebsd", "iscsictl-L-belajarfreebsd-node01.txt"), encoding="utf-8") as fh:
+        text = fh.read()
+    for parse in (ctld.parse_list_plain, ctld.parse_list):  # parse_list tells the plain form by its header
+        (s,) = parse(text)
+        assert (s.session_id, s.target, s.portal, s.state) == (None, "iqn.2023-12.world.srv:dlp.target01",
+                                                               "10.0.0.30", "Connected")
+        assert s.devices == ["da0"] and s.fields == {}
+
+
+def test_parse_plain_list_states_and_garbage():
+    """CONSTRUCTED lines in iscsictl.c's plain layout: a failure reason is free text, not a device list."""
+    header = "Target name                          Target portal    State\n"
+    text = (header + "iqn.2003-01.org.slogqual:p          127.0.0.1:3260   Connected: da3 da4\n"
+            "iqn.x:y                              10.0.0.9         Authentication failed\n")
+    a, b = ctld.parse_list_plain(text)
+    assert (a.state, a.devices) == ("Connected", ["da3", "da4"])
+    assert (b.state, b.devices) == ("Authentication failed", [])
+    assert ctld.parse_list_plain(header) == []
+    for bad in ("", "garbage", header + "lonely\n", header + "iqn.x 1.2.3.4 Connected: /dev/da0\n"):
+        with pytest.raises(ValueError):
+            ctld.parse_list_plain(bad)
+
+
 def test_ctl_conf_names_its_own_pidfile_and_ctld_is_a_daemon():
     text = ctld.ctl_conf(IQN, ["/dev/zvol/p/a"], "iqn.1994-09.org.freebsd:h", pidfile="/tmp/x/ctld.pid")
     assert "pidfile /tmp/x/ctld.pid\n" in text and "listen 127.0.0.1:3260" in text
@@ -124,6 +163,7 @@ def test_iscsi_attach_and_teardown_in_reverse(private_tmp):
     script = Script(iscsi_setup() + [
         (is_("iscsictl", "-A", "-p", "127.0.0.1:3260", "-t", IQN), ""),
         (is_("iscsictl", "-L", "-v"), real_capture() + "\n" + constructed_session(IQN, "da3 da4")),
+        (is_("ctladm", "devlist", "-v"), constructed_devlist()),
         (is_("iscsictl", "-R", "-t", IQN), ""),
         (is_("kill", "-TERM", "4242"), ""), (is_("kill", "-0", "4242"), (1, "")),
     ])
@@ -138,6 +178,24 @@ def test_iscsi_attach_and_teardown_in_reverse(private_tmp):
                                      pidfile=str(workdir / "ctld.pid"))
         assert script.calls[2] == ["ctld", "-f", str(workdir / "ctl.conf")]
         assert att.record["daemons_started"] == ["ctld"] and att.record["negotiated"]["MaxBurstLen"] == "262144"
+        assert [lun["ctl"]["ctl_lun"] for lun in att.record["luns"]] == [3, 4]
+        assert att.record["luns"][1]["ctl"]["options"]["file"] == "/dev/zvol/p/l1"
+        assert att.record["luns"][0]["ctl"]["size_bytes"] == 2147483648 * 512
+    assert not script.steps and not list(private_tmp.iterdir())
+
+
+def test_iscsi_a_zvol_without_a_ctl_lun_is_an_error_and_logs_out(private_tmp):
+    script = Script(iscsi_setup() + [
+        (is_("iscsictl", "-A", "-p", "127.0.0.1:3260", "-t", IQN), ""),
+        (is_("iscsictl", "-L", "-v"), constructed_session(IQN, "da3")),
+        (is_("ctladm", "devlist", "-v"), constructed_devlist()),  # serves l0 and l1, not l9
+        (is_("iscsictl", "-R", "-t", IQN), ""),
+        (is_("kill", "-TERM", "4242"), ""), (is_("kill", "-0", "4242"), (1, "")),
+    ])
+    with pytest.raises(SlogqualError, match="no CTL LUN serves /dev/zvol/p/l9"):
+        with freebsd_iscsi.attach(POOL, ["/dev/zvol/p/l9"], host=script.host(), hostname="h", read=pids,
+                                  sleep=no_sleep):
+            pytest.fail("attached without a CTL LUN")
     assert not script.steps and not list(private_tmp.iterdir())
 
 
@@ -182,6 +240,7 @@ def test_nfs_attach_and_teardown_in_reverse(private_tmp):
     script = Script(NFS_CHECKS + [
         (starts("mountd", "-S"), ""), (is_("nfsd", "-t", "-n", "8"), ""),
         (starts("mount", "-t", "nfs", "-o", "nfsv4,minorversion=2,hard", "127.0.0.1:/"), ""),
+        (is_("nfsstat", "-m"), lambda: constructed_nfsstat(private_tmp)),
         (starts("umount"), ""),
         (is_("kill", "-TERM", "5252"), ""), (is_("kill", "-0", "5252"), (1, "")),
         (is_("kill", "-TERM", "5151"), ""), (is_("kill", "-0", "5151"), (1, "")),
@@ -193,7 +252,9 @@ def test_nfs_attach_and_teardown_in_reverse(private_tmp):
         assert script.calls[3] == ["mountd", "-S", str(workdir / "exports")]
         assert att.targets == [str(workdir / "mnt")] and script.calls[5][-1] == att.targets[0]
         assert att.record["daemons_started"] == ["mountd", "nfsd"]
-    assert script.calls[6] == ["umount", att.targets[0]]
+        opts = att.record["mount_options"]
+        assert (opts["vers"], opts["wsize"], opts["proto"]) == ("4.2", "1048576", "tcp") and "hard" in opts
+    assert script.calls[7] == ["umount", att.targets[0]]
     assert not script.steps and not list(private_tmp.iterdir())
 
 

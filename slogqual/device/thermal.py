@@ -4,7 +4,8 @@ measurement so that throttling during it shows (slogqual.analysis.thermal compar
 - NVMe: the SMART/Health log (02h) of the namespace's controller, by nvme-cli (``nvme smart-log``):
   composite temperature, minutes above the warning/critical composite temperature, and the
   host-controlled thermal management transition counts and times. The thresholds come from Identify
-  Controller (wctemp/cctemp). smartctl is the fallback; its JSON has no transition counters.
+  Controller (wctemp/cctemp). smartctl is the fallback; its JSON has no transition counters (its text does:
+  read when the smartctl has no JSON), smartctl 7.5's JSON has the thresholds.
 - SATA/SAS/SCSI/USB disks: the temperature smartctl reports (``-i -A``), and SCSI's trip point.
 - Anything else (regular files, loop, pmem, virtio, md, dm, zram, nbd URIs): None, at once and without
   running a tool; there is no device heat to speak of, or no way to ask the hardware under it.
@@ -173,10 +174,12 @@ def _nvme(snap: ThermalSnapshot, ctrl: str, path: str) -> ThermalSnapshot:
             return snap
     else:
         errors.append(_tool_unavailable(nvme.PROGRAM))
-    # smartctl on the controller: temperature and the warning/critical minutes, no transition counters
+    # smartctl on the controller: temperature, the warning/critical minutes and (7.5) thresholds; the
+    # transition counters only from its text form (a smartctl without JSON)
     _smartctl(snap, ctrl)
     if snap.ok:
-        snap.notes.append("nvme-cli unavailable: smartctl has no thermal management transition counters")
+        if snap.thm_temp1_trans_count is None:
+            snap.notes.append("nvme-cli unavailable: smartctl's JSON has no thermal management transition counters")
         snap.notes.extend(errors)
     else:
         snap.error = "; ".join(errors + ([snap.error] if snap.error else []))
@@ -197,10 +200,10 @@ def _smartctl(snap: ThermalSnapshot, device: str) -> ThermalSnapshot:
         snap.error = f"smartctl {device}: {why}"
         return snap
     snap.source, snap.queried = SOURCE_SMARTCTL, device
-    snap.temperature_c = h.temperature_c
-    snap.warning_temp_time_min = h.warning_temp_time_min
-    snap.critical_temp_time_min = h.critical_temp_time_min
-    snap.critical_warning = h.critical_warning
+    for f in ("temperature_c", "warning_temp_time_min", "critical_temp_time_min", "critical_warning",
+              "thm_temp1_trans_count", "thm_temp2_trans_count", "thm_temp1_total_time_s", "thm_temp2_total_time_s",
+              "warning_threshold_c", "critical_threshold_c"):
+        setattr(snap, f, getattr(h, f))
     snap.sensors_c = _sensors(h.sensors_c)
     if h.drive_trip_c is not None:
         snap.critical_threshold_c = h.drive_trip_c

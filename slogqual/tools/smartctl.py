@@ -10,10 +10,13 @@ Thermal evidence (:func:`health`): ``smartctl --json=c -i -A DEV`` adds the
 current temperature (``temperature.current``, ATA/SCSI/NVMe; SCSI also its trip
 point) and, for NVMe, the SMART/Health log (``nvme_smart_health_information_log``:
 temperature in Celsius, warning/critical composite temperature minutes, the
-temperature sensors). smartctl prints the thermal management transition counts
+temperature sensors) and, from smartctl 7.5, ``nvme_composite_temperature_threshold``
+(warning/critical). smartctl prints the thermal management transition counts
 and times in its text output only (nvmeprint.cpp writes them with pout(), not
 into the JSON tree), so for NVMe nvme-cli is the better source
-(slogqual.tools.nvme.smart_log).
+(slogqual.tools.nvme.smart_log). The text of ``smartctl -a``/``-x`` (what a
+smartctl older than 7.0 prints, and what most pasted reports are) is read by
+:func:`parse_health_text` into the same SmartHealth, transition counts included.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from slogqual.errors import ToolTooOldError
 from slogqual.tools import run as _run
 
 PROGRAM = "smartctl"
@@ -190,6 +194,15 @@ class SmartHealth:
     critical_temp_time_min: Optional[int] = None  # NVMe: minutes at or above CCTEMP
     sensors_c: Optional[Dict[int, int]] = None  # NVMe: sensor number (1-8) -> Celsius
     critical_warning: Optional[int] = None  # NVMe
+    warning_threshold_c: Optional[int] = None  # NVMe WCTEMP (7.5 JSON, or the text's "Warning  Comp. Temp. Threshold")
+    critical_threshold_c: Optional[int] = None  # NVMe CCTEMP
+    thm_temp1_trans_count: Optional[int] = None  # NVMe, text output only
+    thm_temp2_trans_count: Optional[int] = None
+    thm_temp1_total_time_s: Optional[int] = None
+    thm_temp2_total_time_s: Optional[int] = None
+    percentage_used: Optional[int] = None  # NVMe
+    data_units_written: Optional[int] = None  # NVMe, units of 1000 512-byte blocks
+    form: str = "json"  # "json" | "text": what was parsed
     exit_status: Optional[int] = None
     errors: List[str] = field(default_factory=list)
 
@@ -233,19 +246,109 @@ def parse_health(text: str) -> SmartHealth:
         h.warning_temp_time_min = _counter(log.get("warning_temp_time"))
         h.critical_temp_time_min = _counter(log.get("critical_comp_time"))
         h.critical_warning = _counter(log.get("critical_warning"))
+        h.percentage_used = _counter(log.get("percentage_used"))
+        h.data_units_written = _counter(log.get("data_units_written"))
         sensors = log.get("temperature_sensors")
         if isinstance(sensors, list):
             # smartctl writes sensor i at index i-1, leaving null for one that does not report
             found = {i + 1: _celsius(v) for i, v in enumerate(sensors[:8])}
             h.sensors_c = {n: c for n, c in found.items() if c is not None} or None
+    limits = doc.get("nvme_composite_temperature_threshold")  # smartctl 7.5: {"warning": 70, "critical": 85}
+    if isinstance(limits, dict):
+        h.warning_threshold_c = _positive_celsius(limits.get("warning"))
+        h.critical_threshold_c = _positive_celsius(limits.get("critical"))
     return h
 
 
+def _positive_celsius(v: Any) -> Optional[int]:
+    """A threshold: 0 is the NVMe "not reported"."""
+    c = _celsius(v)
+    return c if c is not None and c > 0 else None
+
+
+# "Label:   value" lines of smartctl's NVMe text (nvmeprint.cpp) -> SmartHealth field
+_TEXT_COUNTERS = {
+    "critical warning": "critical_warning",
+    "percentage used": "percentage_used",
+    "data units written": "data_units_written",
+    "warning comp. temperature time": "warning_temp_time_min",
+    "critical comp. temperature time": "critical_temp_time_min",
+    "thermal temp. 1 transition count": "thm_temp1_trans_count",
+    "thermal temp. 2 transition count": "thm_temp2_trans_count",
+    "thermal temp. 1 total time": "thm_temp1_total_time_s",
+    "thermal temp. 2 total time": "thm_temp2_total_time_s",
+}
+_TEXT_TEMPERATURES = {"temperature": "temperature_c", "warning comp. temp. threshold": "warning_threshold_c",
+                      "critical comp. temp. threshold": "critical_threshold_c"}
+_U32 = 0xFFFFFFFF
+
+
+def _text_number(value: str) -> Optional[int]:
+    """'0x09' -> 9; '62,288,091 [31.8 TB]', '16%', '29.947.983', '16 829 004 [8,61 TB]' -> the integer before
+    any bracket (smartctl groups digits by locale: ',', '.', ' ', or another separator)."""
+    v = value.split("[", 1)[0].strip().rstrip("%").strip()
+    if re.fullmatch(r"0x[0-9a-fA-F]+", v):
+        return int(v, 16)
+    if not re.fullmatch(r"[0-9](?:[0-9]|[^\w\s]|\s)*", v) or not v[-1].isdigit():
+        return None
+    return int(re.sub(r"\D", "", v))
+
+
+def _text_celsius(value: str) -> Optional[int]:
+    """'38 Celsius', '57 C' -> 38, 57."""
+    m = re.match(r"^\s*(-?\d{1,4})\s*(?:Celsius|C)\b", value)
+    return _celsius(int(m.group(1))) if m else None
+
+
+def parse_health_text(text: str) -> SmartHealth:
+    """The SMART/Health Information (NVMe Log 0x02) section of ``smartctl -a``/``-x`` text, and the
+    composite temperature thresholds of its information section. ValueError when no such section is there
+    (an ATA/SCSI report, a device smartctl could not open, garbage)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("empty smartctl output")
+    if not re.search(r"^SMART/Health Information \(NVMe Log 0x02", text, re.MULTILINE):
+        raise ValueError("no 'SMART/Health Information (NVMe Log 0x02)' section in smartctl text")
+    h = SmartHealth(protocol="NVMe", form="text")
+    sensors: Dict[int, int] = {}
+    for line in text.splitlines():
+        label, sep, value = line.partition(":")
+        if not sep:
+            continue
+        k = re.sub(r"\s+", " ", label.strip().lower())
+        if k in _TEXT_COUNTERS:
+            n = _text_number(value)
+            cap = None if k in ("percentage used", "data units written") else _U32
+            setattr(h, _TEXT_COUNTERS[k], n if n is not None and (cap is None or n <= cap) else None)
+        elif k in _TEXT_TEMPERATURES:
+            c = _text_celsius(value)
+            if k != "temperature" and c is not None and c <= 0:
+                c = None
+            setattr(h, _TEXT_TEMPERATURES[k], c)
+        else:
+            m = re.fullmatch(r"temperature sensor ([1-8])", k)
+            c = _text_celsius(value) if m else None
+            if m and c is not None:
+                sensors[int(m.group(1))] = c
+    h.sensors_c = sensors or None
+    return h
+
+
+def argv_health_text(device: str) -> List[str]:
+    """``smartctl -a DEV``: the text form, for a smartctl without JSON (before 7.0)."""
+    return [PROGRAM, "-a", device]
+
+
 def health(device: str) -> SmartHealth:
-    """Run ``smartctl -i -A`` on device for its temperatures. ToolTooOldError for a smartctl without
-    JSON, ToolTimeoutError when it hangs, ToolOutputError when its output is not smartctl JSON; a
-    device smartctl cannot open is a SmartHealth that is not ``usable`` (``errors`` says why)."""
-    check_version()
+    """Run ``smartctl -i -A`` on device for its temperatures; a smartctl without JSON (ToolTooOldError
+    from the version check) is asked for its ``-a`` text instead, read by :func:`parse_health_text`
+    (NVMe only: an ATA/SCSI text report raises ToolOutputError). ToolTimeoutError when it hangs,
+    ToolOutputError when its output cannot be read; a device smartctl cannot open is a SmartHealth that
+    is not ``usable`` (``errors`` says why)."""
+    try:
+        check_version()
+    except ToolTooOldError:
+        proc = _run.run(argv_health_text(device), timeout=60, typed_timeout=True)
+        return _run.parse_output(proc, parse_health_text)
     proc = _run.run(argv_health(device), timeout=60, typed_timeout=True)
     return _run.parse_output(proc, parse_health)
 

@@ -7,7 +7,8 @@ on 127.0.0.1:3260 only, a LUN per zvol, access for this host's iscsictl initiato
 pidfile that file names; ``ctld -f FILE`` (it daemonizes; ctld -d is not used: in debug mode ctld does
 not fork and exits after one connection, leaving its LUNs in the kernel); iscsid when none runs
 (``iscsid -P OURFILE``: iscsictl only hands the session to it); ``iscsictl -A -p 127.0.0.1:3260 -t IQN``;
-the session's da disks read from ``iscsictl -L -v``. Teardown: ``iscsictl -R -t IQN``, SIGTERM to the
+the session's da disks read from ``iscsictl -L -v``; the CTL LUNs read back from ``ctladm devlist -v``
+(each zvol's LUN: backend, size, block size, options such as ``writecache``). Teardown: ``iscsictl -R -t IQN``, SIGTERM to the
 iscsid we started, SIGTERM to our ctld (a graceful ctld exit removes the LUNs it managed), the directory.
 
 Refused before anything is made: a ctld already running (ctld(8): at startup it removes kernel LUNs of
@@ -30,6 +31,7 @@ from slogqual.pool.transport import ISCSI_PORT, LOOPBACK, Attached, iqn_for
 from slogqual.pool.transport import freebsd_daemon as _daemon
 from slogqual.pool.transport.teardown import Undo
 from slogqual.tools import run as _run
+from slogqual.tools.freebsd import ctladm as _ctladm
 from slogqual.tools.freebsd import ctld as _ctld
 from slogqual.tools.freebsd.host import LIVE, Host
 
@@ -39,6 +41,21 @@ PORTAL = f"{LOOPBACK}:{ISCSI_PORT}"
 def sessions(host: Host) -> List[_ctld.Session]:
     argv = _ctld.list_argv()
     return _run.parse_text(_ctld.INITIATOR, argv, _daemon.checked(host, argv), _ctld.parse_list)
+
+
+def ctl_luns(host: Host, devices: List[str]) -> List[dict]:
+    """The CTL LUN serving each zvol (``file`` option = the zvol's path), in the zvols' order; a zvol
+    without one is MeasurementError: ctld did not put it behind a LUN."""
+    argv = _ctladm.devlist_argv()
+    luns = _run.parse_text(_ctladm.PROGRAM, argv, _daemon.checked(host, argv), _ctladm.parse_devlist)
+    out = []
+    for dev in devices:
+        lun = next((x for x in luns if x.file == dev), None)
+        if lun is None:
+            raise MeasurementError(f"ctladm devlist -v: no CTL LUN serves {dev}")
+        out.append({"ctl_lun": lun.lun, "backend": lun.backend, "size_bytes": lun.size_bytes,
+                    "blocksize": lun.blocksize, "options": dict(lun.options)})
+    return out
 
 
 def _wait_for_disks(host: Host, iqn: str, luns: int, timeout: float,
@@ -89,10 +106,11 @@ def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = Non
         undo.push(f"log out of {iqn}", lambda: _daemon.checked(host, _ctld.logout_argv(iqn)))
         session = _wait_for_disks(host, iqn, len(devices), login_timeout, sleep)
         disks = [f"/dev/{d}" for d in session.devices]
+        served = ctl_luns(host, devices)
         record = {
             "kind": "iscsi", "target": "ctld (CTL)", "iqn": iqn, "portal": PORTAL, "initiator": initiator,
             "ctl_conf": text,
-            "luns": [{"lun": i, "zvol": dev, "disk": disks[i]} for i, dev in enumerate(devices)],
+            "luns": [{"lun": i, "zvol": dev, "disk": disks[i], "ctl": served[i]} for i, dev in enumerate(devices)],
             "write_cache_requested": write_cache,
             "negotiated": {k: v for k, v in session.fields.items()
                            if k in ("Header digest", "Data digest", "MaxRecvDataSegmentLength",

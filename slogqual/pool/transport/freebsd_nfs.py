@@ -4,7 +4,8 @@ file, mounted by the kernel client on loopback.
 Setup, each step's undo recorded as soon as it is done: a private 0700 directory
 ``slogqual-<pool>-nfs-XXXX`` holding our exports file (the dataset to 127.0.0.1 only, -maproot=root,
 and a ``V4:`` line making it the NFSv4 root) and the mount directory; ``mountd -S FILE`` (never
-/etc/exports); ``nfsd -t -n N``; ``mount -t nfs -o nfsv3|nfsv4,...``. Teardown in reverse: unmount,
+/etc/exports); ``nfsd -t -n N``; ``mount -t nfs -o nfsv3|nfsv4,...``, read back with ``nfsstat -m`` (the
+options the client runs with: version, rsize/wsize, hard, in the Linux mountstats form). Teardown in reverse: unmount,
 SIGTERM to our nfsd and mountd (their pidfiles /var/run/nfsd.pid and /var/run/mountd.pid, theirs to
 write since no other runs), the directory.
 
@@ -27,13 +28,22 @@ from slogqual.errors import UsageError
 from slogqual.pool.transport import LOOPBACK, Attached
 from slogqual.pool.transport import freebsd_daemon as _daemon
 from slogqual.pool.transport.teardown import Undo
+from slogqual.tools import run as _run
 from slogqual.tools.freebsd import nfsserver as _nfs
+from slogqual.tools.freebsd import nfsstat as _nfsstat
 from slogqual.tools.freebsd.host import LIVE, Host
 
 DEFAULT_THREADS = 8
 MOUNTD_PIDFILE = "/var/run/mountd.pid"
 NFSD_PIDFILE = "/var/run/nfsd.pid"
 EXPORT_OPTIONS = ("-maproot=root",)
+
+
+def find_mount(host: Host, mountpoint: str):
+    """The client mount at ``mountpoint`` as ``nfsstat -m`` reports it (procfs.NfsMountStats), or None."""
+    argv = _nfsstat.argv()
+    mounts = _run.parse_text(_nfsstat.PROGRAM, argv, _daemon.checked(host, argv), _nfsstat.parse)
+    return next((m for m in mounts if m.mountpoint == mountpoint), None)
 
 
 @contextlib.contextmanager
@@ -69,10 +79,12 @@ def attach(pool_name: str, path: str, version: str = "4.2", threads: Optional[in
         mount = _nfs.mount_argv(LOOPBACK, path, mountpoint, version, mount_options)
         _daemon.checked(host, mount)
         undo.push(f"unmount {mountpoint}", lambda: _daemon.checked(host, _nfs.umount_argv(mountpoint)))
+        mounted = find_mount(host, mountpoint)
         record = {
             "kind": "nfs", "server": "FreeBSD nfsd", "export": f"{LOOPBACK}:{path}",
             "exports": exports_text, "mountpoint": mountpoint, "mount_argv": mount,
             "mount_options_requested": mount[4].split(","), "nfsd_threads": want,
+            "mount_options": mounted.opts if mounted else None,
             "daemons_started": started,
         }
         yield Attached([mountpoint], record)

@@ -6,8 +6,8 @@ never read or written. The file names its own ``pidfile`` (ctl.conf(5) global), 
 reads nor takes /var/run/ctld.pid. ctld(8) on startup compares its configuration with the kernel's LUNs
 "managed by previously running ctld instances" and removes those not in it: a second ctld beside a
 system one would delete the system's LUNs, so a private one is refused while another ctld runs.
-Not runnable on the development host: the generated text, argv and the ``iscsictl -Lv`` parser (on a
-real capture) are what the tests check.
+Not runnable on the development host: the generated text, argv and the ``iscsictl -L`` parsers (verbose
+and plain, on real captures) are what the tests check.
 """
 
 from __future__ import annotations
@@ -100,9 +100,10 @@ def list_argv() -> List[str]:
 
 @dataclass(frozen=True)
 class Session:
-    """One session of ``iscsictl -L -v``."""
+    """One session of ``iscsictl -L -v``, or of plain ``iscsictl -L`` (no session id, portal as given, no
+    negotiated fields: ``session_id`` None, ``fields`` empty)."""
 
-    session_id: int
+    session_id: Optional[int]
     target: str
     portal: str
     state: str
@@ -111,8 +112,11 @@ class Session:
 
 
 def parse_list(text: str) -> List[Session]:
-    """``iscsictl -L -v`` blocks ('Label:   value' lines, a blank line between sessions); ValueError on
-    anything else (tests/fixtures/freebsd/iscsictl-Lv-*.txt)."""
+    """``iscsictl -L -v`` blocks ('Label:   value' lines, a blank line between sessions), or the plain
+    ``iscsictl -L`` table (:func:`parse_list_plain`, told by its header); ValueError on anything else
+    (tests/fixtures/freebsd/iscsictl-L*.txt)."""
+    if _PLAIN_HEADER.match(text.lstrip("\n")):
+        return parse_list_plain(text)
     sessions: List[Session] = []
     block: Dict[str, str] = {}
     for line in text.splitlines() + [""]:
@@ -139,3 +143,32 @@ def _session(block: Dict[str, str]) -> Session:
         raise ValueError(f"iscsictl -L -v: device nodes {block['Device nodes']!r}")
     return Session(int(block["Session ID"]), block["Target name"], block["Target portal"],
                    block["Session state"], dict(block), devices)
+
+
+_PLAIN_HEADER = re.compile(r"^Target name\s+Target portal\s+State\s*(?:\n|$)")
+# iscsictl.c kernel_list(): "%-36s %-16s " target and portal, then the state: the failure reason (free
+# text), "Discovery", "Disabled", "Disconnected", or "Connected: " and the device nodes
+_CONNECTED = re.compile(r"^Connected:\s*(.*)$")
+
+
+def parse_list_plain(text: str) -> List[Session]:
+    """Plain ``iscsictl -L``: a header, then one line per session. ValueError on a line that is not
+    one, or text without the header."""
+    lines = [ln for ln in (text or "").splitlines() if ln.strip()]
+    if not lines or not _PLAIN_HEADER.match(lines[0] + "\n"):
+        raise ValueError("iscsictl -L: no 'Target name  Target portal  State' header")
+    sessions: List[Session] = []
+    for line in lines[1:]:
+        f = line.split(None, 2)
+        if len(f) < 3:
+            raise ValueError(f"iscsictl -L: unexpected line {line!r}")
+        target, portal, state = f
+        devices: List[str] = []
+        m = _CONNECTED.match(state)
+        if m:
+            devices = m.group(1).split()
+            if any(not re.match(r"^[a-z]+[0-9]+$", d) for d in devices):
+                raise ValueError(f"iscsictl -L: device nodes {m.group(1)!r}")
+            state = "Connected"
+        sessions.append(Session(None, target, portal, state.strip(), {}, devices))
+    return sessions
