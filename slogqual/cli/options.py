@@ -21,6 +21,48 @@ def seconds(text: str) -> float:
     return value
 
 
+def _plain(v: float) -> str:
+    return f"{v:.0f}" if v == int(v) else f"{v:g}"
+
+
+def _range(lo, hi, unit: str, above: bool = False) -> str:
+    return f"allowed: {'above ' if above else ''}{_plain(lo)} to {_plain(hi)} {unit}".rstrip()
+
+
+def bounded(lo: float, hi: float, unit: str = "seconds", above: bool = False):
+    """An argparse type: a finite number from ``lo`` (or above it, with ``above``) to ``hi``, the range
+    named in the refusal. ``hi`` is what cannot overflow a timer, a counter or memory."""
+    def parse(text: str) -> float:
+        value = seconds(text) if unit == "seconds" else _number(text, unit)
+        if value > hi or value < lo or (above and value == lo):
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range ({_range(lo, hi, unit, above)})")
+        return value
+    return parse
+
+
+def _number(text: str, unit: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of {unit}")
+    return value
+
+
+def count(lo: int, hi: int, unit: str = ""):
+    """An argparse type: a whole number from ``lo`` to ``hi`` (the range named in the refusal)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range ({_range(lo, hi, unit)})")
+        return value
+    return parse
+
+
 def add_force(parser, what: str) -> None:
     parser.add_argument("--force", action="store_true",
                         help=f"let the output replace an existing file that is not a slogqual {what}")
