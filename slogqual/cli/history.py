@@ -14,7 +14,6 @@ from tabulate import tabulate
 
 from slogqual import store
 from slogqual.store import KINDS, Store
-from slogqual.cli.options import count
 
 STORE_HELP = ("result store: a path (SQLite) or postgresql://USER@HOST/DB (default: $SLOGQUAL_STORE or "
               "~/.local/share/slogqual/results.sqlite)")
@@ -30,7 +29,7 @@ def register(sub) -> None:
     p.add_argument("--firmware", help="only runs of this firmware")
     p.add_argument("--kind", choices=KINDS, help="only this kind of run")
     p.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
-    p.add_argument("--show", type=count(1, 2**63 - 1), metavar="ID", help="print the stored JSON document of run ID")
+    p.add_argument("--show", type=int, metavar="ID", help="print the stored JSON document of run ID")
     p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=run)
 
