@@ -1,7 +1,8 @@
 """Input at the edge (issue #28): numbers too small, too large or not finite, and paths that are not
 files. Each is refused in one line, exit 2, no traceback, before anything is written: the -o
-destination, the store and the target stay as they were. Nothing here measures: the sweep's claim of
-its target is replaced by a failure, so a check that comes too late fails the test instead of running."""
+destination, the store and the target stay as they were. Nothing here measures or boots: the sweep's
+claim of its target, the lab's guest and a scenario's claim of its devices are replaced by a failure, so a check that
+comes too late fails the test instead of running."""
 
 import hashlib
 import io
@@ -35,7 +36,12 @@ def arena(tmp_path, monkeypatch):
     def too_late(*_a, **_k):
         raise AssertionError("the run reached the target: the input was not refused at parse time")
 
+    import slogqual.cli.lab as lab_cli
+    import slogqual.device as device
+
     monkeypatch.setattr(sweep_cli, "claim_target", too_late)
+    monkeypatch.setattr(lab_cli, "_lab", too_late)  # never a guest booted here
+    monkeypatch.setattr(device, "claim_for_writing", too_late)  # a scenario's devices
     store = tmp_path / "store.sqlite"
     monkeypatch.setenv("SLOGQUAL_STORE", str(store))
     monkeypatch.chdir(tmp_path)
@@ -107,8 +113,65 @@ def test_any_interval_outside_1ms_to_an_hour_is_refused(arena, interval):
     ["lab", "run", "--cpus", "100000", "--", "true"],
     ["lab", "run", "--memory", str(10 ** 12), "--", "true"],
     ["lab", "check", "--timeout", "1e300"],
-    ["history", "--show", str(10 ** 30)],  # sqlite: Python int too large
 ])
 def test_other_commands_bound_their_numbers(arena, argv):
     argv = [arena["target"] if a == "TARGET" else a for a in argv]
     refused(argv, [arena["target"], arena["store"]])
+
+
+# --- paths that are not files ------------------------------------------------------------------------------
+
+@pytest.fixture
+def odd(arena):
+    d = arena["dir"] / "a-dir"
+    d.mkdir()
+    fifo = arena["dir"] / "a-fifo"
+    os.mkfifo(fifo)
+    return {"dir": str(d), "fifo": str(fifo), "zero": "/dev/zero"}
+
+
+@pytest.mark.parametrize("kind", ["dir", "fifo", "zero"])
+@pytest.mark.parametrize("argv", [
+    ["scenario", "show", "FILE"],
+    ["scenario", "run", "FILE", "-o", "OUT", "--quiet"],
+    ["qualify", "TARGET", "--profile", "FILE", "--no-store", "--quiet"],
+    ["lab", "classes", "--devices-file", "FILE"],
+    ["import", "diskinfo", "FILE", "-o", "OUT"],
+    ["report", "FILE", "-o", "OUT"],
+    ["plot", "FILE", "-o", "OUT.png"],
+])
+def test_a_document_that_is_not_a_regular_file_is_refused_before_reading(arena, odd, kind, argv):
+    argv = [{"FILE": odd[kind], "TARGET": arena["target"], "OUT": arena["out"],
+             "OUT.png": arena["out"] + ".png"}.get(a, a) for a in argv]
+    text = refused(argv, [arena["target"], arena["out"], arena["out"] + ".png", arena["store"], odd["dir"]])
+    assert odd[kind] in text, text
+
+
+def test_a_store_in_a_directory_that_does_not_exist_is_refused(arena):
+    missing = arena["dir"] / "no-such-dir"
+    for argv in (["history", "--store", missing / "s.sqlite"],
+                 ["sweep", arena["target"], "-o", arena["out"], "--quiet", "--store", missing / "s.sqlite"],
+                 ["store", "migrate", "--store", missing / "s.sqlite"]):
+        text = refused(argv, [arena["target"], arena["out"], str(missing)])
+        assert "does not exist" in text and not missing.exists(), text
+
+
+def test_a_directory_as_the_store_is_refused(arena, odd):
+    refused(["history", "--store", odd["dir"]], [arena["target"], odd["dir"]])
+
+
+def test_the_default_store_is_still_made_where_it_is_missing(arena, monkeypatch):
+    home = arena["dir"] / "xdg"
+    monkeypatch.delenv("SLOGQUAL_STORE")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    code = cli.main(["history"])
+    assert code == 0 and (home / "slogqual" / "results.sqlite").exists()
+
+
+@pytest.mark.parametrize("argv", [["lab", "run", "-o", "FILE", "--", "true"],
+                                  ["lab", "run", "-o", "FILE/sub", "--", "true"],
+                                  ["lab", "check", "-o", "FILE"]])
+def test_lab_output_that_is_a_file_is_refused_before_the_guest(arena, argv):
+    argv = [a.replace("FILE", arena["target"]) for a in argv]
+    text = refused(argv, [arena["target"], arena["store"]])
+    assert "not a directory" in text

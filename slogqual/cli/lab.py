@@ -8,7 +8,7 @@ import os
 import sys
 
 from slogqual.errors import SlogqualError, UsageError
-from slogqual.cli.options import bounded, count, seconds
+from slogqual.cli.options import bounded, count, guard_output_dir, seconds
 
 DEFAULT_CHECK_DEVICES = ["hdd", "hdd", "nvme"]
 
@@ -108,7 +108,7 @@ def cmd_run(args) -> int:
         command = command[1:]
     if not command:
         raise UsageError("lab run needs a COMMAND after --")
-    lab = _lab(args, args.device, command, output=args.output, echo=None if args.quiet else sys.stdout,
+    lab = _lab(args, args.device, command, output=guard_output_dir(args.output, "--output"), echo=None if args.quiet else sys.stdout,
                timeout=args.timeout)
     res = lab.run()
     if res.status is None:
@@ -144,7 +144,7 @@ def cmd_check(args) -> int:
     if len(devices) != 3:
         raise UsageError("lab check needs exactly three devices: two for the mirror, one for the log")
     import tempfile
-    keep = args.output
+    keep = args.output and guard_output_dir(args.output, "--output")
     out = keep or tempfile.mkdtemp(prefix="slogqual-labcheck-")
     try:
         lab = _lab(args, devices, [sys.executable, "-m", selftest_module], output=out,

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+
+from slogqual.errors import UsageError
 
 
 def seconds(text: str) -> float:
@@ -22,7 +25,7 @@ def seconds(text: str) -> float:
 
 
 def _plain(v: float) -> str:
-    return f"{v:.0f}" if v == int(v) else f"{v:g}"
+    return str(int(v)) if v == int(v) else f"{v:g}"
 
 
 def _range(lo, hi, unit: str, above: bool = False) -> str:
@@ -61,6 +64,20 @@ def count(lo: int, hi: int, unit: str = ""):
             raise argparse.ArgumentTypeError(f"{text!r} is out of range ({_range(lo, hi, unit)})")
         return value
     return parse
+
+
+def guard_output_dir(path: str, option: str) -> str:
+    """A directory the command will make and fill (lab --output): refused now if it or the nearest
+    existing directory above it is not a directory (an existing file: a traceback after the run).
+    Returns the absolute path."""
+    path = os.path.abspath(path)
+    probe = path
+    while not os.path.exists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        where = "" if probe == path else f" ({probe} is not a directory)"
+        raise UsageError(f"{option} {path}: not a directory{where}")
+    return path
 
 
 def add_force(parser, what: str) -> None:
