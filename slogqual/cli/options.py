@@ -13,14 +13,19 @@ from slogqual.errors import UsageError
 def seconds(text: str) -> float:
     """A finite, non-negative number of seconds. `inf`, `nan` and `1e309` (which float() turns into
     inf) are refused here: they would reach fio and the result document, where JSON has no word for them."""
+    value = _number(text, "seconds")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
+def _number(text: str, unit: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of {unit}")
     return value
 
 
@@ -41,16 +46,6 @@ def bounded(lo: float, hi: float, unit: str = "seconds", above: bool = False):
             raise argparse.ArgumentTypeError(f"{text!r} is out of range ({_range(lo, hi, unit, above)})")
         return value
     return parse
-
-
-def _number(text: str, unit: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of {unit}")
-    return value
 
 
 def count(lo: int, hi: int, unit: str = ""):
