@@ -26,6 +26,21 @@ KIND_NBD = "nbd"
 KIND_BLOCK = "block"
 KIND_FILE = "file"
 
+def require_regular(path: str, what: str = "file") -> None:
+    """Refuse, before it is opened, an input that is not a regular file: a directory (a traceback from
+    open), a FIFO (waits for a writer forever), /dev/zero (read until memory runs out). A path that
+    does not exist is left to the caller's open, which says so in its own words."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:  # a symlink loop, a name too long, 'F/' on a file
+        raise UsageError(f"{path[:200]}: cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or special file"
+        raise UsageError(f"{path}: {kind}, not a regular {what}")
+
+
 NOT_A_TARGET = "not a block device, regular file or nbd:// URI"
 CHAR_ON_LINUX = "a character device; on Linux disks are block devices, character-device disks are FreeBSD's"
 

@@ -41,7 +41,7 @@ from slogqual.analysis import overtime, percentiles, precision
 from slogqual.analysis import powerloss
 from slogqual.analysis import thermal as thermal_analysis
 from slogqual.tools import fio, pairbench
-from slogqual.units import MiB, size_label
+from slogqual.units import MAX_SUSTAIN_BYTES, MAX_SUSTAIN_S, MiB, size_label
 
 # Below this many IOs a point's percentiles mean little; the point says so.
 FEW_IOS = 10
@@ -51,6 +51,8 @@ ENGINES = (ENGINE_PAIR, ENGINE_FIO)
 
 DEFAULT_MAX_RUNTIME_S = 30.0  # --precision: the most one size may run
 SUSTAIN_CAP_S = 24 * 3600.0  # --sustain BYTES: the most it may run
+MAX_RUNTIME_S = MAX_SUSTAIN_S  # --runtime, --max-runtime, --sustain DURATION: a day per size at most
+MAX_SETTLE_S = 3600.0  # --settle: an hour (beyond it time.sleep overflows on the way)
 
 
 @dataclass
@@ -167,8 +169,30 @@ class SweepParams:
                              "default 128k)")
         if self.sustained and self.precision is not None:
             raise UsageError("--sustain runs for a duration or a byte count; --precision does not apply")
-        if not (math.isfinite(self.interval_ms) and self.interval_ms > 0):
-            raise UsageError(f"interval {self.interval_ms!r} ms must be a positive number")
+        for name, value, top in (("--runtime", self.runtime_s, MAX_RUNTIME_S), ("--settle", self.settle_s, MAX_SETTLE_S),
+                                 ("--max-runtime", self.max_runtime_s, MAX_RUNTIME_S),
+                                 ("--sustain", self.sustain_s or 0, MAX_RUNTIME_S)):
+            if value > top:
+                raise UsageError(f"{name} {value:g} s: at most {top:g} s")
+        if self.sustain_bytes is not None and self.sustain_bytes > MAX_SUSTAIN_BYTES:
+            raise UsageError(f"--sustain {self.sustain_bytes} bytes: at most {MAX_SUSTAIN_BYTES} (1 PiB)")
+        if not (math.isfinite(self.interval_ms)
+                and overtime.MIN_INTERVAL_MS <= self.interval_ms <= overtime.MAX_INTERVAL_MS):
+            raise UsageError(f"--interval {self.interval_ms!r} ms: allowed {overtime.MIN_INTERVAL_MS:g} to "
+                             f"{overtime.MAX_INTERVAL_MS:g} ms")
+        longest = self.longest_s()
+        if overtime.interval_count(longest, self.interval_ms) > overtime.MAX_INTERVALS:
+            raise UsageError(f"--interval {self.interval_ms:g} ms: a run of {longest:g} s would make more than "
+                             f"{overtime.MAX_INTERVALS} intervals; give at least "
+                             f"{longest * 1000 / overtime.MAX_INTERVALS:g} ms")
+
+    def longest_s(self) -> float:
+        """The longest one size may run: what bounds its intervals."""
+        if self.sustain_s is not None:
+            return self.sustain_s
+        if self.sustain_bytes is not None:
+            return SUSTAIN_CAP_S
+        return max(self.runtime_s, self.max_runtime_s if self.precision is not None else 0)
 
     def check_target(self, target: Target) -> None:
         """A mode the target's engine cannot do is bad input, found before anything is written."""

@@ -58,6 +58,8 @@ def size_label(size: int) -> str:
 TiB = 1024 * GiB
 _DURATION_SUFFIX = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}
 _AMOUNT_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$", re.ASCII)
+MAX_SUSTAIN_BYTES = 1 << 50  # 1 PiB: more than any device takes in a day, far below what overflows
+MAX_SUSTAIN_S = 24 * 3600.0  # a day
 _SUSTAIN_BYTES = {"k": KiB, "kib": KiB, "m": MiB, "mib": MiB, "g": GiB, "gib": GiB, "t": TiB, "tib": TiB}
 
 
@@ -76,13 +78,14 @@ def parse_sustain(text: str):
         raise UsageError(f"--sustain {text!r}: {what}? {hint}")
     if suffix in _DURATION_SUFFIX:
         value = number * _DURATION_SUFFIX[suffix]
-        if not value > 0:
-            raise UsageError(f"--sustain {text!r}: the duration must be above 0")
+        if not 0 < value <= MAX_SUSTAIN_S:
+            raise UsageError(f"--sustain {text!r}: the duration must be above 0 and at most 24h")
         return "duration", value
     if suffix in _SUSTAIN_BYTES:
-        value = int(number * _SUSTAIN_BYTES[suffix])
-        if value <= 0:
-            raise UsageError(f"--sustain {text!r}: the amount must be above 0 bytes")
+        value = number * _SUSTAIN_BYTES[suffix]
+        if not 1 <= value <= MAX_SUSTAIN_BYTES:  # float('9' * 400) is inf: compared, never int()ed
+            raise UsageError(f"--sustain {text!r}: the amount must be at least 1 byte and at most 1024T (1 PiB)")
+        value = int(value)
         return "bytes", value
     raise UsageError(f"--sustain {text!r}: unknown unit {m.group(2)!r}; {hint}")
 

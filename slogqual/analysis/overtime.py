@@ -22,6 +22,17 @@ from typing import Any, Dict, List, Optional, Sequence
 from slogqual.analysis import percentiles
 
 DEFAULT_INTERVAL_MS = 100
+# The narrowest interval: aggregate and from_sums cut at whole ns and the pair engine refuses a step of 0
+# (1e-7 ms rounds to 0 ns: a division by zero after the run); below 1 ms an interval holds one or two
+# IOs of the fastest device, and a run is a million intervals per 17 minutes.
+MIN_INTERVAL_MS = 1.0
+MAX_INTERVAL_MS = 3600 * 1000.0  # an hour: wider than any run is one interval
+MAX_INTERVALS = 1_000_000  # per point: each interval is a line of the engine's output and six JSON numbers
+
+
+def interval_count(duration_s: float, interval_ms: float) -> int:
+    """How many intervals a run of ``duration_s`` makes (the last one partial)."""
+    return math.ceil(duration_s * 1000 / interval_ms)
 BASELINE_S = 10.0  # the collapse is measured against the bandwidth of the first 10 seconds
 COLLAPSE_FRACTION = 0.5  # ... falling below half of it
 WINDOW_S = 1.0  # ... over a sliding window this long (one slow flush in 100 ms is not a collapse)

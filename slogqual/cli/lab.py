@@ -8,10 +8,14 @@ import os
 import sys
 
 from slogqual.errors import SlogqualError, UsageError
-from slogqual.cli.options import seconds
+from slogqual.cli.options import bounded, count, guard_output_dir, seconds
 
 DEFAULT_CHECK_DEVICES = ["hdd", "hdd", "nvme"]
 
+
+MIN_MEMORY_MB, MAX_MEMORY_MB = 256, 64 * 1024  # a guest with OpenZFS needs 256 MiB; 64 GiB is beyond any lab host
+MAX_CPUS = 64  # guest vCPUs
+MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week: no lab run is that long, and time.sleep takes it
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("lab", help="boot a QEMU guest with real OpenZFS and emulated devices",
@@ -24,8 +28,8 @@ def register(subparsers) -> None:
                         help="an emulated device of this class (repeat; see `slogqual lab classes`)")
         sp.add_argument("--devices-file", action="append", default=[], metavar="TOML",
                         help="extra device classes (same format as scenarios/lab-devices.toml)")
-        sp.add_argument("--memory", type=int, default=1024, metavar="MiB", help="guest memory (default 1024)")
-        sp.add_argument("--cpus", type=int, default=1, help="guest vCPUs (default 1)")
+        sp.add_argument("--memory", type=count(MIN_MEMORY_MB, MAX_MEMORY_MB, "MiB"), default=1024, metavar="MiB", help="guest memory (default 1024)")
+        sp.add_argument("--cpus", type=count(1, MAX_CPUS), default=1, help="guest vCPUs (default 1)")
         sp.add_argument("--cache", default="", help="lab cache directory (default $SLOGQUAL_LAB_CACHE or "
                                                     "/var/cache/slogqual/lab)")
 
@@ -36,7 +40,7 @@ def register(subparsers) -> None:
                                    "them), copy the results to --output and exit with COMMAND's status.")
     common(r)
     r.add_argument("--output", "-o", default="lab-out", metavar="DIR", help="where the results go (default ./lab-out)")
-    r.add_argument("--timeout", type=seconds, default=3600, metavar="S", help="give up after S seconds (default 3600)")
+    r.add_argument("--timeout", type=bounded(0, MAX_TIMEOUT_S, above=True), default=3600, metavar="S", help="give up after S seconds (default 3600)")
     r.add_argument("--quiet", "-q", action="store_true", help="do not copy the guest console to stdout")
     r.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND...")
     r.set_defaults(func=cmd_run)
@@ -52,7 +56,7 @@ def register(subparsers) -> None:
                                    "the timings; exits 0 only if every step held.")
     common(c)
     c.add_argument("--output", "-o", default=None, metavar="DIR", help="keep check.json, raw outputs, console here")
-    c.add_argument("--timeout", type=seconds, default=600, metavar="S")
+    c.add_argument("--timeout", type=bounded(0, MAX_TIMEOUT_S, above=True), default=600, metavar="S")
     c.add_argument("--verbose", "-v", action="store_true", help="copy the guest console to stdout")
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     c.set_defaults(func=cmd_check)
@@ -74,7 +78,7 @@ def register(subparsers) -> None:
                     help="acknowledged records on every device before the cut (default 32)")
     pc.add_argument("--sizes", default="4k,8k,16k,32k,64k,128k", help="record sizes, in turn (default: 4k … 128k)")
     pc.add_argument("--output", "-o", default="lab-powercut", metavar="DIR", help="results (default ./lab-powercut)")
-    pc.add_argument("--timeout", type=seconds, default=900, metavar="S", help="per guest (default 900)")
+    pc.add_argument("--timeout", type=bounded(0, MAX_TIMEOUT_S, above=True), default=900, metavar="S", help="per guest (default 900)")
     pc.add_argument("--cache", default="", help="lab cache directory")
     pc.add_argument("--verbose", "-v", action="store_true", help="copy the guest console to stdout")
     pc.add_argument("--json", action="store_true", help="print the result documents (a JSON list)")
@@ -104,7 +108,7 @@ def cmd_run(args) -> int:
         command = command[1:]
     if not command:
         raise UsageError("lab run needs a COMMAND after --")
-    lab = _lab(args, args.device, command, output=args.output, echo=None if args.quiet else sys.stdout,
+    lab = _lab(args, args.device, command, output=guard_output_dir(args.output, "--output"), echo=None if args.quiet else sys.stdout,
                timeout=args.timeout)
     res = lab.run()
     if res.status is None:
@@ -140,7 +144,7 @@ def cmd_check(args) -> int:
     if len(devices) != 3:
         raise UsageError("lab check needs exactly three devices: two for the mirror, one for the log")
     import tempfile
-    keep = args.output
+    keep = args.output and guard_output_dir(args.output, "--output")
     out = keep or tempfile.mkdtemp(prefix="slogqual-labcheck-")
     try:
         lab = _lab(args, devices, [sys.executable, "-m", selftest_module], output=out,

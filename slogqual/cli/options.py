@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+
+from slogqual.errors import UsageError
 
 from slogqual.errors import UsageError
 from slogqual.store.backends import is_url
@@ -13,15 +16,66 @@ from slogqual.store.backends import is_url
 def seconds(text: str) -> float:
     """A finite, non-negative number of seconds. `inf`, `nan` and `1e309` (which float() turns into
     inf) are refused here: they would reach fio and the result document, where JSON has no word for them."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds")
+    value = _number(text, "seconds")
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is negative")
     return value
+
+
+def _number(text: str, unit: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of {unit}")
+    return value
+
+
+def _plain(v: float) -> str:
+    return str(int(v)) if v == int(v) else f"{v:g}"
+
+
+def _range(lo, hi, unit: str, above: bool = False) -> str:
+    return f"allowed: {'above ' if above else ''}{_plain(lo)} to {_plain(hi)} {unit}".rstrip()
+
+
+def bounded(lo: float, hi: float, unit: str = "seconds", above: bool = False):
+    """An argparse type: a finite number from ``lo`` (or above it, with ``above``) to ``hi``, the range
+    named in the refusal. ``hi`` is what cannot overflow a timer, a counter or memory."""
+    def parse(text: str) -> float:
+        value = seconds(text) if unit == "seconds" else _number(text, unit)
+        if value > hi or value < lo or (above and value == lo):
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range ({_range(lo, hi, unit, above)})")
+        return value
+    return parse
+
+
+def count(lo: int, hi: int, unit: str = ""):
+    """An argparse type: a whole number from ``lo`` to ``hi`` (the range named in the refusal)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range ({_range(lo, hi, unit)})")
+        return value
+    return parse
+
+
+def guard_output_dir(path: str, option: str) -> str:
+    """A directory the command will make and fill (lab --output): refused now if it or the nearest
+    existing directory above it is not a directory (an existing file: a traceback after the run).
+    Returns the absolute path."""
+    path = os.path.abspath(path)
+    probe = path
+    while not os.path.exists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        where = "" if probe == path else f" ({probe} is not a directory)"
+        raise UsageError(f"{option} {path}: not a directory{where}")
+    return path
 
 
 def add_force(parser, what: str) -> None:

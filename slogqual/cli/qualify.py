@@ -18,11 +18,14 @@ from slogqual.cli.history import STORE_HELP
 from slogqual.store import Store, StoreError
 from slogqual.tools import fio
 from slogqual.units import parse_size, parse_sizes
-from slogqual.cli.options import add_force, guard_output, seconds
+from slogqual.cli.options import add_force, bounded, count, guard_output
+from slogqual.sweep import MAX_RUNTIME_S, MAX_SETTLE_S
 from slogqual.outputs import text_mark
 from slogqual.results import schema
 from slogqual.results.schema import prefix
 
+
+MAX_ROUNDS_LIMIT = 1000  # --max-rounds: far above a steady state worth waiting for
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -42,13 +45,13 @@ def register(sub) -> None:
                    help="none, quick (a bounded sequential fill) or full (the device written twice); "
                         "default: the profile's")
     p.add_argument("--quick-bytes", default="1g", metavar="SIZE", help="span of --precondition quick (default 1g)")
-    p.add_argument("--max-rounds", type=int, metavar="N",
+    p.add_argument("--max-rounds", type=count(0, MAX_ROUNDS_LIMIT), metavar="N",
                    help=f"steady-state rounds at most (default: the profile's, normally {steady.MAX_ROUNDS}; "
                         "0 skips the rounds)")
-    p.add_argument("--round-runtime", type=seconds, metavar="SECONDS", help="seconds per steady-state round")
+    p.add_argument("--round-runtime", type=bounded(0, MAX_RUNTIME_S, above=True), metavar="SECONDS", help="seconds per steady-state round")
     p.add_argument("--sizes", help="sweep sizes (default: the profile's); must include every size a criterion names")
-    p.add_argument("--runtime", type=seconds, metavar="SECONDS", help="sweep seconds per size (default: the profile's)")
-    p.add_argument("--settle", type=seconds, metavar="SECONDS", help="pause before each size (default: the profile's)")
+    p.add_argument("--runtime", type=bounded(0, MAX_RUNTIME_S, above=True), metavar="SECONDS", help="sweep seconds per size (default: the profile's)")
+    p.add_argument("--settle", type=bounded(0, MAX_SETTLE_S), metavar="SECONDS", help="pause before each size (default: the profile's)")
     p.add_argument("--lab", action="store_true", help="run the profile's pool scenarios in the QEMU lab (--quick)")
     p.add_argument("--data", nargs="+", default=[], metavar="DEV",
                    help="data devices for the profile's pool scenarios, with DEV as the SLOG (destroys their data)")
@@ -103,13 +106,6 @@ def _options(args, prof: profiles.Profile, argv: List[str], fio_version: str) ->
     sizes = parse_sizes(args.sizes) if args.sizes else list(prof.sizes)
     if args.sizes:
         profiles.check_sizes(prof, sizes, "--sizes")
-    for name, value in (("--runtime", args.runtime), ("--round-runtime", args.round_runtime)):
-        if value is not None and not value > 0:
-            raise UsageError(f"{name} must be more than 0 seconds")
-    if args.settle is not None and args.settle < 0:
-        raise UsageError("--settle cannot be negative")
-    if args.max_rounds is not None and args.max_rounds < 0:
-        raise UsageError("--max-rounds cannot be negative")
     quick_bytes = parse_size(args.quick_bytes)
     if quick_bytes < 128 * 1024:
         raise UsageError("--quick-bytes must be at least 128k")

@@ -40,6 +40,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slogqual import __version__
 from slogqual.errors import UsageError
+from slogqual.paths import require_regular
 from slogqual.results import (
     LAT_BASIS_COMPLETION,
     STATUS_COMPLETE,
@@ -437,6 +438,7 @@ def import_file(path: str, *, skip_garbage: bool = False, labels: Sequence[str] 
     try:
         if stat.S_ISFIFO(os.stat(path).st_mode):  # reading one would wait for a writer forever
             raise UsageError(f"{path}: a FIFO; pipe diskinfo output in as '-' instead")
+        require_regular(path, "file")  # a directory, or /dev/zero: read until memory runs out
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
     except FileNotFoundError:

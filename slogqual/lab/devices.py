@@ -51,6 +51,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
 
 from slogqual.data import data_path
 from slogqual.errors import UsageError
+from slogqual.paths import require_regular
 from slogqual.units import MiB, parse_size
 
 TRANSPORTS = ("sata", "sas", "nvme", "pmem")
@@ -207,6 +208,7 @@ def load(paths: Optional[List[str]] = None) -> Dict[str, DeviceClass]:
         raise UsageError(f"no lab device classes: {DEFAULT_FILE} is missing")
     classes: Dict[str, DeviceClass] = {}
     for path in files:
+        require_regular(path, "device classes file")
         try:
             with open(path, encoding="utf-8") as fh:
                 text = fh.read()

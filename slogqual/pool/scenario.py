@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional
 
 from slogqual.data import data_path, require
 from slogqual.errors import UsageError
+from slogqual.paths import require_regular
 from slogqual.pool.transport import TRANSPORTS, TransportConfig
 from slogqual.units import parse_size
 
@@ -251,6 +252,7 @@ def load_scenario(name_or_path: str) -> Scenario:
         path = os.path.join(require(SCENARIO_DIR), name_or_path + ".toml")
         if not os.path.exists(path):
             raise UsageError(f"no scenario {name_or_path!r}: shipped ones are {', '.join(builtin_names())}")
+    require_regular(path, "scenario file")
     try:
         with open(path, "rb") as fh:
             doc = tomllib.load(fh)

@@ -31,6 +31,7 @@ else:  # pragma: no cover
 from slogqual.analysis import powerloss
 from slogqual.data import data_path, require
 from slogqual.errors import UsageError
+from slogqual.paths import require_regular
 from slogqual.qualify import steady
 from slogqual.units import MAX_SIZE, parse_size, size_label
 
@@ -306,6 +307,7 @@ def builtin_names() -> List[str]:
 
 def load(name_or_path: str) -> Profile:
     path = resolve_path(name_or_path)
+    require_regular(path, "profile file")
     try:
         with open(path, "rb") as fh:
             raw = fh.read()

@@ -142,6 +142,8 @@ class Store:
         self.location = path or default_path()
         self.timeout = timeout
         self.backend: Backend = open_backend(self.location, timeout)
+        if path:
+            self.backend.check_named()
         self.path = self.backend.display
         self.migrated: Optional[Tuple[int, int]] = None
         self._open = False

@@ -228,6 +228,9 @@ class Backend:
     def connect(self) -> None:
         raise NotImplementedError
 
+    def check_named(self) -> None:
+        """A store named on the command line (not the default): refused now if it cannot be what it names."""
+
     def close(self) -> None:
         raise NotImplementedError
 
@@ -284,6 +287,15 @@ class SQLiteBackend(Backend):
         elif "not a database" in text or "malformed" in text or "corrupt" in text:
             hint = " (move the file aside or point --store / $SLOGQUAL_STORE elsewhere)"
         return StoreError(f"result store {self.location}: {text}{hint}")
+
+    def check_named(self) -> None:
+        # The default store's directory is made on first use; a named one's must exist: a typo in --store
+        # would otherwise be a new, empty store somewhere, and the runs recorded there lost from view.
+        parent = os.path.dirname(os.path.abspath(self.location))
+        if not os.path.isdir(parent):
+            raise StoreLocationError(f"--store {self.location}: directory {parent} does not exist")
+        if os.path.exists(self.location) and not os.path.isfile(self.location):
+            raise StoreLocationError(f"--store {self.location}: not a regular file")
 
     def connect(self) -> None:
         os.makedirs(os.path.dirname(os.path.abspath(self.location)), exist_ok=True)

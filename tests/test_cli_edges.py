@@ -1,0 +1,177 @@
+"""Input at the edge (issue #28): numbers too small, too large or not finite, and paths that are not
+files. Each is refused in one line, exit 2, no traceback, before anything is written: the -o
+destination, the store and the target stay as they were. Nothing here measures or boots: the sweep's
+claim of its target, the lab's guest and a scenario's claim of its devices are replaced by a failure, so a check that
+comes too late fails the test instead of running."""
+
+import hashlib
+import io
+import os
+from contextlib import redirect_stderr, redirect_stdout
+
+import pytest
+
+from slogqual import cli
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def digest(path):
+    if not os.path.exists(path):
+        return None
+    if os.path.isdir(path):
+        return sorted(os.listdir(path))
+    if not os.path.isfile(path):
+        return "special"
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+@pytest.fixture
+def arena(tmp_path, monkeypatch):
+    import slogqual.cli.sweep as sweep_cli
+
+    def too_late(*_a, **_k):
+        raise AssertionError("the run reached the target: the input was not refused at parse time")
+
+    import slogqual.cli.lab as lab_cli
+    import slogqual.device as device
+
+    monkeypatch.setattr(sweep_cli, "claim_target", too_late)
+    monkeypatch.setattr(lab_cli, "_lab", too_late)  # never a guest booted here
+    monkeypatch.setattr(device, "claim_for_writing", too_late)  # a scenario's devices
+    store = tmp_path / "store.sqlite"
+    monkeypatch.setenv("SLOGQUAL_STORE", str(store))
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "target.img"
+    target.write_bytes(os.urandom(1 << 20))
+    return {"dir": tmp_path, "target": str(target), "out": str(tmp_path / "out.json"), "store": str(store)}
+
+
+def refused(argv, watched):
+    """Run argv in this process; assert one line, exit 2, no traceback and every watched path unchanged."""
+    before = {p: digest(p) for p in watched}
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = cli.main([str(a) for a in argv])
+            except SystemExit as exc:
+                code = exc.code
+    except Exception as exc:  # what would have been a traceback
+        pytest.fail(f"traceback from {argv!r}: {type(exc).__name__}: {exc}")
+    text = err.getvalue()
+    assert code == 2, (code, text)
+    assert text.startswith("slogqual: ") and len(text.strip().splitlines()) == 1, text
+    assert {p: digest(p) for p in watched} == before
+    return text
+
+
+# --- numbers -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("options, words", [
+    (["--interval", "1e-7"], "--interval"),  # rounds to a 0 ns step: a division by zero after the run
+    (["--interval", "0.000001"], "--interval"),  # a billion intervals a second: memory exhausted
+    (["--interval", "0"], "--interval"),
+    (["--interval", "nan"], "--interval"),
+    (["--interval", "1e12"], "--interval"),
+    (["--interval", "1", "--runtime", "2000"], "intervals"),  # two million intervals in one point
+    (["--interval", "2", "--sustain", "24h"], "intervals"),
+    (["--sustain", "9" * 30 + "T"], "--sustain"),  # overflowed int(float) before
+    (["--sustain", "9" * 400 + "G"], "--sustain"),  # inf bytes
+    (["--sustain", "2000T"], "1 PiB"),
+    (["--sustain", "100000h"], "24h"),
+    (["--runtime", "1e300"], "--runtime"),
+    (["--settle", "1e300"], "--settle"),  # time.sleep overflowed, after the claim
+    (["--precision", "2%", "--max-runtime", "1e300"], "--max-runtime"),
+])
+def test_sweep_numbers_out_of_range_are_refused_before_the_run(arena, options, words):
+    text = refused(["sweep", arena["target"], "-o", arena["out"], "--quiet", *options],
+                   [arena["target"], arena["out"], arena["store"]])
+    assert words in text, text
+
+
+@settings(max_examples=40, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(interval=st.one_of(st.floats(min_value=0, max_value=0.999), st.floats(min_value=3.6e6 + 1),
+                          st.sampled_from([float("nan"), float("inf"), -1.0])))
+def test_any_interval_outside_1ms_to_an_hour_is_refused(arena, interval):
+    text = refused(["sweep", arena["target"], "-o", arena["out"], "--quiet", f"--interval={interval!r}"],
+                   [arena["target"], arena["out"], arena["store"]])
+    assert "--interval" in text
+
+
+@pytest.mark.parametrize("argv", [
+    ["qualify", "TARGET", "--runtime", "1e300", "--no-store"],
+    ["qualify", "TARGET", "--settle", "1e300", "--no-store"],
+    ["qualify", "TARGET", "--round-runtime", "inf", "--no-store"],
+    ["qualify", "TARGET", "--max-rounds", str(10 ** 30), "--no-store"],
+    ["scenario", "run", "nfs-sync", "--fio-servers", "100000"],
+    ["lab", "run", "--cpus", "0", "--", "true"],
+    ["lab", "run", "--cpus", "100000", "--", "true"],
+    ["lab", "run", "--memory", str(10 ** 12), "--", "true"],
+    ["lab", "check", "--timeout", "1e300"],
+])
+def test_other_commands_bound_their_numbers(arena, argv):
+    argv = [arena["target"] if a == "TARGET" else a for a in argv]
+    refused(argv, [arena["target"], arena["store"]])
+
+
+# --- paths that are not files ------------------------------------------------------------------------------
+
+@pytest.fixture
+def odd(arena):
+    d = arena["dir"] / "a-dir"
+    d.mkdir()
+    fifo = arena["dir"] / "a-fifo"
+    os.mkfifo(fifo)
+    return {"dir": str(d), "fifo": str(fifo), "zero": "/dev/zero"}
+
+
+@pytest.mark.parametrize("kind", ["dir", "fifo", "zero"])
+@pytest.mark.parametrize("argv", [
+    ["scenario", "show", "FILE"],
+    ["scenario", "run", "FILE", "-o", "OUT", "--quiet"],
+    ["qualify", "TARGET", "--profile", "FILE", "--no-store", "--quiet"],
+    ["lab", "classes", "--devices-file", "FILE"],
+    ["import", "diskinfo", "FILE", "-o", "OUT"],
+    ["report", "FILE", "-o", "OUT"],
+    ["plot", "FILE", "-o", "OUT.png"],
+])
+def test_a_document_that_is_not_a_regular_file_is_refused_before_reading(arena, odd, kind, argv):
+    argv = [{"FILE": odd[kind], "TARGET": arena["target"], "OUT": arena["out"],
+             "OUT.png": arena["out"] + ".png"}.get(a, a) for a in argv]
+    text = refused(argv, [arena["target"], arena["out"], arena["out"] + ".png", arena["store"], odd["dir"]])
+    assert odd[kind] in text, text
+
+
+def test_a_store_in_a_directory_that_does_not_exist_is_refused(arena):
+    missing = arena["dir"] / "no-such-dir"
+    for argv in (["history", "--store", missing / "s.sqlite"],
+                 ["sweep", arena["target"], "-o", arena["out"], "--quiet", "--store", missing / "s.sqlite"],
+                 ["store", "migrate", "--store", missing / "s.sqlite"]):
+        text = refused(argv, [arena["target"], arena["out"], str(missing)])
+        assert "does not exist" in text and not missing.exists(), text
+
+
+def test_a_directory_as_the_store_is_refused(arena, odd):
+    refused(["history", "--store", odd["dir"]], [arena["target"], odd["dir"]])
+
+
+def test_the_default_store_is_still_made_where_it_is_missing(arena, monkeypatch):
+    home = arena["dir"] / "xdg"
+    monkeypatch.delenv("SLOGQUAL_STORE")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    code = cli.main(["history"])
+    assert code == 0 and (home / "slogqual" / "results.sqlite").exists()
+
+
+@pytest.mark.parametrize("argv", [["lab", "run", "-o", "FILE", "--", "true"],
+                                  ["lab", "run", "-o", "FILE/sub", "--", "true"],
+                                  ["lab", "check", "-o", "FILE"]])
+def test_lab_output_that_is_a_file_is_refused_before_the_guest(arena, argv):
+    argv = [a.replace("FILE", arena["target"]) for a in argv]
+    text = refused(argv, [arena["target"], arena["store"]])
+    assert "not a directory" in text
