@@ -294,6 +294,7 @@ def pytest_sessionstart(session):
     global _SESSION_SLOW_HOST
     if slow_host_requested() and shutil.which("fio") is not None:
         _SESSION_SLOW_HOST = SlowHost(_tempfile.mkdtemp(prefix="slogqual-slow-host-"))
+        _SESSION_SLOW_HOST.directory = _SESSION_SLOW_HOST.disk.report and os.path.dirname(_SESSION_SLOW_HOST.disk.report)
 
 
 # ---- wall time by kind of test, printed at the end of every run (docs/testing.md keeps the record) ----
@@ -326,6 +327,7 @@ def pytest_runtest_protocol(item, nextitem):
 def pytest_terminal_summary(terminalreporter):
     if _SESSION_SLOW_HOST is not None:
         st = _SESSION_SLOW_HOST.stop()
+        shutil.rmtree(getattr(_SESSION_SLOW_HOST, "directory", None) or "/nonexistent", ignore_errors=True)
         terminalreporter.write_line(
             f"slogqual tests, slowed host (SLOGQUAL_TEST_SLOW_HOST): {st['hogs']} CPU hogs got {st['hog_cpu_s']} CPU s "
             f"in {st['wall_s']} s; the busy disk: {st['disk'].get('fsyncs', 0)} fsyncs")
