@@ -287,7 +287,7 @@ def _protocol_job(zfs_guest, name):
 # Below this uncapped 128 KiB rate (the capped-ssd's calibration in its guest) the capped log's steps would
 # carry too few IOs for the shape to be told from noise (a quarter of 16 MiB/s over a 10 s step: ~320 IOs, a
 # two-sigma counting error of 16 % between two steps). This project's 2-core build machine measured 58-66
-# MiB/s, and 25-39 with a CPU hog on each core and its disk busy (docs/lab.md).
+# MiB/s, and 25-49 with a CPU hog on each core and its disk busy (docs/lab.md, tests/test_lab.py).
 WIDE_MIN_UNCAPPED_MIBS = 16.0
 
 

@@ -29,7 +29,7 @@ from slogqual.errors import SlogqualError, UsageError
 from slogqual.units import KiB
 
 CALIBRATION_BS = 128 * KiB  # the size whose bandwidth the capped classes stand for (a log's large writes)
-MEASURE_S = 3.0  # uncapped: ~1,000 IOs of 128 KiB even on a slow host (a 2-sigma counting error ~6 %)
+MEASURE_S = 3.0  # uncapped: 1,181-1,589 IOs of 128 KiB here, 597-931 with every core hogged (docs/lab.md)
 SETTLE_S = 1.5  # nbdkit reads its rate file "after a short delay" (nbdkit-rate-filter(1))
 VERIFY_S = 4.0  # capped: the rate filter's half-second bucket adds at most 0.5/4 = 12.5 % to the average
 VERIFY_SLACK = 1.3  # a capped run above 1.3 x the cap means the cap did not take: the boot fails
