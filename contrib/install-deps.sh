@@ -51,12 +51,16 @@ if ! (cd / && python3 -c 'import slogqual, sys; sys.exit(0 if slogqual.__file__.
   fi
   python3 -m pip install "${pip_flags[@]}" -e ".[test,postgresql]"
 fi
-# psycopg 3 for the PostgreSQL store (and its tests), also where slogqual was installed before it was needed
-if ! (cd / && python3 -c 'import psycopg') 2>/dev/null; then
-  pip_flags=(-q --disable-pip-version-check --root-user-action=ignore)
-  if python3 -c 'import os, sys, sysconfig; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")) else 1)'; then
-    pip_flags+=(--break-system-packages)
+# what the tests need beyond slogqual itself, also where slogqual was installed before it was needed:
+# psycopg 3 (the PostgreSQL store and its tests), pytest-xdist (README's test command runs in lanes)
+for need in "psycopg psycopg>=3.1" "xdist pytest-xdist>=3"; do
+  module=${need%% *} requirement=${need#* }
+  if ! (cd / && python3 -c "import $module") 2>/dev/null; then
+    pip_flags=(-q --disable-pip-version-check --root-user-action=ignore)
+    if python3 -c 'import os, sys, sysconfig; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")) else 1)'; then
+      pip_flags+=(--break-system-packages)
+    fi
+    python3 -m pip install "${pip_flags[@]}" "$requirement"
   fi
-  python3 -m pip install "${pip_flags[@]}" "psycopg>=3.1"
-fi
+done
 echo "install-deps: ready in ${SECONDS} s" >&2

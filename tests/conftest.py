@@ -9,7 +9,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # pg_server / pg_url: a real PostgreSQL for the store tests (tests/pgserver.py)
-pytest_plugins = ["pgserver"]
+pytest_plugins = ["pgserver", "lanes"]
 
 # Commands that record into the result store (sweep, scenario, import, qualify) must not write the
 # user's real store from tests: every test run gets its own, unless a test names another.
@@ -210,11 +210,11 @@ class SlowHost:
     ``stop()`` returns the evidence that the host really was slowed: the CPU seconds the hogs got, the wall
     seconds they ran, and the disk's fio counts."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, hogs=None):
         import time
         self.t0 = time.monotonic()
         self.hogs = [subprocess.Popen([sys.executable, "-c", _HOG], stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL) for _ in range(os.cpu_count() or 1)]
+                                      stderr=subprocess.DEVNULL) for _ in range(hogs or os.cpu_count() or 1)]
         self.disk = BusyHostDisk(directory)
         self.stats = None
 
@@ -292,47 +292,89 @@ def slow_host(tmp_path):
 
 def pytest_sessionstart(session):
     global _SESSION_SLOW_HOST
-    if slow_host_requested() and shutil.which("fio") is not None:
-        _SESSION_SLOW_HOST = SlowHost(_tempfile.mkdtemp(prefix="slogqual-slow-host-"))
-        _SESSION_SLOW_HOST.directory = _SESSION_SLOW_HOST.disk.report and os.path.dirname(_SESSION_SLOW_HOST.disk.report)
+    if not slow_host_requested() or shutil.which("fio") is None:
+        return
+    from lanes import distributed  # (the plugin above, imported by then)
+
+    if distributed(session.config) and not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # xdist's controller: each lane (worker) slows the host for its share of the cores
+    lanes_n = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    hogs = max(1, -(-(os.cpu_count() or 1) // lanes_n))  # together: at least one hog per core
+    _SESSION_SLOW_HOST = SlowHost(_tempfile.mkdtemp(prefix="slogqual-slow-host-"), hogs=hogs)
+    _SESSION_SLOW_HOST.directory = _SESSION_SLOW_HOST.disk.report and os.path.dirname(_SESSION_SLOW_HOST.disk.report)
+
+
+# each lane's evidence of the slowed host, added up by whoever prints the summary (the controller with xdist)
+if slow_host_requested() and "SLOGQUAL_TEST_SLOW_EVIDENCE" not in os.environ:  # (xdist's workers inherit it)
+    os.environ["SLOGQUAL_TEST_SLOW_EVIDENCE"] = _tempfile.mkdtemp(prefix="slogqual-slow-evidence-")
+
+
+def pytest_sessionfinish(session):
+    if _SESSION_SLOW_HOST is None:
+        return
+    st = _SESSION_SLOW_HOST.stop()
+    shutil.rmtree(getattr(_SESSION_SLOW_HOST, "directory", None) or "/nonexistent", ignore_errors=True)
+    name = os.environ.get("PYTEST_XDIST_WORKER") or "main"
+    with open(os.path.join(os.environ["SLOGQUAL_TEST_SLOW_EVIDENCE"], name + ".json"), "w") as fh:
+        json.dump(st, fh)
+
+
+def _slow_host_evidence():
+    """Every lane's SlowHost evidence added up (None when the session was not slowed)."""
+    directory = os.environ.get("SLOGQUAL_TEST_SLOW_EVIDENCE")
+    if not directory or not os.path.isdir(directory):
+        return None
+    parts = []
+    for name in sorted(os.listdir(directory)):
+        with open(os.path.join(directory, name)) as fh:
+            parts.append(json.load(fh))
+    shutil.rmtree(directory, ignore_errors=True)
+    if not parts:
+        return None
+    return {"lanes": len(parts), "hogs": sum(p["hogs"] for p in parts),
+            "hog_cpu_s": round(sum(p["hog_cpu_s"] for p in parts), 1), "wall_s": max(p["wall_s"] for p in parts),
+            "fsyncs": sum(p["disk"].get("fsyncs") or 0 for p in parts)}
 
 
 # ---- wall time by kind of test, printed at the end of every run (docs/testing.md keeps the record) ----
-import time as _time  # noqa: E402
-
 _SECONDS_BY_TEST = []  # (seconds, node id)
 _SECONDS_BY_KIND = {}
 
 
-def _kind(item) -> str:
-    if item.get_closest_marker("lab"):
+def _kind(keywords) -> str:
+    if "lab" in keywords:
         return "lab"
-    if item.get_closest_marker("integration"):
+    if "integration" in keywords:
         return "integration"
     return "unit"
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    # set-up, call and tear-down, so a shared guest booted by a module fixture counts where it is paid
-    t0 = _time.monotonic()
-    yield
-    kind = _kind(item)
-    n, s = _SECONDS_BY_KIND.get(kind, (0, 0.0))
-    spent = _time.monotonic() - t0
-    _SECONDS_BY_KIND[kind] = (n + 1, s + spent)
-    _SECONDS_BY_TEST.append((spent, item.nodeid))
+def pytest_runtest_logreport(report):
+    # set-up, call and tear-down, so a shared guest booted by a module fixture counts where it is paid;
+    # from the reports, so that with xdist's lanes (tests/lanes.py) the controller adds up every worker's
+    seconds = _SECONDS_BY_NODE.setdefault(report.nodeid, [0.0, _kind(report.keywords)])
+    seconds[0] += report.duration
+    if report.when == "teardown":
+        spent, kind = _SECONDS_BY_NODE.pop(report.nodeid)
+        n, s = _SECONDS_BY_KIND.get(kind, (0, 0.0))
+        _SECONDS_BY_KIND[kind] = (n + 1, s + spent)
+        _SECONDS_BY_TEST.append((spent, report.nodeid.split("@")[0]))
+
+
+_SECONDS_BY_NODE = {}  # node id -> [seconds so far, kind]
 
 
 def pytest_terminal_summary(terminalreporter):
-    if _SESSION_SLOW_HOST is not None:
-        st = _SESSION_SLOW_HOST.stop()
-        shutil.rmtree(getattr(_SESSION_SLOW_HOST, "directory", None) or "/nonexistent", ignore_errors=True)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    st = _slow_host_evidence()
+    if st is not None:
         terminalreporter.write_line(
-            f"slogqual tests, slowed host (SLOGQUAL_TEST_SLOW_HOST): {st['hogs']} CPU hogs got {st['hog_cpu_s']} CPU s "
-            f"in {st['wall_s']} s; the busy disk: {st['disk'].get('fsyncs', 0)} fsyncs")
+            f"slogqual tests, slowed host (SLOGQUAL_TEST_SLOW_HOST): {st['hogs']} CPU hogs in {st['lanes']} lane(s) "
+            f"got {st['hog_cpu_s']} CPU s in {st['wall_s']} s; the busy disk(s): {st['fsyncs']} fsyncs")
     if _SECONDS_BY_KIND:
         parts = [f"{kind} {n} tests {s:.0f} s" for kind, (n, s) in sorted(_SECONDS_BY_KIND.items())]
+        # with lanes (tests/lanes.py) these are test seconds, summed over the lanes that ran at once
         terminalreporter.write_line("slogqual tests, wall time by kind: " + ", ".join(parts))
         # where CI's time budget goes (a shared guest's boot and jobs count in its first test)
         for spent, nodeid in sorted(_SECONDS_BY_TEST, reverse=True)[:10]:

@@ -8,6 +8,7 @@ import copy
 import json
 import os
 import signal
+import tempfile
 import time
 
 import pytest
@@ -213,16 +214,22 @@ def _alive(pid):
 
 
 @need("fio")
-def test_two_servers_on_loopback_drive_one_step_and_are_gone_after(tmp_path):
+def test_two_servers_on_loopback_drive_one_step_and_are_gone_after(tmp_path, monkeypatch):
+    # the job files' directory in a temporary directory of this test's own: another lane's runs use /tmp
+    jobs_tmp = tmp_path / "tmp"
+    jobs_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(jobs_tmp))
     targets = []
     for i in range(2):
         targets.append(str(tmp_path / f"lun{i}.img"))
         with open(targets[-1], "wb") as fh:
             fh.truncate(16 << 20)
-    before = fc.running_servers()
+    # this process's servers only (their marks carry our PID): another lane's are none of this test's
+    ours = f"slogqual-fio-server-{os.getpid()}-"
+    before = fc.running_servers(ours)
     with fc.FioServer() as a, fc.FioServer() as b:
         pids = [a.pid, b.pid]
-        assert a.port != b.port and set(pids) <= set(fc.running_servers())
+        assert a.port != b.port and set(pids) <= set(fc.running_servers(ours))
         for s in (a, b):
             with open(f"/proc/{s.pid}/environ", "rb") as fh:
                 assert f"{fc.SERVER_MARK_ENV}={s.mark}".encode() in fh.read().split(b"\0")
@@ -234,8 +241,8 @@ def test_two_servers_on_loopback_drive_one_step_and_are_gone_after(tmp_path):
     assert all(c.result.ios > 0 for c in r.clients)
     assert r.merged.ios == sum(c.result.ios for c in r.clients)
     assert abs(r.merged.iops - r.iops_sum()) <= r.iops_sum_bound() + 1e-6 * len(r.clients)
-    assert not any(_alive(p) for p in pids) and fc.running_servers() == before
-    assert not [n for n in os.listdir("/tmp") if n.startswith("slogqual-fio-jobs-")]
+    assert not any(_alive(p) for p in pids) and fc.running_servers(ours) == before
+    assert not [n for n in os.listdir(jobs_tmp) if n.startswith("slogqual-fio-jobs-")]
 
 
 @need("fio")
@@ -253,9 +260,10 @@ def test_stopping_a_server_mid_job_ends_the_job_it_forked(tmp_path):
     try:
         controller = _run.Background(fc.build_argv([(server.endpoint, str(job))])).start()
         deadline = time.monotonic() + 20
-        while len([p for p in fc.running_servers() if p != server.pid]) < 1 and time.monotonic() < deadline:
+        # by this server's own mark: another lane's fio servers (tests/lanes.py) are none of this test's
+        while len([p for p in fc.running_servers(server.mark) if p != server.pid]) < 1 and time.monotonic() < deadline:
             time.sleep(0.05)
-        group = fc.running_servers()
+        group = fc.running_servers(server.mark)
         assert len(group) >= 2, "the server never forked its job"
     finally:
         t0 = time.monotonic()
@@ -263,7 +271,7 @@ def test_stopping_a_server_mid_job_ends_the_job_it_forked(tmp_path):
         if controller is not None:
             controller.stop()
     assert time.monotonic() - t0 < server.grace_s + 2
-    assert not any(_alive(p) for p in group) and fc.running_servers() == []
+    assert not any(_alive(p) for p in group) and fc.running_servers(server.mark) == []
 
 
 @need("fio")

@@ -2,10 +2,13 @@
 
 import json
 import os
+import pathlib
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -430,7 +433,9 @@ def test_resume_of_a_fifo_does_not_hang(tmp_path):
 def test_result_file_that_cannot_be_written_fails_the_run_in_one_line_and_keeps_the_points(tmp_path):
     """ENOSPC on the result file's own filesystem (a 4 KiB tmpfs: the first save fits, a later one does
     not): exit 1, one line, no traceback, and the document — marked failed, with what was measured —
-    on stdout instead of lost."""
+    on stdout instead of lost. The paths are short and fixed in length: the document names them, and a
+    longer test directory (xdist's popen-gwN/) made even the first save not fit."""
+    tmp_path = pathlib.Path(tempfile.mkdtemp(prefix="sq-enospc-"))
     small = tmp_path / "small"
     small.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "slogqual-test", str(small)],
@@ -448,6 +453,7 @@ def test_result_file_that_cannot_be_written_fails_the_run_in_one_line_and_keeps_
         assert doc["points"] and all(p["ios"] > 0 for p in doc["points"])  # what was measured is kept
     finally:
         subprocess.run(["umount", str(small)])
+        shutil.rmtree(tmp_path, ignore_errors=True)
 
 
 @need("nbdkit")

@@ -1,0 +1,83 @@
+"""Two lanes (or one per core): how README's test command spends its minutes (issue #26).
+
+A lab guest runs under TCG on one host core (its one vCPU) and the lab tier is nearly all waiting on that
+core: with CPU hogs on every core the tier took 31 min against 28 unslowed (docs/testing.md). So on a
+host with two cores one lane can run the shared ZFS guest (~15 min) while the other runs everything else
+(unit, integration and the other lab guests). pytest-xdist gives the lanes (README runs `-n auto --dist
+loadgroup`); this plugin decides what goes together and in what order:
+
+- tests that share a module-scoped fixture or a process-table marker stay in one group (one worker):
+  the shared ZFS guest's tests (one boot), every test module (its module fixtures are paid once), the
+  power-cut tests of the host and of the lab together (both look for ``slogqual-powercut-`` processes);
+- the lab tests that boot a guest of their own are groups of one, so they spread over the lanes;
+- the order: the shared ZFS guest first (the longest unit: it must start at once), then the host tests,
+  then the other lab tests longest first — so the lanes end together.
+
+Without xdist (a developer's ``pytest tests/test_x.py``) nothing is reordered: the marks are inert.
+"""
+
+import os
+
+import pytest
+
+SHARED_GUEST_FIXTURE = "zfs_guest"  # tests/test_scenario_lab.py
+SAME_GROUP = {  # module -> group: modules whose tests must never run at the same time as each other's
+    "test_lab_powercut.py": "powercut",
+    "test_powercut_integration.py": "powercut",
+}
+# measured (docs/testing.md, --durations of the lab tier): a guest test's seconds, for the order only
+LAB_SECONDS = {
+    "test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it": 330,
+    "test_iscsi_4k_quick_in_the_lab": 230,
+    "test_a_power_cut_tells_apart_what_the_cache_bit_cannot": 130,
+    "test_in_guest_device_tests_pass_in_the_lab": 95,
+    "test_sweep_in_the_lab_orders_the_classes": 70,
+    "test_a_calibrated_cap_binds_on_a_slowed_host": 60,
+    "test_check_pool_with_log_and_zil_evidence": 40,
+}
+LAB_SECONDS_DEFAULT = 25
+
+
+def distributed(config) -> bool:
+    """Whether this session's tests are spread over xdist workers (here, or in the controller)."""
+    return bool(os.environ.get("PYTEST_XDIST_WORKER")) or (
+        getattr(config.option, "dist", "no") != "no" and bool(getattr(config.option, "numprocesses", None)))
+
+
+def group_of(item) -> str:
+    module = os.path.basename(str(item.fspath))
+    if SHARED_GUEST_FIXTURE in getattr(item, "fixturenames", ()):
+        return "shared-zfs-guest"
+    if module in SAME_GROUP:
+        return SAME_GROUP[module]
+    if item.get_closest_marker("lab"):
+        return item.nodeid  # a guest of its own
+    return module
+
+
+def _rank(item, group: str):
+    if group == "shared-zfs-guest":
+        return (0, 0)
+    if group == "powercut":
+        return (2, -LAB_SECONDS["test_a_power_cut_tells_apart_what_the_cache_bit_cannot"])
+    if item.get_closest_marker("lab"):
+        return (2, -LAB_SECONDS.get(item.originalname or item.name, LAB_SECONDS_DEFAULT))
+    return (1, 0)
+
+
+def pytest_configure(config):
+    if distributed(config) and hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False  # keep the order below (xdist would sort groups by size)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which turns the xdist_group marks into work units
+def pytest_collection_modifyitems(config, items):
+    if not distributed(config):
+        return
+    groups = {}
+    for item in items:
+        group = groups[item.nodeid] = group_of(item)
+        item.add_marker(pytest.mark.xdist_group(group))
+    # a stable sort keeps each module's own order; every worker computes the same order (xdist checks it)
+    order = {id(item): n for n, item in enumerate(items)}
+    items.sort(key=lambda item: (_rank(item, groups[item.nodeid]), order[id(item)]))
