@@ -9,9 +9,6 @@ import os
 
 from slogqual.errors import UsageError
 
-from slogqual.errors import UsageError
-from slogqual.store.backends import is_url
-
 
 def seconds(text: str) -> float:
     """A finite, non-negative number of seconds. `inf`, `nan` and `1e309` (which float() turns into
@@ -91,9 +88,7 @@ def guard_output(args, path, what: str, ours=None, inputs=()) -> str:
     from slogqual.outputs import check_output
 
     protect = [(p, "an input of this command") for p in inputs if p and p != "-"]
-    location = getattr(args, "store", None) or store.default_path()
-    if not is_url(location):
-        protect.append((location, "the result store"))
+    protect += store.protected(getattr(args, "store", None))
     return check_output(str(path), what, ours, protect, force=getattr(args, "force", False),
                         forceable=hasattr(args, "force"))
 
@@ -102,8 +97,5 @@ def refuse_store(args, path, why: str) -> None:
     """UsageError when ``path`` is the result store slogqual resolves (--store, $SLOGQUAL_STORE or the
     default), by real path or by device and inode: a target that ``why`` would destroy."""
     from slogqual import store
-    from slogqual.outputs import same_file
 
-    location = getattr(args, "store", None) or store.default_path()
-    if not is_url(location) and same_file(path, location):
-        raise UsageError(f"{path} is the result store: {why}")
+    store.refuse_overwrite(path, why, getattr(args, "store", None))
