@@ -15,7 +15,6 @@ import sys
 from typing import List, Optional
 
 from slogqual import __version__, process
-from slogqual.process import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED  # noqa: F401  (the CLI's exit codes)
 
 # Modules in slogqual.cli that provide subcommands, in --help order.
 COMMAND_MODULES = [

@@ -11,6 +11,7 @@ from slogqual import paths, store
 from slogqual.cli.history import STORE_HELP
 from slogqual.cli.options import guard_output, refuse_store, seconds
 from slogqual.errors import RefusedError, SlogqualError, UsageError
+from slogqual.powercut import writer
 from slogqual.units import parse_size
 
 EXIT_INTERRUPTED = 130
@@ -27,13 +28,7 @@ def _positive(text: str) -> int:
 def _sizes(text: str):
     from slogqual.powercut import records as R
 
-    sizes = [parse_size(p) for p in text.split(",") if p.strip()] if text.strip() else []
-    if not sizes or len(sizes) != len(text.split(",")):
-        raise UsageError(f"--sizes {text!r}: give record sizes such as 4k,8k,128k")
-    why = R.check_sizes(sizes)
-    if why:
-        raise UsageError(f"--sizes: {why}")
-    return sizes
+    return R.parse_sizes(text)
 
 
 def register(sub) -> None:
@@ -105,18 +100,9 @@ def register(sub) -> None:
 
     w = sp.add_parser("write", help="(the writer process powercut run starts)",
                       description="Write records to TARGET, each flushed, each acknowledged one sent to the "
-                                  "recorder and printed as 'ack N', until the area is full or IO fails.")
-    w.add_argument("target", metavar="TARGET")
-    w.add_argument("--run-id", required=True)
-    w.add_argument("--cycle", type=_positive, required=True)
-    w.add_argument("--sizes", required=True)
-    to = w.add_mutually_exclusive_group(required=True)
-    to.add_argument("--recorder", metavar="HOST:PORT")
-    to.add_argument("--journal", metavar="FILE",
-                    help="append each message to FILE instead (a file on a machine the cut spares: the lab's share)")
-    w.add_argument("--destroy-data", action="store_true")
-    w.add_argument("--under-claim", action="store_true",
-                   help="the parent process holds slogqual's claim on TARGET (checked)")
+                                  "recorder and printed as 'ack N', until the area is full or IO fails "
+                                  "(the same program as python -m slogqual.powercut.writer).")
+    writer.add_arguments(w)
     w.set_defaults(func=cmd_write)
     p.set_defaults(func=lambda args: _help(p))
 
@@ -257,43 +243,4 @@ def _guard_journal(args, path: str, inputs=()) -> str:
 
 
 def cmd_write(args) -> int:
-    from slogqual import device
-    from slogqual.device.safety import lock_holder
-    from slogqual.powercut import writer
-    from slogqual.powercut.recorder import JournalClient, RecorderClient, parse_address
-    from slogqual.powercut import records as R
-    from slogqual.powercut.run import check_target
-
-    sizes = _sizes(args.sizes)
-    try:
-        run_id = bytes.fromhex(args.run_id)
-    except ValueError:
-        run_id = b""
-    if len(run_id) != 16:
-        raise UsageError(f"--run-id {args.run_id!r}: 32 hex digits")
-    address = parse_address(args.recorder) if args.recorder else None
-    refuse_store(args, args.target, "the powercut writer would overwrite it")
-    if args.journal:
-        _guard_journal(args, args.journal, [args.target])
-    limit = R.capacity(check_target(args.target), sizes)
-
-    def go() -> int:
-        with (RecorderClient(*address) if address else JournalClient(args.journal)) as client:
-            outcome = writer.write_records(args.target, run_id, args.cycle, sizes, limit, client,
-                                           writer.print_ack(sys.stdout))
-        print(f"direct {'yes' if outcome.direct else 'no'}", flush=True)
-        print(f"powercut writer: {outcome.acknowledged} records acknowledged; {outcome.why}", file=sys.stderr)
-        return 0 if outcome.why == "area full" else 1
-
-    if args.under_claim:
-        holder = lock_holder(args.target)
-        if holder is None or holder != os.getppid():
-            raise RefusedError(f"refusing {args.target}: --under-claim, but its slogqual lock is "
-                               + ("not held" if holder is None else f"held by pid {holder}, not by the parent")
-                               + " (run it through `slogqual powercut run`)")
-        return go()
-    with device.claim_for_writing(args.target, args.destroy_data) as claim:
-        if claim.kind == "block" and not args.destroy_data:
-            raise RefusedError(f"refusing to write {args.target}: the powercut writer destroys the data on a block "
-                               "device; name it with --destroy-data to confirm")
-        return go()
+    return writer.run_words(args, sys.stdout, sys.stderr)  # the door and its output protocol

@@ -4,8 +4,8 @@ Per cycle:
 
 1. power: with ``emulate`` an nbdkit export of the backing file (file plugin; ``--filter=cache
    cache=unsafe|writeback``, or no filter) mounted as a regular file by nbdfuse; else the device as it is;
-2. the writer (its own process, ``slogqual powercut write``) writes numbered, checksummed records, each
-   followed by a flush, and reports every acknowledged one to the recorder (in this process on
+2. the writer (its own process, ``python -m slogqual.powercut.writer``) writes numbered, checksummed
+   records, each followed by a flush, and reports every acknowledged one to the recorder (in this process on
    127.0.0.1, or ``--recorder HOST:PORT``);
 3. after ``cut_after`` acknowledged records, while the writer keeps writing: the cut — SIGKILL of the
    device's nbdkit (emulation), or the user's ``--cut-cmd``;
@@ -36,8 +36,9 @@ from slogqual.powercut import verify as V
 from slogqual.powercut.recorder import RecorderClient, RecorderServer, cycles_of
 from slogqual.results import write_json_atomic
 from slogqual.results.powercut import CycleResult, PowercutResult
-from slogqual.target import check_writable, device_size
-from slogqual.tools import cutcmd, nbdfuse, nbdkit, selfexec
+from slogqual.powercut import writer as W
+from slogqual.powercut.writer import check_target
+from slogqual.tools import cutcmd, nbdfuse, nbdkit, pymodule
 
 EMULATIONS = ("unsafe", "writeback", "none")
 EMULATION_WORDS = {
@@ -65,21 +66,6 @@ class PowercutOptions:
     size: int = DEFAULT_EMULATED_SIZE  # a backing file the emulation creates
     output: Optional[str] = None
     notes: List[str] = field(default_factory=list)
-
-
-def check_target(path: str) -> int:
-    """The writer's target checked as sweep checks its own (target.check_writable: one line; exit 3 for
-    a read-only device, 2 for one the OS will not open for writing), before anything is written; returns
-    its size."""
-    # a disk (a block device; on FreeBSD a character device) or a regular file, in paths' one vocabulary
-    pk = paths.kind_of(path)
-    if pk.kind == paths.KIND_NBD:
-        raise UsageError(f"{path}: the powercut writer needs a device path, not a URI")
-    check_writable(path, pk.kind, paths.is_freebsd())
-    try:
-        return device_size(path)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read its size ({exc.strerror or exc})") from None
 
 
 def check_options(o: PowercutOptions) -> None:
@@ -237,11 +223,11 @@ class PowercutRun:
 
     def _writer(self, path: str, cycle: int, address: Tuple[str, int], under_claim: bool):
         host, port = address
-        args = ["powercut", "write", path, "--run-id", self.run_id.hex(), "--cycle", str(cycle),
+        args = [path, "--run-id", self.run_id.hex(), "--cycle", str(cycle),
                 "--sizes", ",".join(str(s) for s in self.o.sizes), "--recorder", f"{host}:{port}"]
         if under_claim:
             args.append("--under-claim")
-        return selfexec.background(args, stdout=selfexec.PIPE, grace_s=5.0, new_session=True)
+        return pymodule.background(W.MODULE, args, stdout=pymodule.PIPE, grace_s=5.0, new_session=True)
 
     def _write_and_cut(self, path: str, cycle: int, address, under_claim: bool, cut: Callable[[], None]) -> Dict:
         """Start the writer, wait for cut_after acknowledged records, cut, wait for the writer to end."""
