@@ -8,6 +8,7 @@ import tarfile
 
 import pytest
 
+from conftest import need
 from slogqual.analysis import powerloss as PL
 from slogqual.cli import main
 from slogqual.device import classify as C
@@ -175,6 +176,48 @@ def test_the_writer_refuses_a_claim_its_parent_does_not_hold(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 3 and "its slogqual lock is not held" in err
     assert f.read_bytes() == bytes(1 << 20)
+
+
+def test_the_run_door_bounds_cycles_and_the_backing_size_before_anything_is_made(tmp_path):
+    """check_options (the library's door, whatever the caller parsed): --cycles that ran for ever and a
+    backing-file size that overflowed a truncate are one line before a file exists."""
+    from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
+
+    target = tmp_path / "dev.img"
+    target.write_bytes(bytes(1 << 20))
+    for cycles in (0, MAX_CYCLES + 1, 10 ** 30):
+        with pytest.raises(UsageError, match="--cycles"):
+            check_options(PowercutOptions(target=str(target), cut_cmd=["true"], cut_after=4, cycles=cycles))
+    back = tmp_path / "back.img"
+    for size in (MIN_EMULATED_SIZE - 1, MAX_EMULATED_SIZE + 1, 10 ** 30):
+        with pytest.raises(UsageError, match="--size"):
+            check_options(PowercutOptions(target=str(back), emulate="none", size=size))
+    assert sorted(os.listdir(tmp_path)) == ["dev.img"]
+
+
+@need("nbdkit", "nbdfuse")
+def test_a_backing_file_the_filesystem_refuses_is_one_line_and_leaves_nothing(tmp_path):
+    """A size in range that this filesystem still refuses (here: RLIMIT_FSIZE, as a FAT-formatted stick's
+    4 GiB would): one line, exit 2, no empty backing file left behind (it was, with a traceback)."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("needs /dev/fuse (the emulation's checks come first)")
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of death by SIGXFSZ
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    env = dict(os.environ, SLOGQUAL_STORE=str(tmp_path / "store.sqlite"))
+    proc = subprocess.run([sys.executable, "-m", "slogqual", "powercut", "run", str(tmp_path / "back.img"),
+                           "--emulate", "none", "--size", "64m", "--cut-after", "4", "-o", str(tmp_path / "r.json"),
+                           "--quiet"], capture_output=True, text=True, env=env, timeout=60, preexec_fn=small_files)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "cannot make a backing file" in proc.stderr, proc.stderr
+    assert sorted(os.listdir(tmp_path)) == []
 
 
 def test_emulation_refuses_a_block_device():

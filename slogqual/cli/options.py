@@ -61,6 +61,27 @@ def count(lo: int, hi: int, unit: str = ""):
     return parse
 
 
+def size_range(lo: int, hi: int):
+    """An argparse type: a size in bytes (units.parse_size: 64m, 1g) from ``lo`` to ``hi``, the range
+    named in the refusal in the same words (a huge size overflowed a truncate or left an empty file)."""
+    from slogqual.units import parse_size, size_label
+
+    def parse(text: str) -> int:
+        try:
+            value = parse_size(text)
+        except UsageError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        except ValueError:  # int() of more digits than Python converts
+            raise argparse.ArgumentTypeError(f"{text[:40]!r}… is out of range (allowed: {size_label(lo)} to "
+                                             f"{size_label(hi)})") \
+                from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is out of range (allowed: {size_label(lo)} to "
+                                             f"{size_label(hi)})")
+        return value
+    return parse
+
+
 def guard_output_dir(path: str, option: str) -> str:
     """A directory the command will make and fill (lab --output): refused now if it or the nearest
     existing directory above it is not a directory (an existing file: a traceback after the run).

@@ -9,10 +9,10 @@ import time
 
 from slogqual import paths, store
 from slogqual.cli.history import STORE_HELP
-from slogqual.cli.options import guard_output, refuse_store, seconds
+from slogqual.cli.options import count, guard_output, refuse_store, seconds, size_range
 from slogqual.errors import RefusedError, SlogqualError, UsageError
 from slogqual.powercut import writer
-from slogqual.units import parse_size
+from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
 
 EXIT_INTERRUPTED = 130
 
@@ -56,7 +56,8 @@ def register(sub) -> None:
                    help="for --cut-cmd and --restore-cmd (default 60)")
     r.add_argument("--return-timeout", type=seconds, default=300.0, metavar="SECONDS",
                    help="wait this long for the device to come back after the cut (default 300)")
-    r.add_argument("--cycles", type=_positive, default=1, help="power cuts (default 1)")
+    r.add_argument("--cycles", type=count(1, MAX_CYCLES), default=1,
+                   help=f"power cuts (default 1, at most {MAX_CYCLES})")
     r.add_argument("--cut-after", type=_positive, default=64, metavar="N",
                    help="acknowledged records before each cut (default 64); the writer keeps writing into it")
     r.add_argument("--sizes", default="4k,8k,16k,32k,64k,128k",
@@ -64,7 +65,8 @@ def register(sub) -> None:
     r.add_argument("--recorder", metavar="HOST:PORT",
                    help="a `slogqual powercut record` on another machine (default: one in this process, "
                         "on 127.0.0.1, which survives only a cut of the device alone)")
-    r.add_argument("--size", default="64m", help="size of a backing file --emulate creates (default 64m)")
+    r.add_argument("--size", type=size_range(MIN_EMULATED_SIZE, MAX_EMULATED_SIZE), default="64m",
+                   help="size of a backing file --emulate creates (default 64m; 1m to 1024g)")
     r.add_argument("--destroy-data", action="store_true", help="confirm that a block device may be overwritten")
     r.add_argument("-o", "--output", metavar="FILE",
                    help="result file (slogqual.powercut/1); default slogqual-powercut-NAME-TIME.json here")
@@ -147,16 +149,13 @@ def cmd_run(args) -> int:
     refuse_store(args, args.target, "the power-cut test would overwrite it")
     cut = cutcmd.parse(args.cut_cmd, "--cut-cmd") if args.cut_cmd is not None else None
     restore = cutcmd.parse(args.restore_cmd, "--restore-cmd") if args.restore_cmd is not None else None
-    size = parse_size(args.size)
-    if size < 1024 * 1024:
-        raise UsageError(f"--size {args.size!r}: at least 1m")
     out = args.output or f"slogqual-powercut-{paths.file_stem(args.target, 'target')}-" \
                          f"{time.strftime('%Y%m%dT%H%M%S')}.json"
     opts = PowercutOptions(target=args.target, cycles=args.cycles, sizes=_sizes(args.sizes), cut_after=args.cut_after,
                            emulate=args.emulate, cut_cmd=cut, restore_cmd=restore, cmd_timeout=args.cmd_timeout,
                            return_timeout=args.return_timeout,
                            recorder=parse_address(args.recorder) if args.recorder else None,
-                           destroy_data=args.destroy_data, size=size)
+                           destroy_data=args.destroy_data, size=args.size)
     check_options(opts)
     inputs = [args.target] if os.path.exists(args.target) else []
     opts.output = guard_output(args, out, "powercut result", SCHEMA_PREFIX, inputs)

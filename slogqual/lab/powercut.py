@@ -35,6 +35,7 @@ from typing import Callable, Dict, List, Optional, Sequence, TextIO
 
 from slogqual import __version__
 from slogqual.errors import MeasurementError, SlogqualError, UsageError
+from slogqual.powercut import MAX_CYCLES
 from slogqual.powercut import records as R
 from slogqual.powercut import verify as V
 from slogqual.powercut.recorder import cycles_of, load_journal
@@ -84,8 +85,8 @@ def check_request(req: LabPowercutRequest):
     why = R.check_sizes(req.sizes)
     if why:
         raise UsageError(f"--sizes: {why}")
-    if req.cycles < 1 or req.cut_after < 1:
-        raise UsageError("--cycles and --cut-after must be at least 1")
+    if not 1 <= req.cycles <= MAX_CYCLES or req.cut_after < 1:
+        raise UsageError(f"--cycles must be from 1 to {MAX_CYCLES}, --cut-after at least 1")
     classes = _devices.load(list(req.devices_files))
     inst = _devices.instances(list(req.classes), classes)
     for d in inst:

@@ -31,6 +31,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from slogqual import __version__, paths
 from slogqual.errors import MeasurementError, RefusedError, UsageError
+from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
 from slogqual.powercut import records as R
 from slogqual.powercut import verify as V
 from slogqual.powercut.recorder import RecorderClient, RecorderServer, cycles_of
@@ -73,8 +74,8 @@ def check_options(o: PowercutOptions) -> None:
     why = R.check_sizes(o.sizes)
     if why:
         raise UsageError(f"--sizes: {why}")
-    if o.cycles < 1:
-        raise UsageError("--cycles must be at least 1")
+    if not 1 <= o.cycles <= MAX_CYCLES:
+        raise UsageError(f"--cycles {o.cycles}: from 1 to {MAX_CYCLES}")
     if o.cut_after < 1:
         raise UsageError("--cut-after must be at least 1")
     if (o.emulate is None) == (o.cut_cmd is None):
@@ -102,6 +103,9 @@ def check_options(o: PowercutOptions) -> None:
         if st is not None and not stat.S_ISREG(st.st_mode):
             raise UsageError(f"{o.target}: --emulate needs a regular file to back the emulated device "
                              "(its power is nbdkit's; a block device has its own: use --cut-cmd)")
+        if st is None and not MIN_EMULATED_SIZE <= o.size <= MAX_EMULATED_SIZE:
+            raise UsageError(f"--size {o.size}: a backing file is from {MIN_EMULATED_SIZE} to {MAX_EMULATED_SIZE} "
+                             "bytes")
         if not os.path.exists("/dev/fuse"):
             raise UsageError("--emulate needs /dev/fuse (nbdfuse mounts the emulated device as a file)")
         nbdkit.check_version()
@@ -317,9 +321,15 @@ class PowercutRun:
         with contextlib.ExitStack() as stack:
             created = False
             if o.emulate and not os.path.exists(o.target):
-                with open(o.target, "wb") as fh:
-                    fh.truncate(o.size)
-                created = True
+                try:
+                    with open(o.target, "wb") as fh:
+                        created = True
+                        fh.truncate(o.size)
+                except (OSError, OverflowError) as exc:  # EFBIG on a filesystem with small files, ENOSPC
+                    if created:
+                        os.unlink(o.target)  # leave nothing behind
+                    raise UsageError(f"{o.target}: cannot make a backing file of {o.size} bytes: "
+                                     f"{getattr(exc, 'strerror', None) or exc}") from None
                 self.result.notes.append(f"backing file {o.target} created ({o.size} bytes)")
             try:
                 claim = stack.enter_context(device.claim_for_writing(o.target, o.destroy_data))
