@@ -240,7 +240,8 @@ def run(req: LabPowercutRequest) -> List[str]:
 def run_writers(plan: Dict, device_paths: Callable[[List[str]], List[str]]) -> int:
     """The guest's side (``slogqual lab powercut-writers``): identify every device, start one writer per
     device (``python -m slogqual.powercut.writer`` in this interpreter; journal on the share), wait for
-    them (the cut ends them, and the guest with them). Exit status: 0 when every writer filled its area (no cut came), else 1."""
+    them (the cut ends them, and the guest with them). Exit status: 0 when every writer filled its area
+    (no cut came), else 1."""
     from slogqual import device
     from slogqual.powercut import writer
     from slogqual.tools import pymodule
