@@ -2,7 +2,9 @@
 
 - nothing below the CLI imports ``slogqual.cli`` (the CLI parses and prints; the work is in the library);
 - only ``slogqual/tools/`` imports ``subprocess`` (one door per external program, one error contract);
-- ``results`` and ``analysis`` import no tools (they never start a process).
+- ``results`` and ``analysis`` import no tools (they never start a process);
+- nothing below the CLI builds a slogqual command line (``slogqual …``, ``python -m slogqual…``): a
+  helper process is a library module run through ``slogqual/tools/pymodule.py``.
 """
 
 import ast
@@ -119,3 +121,126 @@ def test_the_argv_rule_sees_an_argv_outside_tools(tmp_path):
     bad.write_text('argv = ["udevadm", "settle"]\nok = ["slogqual", "scenario", "run"]\n')
     assert argv_outside_tools(str(bad), "slogqual/pool/x.py") == [
         "slogqual/pool/x.py:1: an argv for udevadm (build it in slogqual/tools/)"]
+
+
+# --- the CLI is the user's door: library code never starts it by its command words ------------------------
+
+CLI_MODULES = ("slogqual.cli", "slogqual.__main__")
+
+# Lab guest job commands: the command line the guest's job.sh runs, as a user at the guest's shell would
+# (`slogqual lab run -- CMD` takes the same), on another machine; the library does not start it here.
+# Named by file and function, so that nothing else in those files is let through.
+GUEST_JOB_COMMANDS = {
+    ("slogqual/lab/scenario.py", "guest_command"): "the scenario run inside the lab guest",
+    ("slogqual/lab/powercut.py", "writers_command"): "the guest's side of lab powercut",
+}
+
+
+def _text(node):
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _is_cli_module(name):
+    return name == "slogqual" or any(under(name, m) for m in CLI_MODULES)
+
+
+def cli_argvs(source, rel):
+    """Where ``source`` (the text of ``rel``) builds an argv of the slogqual command line: a list or tuple
+    display whose first element is "slogqual" (the console script), or a display or call arguments where
+    "-m" is followed by "slogqual", "slogqual.cli…" or "slogqual.__main__". Only argv[0] and the word
+    after "-m" count: "slogqual" elsewhere is a name (a directory in os.path.join(base, "slogqual"), a
+    document key in report/powercut.py's tuple of run keys), and "slogqual.tools" after getLogger( is a
+    logger. Returns [(line, function, what)]."""
+    found = []
+
+    def visit(node, func):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            func = node.name
+        seqs = []
+        if isinstance(node, (ast.List, ast.Tuple)):
+            seqs.append((node.elts, True))
+        elif isinstance(node, ast.Call):
+            seqs.append((node.args, False))
+            f = node.func  # pymodule.argv("slogqual.cli…", …): the door refuses it when it runs; here before
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "pymodule" \
+                    and f.attr in ("argv", "background") and node.args and _is_cli_module(_text(node.args[0]) or ""):
+                found.append((node.lineno, func, f'pymodule.{f.attr}("{_text(node.args[0])}") (the command line)'))
+        for elts, display in seqs:
+            words = [_text(e) for e in elts]
+            if display and words and words[0] == "slogqual":
+                found.append((node.lineno, func, 'argv[0] "slogqual" (the console script)'))
+            for a, b in zip(words, words[1:]):
+                if a == "-m" and b is not None and _is_cli_module(b):
+                    found.append((node.lineno, func, f'"-m", "{b}" (the command line as a module)'))
+        for child in ast.iter_child_nodes(node):
+            visit(child, func)
+
+    visit(ast.parse(source, rel), None)
+    return found
+
+
+def cli_argv_violations(source, rel):
+    if rel.startswith("slogqual/cli/") or rel == "slogqual/__main__.py":
+        return []
+    return [f"{rel}:{line}: builds a slogqual CLI argv: {what} (run a library module through "
+            "slogqual/tools/pymodule.py)"
+            for line, func, what in cli_argvs(source, rel) if (rel, func) not in GUEST_JOB_COMMANDS]
+
+
+def test_no_library_code_starts_the_cli_by_its_command_words():
+    found = []
+    for rel, path in modules():
+        with open(path, encoding="utf-8") as fh:
+            found += cli_argv_violations(fh.read(), rel)
+    assert found == []
+
+
+def test_the_guest_job_commands_let_through_are_still_there():
+    # an exception that no longer matches anything is one that would let the next argv through unseen
+    seen = set()
+    for rel, path in modules():
+        with open(path, encoding="utf-8") as fh:
+            seen |= {(rel, func) for _line, func, _what in cli_argvs(fh.read(), rel)}
+    assert set(GUEST_JOB_COMMANDS) <= seen
+
+
+@pytest.mark.parametrize("source, what", [
+    ('import sys\nargv = [sys.executable, "-m", "slogqual", "powercut", "write"]\n', '"-m", "slogqual"'),
+    ('argv = ["slogqual", "sweep", "/dev/sdx"]\n', 'argv[0] "slogqual"'),
+    ('import sys\nargv = (sys.executable, "-m", "slogqual.cli", "sweep")\n', '"-m", "slogqual.cli"'),
+    ('import sys\nargv = [sys.executable, "-m", "slogqual.__main__"] + ["lab"]\n', '"-m", "slogqual.__main__"'),
+    ('import os, sys\nos.execl(sys.executable, sys.executable, "-m", "slogqual", "sweep")\n', '"-m", "slogqual"'),
+    ('def guest_command():\n    return ["slogqual", "sweep"]\n', 'argv[0] "slogqual"'),  # not in lab/scenario.py
+    ('from slogqual.tools import pymodule\nw = pymodule.background("slogqual.cli", ["sweep"])\n',
+     'pymodule.background("slogqual.cli")'),
+])
+def test_the_cli_argv_rule_sees_a_planted_cli_argv(source, what):
+    found = cli_argv_violations(source, "slogqual/pool/x.py")
+    assert len(found) == 1 and found[0].startswith("slogqual/pool/x.py:") and what in found[0], found
+    assert cli_argv_violations(source, "slogqual/cli/x.py") == []  # the CLI itself may
+
+
+def test_the_cli_argv_rule_lets_library_modules_and_names_through():
+    source = ('import logging, os, sys\n'
+              'argv = [sys.executable, "-m", "slogqual.powercut.writer", "dev.img"]\n'
+              'log = logging.getLogger("slogqual.tools")\n'
+              'store = os.path.join(os.path.expanduser("~"), "slogqual", "results.sqlite")\n'
+              'keys = ("run_id", "host", "slogqual")\n'
+              'doc = {"slogqual": "1.0"}\n'
+              'prefix = ["slogqual.powercut/1", "slogqual.sweep/1"]\n')
+    assert cli_argv_violations(source, "slogqual/pool/x.py") == []
+
+
+def test_the_pymodule_door_runs_library_modules_and_refuses_the_cli():
+    import sys
+
+    from slogqual.tools import pymodule
+
+    assert pymodule.argv("slogqual.powercut.writer", ["dev.img", 1]) == [sys.executable, "-m",
+                                                                        "slogqual.powercut.writer", "dev.img", "1"]
+    for name in ("slogqual", "slogqual.cli", "slogqual.cli.powercut", "slogqual.__main__", "os", "slogqual.",
+                 "slogqual.powercut.writer; rm -rf /", "-m"):
+        with pytest.raises(ValueError):
+            pymodule.argv(name, [])
+    assert pymodule.background("slogqual.powercut.writer", ["x"]).argv[:3] == [sys.executable, "-m",
+                                                                              "slogqual.powercut.writer"]
