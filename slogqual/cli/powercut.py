@@ -258,7 +258,7 @@ def _guard_journal(args, path: str, inputs=()) -> str:
 
 def cmd_write(args) -> int:
     from slogqual import device
-    from slogqual.device.safety import lock_holder
+    from slogqual.device.interlock import lock_holder
     from slogqual.powercut import writer
     from slogqual.powercut.recorder import JournalClient, RecorderClient, parse_address
     from slogqual.powercut import records as R
