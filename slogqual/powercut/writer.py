@@ -129,7 +129,7 @@ def write_records(req: WriteRequest) -> WriteOutcome:
     with ``destroy_data``) — all before anything is written; then write records until the area is full
     or an IO fails (write_loop). Returns how it ended; the recorder or journal heard every record."""
     from slogqual import device, store
-    from slogqual.device.safety import lock_holder
+    from slogqual.device.interlock import lock_holder
 
     why = R.check_sizes(req.sizes)
     if why:
