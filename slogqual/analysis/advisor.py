@@ -417,7 +417,11 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
         lat_limit = _iops(b, commit)
         bytes_per_io = sum(writes) / b
         bw_limit = bw[0] * (1 << 20) / bytes_per_io if bw else None
-        at_bw = bool(bw) and (last.size / (last.mean_us / 1e6)) / (1 << 20) >= AT_BANDWIDTH * bw[0]
+        # bandwidth-bound: most of the commit's bytes go in lwb writes at sizes where the device already runs
+        # at AT_BANDWIDTH of its best MiB/s (its QD1 write+flush at that size)
+        at_bw_bytes = sum(s for s, f in zip(writes, figs)
+                          if bw and not f.extrapolated and s / (f.mean_us / 1e6) / (1 << 20) >= AT_BANDWIDTH * bw[0])
+        at_bw = at_bw_bytes >= 0.5 * sum(writes)
         log_limit = min(x for x in (lat_limit, bw_limit) if x is not None)
         ceiling = _at_threads(data.ceiling, n)
         without = _at_threads(data.without_slog, n)
@@ -429,7 +433,7 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
         else:
             value = log_limit
             binding = Kind.LOG_BANDWIDTH if (at_bw or (bw_limit is not None and bw_limit <= lat_limit)) \
-                else Kind.LOG_LATENCY
+                else Kind.LOG_LATENCY  # noqa: E501
         log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH)
         rng = None
         if log_bound and commit_lo is not None and commit_hi is not None:
@@ -572,7 +576,9 @@ ASSUMPTIONS = [
     "The log device completes one commit at a time, as its QD1 sweep measured, whichever ZIL it comes from: "
     "a device that overlaps commits does better (the prediction is then low).",
     "The log's bandwidth is its best MiB/s at swept sizes of 128 KiB and more; without such a size it is not "
-    "known and no step is called log-bandwidth-bound.",
+    "known and no step is called log-bandwidth-bound. A step is log-bandwidth-bound when at least half of a "
+    "commit's bytes go in lwb writes of a size at which the device's QD1 write+flush already runs at 90 % of "
+    "that bandwidth.",
     "The data side caps the prediction with its sync=standard figure at the same thread count (measured in a "
     "scenario result, or from the data devices' sweeps a bandwidth bound); the host's CPU is part of a measured "
     "ceiling, not of the log model.",
@@ -654,7 +660,7 @@ def words(f: Dict[str, Any]) -> str:
                 + ("; the ZIL will spill to the data vdevs" if x["spills"] else ""))
     if kind == Kind.SHORT_LIFE.value:
         x = figs[0]
-        return (f"short-life: {x['years']:.1f} years at {_mib(x['bytes_per_day'])} a day against a "
+        return (f"short-life: {x['years']:.1f} years at {x['bytes_per_day'] / 1e9:,.1f} GB a day against a "
                 f"{x['warranty_years']:g}-year rating")
     if kind == Kind.EXTRAPOLATED.value:
         x = figs[0]
