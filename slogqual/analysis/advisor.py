@@ -553,7 +553,7 @@ def lifetime(log_rate: float, e: Optional[Endurance], capacity: Optional[int], b
         how = f"rated {e.dwpd:g} DWPD × {capacity} bytes × 365 × {e.warranty_years:g} years"
     years = rated / (per_day * 365) if per_day > 0 else None
     out: Dict[str, Any] = {"bytes_per_day": round(per_day), "rated_bytes": round(rated), "endurance_basis": how,
-                           "rate_basis": basis, "hours_per_day": e.hours_per_day, "years": round(years, 2) if years else None,
+                           "rate_basis": basis, "hours_per_day": e.hours_per_day, "years": round(years, 3) if years else None,
                            "warranty_years": e.warranty_years,
                            "assumption": "the device's own write amplification is 1 (not measured: a --sustain run "
                                          "with wear read before and after would measure it)"}
