@@ -488,7 +488,8 @@ def _findings(steps: List[Dict[str, Any]], peak: Dict[str, Any], extrapolated: s
     for kind, ss in by.items():
         out.append({"kind": kind, "threads": [s["threads"] for s in ss],
                     "figures": [{"threads": s["threads"], "iops": s["iops"], "mbps": s["mbps"],
-                                 "lwb_write": s["lwb_writes"][-1], "lwbs": len(s["lwb_writes"]),
+                                 "lwb_write": max(s["lwb_writes"]), "lwb_writes": s["lwb_writes"],
+                                 "lwbs": len(s["lwb_writes"]),
                                  "commit_lat_us": s["commit_lat_us"], "sweep_ios": s["sweep_ios"],
                                  **s["limits"]} for s in ss]})
     if peak.get("benefit") is not None and peak["benefit"] < NO_BENEFIT:
@@ -636,7 +637,8 @@ def words(f: Dict[str, Any]) -> str:
     if kind == Kind.LOG_LATENCY.value:
         x = figs[-1]
         return (f"log-latency-bound at {th} threads: each commit waits for the log's write+flush "
-                f"({x['commit_lat_us']:.0f} µs for a {size_label(x['lwb_write'])} lwb, from {x['sweep_ios']} swept IOs); "
+                f"({x['commit_lat_us']:.0f} µs for lwb writes of " + "+".join(size_label(v) for v in x["lwb_writes"])
+                + f", from {x['sweep_ios']} swept IOs); "
                 f"{x['iops']:.0f} IOPS at {x['threads']} threads")
     if kind == Kind.LOG_BANDWIDTH.value:
         x = figs[-1]
@@ -660,7 +662,7 @@ def words(f: Dict[str, Any]) -> str:
                 + ("; the ZIL will spill to the data vdevs" if x["spills"] else ""))
     if kind == Kind.SHORT_LIFE.value:
         x = figs[0]
-        return (f"short-life: {x['years']:.1f} years at {x['bytes_per_day'] / 1e9:,.1f} GB a day against a "
+        return (f"short-life: {x['years']:.2g} years at {x['bytes_per_day'] / 1e9:,.1f} GB a day against a "
                 f"{x['warranty_years']:g}-year rating")
     if kind == Kind.EXTRAPOLATED.value:
         x = figs[0]

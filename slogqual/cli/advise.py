@@ -220,7 +220,7 @@ def table(doc: Dict[str, Any]) -> str:
                      f"× {sz['per_txg_bytes'] / (1 << 20):,.1f} MiB per {sz['txg_seconds']:g} s txg, at {sz['rate_basis']})")
         life = c.get("life")
         if life:
-            lines.append(f"life: {_f(life['years'], 1)} years at {life['bytes_per_day'] / 1e9:,.1f} GB a day "
+            lines.append(f"life: {life['years']:.2g} years at {life['bytes_per_day'] / 1e9:,.1f} GB a day "
                          f"({life['endurance_basis']}; {life['assumption']})")
     lines.append("")
     lines.append("model: docs/advisor.md (percentiles are not predicted; 'IOPS if p99≤' is a bound)")
