@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "export",
     "qualify", "history", "fleet", "store_cmd",
     "powercut",
+    "advise",
 ]
 
 
