@@ -13,12 +13,20 @@ loadgroup`); this plugin decides what goes together and in what order:
 - the order: the shared ZFS guest first (the longest unit: it must start at once), then the host tests,
   then the other lab tests longest first — so the lanes end together.
 
-Without xdist (a developer's ``pytest tests/test_x.py``) nothing is reordered: the marks are inert.
+Each worker writes the group of every test it collected to a file; the controller's scheduler (xdist's
+load-by-scope, with these groups as the scopes) reads them. (xdist's own ``xdist_group`` marks work by
+rewriting ``item._nodeid``, which pytest 9 no longer reads: its node ids come from ``item._id``.)
+
+Without xdist (a developer's ``pytest tests/test_x.py``) nothing is reordered or written.
 """
 
+import json
 import os
+import tempfile
 
 import pytest
+
+GROUPS_DIR_ENV = "SLOGQUAL_TEST_LANE_GROUPS"  # set by the controller, inherited by its workers
 
 SHARED_GUEST_FIXTURE = "zfs_guest"  # tests/test_scenario_lab.py
 SAME_GROUP = {  # module -> group: modules whose tests must never run at the same time as each other's
@@ -66,18 +74,64 @@ def _rank(item, group: str):
 
 
 def pytest_configure(config):
-    if distributed(config) and hasattr(config.option, "loadscopereorder"):
+    if not distributed(config) or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False  # keep the order below (xdist would sort groups by size)
+    os.environ[GROUPS_DIR_ENV] = tempfile.mkdtemp(prefix="slogqual-test-lanes-")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own, which turns the xdist_group marks into work units
+def pytest_unconfigure(config):
+    directory = os.environ.get(GROUPS_DIR_ENV)
+    if directory and not os.environ.get("PYTEST_XDIST_WORKER"):
+        for name in os.listdir(directory) if os.path.isdir(directory) else []:
+            os.unlink(os.path.join(directory, name))
+        os.rmdir(directory) if os.path.isdir(directory) else None
+
+
+@pytest.hookimpl(trylast=True)  # after the fixtures' own reordering: this order is the one that is run
 def pytest_collection_modifyitems(config, items):
     if not distributed(config):
         return
-    groups = {}
-    for item in items:
-        group = groups[item.nodeid] = group_of(item)
-        item.add_marker(pytest.mark.xdist_group(group))
+    groups = {item.nodeid: group_of(item) for item in items}
     # a stable sort keeps each module's own order; every worker computes the same order (xdist checks it)
     order = {id(item): n for n, item in enumerate(items)}
     items.sort(key=lambda item: (_rank(item, groups[item.nodeid]), order[id(item)]))
+    directory = os.environ.get(GROUPS_DIR_ENV)
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if directory and worker:
+        tmp = os.path.join(directory, f".{worker}.tmp")
+        with open(tmp, "w") as fh:
+            json.dump(groups, fh)
+        os.replace(tmp, os.path.join(directory, f"{worker}.json"))
+
+
+def _groups() -> dict:
+    """Node id -> group, as the workers collected them (all of them collect the same tests)."""
+    directory = os.environ.get(GROUPS_DIR_ENV, "")
+    out = {}
+    for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+        if name.endswith(".json"):
+            with open(os.path.join(directory, name)) as fh:
+                out.update(json.load(fh))
+    return out
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LaneScheduling(LoadScopeScheduling):
+        """xdist's load-by-scope with this file's groups as the scopes (read once every worker has
+        collected, which is when xdist first asks)."""
+
+        groups = None
+
+        def _split_scope(self, nodeid):
+            if self.groups is None:
+                self.groups = _groups()
+            return self.groups.get(nodeid, nodeid)
+
+    return LaneScheduling(config, log)
