@@ -344,7 +344,11 @@ def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tm
     c_low, c_top = by[("sync=always + SLOG", capped, low)], by[("sync=always + SLOG", capped, top)]
     counting = COUNT_SIGMAS * (1 / c_low["ios"] + 1 / c_top["ios"]) ** 0.5
     assert c_top["mbps"] / c_low["mbps"] * (1 + counting) < (1 + KNEE_GAIN_PER_DOUBLING) ** 4, (c_low, c_top)
-    assert knees["sync=standard"]["saturated"] is False, knees
+    # the pool is not what flattens the capped log: sync=standard rises past the capped log's knee. Its own knee,
+    # where the guest's CPU ends it, comes later or not at all (in lanes, with a second guest on the host's other
+    # core: 28.4 -> 62.6 -> 74.2 MiB/s, the guest 99.9 % busy, a knee at 8 threads; alone it rose to the top)
+    std_knee = knees["sync=standard"]
+    assert not std_knee["saturated"] or std_knee["threads"] > first, knees
 
     # the NVDIMM log goes past the capped log's cap, its ZIL stayed on the log vdev (no "spilled" problem),
     # and the slower-candidate sentence names the capped log
