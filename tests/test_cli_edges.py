@@ -119,6 +119,60 @@ def test_other_commands_bound_their_numbers(arena, argv):
     refused(argv, [arena["target"], arena["store"]])
 
 
+# --- powercut (issue #28): a backing-file size that overflowed or left an empty file, cycles for ever ------
+
+@pytest.fixture
+def powercut_arena(arena, monkeypatch):
+    """The arena, with the power-cut runs (here and in the lab) replaced by a failure: a number that is
+    not refused at parse time fails the test instead of running."""
+    import slogqual.lab.powercut as lab_powercut
+    import slogqual.powercut.run as powercut_run
+
+    def too_late(*_a, **_k):
+        raise AssertionError("the power-cut run started: the input was not refused at parse time")
+
+    monkeypatch.setattr(powercut_run.PowercutRun, "run", too_late)
+    monkeypatch.setattr(lab_powercut, "run", too_late)
+    return arena
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["run", "TARGET", "--cut-cmd", "true", "--cut-after", "4", "--cycles", str(10 ** 30)], "--cycles"),
+    (["run", "TARGET", "--cut-cmd", "true", "--cut-after", "4", "--cycles", "1001"], "--cycles"),
+    (["run", "DIR/back.img", "--emulate", "none", "--size", "9" * 30 + "g"], "--size"),  # truncate overflowed
+    (["run", "DIR/back.img", "--emulate", "none", "--size", "2048g"], "--size"),  # EFBIG, an empty file left
+    (["run", "DIR/back.img", "--emulate", "none", "--size", "9" * 5000], "--size"),  # int() refused: a traceback
+    (["run", "DIR/back.img", "--emulate", "none", "--size", "512k"], "--size"),
+    (["write", "TARGET", "--run-id", "ab" * 16, "--cycle", str(2 ** 32), "--sizes", "4k",
+      "--journal", "DIR/j.jsonl"], "--cycle"),  # the record header's cycle is 32 bits: a struct.error
+])
+def test_powercut_numbers_out_of_range_are_refused_before_anything_is_written(powercut_arena, argv, words):
+    a = powercut_arena
+    argv = [x.replace("TARGET", a["target"]).replace("DIR", str(a["dir"])) for x in argv]
+    text = refused(["powercut", *argv, "-o", a["out"], "--quiet"] if argv[0] == "run" else ["powercut", *argv],
+                   [a["target"], a["out"], a["store"], str(a["dir"])])
+    assert words in text, text
+
+
+def test_lab_powercut_cycles_are_bounded(powercut_arena):
+    a = powercut_arena
+    for cycles in (str(10 ** 30), "1001", "0"):
+        text = refused(["lab", "powercut", "lying-ssd", "--cycles", cycles, "-o", str(a["dir"] / "lab"), "--quiet"],
+                       [a["target"], a["store"], str(a["dir"])])
+        assert "--cycles" in text, text
+
+
+def test_the_powercut_ranges_let_their_edges_through(powercut_arena):
+    """The ranges refuse only what is out of them: the edges reach the run (here: the planted failure)."""
+    a = powercut_arena
+    for argv in (["run", a["target"], "--cut-cmd", "true", "--cut-after", "4", "--cycles", "1000"],
+                 ["run", str(a["dir"] / "back.img"), "--emulate", "none", "--size", "1m", "--cut-after", "4"],
+                 ["run", str(a["dir"] / "back.img"), "--emulate", "none", "--size", "1024g"]):
+        with pytest.raises(AssertionError, match="the power-cut run started"):
+            with redirect_stderr(io.StringIO()):
+                cli.main(["powercut", *argv, "-o", a["out"], "--quiet"])
+
+
 # --- paths that are not files ------------------------------------------------------------------------------
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """FreeBSD disks (character devices) as sweep targets: the target resolver and the safety interlocks,
 run on outputs of FreeBSD's programs recorded on real machines (tests/fixtures/freebsd/SOURCES.md).
 
-The code path is the one a FreeBSD run takes — target.resolve and device.safety.claim_for_writing, the
+The code path is the one a FreeBSD run takes — target.resolve and device.claim_for_writing, the
 functions `slogqual sweep` calls — with a recorded host (tools/freebsd/host.py) answering each argv with
 its capture and a directory of its own standing for /dev. In it each disk node is a symlink to the
 host's /dev/zero, a real character device (reads zeros, takes a write open), so kind_of, the lock, the
@@ -18,8 +18,8 @@ import sys
 import pytest
 
 from conftest import FIXTURES
-from slogqual import paths, target
-from slogqual.device import freebsd_safety, safety, zfslabel
+from slogqual import device, paths, target
+from slogqual.device import freebsd_safety, interlock, zfslabel
 from slogqual.errors import RefusedError, UsageError
 from slogqual.tools import zpool
 from slogqual.tools.freebsd import host as bsdhost
@@ -68,7 +68,7 @@ def machine(dev_dir, over=None):
 
 
 def claim(path, host, tmp_path, destroy_data=False):
-    return safety.claim_for_writing(path, destroy_data, lock_dir=str(tmp_path), host=host)
+    return device.claim_for_writing(path, destroy_data, lock_dir=str(tmp_path), host=host)
 
 
 def test_a_clean_disk_is_claimed_and_held_open_for_writing(dev, tmp_path):
@@ -146,7 +146,7 @@ def test_a_zfs_label_on_a_partition_refuses_unless_destroy_data(dev, tmp_path):
             pytest.fail("claimed a disk carrying a ZFS label")
     assert "/dev/da0p2 carries 1 ZFS label(s) of pool 'sqlabel' (exported)" in str(exc.value)
     found = freebsd_safety.findings(path, host)
-    assert [f.code for f in found if "ZFS" in f.message] == [safety.SIGNATURE]  # pool 'p' is imported, not sqlabel
+    assert [f.code for f in found if "ZFS" in f.message] == [interlock.SIGNATURE]  # pool 'p' is imported, not sqlabel
 
 
 def test_a_disk_geom_does_not_list_is_refused_in_one_line(dev, tmp_path):
@@ -171,7 +171,7 @@ def test_the_sweep_claim_takes_the_freebsd_path_on_freebsd(dev, tmp_path, monkey
 
     path = dev("nvd0")
     monkeypatch.setattr(bsdhost, "LIVE", machine(dev.dir))
-    monkeypatch.setattr(safety, "LOCK_DIRS", (str(tmp_path),))
+    monkeypatch.setattr(interlock, "LOCK_DIRS", (str(tmp_path),))
     monkeypatch.setattr(sys, "platform", "freebsd14")
     t = target.Target(path=path, kind=target.KIND_BLOCK, size=1 << 30)
     with pytest.raises(RefusedError, match="is held exclusively"):
@@ -220,7 +220,7 @@ def test_provider_name():
 def test_the_listing_reports_without_claiming(dev):
     # `slogqual devices`' safety column: the same findings, nothing locked or held, an unknown disk reported
     host = machine(dev.dir)
-    codes = {f.code for f in safety.inspect(dev("nvd0"), host=host)}
-    assert codes == {safety.OPEN, safety.HOLDERS}
-    assert safety.inspect(dev("da0"), host=host) == []
-    assert "not a disk GEOM lists" in safety.inspect(dev("ada0p2"), host=host)[0].message
+    codes = {f.code for f in device.safety_findings(dev("nvd0"), host=host)}
+    assert codes == {interlock.OPEN, interlock.HOLDERS}
+    assert device.safety_findings(dev("da0"), host=host) == []
+    assert "not a disk GEOM lists" in device.safety_findings(dev("ada0p2"), host=host)[0].message

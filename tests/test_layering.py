@@ -2,7 +2,11 @@
 
 - nothing below the CLI imports ``slogqual.cli`` (the CLI parses and prints; the work is in the library);
 - only ``slogqual/tools/`` imports ``subprocess`` (one door per external program, one error contract);
-- ``results`` and ``analysis`` import no tools (they never start a process).
+- ``results`` and ``analysis`` import no tools (they never start a process);
+- nothing below the CLI builds a slogqual command line (``slogqual …``, ``python -m slogqual…``): a
+  helper process is a library module run through ``slogqual/tools/pymodule.py``;
+- no module imports itself back through others: the package's import graph (module-level and
+  function-local imports alike) has no cycle.
 """
 
 import ast
@@ -119,3 +123,257 @@ def test_the_argv_rule_sees_an_argv_outside_tools(tmp_path):
     bad.write_text('argv = ["udevadm", "settle"]\nok = ["slogqual", "scenario", "run"]\n')
     assert argv_outside_tools(str(bad), "slogqual/pool/x.py") == [
         "slogqual/pool/x.py:1: an argv for udevadm (build it in slogqual/tools/)"]
+
+
+# --- the CLI is the user's door: library code never starts it by its command words ------------------------
+
+CLI_MODULES = ("slogqual.cli", "slogqual.__main__")
+
+# Lab guest job commands: the command line the guest's job.sh runs, as a user at the guest's shell would
+# (`slogqual lab run -- CMD` takes the same), on another machine; the library does not start it here.
+# Named by file and function, so that nothing else in those files is let through.
+GUEST_JOB_COMMANDS = {
+    ("slogqual/lab/scenario.py", "guest_command"): "the scenario run inside the lab guest",
+    ("slogqual/lab/powercut.py", "writers_command"): "the guest's side of lab powercut",
+}
+
+
+def _text(node):
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _is_cli_module(name):
+    return name == "slogqual" or any(under(name, m) for m in CLI_MODULES)
+
+
+def cli_argvs(source, rel):
+    """Where ``source`` (the text of ``rel``) builds an argv of the slogqual command line: a list or tuple
+    display whose first element is "slogqual" (the console script), or a display or call arguments where
+    "-m" is followed by "slogqual", "slogqual.cli…" or "slogqual.__main__". Only argv[0] and the word
+    after "-m" count: "slogqual" elsewhere is a name (a directory in os.path.join(base, "slogqual"), a
+    document key in report/powercut.py's tuple of run keys), and "slogqual.tools" after getLogger( is a
+    logger. Returns [(line, function, what)]."""
+    found = []
+
+    def visit(node, func):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            func = node.name
+        seqs = []
+        if isinstance(node, (ast.List, ast.Tuple)):
+            seqs.append((node.elts, True))
+        elif isinstance(node, ast.Call):
+            seqs.append((node.args, False))
+            f = node.func  # pymodule.argv("slogqual.cli…", …): the door refuses it when it runs; here before
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "pymodule" \
+                    and f.attr in ("argv", "background") and node.args and _is_cli_module(_text(node.args[0]) or ""):
+                found.append((node.lineno, func, f'pymodule.{f.attr}("{_text(node.args[0])}") (the command line)'))
+        for elts, display in seqs:
+            words = [_text(e) for e in elts]
+            if display and words and words[0] == "slogqual":
+                found.append((node.lineno, func, 'argv[0] "slogqual" (the console script)'))
+            for a, b in zip(words, words[1:]):
+                if a == "-m" and b is not None and _is_cli_module(b):
+                    found.append((node.lineno, func, f'"-m", "{b}" (the command line as a module)'))
+        for child in ast.iter_child_nodes(node):
+            visit(child, func)
+
+    visit(ast.parse(source, rel), None)
+    return found
+
+
+def cli_argv_violations(source, rel):
+    if rel.startswith("slogqual/cli/") or rel == "slogqual/__main__.py":
+        return []
+    return [f"{rel}:{line}: builds a slogqual CLI argv: {what} (run a library module through "
+            "slogqual/tools/pymodule.py)"
+            for line, func, what in cli_argvs(source, rel) if (rel, func) not in GUEST_JOB_COMMANDS]
+
+
+def test_no_library_code_starts_the_cli_by_its_command_words():
+    found = []
+    for rel, path in modules():
+        with open(path, encoding="utf-8") as fh:
+            found += cli_argv_violations(fh.read(), rel)
+    assert found == []
+
+
+def test_the_guest_job_commands_let_through_are_still_there():
+    # an exception that no longer matches anything is one that would let the next argv through unseen
+    seen = set()
+    for rel, path in modules():
+        with open(path, encoding="utf-8") as fh:
+            seen |= {(rel, func) for _line, func, _what in cli_argvs(fh.read(), rel)}
+    assert set(GUEST_JOB_COMMANDS) <= seen
+
+
+@pytest.mark.parametrize("source, what", [
+    ('import sys\nargv = [sys.executable, "-m", "slogqual", "powercut", "write"]\n', '"-m", "slogqual"'),
+    ('argv = ["slogqual", "sweep", "/dev/sdx"]\n', 'argv[0] "slogqual"'),
+    ('import sys\nargv = (sys.executable, "-m", "slogqual.cli", "sweep")\n', '"-m", "slogqual.cli"'),
+    ('import sys\nargv = [sys.executable, "-m", "slogqual.__main__"] + ["lab"]\n', '"-m", "slogqual.__main__"'),
+    ('import os, sys\nos.execl(sys.executable, sys.executable, "-m", "slogqual", "sweep")\n', '"-m", "slogqual"'),
+    ('def guest_command():\n    return ["slogqual", "sweep"]\n', 'argv[0] "slogqual"'),  # not in lab/scenario.py
+    ('from slogqual.tools import pymodule\nw = pymodule.background("slogqual.cli", ["sweep"])\n',
+     'pymodule.background("slogqual.cli")'),
+])
+def test_the_cli_argv_rule_sees_a_planted_cli_argv(source, what):
+    found = cli_argv_violations(source, "slogqual/pool/x.py")
+    assert len(found) == 1 and found[0].startswith("slogqual/pool/x.py:") and what in found[0], found
+    assert cli_argv_violations(source, "slogqual/cli/x.py") == []  # the CLI itself may
+
+
+def test_the_cli_argv_rule_lets_library_modules_and_names_through():
+    source = ('import logging, os, sys\n'
+              'argv = [sys.executable, "-m", "slogqual.powercut.writer", "dev.img"]\n'
+              'log = logging.getLogger("slogqual.tools")\n'
+              'store = os.path.join(os.path.expanduser("~"), "slogqual", "results.sqlite")\n'
+              'keys = ("run_id", "host", "slogqual")\n'
+              'doc = {"slogqual": "1.0"}\n'
+              'prefix = ["slogqual.powercut/1", "slogqual.sweep/1"]\n')
+    assert cli_argv_violations(source, "slogqual/pool/x.py") == []
+
+
+def test_the_pymodule_door_runs_library_modules_and_refuses_the_cli():
+    import sys
+
+    from slogqual.tools import pymodule
+
+    assert pymodule.argv("slogqual.powercut.writer", ["dev.img", 1]) == [sys.executable, "-m",
+                                                                        "slogqual.powercut.writer", "dev.img", "1"]
+    for name in ("slogqual", "slogqual.cli", "slogqual.cli.powercut", "slogqual.__main__", "os", "slogqual.",
+                 "slogqual.powercut.writer; rm -rf /", "-m"):
+        with pytest.raises(ValueError):
+            pymodule.argv(name, [])
+    assert pymodule.background("slogqual.powercut.writer", ["x"]).argv[:3] == [sys.executable, "-m",
+                                                                              "slogqual.powercut.writer"]
+
+
+# --- no import cycle ----------------------------------------------------------------------------------
+
+def module_name(rel):
+    """``slogqual/device/__init__.py`` -> ``slogqual.device``, ``slogqual/device/linux.py`` -> ``slogqual.device.linux``."""
+    name = rel[:-len(".py")].replace("/", ".")
+    return name[:-len(".__init__")] if name.endswith(".__init__") else name
+
+
+def import_edges(path, known):
+    """The package modules the file's imports run, each with the line of the first import of it.
+
+    ``from P import N`` depends on the module P.N when there is one, else on P (N is a name P's code
+    defines). The parent packages the import system runs first are not edges: every submodule would
+    otherwise be in a cycle with a package ``__init__`` that imports it, which Python resolves by
+    design. A function-local import is an edge like any other: it runs on the call, in the middle of
+    whatever imported the caller."""
+    rel = os.path.relpath(path, os.path.dirname(PKG)).replace(os.sep, "/")
+    package = module_name(rel) if rel.endswith("/__init__.py") else os.path.dirname(rel).replace("/", ".")
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    edges = {}
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+        for t in targets:
+            while t and t not in known:  # import slogqual.tools.run.X never happens; a.b.c of a.b's module
+                t = t.rpartition(".")[0]
+            if t:
+                edges[t] = min(edges.get(t, node.lineno), node.lineno)
+    return edges
+
+
+def import_graph():
+    """{module: {imported module: line}} for every module of the package."""
+    files = {module_name(rel): path for rel, path in modules()}
+    return {mod: import_edges(path, files) for mod, path in files.items()}
+
+
+def import_cycles(graph):
+    """One cycle per strongly connected group of modules (Tarjan), each as the list of imports that
+    close it: ``[(module, line, imported module), ...]`` from the group's first module back to it."""
+    index, low, on_stack, stack, groups = {}, {}, set(), [], []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, {})):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.add(w)
+                if w == v:
+                    break
+            if len(group) > 1 or v in graph.get(v, {}):
+                groups.append(group)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return [_cycle_in(graph, g) for g in groups]
+
+
+def _cycle_in(graph, group):
+    """A shortest path of imports from the group's first module back to it, inside the group."""
+    start = min(group)
+    paths = {start: []}
+    todo = [start]
+    while todo:
+        v = todo.pop(0)
+        for w in sorted(graph[v]):
+            if w not in group:
+                continue
+            step = paths[v] + [(v, graph[v][w], w)]
+            if w == start:
+                return step
+            if w not in paths:
+                paths[w] = step
+                todo.append(w)
+    raise AssertionError(f"no cycle in the group {sorted(group)}")
+
+
+def show_cycle(cycle):
+    return " -> ".join(f"{a} (line {line})" for a, line, _b in cycle) + f" -> {cycle[-1][2]}"
+
+
+# Imports left out of the cycle check, each a known cycle with its reason. Nothing else may close one.
+_TRANSPORT_DISPATCH = ("pool/transport/__init__.py attach() picks the transport's module by a call-time import, "
+                       "and those modules import the vocabulary (Attached, iqn_for, LOOPBACK, ISCSI_PORT) from the "
+                       "package's __init__: untying it means moving that vocabulary to a module of its own (not "
+                       "the device room's change, issue #27)")
+ALLOWED_CYCLE_EDGES = {("slogqual.pool.transport", f"slogqual.pool.transport.{m}"): _TRANSPORT_DISPATCH
+                       for m in ("freebsd_iscsi", "freebsd_nfs", "iscsi", "nfs", "local")}
+
+
+def test_no_import_cycle():
+    graph = import_graph()
+    stale = [edge for edge in ALLOWED_CYCLE_EDGES if edge[1] not in graph.get(edge[0], {})]
+    assert stale == [], "allowed imports that no longer exist (take them off ALLOWED_CYCLE_EDGES)"
+    for importer, imported_module in ALLOWED_CYCLE_EDGES:
+        del graph[importer][imported_module]
+    cycles = [show_cycle(c) for c in import_cycles(graph)]
+    assert cycles == [], "import cycles:\n" + "\n".join(cycles)
+
+
+def test_the_cycle_walk_sees_a_cycle_through_a_function_local_import(tmp_path, monkeypatch):
+    pkg = tmp_path / "slogqual"
+    (pkg / "device").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "device" / "__init__.py").write_text("from slogqual.device.a import f\n")
+    (pkg / "device" / "a.py").write_text("def f():\n    from . import b\n")
+    (pkg / "device" / "b.py").write_text("import os\nfrom slogqual.device.a import f\n")
+    (pkg / "device" / "c.py").write_text("from slogqual.device import a, b\n")  # no cycle: c is imported by no one
+    monkeypatch.setattr(__import__(__name__), "PKG", str(pkg))
+    assert [show_cycle(c) for c in import_cycles(import_graph())] == [
+        "slogqual.device.a (line 2) -> slogqual.device.b (line 2) -> slogqual.device.a"]

@@ -8,6 +8,7 @@ import tarfile
 
 import pytest
 
+from conftest import need
 from slogqual.analysis import powerloss as PL
 from slogqual.cli import main
 from slogqual.device import classify as C
@@ -177,6 +178,48 @@ def test_the_writer_refuses_a_claim_its_parent_does_not_hold(tmp_path, capsys):
     assert f.read_bytes() == bytes(1 << 20)
 
 
+def test_the_run_door_bounds_cycles_and_the_backing_size_before_anything_is_made(tmp_path):
+    """check_options (the library's door, whatever the caller parsed): --cycles that ran for ever and a
+    backing-file size that overflowed a truncate are one line before a file exists."""
+    from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
+
+    target = tmp_path / "dev.img"
+    target.write_bytes(bytes(1 << 20))
+    for cycles in (0, MAX_CYCLES + 1, 10 ** 30):
+        with pytest.raises(UsageError, match="--cycles"):
+            check_options(PowercutOptions(target=str(target), cut_cmd=["true"], cut_after=4, cycles=cycles))
+    back = tmp_path / "back.img"
+    for size in (MIN_EMULATED_SIZE - 1, MAX_EMULATED_SIZE + 1, 10 ** 30):
+        with pytest.raises(UsageError, match="--size"):
+            check_options(PowercutOptions(target=str(back), emulate="none", size=size))
+    assert sorted(os.listdir(tmp_path)) == ["dev.img"]
+
+
+@need("nbdkit", "nbdfuse")
+def test_a_backing_file_the_filesystem_refuses_is_one_line_and_leaves_nothing(tmp_path):
+    """A size in range that this filesystem still refuses (here: RLIMIT_FSIZE, as a FAT-formatted stick's
+    4 GiB would): one line, exit 2, no empty backing file left behind (it was, with a traceback)."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("needs /dev/fuse (the emulation's checks come first)")
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of death by SIGXFSZ
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    env = dict(os.environ, SLOGQUAL_STORE=str(tmp_path / "store.sqlite"))
+    proc = subprocess.run([sys.executable, "-m", "slogqual", "powercut", "run", str(tmp_path / "back.img"),
+                           "--emulate", "none", "--size", "64m", "--cut-after", "4", "-o", str(tmp_path / "r.json"),
+                           "--quiet"], capture_output=True, text=True, env=env, timeout=60, preexec_fn=small_files)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "cannot make a backing file" in proc.stderr, proc.stderr
+    assert sorted(os.listdir(tmp_path)) == []
+
+
 def test_emulation_refuses_a_block_device():
     with pytest.raises(UsageError, match="regular file"):
         check_options(PowercutOptions(target="/dev/null", emulate="none"))
@@ -324,26 +367,103 @@ def test_flush_figures_from_a_sweep_and_a_kernel_that_drops_flushes():
     assert "drops flushes, so this figure says nothing" in says
 
 
-def test_the_writer_journals_every_acknowledged_record_on_a_file(tmp_path):
+def _writer_program(how, args):
+    """The writer as a process: the library module powercut run starts (through tools/pymodule), or the
+    CLI's ``slogqual powercut write``, which users keep."""
+    import sys
+
+    from slogqual.powercut import writer
+    from slogqual.tools import pymodule
+
+    if how == "module":
+        return pymodule.argv(writer.MODULE, args)
+    return [sys.executable, "-m", "slogqual", "powercut", "write", *map(str, args)]
+
+
+@pytest.mark.parametrize("how", ["module", "cli"])
+def test_the_writer_journals_every_acknowledged_record_on_a_file(tmp_path, how):
     """--journal: the lab's channel (a file on the 9p share); the real writer process on a 1 MiB file fills
     it, one journal line per message, and the journal read back holds every record, each intact."""
     import subprocess
-    import sys
 
     f = tmp_path / "dev.img"
     f.write_bytes(bytes(1 << 20))
     journal = tmp_path / "acks.jsonl"
     sizes = [4096, 65536]
-    proc = subprocess.run([sys.executable, "-m", "slogqual", "powercut", "write", str(f), "--run-id", RUN.hex(),
-                           "--cycle", "2", "--sizes", "4k,64k", "--journal", str(journal)],
+    proc = subprocess.run(_writer_program(how, [str(f), "--run-id", RUN.hex(), "--cycle", "2", "--sizes", "4k,64k",
+                                                "--journal", str(journal)]),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr  # area full
+    # the output protocol powercut run reads: an ack line per record, then the direct line; the summary
+    assert proc.stdout.splitlines()[-1] in ("direct yes", "direct no")
+    assert proc.stderr.strip().splitlines() == [f"powercut writer: {R.capacity(1 << 20, sizes)} records "
+                                                "acknowledged; area full"]
     acks = [ln for ln in proc.stdout.splitlines() if ln.startswith("ack ")]
+    assert acks == [f"ack {i}" for i in range(len(acks))]
     held = load_journal(str(journal)).handle({"op": "query", "run": RUN.hex()})["cycles"]["2"]
     assert len(held["acked"]) == len(acks) == R.capacity(1 << 20, sizes)
     assert held["sizes"] == sizes and held["ended"] == "area full"
     tally = V.verify_cycle(str(f), RUN, 2, sizes, held["acked"])
     assert tally.intact == tally.acknowledged == len(acks)
+
+
+@pytest.mark.parametrize("how", ["module", "cli"])
+@pytest.mark.parametrize("args, code, words", [
+    (["--run-id", "00", "--cycle", "1", "--sizes", "4k", "--journal", "J"], 2, "--run-id '00': 32 hex digits"),
+    (["--run-id", RUN.hex(), "--cycle", "1", "--sizes", "3k", "--journal", "J"], 2, "--sizes"),
+    (["--run-id", RUN.hex(), "--cycle", "0", "--sizes", "4k", "--journal", "J"], 2, "--cycle"),
+    (["--run-id", RUN.hex(), "--cycle", "1", "--sizes", "4k"], 2, "--recorder"),
+    (["--run-id", RUN.hex(), "--cycle", "1", "--sizes", "4k", "--journal", "J", "--under-claim"], 3,
+     "its slogqual lock is not held"),
+])
+def test_the_writer_program_and_the_cli_refuse_alike(tmp_path, how, args, code, words):
+    """One door behind both: the same refusal in one line, the same exit code, the target untouched and
+    no journal made."""
+    import subprocess
+
+    f = tmp_path / "dev.img"
+    f.write_bytes(bytes(1 << 20))
+    argv = _writer_program(how, [str(f), *[str(tmp_path / "j.jsonl") if a == "J" else a for a in args]])
+    env = dict(os.environ, SLOGQUAL_STORE=str(tmp_path / "store.sqlite"))
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == code and len(lines) == 1 and words in lines[0], (proc.returncode, proc.stderr)
+    assert lines[0].startswith("slogqual: ") and proc.stdout == ""
+    assert f.read_bytes() == bytes(1 << 20) and sorted(os.listdir(tmp_path)) == ["dev.img"]
+
+
+def test_the_writer_door_refuses_before_it_writes(tmp_path):
+    """write_records(WriteRequest): typed errors, nothing written, for a caller that parsed nothing."""
+    from slogqual.errors import RefusedError
+    from slogqual.powercut import writer
+
+    f = tmp_path / "dev.img"
+    f.write_bytes(bytes(1 << 20))
+    ok = dict(target=str(f), run_id=RUN, cycle=1, sizes=[4096], journal=str(tmp_path / "j.jsonl"))
+    for bad, kind, words in (({"run_id": b"short"}, UsageError, "--run-id"),
+                             ({"cycle": R.MAX_CYCLE + 1}, UsageError, "--cycle"),
+                             ({"sizes": [4095]}, UsageError, "--sizes"),
+                             ({"recorder": ("127.0.0.1", 9)}, UsageError, "exactly one recorder"),
+                             ({"journal": str(f)}, UsageError, "an input of this command"),
+                             ({"under_claim": True}, RefusedError, "lock is not held")):
+        with pytest.raises(kind, match=words):
+            writer.write_records(writer.WriteRequest(**{**ok, **bad}))
+    assert f.read_bytes() == bytes(1 << 20) and sorted(os.listdir(tmp_path)) == ["dev.img"]
+    seen = []
+    out = writer.write_records(writer.WriteRequest(**ok, on_ack=seen.append))
+    assert out.filled and out.acknowledged == len(seen) == R.capacity(1 << 20, [4096])
+    assert V.verify_cycle(str(f), RUN, 1, [4096], seen).intact == len(seen)
+
+
+def test_powercut_run_starts_the_writer_module_not_the_cli():
+    from slogqual.powercut.run import PowercutRun
+
+    run = PowercutRun(PowercutOptions(target="/dev/sdx", cut_cmd=["true"]))
+    argv = run._writer("/dev/sdx", 3, ("127.0.0.1", 7207), under_claim=True).argv
+    assert argv[1:3] == ["-m", "slogqual.powercut.writer"] and "powercut" not in argv[3:]
+    assert argv[3:] == ["/dev/sdx", "--run-id", run.run_id.hex(), "--cycle", "3",
+                        "--sizes", "4096,8192,16384,32768,65536,131072", "--recorder", "127.0.0.1:7207",
+                        "--under-claim"]
 
 
 def test_write_wants_exactly_one_recorder(tmp_path, capsys):
@@ -354,3 +474,35 @@ def test_write_wants_exactly_one_recorder(tmp_path, capsys):
             main(["powercut", "write", str(f), "--run-id", RUN.hex(), "--cycle", "1", "--sizes", "4k", *extra])
         assert exc.value.code == 2
     assert f.read_bytes() == bytes(1 << 20) and not (tmp_path / "j").exists()
+
+
+def test_the_lab_guests_writers_are_the_writer_module(tmp_path, monkeypatch):
+    """lab powercut's guest side (run_writers), here on the host on two files: one writer process per
+    device through tools/pymodule, each journal holding every record its writer acknowledged, intact."""
+    from slogqual.lab import powercut as lab_powercut
+    from slogqual.tools import pymodule
+
+    started = []
+    real = pymodule.background
+
+    def spy(module, args, **kw):
+        started.append((module, list(args)))
+        return real(module, args, **kw)
+
+    monkeypatch.setattr(pymodule, "background", spy)
+    devs = []
+    for i in range(2):
+        devs.append(tmp_path / f"dev{i}.img")
+        devs[-1].write_bytes(bytes(1 << 20))
+    other = OTHER.hex()
+    plan = {"cycle": 1, "sizes": [4096, 8192], "out": str(tmp_path),
+            "devices": [{"index": 0, "run_id": RUN.hex(), "journal": "journal-0.jsonl"},
+                        {"index": 1, "run_id": other, "journal": "journal-1.jsonl"}]}
+    assert lab_powercut.run_writers(plan, lambda names: [str(d) for d in devs]) == 0  # both filled their area
+    assert [m for m, _ in started] == ["slogqual.powercut.writer"] * 2
+    assert all("--destroy-data" in a and "--journal" in a for _, a in started)
+    for i, (dev, rid) in enumerate(zip(devs, (RUN, OTHER))):
+        held = load_journal(str(tmp_path / f"journal-{i}.jsonl")).handle({"op": "query", "run": rid.hex()})
+        acked = held["cycles"]["1"]["acked"]
+        assert len(acked) == R.capacity(1 << 20, [4096, 8192]) and held["cycles"]["1"]["ended"] == "area full"
+        assert V.verify_cycle(str(dev), rid, 1, [4096, 8192], acked).intact == len(acked)

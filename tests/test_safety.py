@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from slogqual.device import claim_for_writing, safety
+from slogqual.device import claim_for_writing, interlock, safety_findings
 from slogqual.errors import RefusedError
 
 MiB = 1024 * 1024
@@ -277,13 +277,13 @@ def test_plain_file_and_uri_are_only_locked(tmp_path):
 
 def test_inspect_reports_without_locking(loops):
     dev = loops.new()
-    assert safety.inspect(dev) == []
+    assert safety_findings(dev) == []
     loops.mkfs(dev)
-    (f,) = safety.inspect(dev)
+    (f,) = safety_findings(dev)
     assert f.overridable and "ext4" in f.message
     loops.mount(dev)
-    codes = {f.code for f in safety.inspect(dev)}
-    assert safety.MOUNTED in codes
+    codes = {f.code for f in safety_findings(dev)}
+    assert interlock.MOUNTED in codes
 
 
 # --- through the real CLI: slogqual sweep exits 3 on refusal and writes nothing -----------------------
@@ -345,7 +345,7 @@ def test_cli_second_concurrent_sweep_is_refused(loops, tmp_path):
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                              start_new_session=True)  # its own process group: ^C reaches fio too
     try:
-        lock = os.path.join(safety._lock_dir(), safety.lock_name(dev))
+        lock = os.path.join(interlock._lock_dir(), interlock.lock_name(dev))
         deadline = time.monotonic() + 60
         while True:  # the first sweep has claimed the device once its pid is in the lock file
             try:

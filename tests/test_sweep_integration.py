@@ -559,7 +559,7 @@ def test_sigkill_of_a_precision_sweep_leaves_nothing_behind(tmp_path):
     device at once) removes the samples directories that killed runs left."""
     import random
 
-    from slogqual.device.safety import lock_holder
+    from slogqual.device.interlock import lock_holder
     seed = int(os.environ.get("SLOGQUAL_TEST_SEED") or random.randrange(1 << 30))
     print(f"seed {seed}")
     delay = random.Random(seed).uniform(0, 1.0)

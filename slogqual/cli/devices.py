@@ -7,7 +7,7 @@ import sys
 from typing import Any, Dict, List
 
 from slogqual import device
-from slogqual.device.safety import READ_ONLY
+from slogqual.device.interlock import READ_ONLY
 from slogqual.errors import UsageError
 
 

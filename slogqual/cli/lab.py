@@ -9,6 +9,7 @@ import sys
 
 from slogqual.errors import SlogqualError, UsageError
 from slogqual.cli.options import bounded, count, guard_output_dir, seconds
+from slogqual.powercut import MAX_CYCLES
 
 DEFAULT_CHECK_DEVICES = ["hdd", "hdd", "nvme"]
 
@@ -73,7 +74,7 @@ def register(subparsers) -> None:
                                     "media. One slogqual.powercut/1 result per device in --output.")
     pc.add_argument("classes", nargs="+", metavar="CLASS")
     pc.add_argument("--devices-file", action="append", default=[], metavar="TOML")
-    pc.add_argument("--cycles", type=int, default=2, help="power cuts (default 2)")
+    pc.add_argument("--cycles", type=count(1, MAX_CYCLES), default=2, help=f"power cuts (default 2, at most {MAX_CYCLES})")
     pc.add_argument("--cut-after", type=int, default=32, metavar="N",
                     help="acknowledged records on every device before the cut (default 32)")
     pc.add_argument("--sizes", default="4k,8k,16k,32k,64k,128k", help="record sizes, in turn (default: 4k … 128k)")

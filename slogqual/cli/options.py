@@ -9,9 +9,6 @@ import os
 
 from slogqual.errors import UsageError
 
-from slogqual.errors import UsageError
-from slogqual.store.backends import is_url
-
 
 def seconds(text: str) -> float:
     """A finite, non-negative number of seconds. `inf`, `nan` and `1e309` (which float() turns into
@@ -64,6 +61,27 @@ def count(lo: int, hi: int, unit: str = ""):
     return parse
 
 
+def size_range(lo: int, hi: int):
+    """An argparse type: a size in bytes (units.parse_size: 64m, 1g) from ``lo`` to ``hi``, the range
+    named in the refusal in the same words (a huge size overflowed a truncate or left an empty file)."""
+    from slogqual.units import parse_size, size_label
+
+    def parse(text: str) -> int:
+        try:
+            value = parse_size(text)
+        except UsageError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        except ValueError:  # int() of more digits than Python converts
+            raise argparse.ArgumentTypeError(f"{text[:40]!r}… is out of range (allowed: {size_label(lo)} to "
+                                             f"{size_label(hi)})") \
+                from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is out of range (allowed: {size_label(lo)} to "
+                                             f"{size_label(hi)})")
+        return value
+    return parse
+
+
 def guard_output_dir(path: str, option: str) -> str:
     """A directory the command will make and fill (lab --output): refused now if it or the nearest
     existing directory above it is not a directory (an existing file: a traceback after the run).
@@ -91,9 +109,7 @@ def guard_output(args, path, what: str, ours=None, inputs=()) -> str:
     from slogqual.outputs import check_output
 
     protect = [(p, "an input of this command") for p in inputs if p and p != "-"]
-    location = getattr(args, "store", None) or store.default_path()
-    if not is_url(location):
-        protect.append((location, "the result store"))
+    protect += store.protected(getattr(args, "store", None))
     return check_output(str(path), what, ours, protect, force=getattr(args, "force", False),
                         forceable=hasattr(args, "force"))
 
@@ -102,8 +118,5 @@ def refuse_store(args, path, why: str) -> None:
     """UsageError when ``path`` is the result store slogqual resolves (--store, $SLOGQUAL_STORE or the
     default), by real path or by device and inode: a target that ``why`` would destroy."""
     from slogqual import store
-    from slogqual.outputs import same_file
 
-    location = getattr(args, "store", None) or store.default_path()
-    if not is_url(location) and same_file(path, location):
-        raise UsageError(f"{path} is the result store: {why}")
+    store.refuse_overwrite(path, why, getattr(args, "store", None))

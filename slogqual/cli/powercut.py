@@ -9,9 +9,10 @@ import time
 
 from slogqual import paths, store
 from slogqual.cli.history import STORE_HELP
-from slogqual.cli.options import guard_output, refuse_store, seconds
+from slogqual.cli.options import count, guard_output, refuse_store, seconds, size_range
 from slogqual.errors import RefusedError, SlogqualError, UsageError
-from slogqual.units import parse_size
+from slogqual.powercut import writer
+from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
 
 EXIT_INTERRUPTED = 130
 
@@ -27,13 +28,7 @@ def _positive(text: str) -> int:
 def _sizes(text: str):
     from slogqual.powercut import records as R
 
-    sizes = [parse_size(p) for p in text.split(",") if p.strip()] if text.strip() else []
-    if not sizes or len(sizes) != len(text.split(",")):
-        raise UsageError(f"--sizes {text!r}: give record sizes such as 4k,8k,128k")
-    why = R.check_sizes(sizes)
-    if why:
-        raise UsageError(f"--sizes: {why}")
-    return sizes
+    return R.parse_sizes(text)
 
 
 def register(sub) -> None:
@@ -61,7 +56,8 @@ def register(sub) -> None:
                    help="for --cut-cmd and --restore-cmd (default 60)")
     r.add_argument("--return-timeout", type=seconds, default=300.0, metavar="SECONDS",
                    help="wait this long for the device to come back after the cut (default 300)")
-    r.add_argument("--cycles", type=_positive, default=1, help="power cuts (default 1)")
+    r.add_argument("--cycles", type=count(1, MAX_CYCLES), default=1,
+                   help=f"power cuts (default 1, at most {MAX_CYCLES})")
     r.add_argument("--cut-after", type=_positive, default=64, metavar="N",
                    help="acknowledged records before each cut (default 64); the writer keeps writing into it")
     r.add_argument("--sizes", default="4k,8k,16k,32k,64k,128k",
@@ -69,7 +65,8 @@ def register(sub) -> None:
     r.add_argument("--recorder", metavar="HOST:PORT",
                    help="a `slogqual powercut record` on another machine (default: one in this process, "
                         "on 127.0.0.1, which survives only a cut of the device alone)")
-    r.add_argument("--size", default="64m", help="size of a backing file --emulate creates (default 64m)")
+    r.add_argument("--size", type=size_range(MIN_EMULATED_SIZE, MAX_EMULATED_SIZE), default="64m",
+                   help="size of a backing file --emulate creates (default 64m; 1m to 1024g)")
     r.add_argument("--destroy-data", action="store_true", help="confirm that a block device may be overwritten")
     r.add_argument("-o", "--output", metavar="FILE",
                    help="result file (slogqual.powercut/1); default slogqual-powercut-NAME-TIME.json here")
@@ -105,18 +102,9 @@ def register(sub) -> None:
 
     w = sp.add_parser("write", help="(the writer process powercut run starts)",
                       description="Write records to TARGET, each flushed, each acknowledged one sent to the "
-                                  "recorder and printed as 'ack N', until the area is full or IO fails.")
-    w.add_argument("target", metavar="TARGET")
-    w.add_argument("--run-id", required=True)
-    w.add_argument("--cycle", type=_positive, required=True)
-    w.add_argument("--sizes", required=True)
-    to = w.add_mutually_exclusive_group(required=True)
-    to.add_argument("--recorder", metavar="HOST:PORT")
-    to.add_argument("--journal", metavar="FILE",
-                    help="append each message to FILE instead (a file on a machine the cut spares: the lab's share)")
-    w.add_argument("--destroy-data", action="store_true")
-    w.add_argument("--under-claim", action="store_true",
-                   help="the parent process holds slogqual's claim on TARGET (checked)")
+                                  "recorder and printed as 'ack N', until the area is full or IO fails "
+                                  "(the same program as python -m slogqual.powercut.writer).")
+    writer.add_arguments(w)
     w.set_defaults(func=cmd_write)
     p.set_defaults(func=lambda args: _help(p))
 
@@ -161,16 +149,13 @@ def cmd_run(args) -> int:
     refuse_store(args, args.target, "the power-cut test would overwrite it")
     cut = cutcmd.parse(args.cut_cmd, "--cut-cmd") if args.cut_cmd is not None else None
     restore = cutcmd.parse(args.restore_cmd, "--restore-cmd") if args.restore_cmd is not None else None
-    size = parse_size(args.size)
-    if size < 1024 * 1024:
-        raise UsageError(f"--size {args.size!r}: at least 1m")
     out = args.output or f"slogqual-powercut-{paths.file_stem(args.target, 'target')}-" \
                          f"{time.strftime('%Y%m%dT%H%M%S')}.json"
     opts = PowercutOptions(target=args.target, cycles=args.cycles, sizes=_sizes(args.sizes), cut_after=args.cut_after,
                            emulate=args.emulate, cut_cmd=cut, restore_cmd=restore, cmd_timeout=args.cmd_timeout,
                            return_timeout=args.return_timeout,
                            recorder=parse_address(args.recorder) if args.recorder else None,
-                           destroy_data=args.destroy_data, size=size)
+                           destroy_data=args.destroy_data, size=args.size)
     check_options(opts)
     inputs = [args.target] if os.path.exists(args.target) else []
     opts.output = guard_output(args, out, "powercut result", SCHEMA_PREFIX, inputs)
@@ -257,43 +242,4 @@ def _guard_journal(args, path: str, inputs=()) -> str:
 
 
 def cmd_write(args) -> int:
-    from slogqual import device
-    from slogqual.device.safety import lock_holder
-    from slogqual.powercut import writer
-    from slogqual.powercut.recorder import JournalClient, RecorderClient, parse_address
-    from slogqual.powercut import records as R
-    from slogqual.powercut.run import check_target
-
-    sizes = _sizes(args.sizes)
-    try:
-        run_id = bytes.fromhex(args.run_id)
-    except ValueError:
-        run_id = b""
-    if len(run_id) != 16:
-        raise UsageError(f"--run-id {args.run_id!r}: 32 hex digits")
-    address = parse_address(args.recorder) if args.recorder else None
-    refuse_store(args, args.target, "the powercut writer would overwrite it")
-    if args.journal:
-        _guard_journal(args, args.journal, [args.target])
-    limit = R.capacity(check_target(args.target), sizes)
-
-    def go() -> int:
-        with (RecorderClient(*address) if address else JournalClient(args.journal)) as client:
-            outcome = writer.write_records(args.target, run_id, args.cycle, sizes, limit, client,
-                                           writer.print_ack(sys.stdout))
-        print(f"direct {'yes' if outcome.direct else 'no'}", flush=True)
-        print(f"powercut writer: {outcome.acknowledged} records acknowledged; {outcome.why}", file=sys.stderr)
-        return 0 if outcome.why == "area full" else 1
-
-    if args.under_claim:
-        holder = lock_holder(args.target)
-        if holder is None or holder != os.getppid():
-            raise RefusedError(f"refusing {args.target}: --under-claim, but its slogqual lock is "
-                               + ("not held" if holder is None else f"held by pid {holder}, not by the parent")
-                               + " (run it through `slogqual powercut run`)")
-        return go()
-    with device.claim_for_writing(args.target, args.destroy_data) as claim:
-        if claim.kind == "block" and not args.destroy_data:
-            raise RefusedError(f"refusing to write {args.target}: the powercut writer destroys the data on a block "
-                               "device; name it with --destroy-data to confirm")
-        return go()
+    return writer.run_words(args, sys.stdout, sys.stderr)  # the door and its output protocol

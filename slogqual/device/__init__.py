@@ -7,6 +7,9 @@ The interface the rest of slogqual uses:
   ``record.warnings()`` are the loud one-line warnings (volatile cache, slow link).
 - :func:`claim_for_writing` (path, destroy_data): context manager running every interlock and
   holding the device exclusively; raises :class:`slogqual.errors.RefusedError`.
+  :func:`safety_findings` (path): the same interlocks' findings, nothing locked or held (listings).
+  Both pick the platform's facts (device/linux_safety.py, device/freebsd_safety.py) as
+  :func:`identify` picks its identification; what they share is device/interlock.py.
 - :func:`candidates`: the block devices (and pmem namespaces) ``slogqual devices`` lists.
 """
 
@@ -14,11 +17,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List
+from typing import ContextManager, List, Optional
 
+from slogqual.device.interlock import Claim, Finding
 from slogqual.device.record import DeviceRecord
 from slogqual.errors import ToolError, UsageError
-from slogqual.device.safety import Claim, Finding, claim_for_writing, inspect as safety_findings
 from slogqual.tools import sysfs
 
 __all__ = ["identify", "claim_for_writing", "candidates", "DeviceRecord", "Claim", "Finding", "safety_findings"]
@@ -40,6 +43,41 @@ def identify(path: str) -> DeviceRecord:
     from slogqual.device import linux
 
     return linux.identify(path)
+
+
+def _freebsd_interlocks(host) -> bool:
+    """FreeBSD's interlocks run on FreeBSD, and wherever a FreeBSD host (tools/freebsd/host.Host: its
+    programs, the tests' recorded machines) is given."""
+    return host is not None or sys.platform.startswith("freebsd")
+
+
+def claim_for_writing(path: str, destroy_data: bool, lock_dir: Optional[str] = None, root: str = sysfs.SYS,
+                      exclusive: bool = True, host=None) -> ContextManager[Claim]:
+    """Run every interlock and hold the device for a destructive run, or raise RefusedError (on entering).
+
+    destroy_data overrides only the "carries a signature / partition table" findings. exclusive=False
+    (pool building): the device's hold is taken as a check and released at once, because ``zpool
+    create`` must open the device exclusively itself; the slogqual lock stays. root: Linux's sysfs.
+    host: FreeBSD's programs (tools/freebsd/host.py); given, or on FreeBSD, the FreeBSD interlocks run.
+    """
+    if _freebsd_interlocks(host):
+        from slogqual.device import freebsd_safety
+
+        return freebsd_safety.claim_for_writing(path, destroy_data, lock_dir, exclusive, host)
+    from slogqual.device import linux_safety
+
+    return linux_safety.claim_for_writing(path, destroy_data, lock_dir, root, exclusive)
+
+
+def safety_findings(path: str, root: str = sysfs.SYS, host=None) -> List[Finding]:
+    """Every interlock's finding for path, without locking or holding it (``slogqual devices``)."""
+    if _freebsd_interlocks(host):
+        from slogqual.device import freebsd_safety
+
+        return freebsd_safety.inspect(path, host)
+    from slogqual.device import linux_safety
+
+    return linux_safety.inspect(path, root)
 
 
 def candidates(include_all: bool = False, root: str = sysfs.SYS) -> List[str]:

@@ -6,7 +6,7 @@ it is tested on recorded outputs; :func:`identify` runs the tools on a FreeBSD
 host and hands their outputs to build(). A ``da`` disk whose inquiry shows an ATA
 device (a SATA disk behind a SAS HBA: vendor "ATA") is also asked ``camcontrol
 identify``, which gives its rotation and SATA link; an NVMe controller's PCIe link
-comes from ``pciconf -lvc``. The safety interlocks are device/freebsd_safety.py.
+comes from ``pciconf -lvc``. The safety interlocks are device/freebsd_safety.py (the facts; device/interlock.py the rules they share).
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The safety interlocks on FreeBSD, where a disk is a GEOM provider behind a character device node.
+"""The safety interlocks' facts on FreeBSD, where a disk is a GEOM provider behind a character device
+node, and the O_RDWR hold. The vocabulary, the lock and the claim are device/interlock.py's;
+slogqual.device.claim_for_writing picks this module on FreeBSD, or when given a FreeBSD host.
 
 Linux's sources (sysfs holders, /proc/self/mountinfo, /proc/swaps, an O_EXCL open) do not exist
 here; FreeBSD's own do, each read through its tool module with the outputs coming from ``host``
@@ -19,7 +21,8 @@ here; FreeBSD's own do, each read through its tool module with the outputs comin
   a label of either, or a provider stacked on one of them by name (``ada0p3.eli``,
   ``label/bigdiskp1``) refuses always.
 * ZFS labels read from the disk's and its partitions' own nodes (device/zfslabel.py); a member of an
-  imported pool (``zpool list``) refuses always, any other label unless --destroy-data.
+  imported pool (``zpool list``) refuses always, any other label unless --destroy-data
+  (interlock.zfs_label_finding, the rule Linux's labels follow too).
 
 There is no O_EXCL hold: FreeBSD's GEOM ignores O_EXCL on a device open (sys/geom/geom_dev.c,
 g_dev_open: ``#ifdef notyet e = flags & O_EXCL``). What it does enforce is that nobody opens a
@@ -31,17 +34,21 @@ while it is held no mount, swapon, zpool import/create, gmirror or geli attach c
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional, Set
+from typing import Iterator, List, Optional, Set
 
-from slogqual.device import zfslabel
+from slogqual import paths
+from slogqual.device import interlock
+from slogqual.device.interlock import HOLDERS, MOUNTED, OPEN, PARTITIONS, SIGNATURE, SWAP, Claim, Finding
 from slogqual.errors import RefusedError, ToolError, UsageError
 from slogqual.tools import zpool
 from slogqual.tools import run as _run
 from slogqual.tools.freebsd import geom, glabel, gpart, mount, swapctl
+from slogqual.tools.freebsd import host as freebsd_host
 from slogqual.tools.freebsd.host import LIVE, Host
 
 # What a provider stacked on another is called after it: a partition (p1, s1, s1a, a), a class
@@ -122,25 +129,28 @@ def view(name: str, host: Host, problems: List[str]) -> DiskView:
     return v
 
 
-def _imported_pools(host: Host) -> Set[str]:
-    """Pools ``zpool list`` shows imported; none when zpool is missing or fails (ZFS not loaded)."""
+def _zpool_list_pools(host: Host) -> Optional[Set[str]]:
+    """Pools ``zpool list`` shows imported; None when zpool is missing or fails (ZFS not loaded)."""
     try:
         proc = host.run(zpool.list_argv())
     except ToolError:
-        return set()
+        return None
     if proc.returncode != 0:
-        return set()
+        return None
     try:
         return {p.name for p in _run.parse_output(proc, zpool.parse_list)}
     except ToolError:
-        return set()
+        return None
 
 
-def findings(path: str, host: Host = LIVE, for_listing: bool = False):
-    """Every finding for the disk at path (Finding objects of device/safety.py), without opening it for
-    writing. for_listing: a disk GEOM does not know is reported, not refused."""
-    from slogqual.device.safety import (HOLDERS, MOUNTED, OPEN, PARTITIONS, POOL, SIGNATURE, SWAP, Finding)
+def imported_pool_names(host: Host) -> Optional[Set[str]]:
+    """Imported ZFS pools: ``zpool list`` (FreeBSD has no kstat tree to read them from without it)."""
+    return interlock.imported_pools([lambda: _zpool_list_pools(host)])
 
+
+def findings(path: str, host: Host = LIVE, for_listing: bool = False) -> List[Finding]:
+    """Every finding for the disk at path, without opening it for writing. for_listing: a disk GEOM does
+    not know is reported, not refused."""
     name = provider_name(path, host.dev)
     problems: List[str] = []
     v = view(name, host, problems)
@@ -193,29 +203,11 @@ def findings(path: str, host: Host = LIVE, for_listing: bool = False):
     return out
 
 
-def _pool_findings(name: str, v: DiskView, host: Host):
-    from slogqual.device.safety import POOL, SIGNATURE, Finding
-
-    out = []
-    imported = None
-    for dev_name in [name] + [p.name for p in v.partitions]:
-        node = os.path.join(host.dev, dev_name)
-        try:
-            labels = zfslabel.read_labels(node)
-        except OSError:
-            continue
-        if not labels:
-            continue
-        if imported is None:
-            imported = _imported_pools(host)
-        pool = next((lab.pool for lab in labels if lab.pool), None)
-        state = next((lab.state for lab in labels if lab.state), None)
-        if pool and pool in imported and state in ("active", None):
-            out.append(Finding(POOL, f"/dev/{dev_name} belongs to the imported ZFS pool {pool!r}"))
-        else:
-            out.append(Finding(SIGNATURE, f"/dev/{dev_name} carries {len(labels)} ZFS label(s)"
-                               + (f" of pool {pool!r} ({state})" if pool else "")))
-    return out
+def _pool_findings(name: str, v: DiskView, host: Host) -> List[Finding]:
+    """ZFS labels on the disk's and its partitions' nodes; the imported pools are asked only once a
+    label is found (zpool is a program run, on a host that may have no ZFS)."""
+    targets = [(os.path.join(host.dev, dev_name), dev_name) for dev_name in [name] + [p.name for p in v.partitions]]
+    return interlock.zfs_label_findings(targets, lambda: imported_pool_names(host))
 
 
 def hold(path: str) -> int:
@@ -232,3 +224,40 @@ def hold(path: str) -> int:
         if exc.errno == errno.EROFS:
             raise RefusedError(f"refusing {path}: the device is read-only ({exc.strerror}); nothing was written") from None
         raise
+
+
+# --- the claim ------------------------------------------------------------------------------------
+
+def inspect(path: str, host: Optional[Host] = None) -> List[Finding]:
+    """Every finding for path, without locking or holding it (for listings); a disk GEOM does not know
+    is reported, not refused. host: FreeBSD's programs, the live ones unless given."""
+    pk = paths.kind_of(path, freebsd=True)
+    if pk.kind in (paths.KIND_NBD, paths.KIND_FILE):
+        return []
+    return findings(path, host or freebsd_host.LIVE, for_listing=True)
+
+
+@contextlib.contextmanager
+def claim_for_writing(path: str, destroy_data: bool, lock_dir: Optional[str] = None, exclusive: bool = True,
+                      host: Optional[Host] = None) -> Iterator[Claim]:
+    """Run every interlock and hold the disk for a destructive run, or raise RefusedError.
+
+    destroy_data overrides only the "carries a signature / partition table" findings. exclusive=False
+    (pool building): the hold is released at once, because ``zpool create`` must take the disk
+    exclusively, which our write open would block; the slogqual lock stays. host: FreeBSD's programs,
+    the live ones (looked up at the call) unless given.
+    """
+    pk = paths.kind_of(path, freebsd=True)
+    if pk.kind == paths.KIND_NBD:
+        with interlock.claim_uri(path, lock_dir) as claim:
+            yield claim
+        return
+    if pk.kind == paths.KIND_FILE:
+        # swap files are md(4) vnode devices, not files swapctl lists; nothing to check here
+        with interlock.claim_file(path, destroy_data, lock_dir, lambda: []) as claim:
+            yield claim
+        return
+    programs = host or freebsd_host.LIVE
+    with interlock.claim_block(path, destroy_data, lock_dir, exclusive, lambda: findings(path, programs),
+                               hold) as claim:
+        yield claim

@@ -1,8 +1,9 @@
 """Device identification on Linux: sysfs first, then lsblk, smartctl, nvme-cli and lspci.
 
-Each tool is optional. A field is filled by the first source that knows it
-(sysfs is the kernel's own answer and costs nothing; smartctl and nvme-cli ask
-the device itself and win for the write cache). What stays unknown is listed in
+Each tool is optional. Each source gives its facts (sysfs_facts, lsblk_facts, smartctl_facts,
+nvme_facts) and one table, PRECEDENCE, says which source's answer a field takes (sysfs is the
+kernel's own answer and costs nothing; smartctl and nvme-cli ask the device itself and win for
+model, serial and firmware, and for the write cache). What stays unknown is listed in
 ``record.unknown`` with the reason, including which tool was missing.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from slogqual import paths
 from slogqual.device import classify as C
@@ -188,6 +189,133 @@ def link_from_ata(al: dict) -> Link:
     return C.judge_link(link)
 
 
+# Who answers an identity field, per source, in the order the sources are asked (sysfs, lsblk,
+# smartctl, nvme-cli). FILL takes a field no earlier source knew: sysfs is the kernel's own answer and
+# costs nothing, lsblk repeats it. OVERRIDE replaces what is known, with a note where it differs: the
+# device's own answer (ATA IDENTIFY, SCSI INQUIRY, NVMe Identify) beats the kernel's SCSI-translated
+# copy, which cuts an ATA model to 16 characters and its firmware to 4.
+FILL, OVERRIDE = "fill", "override"
+_HARDWARE = ("capacity", "logical_sector", "physical_sector", "rotational", "model", "vendor", "serial", "firmware",
+             "wwn")
+PRECEDENCE = {
+    "sysfs": {f: FILL for f in _HARDWARE},
+    "lsblk": {f: FILL for f in _HARDWARE},
+    "smartctl": {"model": OVERRIDE, "serial": OVERRIDE, "firmware": OVERRIDE,
+                 "vendor": FILL, "capacity": FILL, "logical_sector": FILL, "physical_sector": FILL},
+    "nvme id-ctrl": {"model": OVERRIDE, "serial": OVERRIDE, "firmware": OVERRIDE},
+}
+
+
+def merge(rec: DeviceRecord, source: str, facts: Dict[str, Any]) -> None:
+    """One source's facts into the record, as PRECEDENCE says (a field it does not list is not taken)."""
+    for name, rule in PRECEDENCE[source].items():
+        (rec.prefer if rule == OVERRIDE else rec.set)(name, facts.get(name), source)
+
+
+def sysfs_facts(info: sysfs.BlockInfo) -> Dict[str, Any]:
+    return {"capacity": info.size, "logical_sector": info.logical_block_size,
+            "physical_sector": info.physical_block_size, "rotational": info.rotational, "model": info.model,
+            "vendor": info.vendor, "serial": info.serial, "firmware": info.revision, "wwn": info.wwid}
+
+
+def lsblk_facts(lb: lsblk.LsblkDevice) -> Dict[str, Any]:
+    return {"capacity": lb.size, "logical_sector": lb.logical_sector, "physical_sector": lb.physical_sector,
+            "rotational": lb.rotational, "model": lb.model,
+            "vendor": None if (lb.vendor or "").startswith("0x") else lb.vendor,  # virtio: a PCI id
+            "serial": lb.serial, "firmware": lb.revision, "wwn": lb.wwn}
+
+
+def smartctl_facts(smart: smartctl.SmartInfo) -> Dict[str, Any]:
+    return {"model": smart.model, "serial": smart.serial, "firmware": smart.firmware, "vendor": smart.vendor,
+            "capacity": smart.capacity, "logical_sector": smart.logical_block_size,
+            "physical_sector": smart.physical_block_size}
+
+
+def nvme_facts(ident: nvme.IdCtrl) -> Dict[str, Any]:
+    return {"model": ident.model, "serial": ident.serial, "firmware": ident.firmware}
+
+
+# --- each source asked: its tool state in rec.tools, its answer or None ------------------------------
+
+def _ask_lsblk(rec: DeviceRecord, path: str) -> Optional[lsblk.LsblkDevice]:
+    if not lsblk.available():
+        rec.tools["lsblk"] = _tool_state("lsblk")
+        return None
+    try:
+        devs = lsblk.query(path)
+    except ToolError as exc:
+        rec.tools["lsblk"] = f"failed: {exc}"
+        return None
+    rec.tools["lsblk"] = "used"
+    return devs[0] if devs else None
+
+
+def _ask_smartctl(rec: DeviceRecord, path: str, physical: bool) -> Optional[smartctl.SmartInfo]:
+    """smartctl asks the device (ATA IDENTIFY / SCSI INQUIRY+VPD / NVMe Identify); only physical disks."""
+    if not physical:
+        rec.tools["smartctl"] = f"not used: {rec.transport} device"
+        return None
+    if not smartctl.available():
+        rec.tools["smartctl"] = _tool_state("smartctl")
+        return None
+    try:
+        smart = smartctl.query(path, nvme=rec.transport == "nvme")
+    except ToolError as exc:
+        rec.tools["smartctl"] = f"failed: {exc}"
+        return None
+    rec.tools["smartctl"] = "used" if smart.usable else "failed: " + ("; ".join(smart.errors) or "device not identified")
+    return smart if smart.usable else None
+
+
+def _smartctl_cache_signals(smart: smartctl.SmartInfo) -> List[C.CacheSignal]:
+    if smart.write_cache_enabled is None:
+        return []
+    return [C.CacheSignal("smartctl -g wcache", smart.write_cache_enabled,
+                          "write cache " + ("enabled" if smart.write_cache_enabled else "disabled"))]
+
+
+def _ask_nvme(rec: DeviceRecord, info: sysfs.BlockInfo) -> List[C.CacheSignal]:
+    """nvme-cli on the namespace's controller: Identify Controller (merged into rec at once) and the
+    write-cache signals of its VWC bit 0 and the Volatile Write Cache feature."""
+    if not info.nvme_ctrl:
+        rec.tools["nvme"] = "not used: no NVMe controller in sysfs"
+        return []
+    if not nvme.available():
+        rec.tools["nvme"] = _tool_state("nvme")
+        return []
+    ctrl = f"/dev/{info.nvme_ctrl}"
+    try:
+        ident = nvme.id_ctrl(ctrl)
+        rec.tools["nvme"] = "used"
+        merge(rec, "nvme id-ctrl", nvme_facts(ident))
+        return _nvme_cache_signals(ctrl, ident)
+    except ToolError as exc:  # the Identify's facts, once merged, stay
+        rec.tools["nvme"] = f"failed: {exc}"
+        return []
+
+
+def _nvme_cache_signals(ctrl: str, ident: nvme.IdCtrl) -> List[C.CacheSignal]:
+    if ident.vwc_present is False:
+        return [C.CacheSignal("nvme id-ctrl", False, f"vwc={ident.vwc} (bit 0 clear: no volatile write cache present)")]
+    if not ident.vwc_present:
+        return []
+    enabled = nvme.get_vwc_enabled(ctrl)
+    if enabled is None:
+        return [C.CacheSignal("nvme id-ctrl", True, f"vwc={ident.vwc} (bit 0 set: volatile write cache present; "
+                                                    "feature 06h state unreadable, enabled is the default)")]
+    return [C.CacheSignal("nvme get-feature -f 6", enabled, f"vwc={ident.vwc} present; Volatile Write Cache feature "
+                                                            + ("enabled" if enabled else "disabled"))]
+
+
+def _scsi_cache_signal(info: sysfs.BlockInfo) -> List[C.CacheSignal]:
+    """The sd driver's cache_type: "write back" = WCE 1, "write through"/"none" = WCE 0."""
+    ct = info.scsi_cache_type.lower()
+    return [C.CacheSignal("sysfs scsi_disk/cache_type", ct.startswith("write back"),
+                          f"{info.scsi_cache_type!r} (WCE={'1' if ct.startswith('write back') else '0'})")]
+
+
+# --- a block device: the sources asked and merged, then what follows from the merged record ----------
+
 def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
     rec = DeviceRecord(path=path, kind="block", devnum=devnum, platform="linux")
     info = sysfs.block_info(devnum, sysroot)
@@ -199,106 +327,41 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
         rec.notes.append(f"a partition of /dev/{info.parent}: hardware fields describe that disk")
     rec.tools["sysfs"] = "used"
 
-    lb = None
-    if lsblk.available():
-        try:
-            devs = lsblk.query(path)
-            lb = devs[0] if devs else None
-            rec.tools["lsblk"] = "used"
-        except ToolError as exc:
-            rec.tools["lsblk"] = f"failed: {exc}"
-    else:
-        rec.tools["lsblk"] = _tool_state("lsblk")
-
-    rec.set("capacity", info.size, "sysfs")
-    rec.set("logical_sector", info.logical_block_size, "sysfs")
-    rec.set("physical_sector", info.physical_block_size, "sysfs")
-    rec.set("rotational", info.rotational, "sysfs")
-    rec.set("model", info.model, "sysfs")
-    rec.set("vendor", info.vendor, "sysfs")
-    rec.set("serial", info.serial, "sysfs")
-    rec.set("firmware", info.revision, "sysfs")
-    rec.set("wwn", info.wwid, "sysfs")
+    lb = _ask_lsblk(rec, path)
+    merge(rec, "sysfs", sysfs_facts(info))
     if lb is not None:
-        for f, v in (("capacity", lb.size), ("logical_sector", lb.logical_sector),
-                     ("physical_sector", lb.physical_sector), ("rotational", lb.rotational), ("model", lb.model),
-                     ("vendor", None if (lb.vendor or "").startswith("0x") else lb.vendor),  # virtio: a PCI id
-                     ("serial", lb.serial), ("firmware", lb.revision), ("wwn", lb.wwn)):
-            rec.set(f, v, "lsblk")
+        merge(rec, "lsblk", lsblk_facts(lb))
     rec.transport = transport_of(info, lb.transport if lb else None)
     rec.sources["transport"] = "sysfs" + ("+lsblk" if lb and lb.transport else "")
 
     signals: List[C.CacheSignal] = []
     physical = rec.transport in ("sata", "sas", "scsi", "usb", "nvme")
-
-    # smartctl: asks the device (ATA IDENTIFY / SCSI INQUIRY+VPD / NVMe Identify)
-    smart = None
-    if not physical:
-        rec.tools["smartctl"] = f"not used: {rec.transport} device"
-    elif not smartctl.available():
-        rec.tools["smartctl"] = _tool_state("smartctl")
-    else:
-        try:
-            smart = smartctl.query(path, nvme=rec.transport == "nvme")
-            rec.tools["smartctl"] = "used" if smart.usable else "failed: " + ("; ".join(smart.errors) or
-                                                                                "device not identified")
-            if not smart.usable:
-                smart = None
-        except ToolError as exc:
-            rec.tools["smartctl"] = f"failed: {exc}"
+    smart = _ask_smartctl(rec, path, physical)
     if smart is not None:
-        for f, v in (("model", smart.model), ("serial", smart.serial), ("firmware", smart.firmware)):
-            rec.prefer(f, v, "smartctl")
-        for f, v in (("vendor", smart.vendor), ("capacity", smart.capacity),
-                     ("logical_sector", smart.logical_block_size), ("physical_sector", smart.physical_block_size)):
-            rec.set(f, v, "smartctl")
+        merge(rec, "smartctl", smartctl_facts(smart))
         if smart.rotation_rate is not None:
             rec.rotation_rate = smart.rotation_rate
             rec.sources["rotation_rate"] = "smartctl"
-        if smart.write_cache_enabled is not None:
-            signals.append(C.CacheSignal("smartctl -g wcache", smart.write_cache_enabled,
-                                         "write cache " + ("enabled" if smart.write_cache_enabled else "disabled")))
+        signals += _smartctl_cache_signals(smart)
         if smart.scsi_transport and rec.transport == "scsi" and "sas" in smart.scsi_transport.lower():
             rec.transport = "sas"
             rec.sources["transport"] += "+smartctl"
-
-    # nvme-cli: Identify Controller VWC bit 0 and the Volatile Write Cache feature
     if rec.transport == "nvme":
-        if not info.nvme_ctrl:
-            rec.tools["nvme"] = "not used: no NVMe controller in sysfs"
-        elif not nvme.available():
-            rec.tools["nvme"] = _tool_state("nvme")
-        else:
-            ctrl = f"/dev/{info.nvme_ctrl}"
-            try:
-                ident = nvme.id_ctrl(ctrl)
-                rec.tools["nvme"] = "used"
-                rec.prefer("model", ident.model, "nvme id-ctrl")
-                rec.prefer("serial", ident.serial, "nvme id-ctrl")
-                rec.prefer("firmware", ident.firmware, "nvme id-ctrl")
-                if ident.vwc_present is False:
-                    signals.append(C.CacheSignal("nvme id-ctrl", False, f"vwc={ident.vwc} (bit 0 clear: no volatile "
-                                                                         "write cache present)"))
-                elif ident.vwc_present:
-                    enabled = nvme.get_vwc_enabled(ctrl)
-                    if enabled is None:
-                        signals.append(C.CacheSignal("nvme id-ctrl", True, f"vwc={ident.vwc} (bit 0 set: volatile "
-                                                                            "write cache present; feature 06h state "
-                                                                            "unreadable, enabled is the default)"))
-                    else:
-                        signals.append(C.CacheSignal("nvme get-feature -f 6", enabled,
-                                                     f"vwc={ident.vwc} present; Volatile Write Cache feature "
-                                                     + ("enabled" if enabled else "disabled")))
-            except ToolError as exc:
-                rec.tools["nvme"] = f"failed: {exc}"
-
-    # SCSI cache_type (sd driver): "write back" = WCE 1, "write through"/"none" = WCE 0
+        signals += _ask_nvme(rec, info)
     if info.scsi_cache_type and not any(s.source.startswith("smartctl") for s in signals):
-        ct = info.scsi_cache_type.lower()
-        signals.append(C.CacheSignal("sysfs scsi_disk/cache_type", ct.startswith("write back"),
-                                     f"{info.scsi_cache_type!r} (WCE={'1' if ct.startswith('write back') else '0'})"))
+        signals += _scsi_cache_signal(info)
 
-    # emulation, class
+    _emulation_and_class(rec, info, physical)
+    if info.loop_backing_file:
+        rec.notes.append(f"loop device backed by {info.loop_backing_file}")
+    _link(rec, info, smart)
+    _write_cache(rec, info, signals)
+    _explain_unknowns(rec, info, smart)
+    _tool_versions(rec)
+    return rec
+
+
+def _emulation_and_class(rec: DeviceRecord, info: sysfs.BlockInfo, physical: bool) -> None:
     emu = C.emulated_by(rec.model, rec.vendor)
     pci_vendor = (info.pci.vendor or "").lower() if info.pci else ""
     if not emu and pci_vendor in C.EMULATOR_PCI_VENDORS and rec.transport == "nvme":
@@ -316,10 +379,9 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
                                                       rec.model, rec.vendor)
     if emu:
         rec.class_evidence.append(f"emulated by {emu}: the class is what the device presents, not real media")
-    if info.loop_backing_file:
-        rec.notes.append(f"loop device backed by {info.loop_backing_file}")
 
-    # link
+
+def _link(rec: DeviceRecord, info: sysfs.BlockInfo, smart: Optional[smartctl.SmartInfo]) -> None:
     if rec.transport == "nvme":
         link = _pci_link(info, "device") if info.nvme_transport in (None, "pcie") else None
         rec.link = link or C.no_link(f"NVMe over {info.nvme_transport or 'an unknown transport'}: no PCIe link")
@@ -339,7 +401,8 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
     else:
         rec.link = C.no_link(f"a {rec.transport} device has no physical link")
 
-    # write cache
+
+def _write_cache(rec: DeviceRecord, info: sysfs.BlockInfo, signals: List[C.CacheSignal]) -> None:
     rec.write_cache = C.judge_write_cache(signals, info.write_cache, rec.transport)
     if rec.transport == "pmem":
         ns = pmem_namespace(info)
@@ -354,14 +417,14 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
     if rec.transport == "virtio" and not signals:
         rec.write_cache.reason += " (for virtio the hypervisor decides what a flush does)"
 
-    _explain_unknowns(rec, info, smart)
+
+def _tool_versions(rec: DeviceRecord) -> None:
     for name, mod in (("lsblk", lsblk), ("smartctl", smartctl), ("nvme", nvme), ("lspci", lspci)):
         if rec.tools.get(name) == "used" or (name == "lspci" and any("lspci" in e for e in rec.link.evidence)):
             try:
                 rec.tool_versions[name] = str(mod.version())
             except ToolError:  # a version that cannot be read is not recorded
                 pass
-    return rec
 
 
 def pmem_namespace(info: sysfs.BlockInfo) -> Optional[str]:

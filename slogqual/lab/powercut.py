@@ -6,7 +6,8 @@ Each named class must have a power to cut (a ``cache`` key, scenarios/lab-device
 with its write cache on. Per cycle:
 
 1. a guest boots with all the devices; ``slogqual lab powercut-writers`` there identifies each (the
-   guest's own device record) and starts one ``slogqual powercut write`` per device, which writes
+   guest's own device record) and starts one writer per device (``python -m slogqual.powercut.writer``:
+   the host's interpreter and slogqual, the guest's root being the host's over 9p), which writes
    numbered, checksummed records, each flushed, and appends every acknowledged one to a journal on
    the job share (9p: the line is on the host before the writer writes the next record);
 2. the host counts the journals' acknowledged records while the guest runs; once every device has
@@ -34,6 +35,7 @@ from typing import Callable, Dict, List, Optional, Sequence, TextIO
 
 from slogqual import __version__
 from slogqual.errors import MeasurementError, SlogqualError, UsageError
+from slogqual.powercut import MAX_CYCLES
 from slogqual.powercut import records as R
 from slogqual.powercut import verify as V
 from slogqual.powercut.recorder import cycles_of, load_journal
@@ -83,8 +85,8 @@ def check_request(req: LabPowercutRequest):
     why = R.check_sizes(req.sizes)
     if why:
         raise UsageError(f"--sizes: {why}")
-    if req.cycles < 1 or req.cut_after < 1:
-        raise UsageError("--cycles and --cut-after must be at least 1")
+    if not 1 <= req.cycles <= MAX_CYCLES or req.cut_after < 1:
+        raise UsageError(f"--cycles must be from 1 to {MAX_CYCLES}, --cut-after at least 1")
     classes = _devices.load(list(req.devices_files))
     inst = _devices.instances(list(req.classes), classes)
     for d in inst:
@@ -236,11 +238,13 @@ def run(req: LabPowercutRequest) -> List[str]:
 # --- in the guest ------------------------------------------------------------------------------------
 
 def run_writers(plan: Dict, device_paths: Callable[[List[str]], List[str]]) -> int:
-    """The guest's side (``slogqual lab powercut-writers``): identify every device, start one
-    ``slogqual powercut write`` per device (journal on the share), wait for them (the cut ends them,
-    and the guest with them). Exit status: 0 when every writer filled its area (no cut came), else 1."""
+    """The guest's side (``slogqual lab powercut-writers``): identify every device, start one writer per
+    device (``python -m slogqual.powercut.writer`` in this interpreter; journal on the share), wait for
+    them (the cut ends them, and the guest with them). Exit status: 0 when every writer filled its area
+    (no cut came), else 1."""
     from slogqual import device
-    from slogqual.tools import selfexec
+    from slogqual.powercut import writer
+    from slogqual.tools import pymodule
 
     try:
         cycle, sizes, out = int(plan["cycle"]), [int(s) for s in plan["sizes"]], str(plan["out"])
@@ -255,9 +259,10 @@ def run_writers(plan: Dict, device_paths: Callable[[List[str]], List[str]]) -> i
         except Exception as exc:  # the identity is evidence, not the measurement: say why it is missing
             record = {"path": path, "error": f"identification failed: {exc}", "warnings": []}
         write_json_atomic(os.path.join(out, f"device-{index}.json"), record)
-        w = selfexec.background(["powercut", "write", path, "--run-id", run_id, "--cycle", str(cycle),
-                                 "--sizes", ",".join(map(str, sizes)), "--journal", os.path.join(out, journal),
-                                 "--destroy-data"], grace_s=5.0)
+        w = pymodule.background(writer.MODULE, [path, "--run-id", run_id, "--cycle", str(cycle),
+                                                "--sizes", ",".join(map(str, sizes)),
+                                                "--journal", os.path.join(out, journal), "--destroy-data"],
+                                grace_s=5.0)
         writers.append(w.start())
     worst = 0
     for w in writers:

@@ -37,6 +37,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Sequence, Tuple
 
+from slogqual.errors import UsageError
+
 MAGIC = b"SLOGQPC1"
 _HEAD = struct.Struct("<8s16sIQI32s")
 _CRC = struct.Struct("<I")
@@ -44,6 +46,7 @@ HEADER_SIZE = 128
 ALIGN = 4096
 MIN_RECORD = 4096
 MAX_RECORD = 1024 * 1024
+MAX_CYCLE = 2 ** 32 - 1  # the header's cycle is 32 bits
 DEFAULT_SIZES = (4096, 8192, 16384, 32768, 65536, 131072)  # what the ZIL writes: 4 KiB … 128 KiB
 
 INTACT, TORN, STALE, MISSING = "intact", "torn", "stale", "missing"
@@ -58,6 +61,20 @@ class Header:
     seq: int
     size: int
     checksum: bytes
+
+
+def parse_sizes(text: str) -> List[int]:
+    """``--sizes 4k,8k,128k``: the record sizes in the order given (UsageError, one line, for anything
+    else: an empty entry, a bad size, a size check_sizes refuses)."""
+    from slogqual.units import parse_size
+
+    sizes = [parse_size(p) for p in text.split(",") if p.strip()] if text.strip() else []
+    if not sizes or len(sizes) != len(text.split(",")):
+        raise UsageError(f"--sizes {text!r}: give record sizes such as 4k,8k,128k")
+    why = check_sizes(sizes)
+    if why:
+        raise UsageError(f"--sizes: {why}")
+    return sizes
 
 
 def check_sizes(sizes: Sequence[int]) -> Optional[str]:

@@ -4,8 +4,8 @@ Per cycle:
 
 1. power: with ``emulate`` an nbdkit export of the backing file (file plugin; ``--filter=cache
    cache=unsafe|writeback``, or no filter) mounted as a regular file by nbdfuse; else the device as it is;
-2. the writer (its own process, ``slogqual powercut write``) writes numbered, checksummed records, each
-   followed by a flush, and reports every acknowledged one to the recorder (in this process on
+2. the writer (its own process, ``python -m slogqual.powercut.writer``) writes numbered, checksummed
+   records, each followed by a flush, and reports every acknowledged one to the recorder (in this process on
    127.0.0.1, or ``--recorder HOST:PORT``);
 3. after ``cut_after`` acknowledged records, while the writer keeps writing: the cut — SIGKILL of the
    device's nbdkit (emulation), or the user's ``--cut-cmd``;
@@ -31,13 +31,15 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from slogqual import __version__, paths
 from slogqual.errors import MeasurementError, RefusedError, UsageError
+from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
 from slogqual.powercut import records as R
 from slogqual.powercut import verify as V
 from slogqual.powercut.recorder import RecorderClient, RecorderServer, cycles_of
 from slogqual.results import write_json_atomic
 from slogqual.results.powercut import CycleResult, PowercutResult
-from slogqual.target import check_writable, device_size
-from slogqual.tools import cutcmd, nbdfuse, nbdkit, selfexec
+from slogqual.powercut import writer as W
+from slogqual.powercut.writer import check_target
+from slogqual.tools import cutcmd, nbdfuse, nbdkit, pymodule
 
 EMULATIONS = ("unsafe", "writeback", "none")
 EMULATION_WORDS = {
@@ -67,28 +69,13 @@ class PowercutOptions:
     notes: List[str] = field(default_factory=list)
 
 
-def check_target(path: str) -> int:
-    """The writer's target checked as sweep checks its own (target.check_writable: one line; exit 3 for
-    a read-only device, 2 for one the OS will not open for writing), before anything is written; returns
-    its size."""
-    # a disk (a block device; on FreeBSD a character device) or a regular file, in paths' one vocabulary
-    pk = paths.kind_of(path)
-    if pk.kind == paths.KIND_NBD:
-        raise UsageError(f"{path}: the powercut writer needs a device path, not a URI")
-    check_writable(path, pk.kind, paths.is_freebsd())
-    try:
-        return device_size(path)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read its size ({exc.strerror or exc})") from None
-
-
 def check_options(o: PowercutOptions) -> None:
     """Bad input, one line (UsageError, exit 2), before anything is created or written."""
     why = R.check_sizes(o.sizes)
     if why:
         raise UsageError(f"--sizes: {why}")
-    if o.cycles < 1:
-        raise UsageError("--cycles must be at least 1")
+    if not 1 <= o.cycles <= MAX_CYCLES:
+        raise UsageError(f"--cycles {o.cycles}: from 1 to {MAX_CYCLES}")
     if o.cut_after < 1:
         raise UsageError("--cut-after must be at least 1")
     if (o.emulate is None) == (o.cut_cmd is None):
@@ -116,6 +103,9 @@ def check_options(o: PowercutOptions) -> None:
         if st is not None and not stat.S_ISREG(st.st_mode):
             raise UsageError(f"{o.target}: --emulate needs a regular file to back the emulated device "
                              "(its power is nbdkit's; a block device has its own: use --cut-cmd)")
+        if st is None and not MIN_EMULATED_SIZE <= o.size <= MAX_EMULATED_SIZE:
+            raise UsageError(f"--size {o.size}: a backing file is from {MIN_EMULATED_SIZE} to {MAX_EMULATED_SIZE} "
+                             "bytes")
         if not os.path.exists("/dev/fuse"):
             raise UsageError("--emulate needs /dev/fuse (nbdfuse mounts the emulated device as a file)")
         nbdkit.check_version()
@@ -237,11 +227,11 @@ class PowercutRun:
 
     def _writer(self, path: str, cycle: int, address: Tuple[str, int], under_claim: bool):
         host, port = address
-        args = ["powercut", "write", path, "--run-id", self.run_id.hex(), "--cycle", str(cycle),
+        args = [path, "--run-id", self.run_id.hex(), "--cycle", str(cycle),
                 "--sizes", ",".join(str(s) for s in self.o.sizes), "--recorder", f"{host}:{port}"]
         if under_claim:
             args.append("--under-claim")
-        return selfexec.background(args, stdout=selfexec.PIPE, grace_s=5.0, new_session=True)
+        return pymodule.background(W.MODULE, args, stdout=pymodule.PIPE, grace_s=5.0, new_session=True)
 
     def _write_and_cut(self, path: str, cycle: int, address, under_claim: bool, cut: Callable[[], None]) -> Dict:
         """Start the writer, wait for cut_after acknowledged records, cut, wait for the writer to end."""
@@ -331,9 +321,15 @@ class PowercutRun:
         with contextlib.ExitStack() as stack:
             created = False
             if o.emulate and not os.path.exists(o.target):
-                with open(o.target, "wb") as fh:
-                    fh.truncate(o.size)
-                created = True
+                try:
+                    with open(o.target, "wb") as fh:
+                        created = True
+                        fh.truncate(o.size)
+                except (OSError, OverflowError) as exc:  # EFBIG on a filesystem with small files, ENOSPC
+                    if created:
+                        os.unlink(o.target)  # leave nothing behind
+                    raise UsageError(f"{o.target}: cannot make a backing file of {o.size} bytes: "
+                                     f"{getattr(exc, 'strerror', None) or exc}") from None
                 self.result.notes.append(f"backing file {o.target} created ({o.size} bytes)")
             try:
                 claim = stack.enter_context(device.claim_for_writing(o.target, o.destroy_data))

@@ -20,8 +20,9 @@ COMPARE = "slogqual.compare/2"  # 2: per-size significance (Welch) and pooled ba
 DEVICE = "slogqual.device/1"
 FLEET = "slogqual.fleet/1"  # slogqual fleet --json (written, never read back)
 POWERCUT = "slogqual.powercut/1"  # slogqual powercut run / verify (docs/powercut.md)
+ADVICE = "slogqual.advice/1"  # slogqual advise (docs/advisor.md)
 
-CURRENT = {s.rsplit("/", 1)[0]: s for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE, FLEET, POWERCUT)}
+CURRENT = {s.rsplit("/", 1)[0]: s for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE, FLEET, POWERCUT, ADVICE)}
 
 
 def family(schema: str) -> str:

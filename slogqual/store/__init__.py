@@ -59,6 +59,25 @@ def default_path() -> str:
     return os.path.join(base, "slogqual", "results.sqlite")
 
 
+def protected(location: Optional[str] = None) -> List[Tuple[str, str]]:
+    """The result store as an output guard's protected file (outputs.check_output's ``protect``):
+    ``location`` (--store), else the store slogqual resolves; none for a PostgreSQL URL."""
+    from slogqual.store.backends import is_url
+
+    location = location or default_path()
+    return [] if is_url(location) else [(location, "the result store")]
+
+
+def refuse_overwrite(path: str, why: str, location: Optional[str] = None) -> None:
+    """UsageError when ``path`` is the result store (``location``, else the one slogqual resolves), by
+    real path or by device and inode: a target that ``why`` would destroy."""
+    from slogqual.outputs import same_file
+
+    for store_path, _label in protected(location):
+        if same_file(path, store_path):
+            raise UsageError(f"{path} is the result store: {why}")
+
+
 @dataclass
 class Run:
     id: int

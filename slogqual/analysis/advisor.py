@@ -1,0 +1,695 @@
+"""The SLOG advisor (issue #29): from a log candidate's own QD1 write+flush sweep, predict what it does
+for a pool's ``sync=always`` writes — IOPS and MiB/s per thread count, what limits it, the log space the
+load needs and how long the device lasts. Pure functions: documents in, the advice document out; no
+process is started and no file is touched here (the CLI loads and writes).
+
+The model follows how OpenZFS writes its intent log. What was read, in OpenZFS's sources (the 2.2/2.3
+line the lab runs, 2.3.2: ``module/zfs/zil.c`` with slim log blocks and the
+``zil_itx_metaslab_*_write`` kstats, ``zfs_log.c``, ``zvol.c``):
+
+- ``zfs_log_write`` (datasets, NFS) picks each write's record state: ``WR_INDIRECT`` when
+  ``logbias=throughput``, or when the pool has no log vdev (``!spa_has_slogs``) and the write is at
+  least ``zfs_immediate_write_sz`` (32768); otherwise ``WR_COPIED`` for a write to be committed (the
+  data copied into the record) or ``WR_NEED_COPY`` (copied at commit time, split over log blocks); a
+  ``WR_COPIED`` record larger than ``zil_max_copied_data`` (``zil_maxcopied``, 7680) becomes
+  ``WR_NEED_COPY``. ``zvol_log_write`` (zvols, iSCSI) is the same except its no-SLOG indirect rule:
+  the write is at least ``volblocksize`` AND ``volblocksize > zvol_immediate_write_sz`` (32768).
+  So **with a SLOG, nothing goes indirect unless logbias=throughput**: every byte of every sync write
+  is written to the log. An indirect record holds only a block pointer; ``zil_lwb_commit`` has
+  ``zl_get_data`` (dmu_sync) write the data block to the data vdevs as a child of the log write.
+- ``zil_commit`` -> ``zil_commit_writer`` -> ``zil_process_commit_list`` assigns the waiting records
+  (itxs) of ONE ZIL — one per dataset or zvol — to log write blocks (lwb, ``zil_lwb_assign``), which
+  ``zil_lwb_write_issue`` writes; ``zil_lwb_write_done`` then issues a cache flush (``zio_flush``) to
+  every vdev the lwb touched, deferring it to the next lwb when this one has no commit waiter
+  (``zil_lwb_flush_defer``); waiters are woken in ``zil_lwb_flush_vdevs_done``. A commit therefore
+  costs a write and a flush, what the sweep measures.
+- Block size: ``zil_lwb_write_close`` picks the next lwb's size from ``zil_block_buckets`` (4K, 12K,
+  36K, 68K, 128K) on the bytes the commit used, at most ``zil_maxblocksize`` (131072); a slim lwb
+  (``ZIO_CHECKSUM_ZILOG2``) is written rounded up to ``ZIL_MIN_BLKSZ`` (4096) of what it holds
+  (``zio_shrink`` in ``zil_lwb_write_issue``). A record is ``sizeof (lr_write_t)`` = 192 bytes plus its
+  data rounded to 8; an lwb carries a ``zil_chain_t`` (184 bytes).
+- ``zil_slog_bulk`` (64 MiB in this zil.c; 768 KiB before 2.2) only lowers the lwb writes' IO priority
+  (``ZIO_PRIORITY_ASYNC_WRITE`` once ``zl_cur_used`` exceeds it) — it does not move writes off the log.
+
+The lab's own evidence for commit batching (tests/fixtures/advisor/iscsi-4k-lab-sata-ssd-nvdimm.json):
+with 4 writers per zvol on the 3 ms SATA SSD, 1,958 IOs went in 1,024 log blocks (1.9 records per
+commit, half the writers); with 1 writer per zvol, 1,159 IOs in 1,379 blocks (no batching). The model
+takes half the waiting writers of a ZIL per commit (the others wait for the commit in flight and join
+the next), at least one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from slogqual.analysis import scaling
+from slogqual.results import SweepPoint, SweepResult
+from slogqual.units import size_label
+
+# Bump when the model changes what it predicts for the same inputs.
+MODEL_VERSION = 1
+
+PROTOCOLS = ("iscsi", "nfs")
+LAYOUTS = ("stripe", "mirror", "raidz1", "raidz2", "raidz3")
+LOGBIASES = ("latency", "throughput")
+
+LR_WRITE_BYTES = 192  # sizeof (lr_write_t): lr_t (32) + foid/offset/length/blkoff (32) + blkptr_t (128)
+ZIL_CHAIN_BYTES = 184  # sizeof (zil_chain_t): pad, next blkptr, nused, embedded checksum
+ZIL_MIN_BLKSZ = 4096  # a slim lwb is written rounded up to this
+TXG_CONCURRENT_STATES = 3  # open, quiescing, syncing
+TXG_DEFER_SIZE = 2  # freed blocks are allocatable again two txgs later
+LARGE = 128 * 1024  # the sweep's sizes from here on give the log device's bandwidth (zil_maxblocksize)
+AT_BANDWIDTH = 0.9  # lwb writes at which the device delivers this share of its best MiB/s: bandwidth-bound
+NO_BENEFIT = 1.10  # a SLOG within 10 % of no SLOG (scaling.SAME) buys nothing
+MB = 1_000_000  # --rate is in MB/s, decimal, as drives' specifications and network links say
+
+
+class Kind(str, Enum):
+    """What a finding says, as a value a program can key on."""
+
+    LOG_LATENCY = "log-latency-bound"  # each commit waits for the log's write+flush at its lwb size
+    LOG_BANDWIDTH = "log-bandwidth-bound"  # the lwb writes run at >= 90 % of the log's best MiB/s
+    POOL = "pool-bound"  # the data side's ceiling (sync=standard measured, or the data vdevs' bandwidth)
+    INDIRECT = "indirect-bypass"  # logbias=throughput: the data goes to the data vdevs, the log gets pointers
+    NO_BENEFIT = "no-benefit"  # with the log no faster (or slower) than without it
+    LOG_TOO_SMALL = "log-too-small"  # capacity below the txg arithmetic's figure
+    SHORT_LIFE = "short-life"  # rated endurance used up before the warranty period ends
+    EXTRAPOLATED = "extrapolated"  # an lwb size outside the swept sizes
+
+
+@dataclass
+class Tunables:
+    """The OpenZFS settings that decide what reaches the log, with their defaults (2.3)."""
+
+    zfs_immediate_write_sz: int = 32768
+    zil_slog_bulk: int = 64 * 1024 * 1024
+    logbias: str = "latency"
+    zil_maxblocksize: int = 131072
+    zil_maxcopied: int = 7680
+    zfs_txg_timeout: float = 5.0
+    zfs_dirty_data_max: Optional[int] = None  # bytes; None: not given (the per-txg figure is rate x timeout)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Workload:
+    protocol: str  # iscsi (zvols) | nfs (a dataset)
+    io_size: int  # bytes per write
+    block_size: int  # volblocksize (iscsi) / recordsize (nfs)
+    threads: List[int]  # total concurrent writers at each step
+    zils: int = 1  # independent intent logs the writers spread over (zvols; one dataset = 1)
+    rate_mbps: Optional[float] = None  # MB/s of sync writes the log must carry (sizing and life)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(self.__dict__, threads=list(self.threads))
+
+
+@dataclass
+class Endurance:
+    tbw: Optional[float] = None  # rated terabytes written (10^12 bytes)
+    dwpd: Optional[float] = None  # rated drive writes per day over warranty_years
+    warranty_years: float = 5.0
+    hours_per_day: float = 24.0  # hours a day the rate is carried
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Ceiling:
+    """A data-side figure at one thread count: measured (a scenario step) or a bound from sweeps."""
+
+    threads: int
+    iops: float
+    mbps: float
+    ios: Optional[int] = None
+    basis: str = "measured"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class DataSide:
+    source: str  # "scenario", "sweeps" or "none"
+    description: str
+    ceiling: List[Ceiling] = field(default_factory=list)  # sync=standard (no ZIL): what the pool/host carries
+    without_slog: List[Ceiling] = field(default_factory=list)  # sync=always, no log vdev
+    layout: Optional[str] = None
+    disks: Optional[int] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"source": self.source, "description": self.description, "layout": self.layout, "disks": self.disks,
+                "ceiling": [c.to_dict() for c in self.ceiling],
+                "without_slog": [c.to_dict() for c in self.without_slog]}
+
+
+class AdviceInputError(ValueError):
+    """Input the model cannot use; the CLI turns it into one line and exit 2."""
+
+
+# ---------------------------------------------------------------- sweep figures
+
+@dataclass
+class Fig:
+    """A sweep's figures at one size (interpolated between swept sizes where needed)."""
+
+    size: int
+    mean_us: float
+    lo_us: Optional[float]
+    hi_us: Optional[float]
+    p99_us: Optional[float]
+    write_us: Optional[float]
+    ios: int
+    extrapolated: bool = False
+
+
+def _ci(p: SweepPoint) -> Tuple[Optional[float], Optional[float]]:
+    ci = p.mean_ci95_us
+    if ci and ci.get("lo") is not None and ci.get("hi") is not None:
+        return float(ci["lo"]), float(ci["hi"])
+    sd = p.lat_us.stddev
+    if sd is not None and p.ios > 1:  # two standard errors of the mean (IOs taken as independent)
+        half = 2 * sd / math.sqrt(p.ios)
+        return max(p.lat_us.mean - half, 0.0), p.lat_us.mean + half
+    return None, None
+
+
+def _fig(p: SweepPoint) -> Fig:
+    lo, hi = _ci(p)
+    return Fig(size=p.size, mean_us=p.lat_us.mean, lo_us=lo, hi_us=hi, p99_us=p.lat_us.p99,
+               write_us=p.write_lat_us.mean if p.write_lat_us else None, ios=p.ios)
+
+
+def _mix(a: Optional[float], b: Optional[float], f: float) -> Optional[float]:
+    if a is None or b is None:
+        return None
+    if a > 0 and b > 0:
+        return math.exp(math.log(a) + f * (math.log(b) - math.log(a)))
+    return a + f * (b - a)
+
+
+def sweep_at(points: Sequence[SweepPoint], size: int) -> Fig:
+    """The sweep's write+flush figures at ``size``: log-log between the swept sizes around it; below the
+    smallest, the smallest (a smaller write costs no more: an upper bound); above the largest, the largest
+    scaled by size (its bandwidth held: marked extrapolated)."""
+    pts = sorted(points, key=lambda p: p.size)
+    if size <= pts[0].size:
+        f = _fig(pts[0])
+        f.extrapolated = size < pts[0].size
+        f.size = size
+        return f
+    if size >= pts[-1].size:
+        f = _fig(pts[-1])
+        if size == pts[-1].size:
+            return f
+        k = size / pts[-1].size
+        scale = lambda v: None if v is None else v * k  # noqa: E731
+        return Fig(size=size, mean_us=f.mean_us * k, lo_us=scale(f.lo_us), hi_us=scale(f.hi_us),
+                   p99_us=scale(f.p99_us), write_us=scale(f.write_us), ios=f.ios, extrapolated=True)
+    for lo, hi in zip(pts, pts[1:]):
+        if lo.size == size:
+            return _fig(lo)
+        if lo.size < size < hi.size:
+            a, b = _fig(lo), _fig(hi)
+            f = (math.log(size) - math.log(lo.size)) / (math.log(hi.size) - math.log(lo.size))
+            return Fig(size=size, mean_us=_mix(a.mean_us, b.mean_us, f), lo_us=_mix(a.lo_us, b.lo_us, f),
+                       hi_us=_mix(a.hi_us, b.hi_us, f), p99_us=_mix(a.p99_us, b.p99_us, f),
+                       write_us=_mix(a.write_us, b.write_us, f), ios=min(a.ios, b.ios))
+    return _fig(pts[-1])
+
+
+def bandwidth(points: Sequence[SweepPoint]) -> Optional[Tuple[float, int, int]]:
+    """The log device's bandwidth: its best MiB/s at the sizes from 128 KiB up (zil_maxblocksize, the
+    largest lwb) as (MiB/s, size, IOs); None when the sweep has no such size (then its bandwidth is not
+    measured, and no finding says log-bandwidth-bound)."""
+    large = [p for p in points if p.size >= LARGE and p.mbps > 0]
+    if not large:
+        return None
+    best = max(large, key=lambda p: p.mbps)
+    return best.mbps, best.size, best.ios
+
+
+def check_log_sweep(sweep: SweepResult, name: str) -> None:
+    """A log candidate's sweep must measure what a commit does: complete, in flush mode, with points."""
+    if not sweep.points:
+        raise AdviceInputError(f"{name}: the sweep has no measured sizes")
+    mode = (sweep.params or {}).get("mode", "flush")
+    if mode != "flush":
+        raise AdviceInputError(f"{name}: a sweep in mode {mode!r}; the advisor needs write+flush sweeps "
+                               "(slogqual sweep --mode flush, the default), as the ZIL writes then flushes")
+    if sweep.status != "complete":
+        raise AdviceInputError(f"{name}: the sweep is {sweep.status}, not complete")
+
+
+def capacity_of(sweep: SweepResult) -> Optional[int]:
+    dev = sweep.device or {}
+    cap = dev.get("capacity") or (sweep.target or {}).get("size")
+    return int(cap) if cap else None
+
+
+# ---------------------------------------------------------------- what reaches the log
+
+@dataclass
+class LogShape:
+    state: str  # copied | need-copy | indirect
+    bytes_per_io: int  # record bytes each write puts in the log
+    pieces: int  # records per write (a need-copy write split over lwbs)
+
+
+def log_shape(w: Workload, t: Tunables, slog: bool) -> LogShape:
+    """What one sync write puts in the log, by zfs_log_write's / zvol_log_write's rules (module doc)."""
+    io = w.io_size
+    if t.logbias == "throughput":
+        indirect = True
+    elif slog:
+        indirect = False
+    elif w.protocol == "iscsi":  # zvol_log_write: resid >= blocksize && blocksize > zvol_immediate_write_sz
+        indirect = io >= w.block_size and w.block_size > t.zfs_immediate_write_sz
+    else:  # zfs_log_write: resid >= zfs_immediate_write_sz
+        indirect = io >= t.zfs_immediate_write_sz
+    if indirect:  # one record per data block, each a block pointer
+        pieces = max(1, math.ceil(io / w.block_size))
+        return LogShape("indirect", LR_WRITE_BYTES * pieces, pieces)
+    data = -(-io // 8) * 8
+    if io <= t.zil_maxcopied:
+        return LogShape("copied", LR_WRITE_BYTES + data, 1)
+    per_piece = t.zil_maxblocksize - ZIL_CHAIN_BYTES - LR_WRITE_BYTES
+    pieces = max(1, math.ceil(data / per_piece))
+    return LogShape("need-copy", data + LR_WRITE_BYTES * pieces, pieces)
+
+
+def lwb_writes(payload: int, t: Tunables) -> List[int]:
+    """The lwb writes a commit of ``payload`` record bytes makes: full blocks of zil_maxblocksize, the
+    last rounded up to ZIL_MIN_BLKSZ with its chain header (slim lwbs)."""
+    per = t.zil_maxblocksize - ZIL_CHAIN_BYTES
+    n = max(1, math.ceil(payload / per))
+    last = payload - (n - 1) * per
+    tail = min(t.zil_maxblocksize, -(-(last + ZIL_CHAIN_BYTES) // ZIL_MIN_BLKSZ) * ZIL_MIN_BLKSZ)
+    return [t.zil_maxblocksize] * (n - 1) + [tail]
+
+
+def batch(threads: int, zils: int) -> float:
+    """Records per commit: half the writers waiting on one ZIL (the others wait for the commit in flight
+    and go in the next), at least one — see the module doc for the lab's kstat evidence."""
+    return max(1.0, threads / max(zils, 1) / 2.0)
+
+
+# ---------------------------------------------------------------- data side
+
+def _at_threads(cs: Sequence[Ceiling], threads: int) -> Optional[Ceiling]:
+    """A data-side figure at ``threads``: the step itself, log-log between steps, else the nearest end
+    (basis says which)."""
+    pts = sorted(cs, key=lambda c: c.threads)
+    if not pts:
+        return None
+    for c in pts:
+        if c.threads == threads:
+            return c
+    if threads < pts[0].threads or threads > pts[-1].threads:
+        end = pts[0] if threads < pts[0].threads else pts[-1]
+        return Ceiling(threads, end.iops, end.mbps, end.ios, f"{end.basis}, nearest step ({end.threads} threads)")
+    for a, b in zip(pts, pts[1:]):
+        if a.threads < threads < b.threads:
+            f = (math.log(threads) - math.log(a.threads)) / (math.log(b.threads) - math.log(a.threads))
+            return Ceiling(threads, _mix(a.iops, b.iops, f), _mix(a.mbps, b.mbps, f), min(a.ios or 0, b.ios or 0) or None,
+                           f"{a.basis}, interpolated between {a.threads} and {b.threads} threads")
+    return pts[-1]
+
+
+def data_from_scenario(doc: Dict[str, Any], name: str) -> DataSide:
+    """The data side as measured: a scenario result's sync=standard steps (no ZIL: the pool and host's
+    ceiling) and its sync=always steps without a log vdev."""
+    steps = doc.get("steps") or []
+    std = [Ceiling(s["threads"], s["iops"], s["mbps"], s.get("ios"), f"measured: {name}, sync=standard")
+           for s in steps if s["sync"] == "standard" and s["log"] == "none"]
+    nolog = [Ceiling(s["threads"], s["iops"], s["mbps"], s.get("ios"), f"measured: {name}, sync=always, no SLOG")
+             for s in steps if s["sync"] == "always" and s["log"] == "none"]
+    if not std and not nolog:
+        raise AdviceInputError(f"{name}: the scenario result has no sync=standard or sync=always-without-SLOG "
+                               "steps to take the data side from")
+    pool = doc.get("pool") or {}
+    return DataSide("scenario", f"{name}: {pool.get('layout')} of {len(pool.get('data') or [])} data devices",
+                    std, nolog, layout=pool.get("layout"), disks=len(pool.get("data") or []) or None)
+
+
+def _layout_factor(layout: str, disks: int) -> Tuple[float, int]:
+    """(bandwidth in units of one disk, commits the data vdevs serve at once) of a layout."""
+    if layout == "stripe":
+        return float(disks), disks
+    if layout == "mirror":
+        return 1.0, 1
+    parity = int(layout[-1])
+    if disks <= parity:
+        raise AdviceInputError(f"a {layout} needs more than {parity} disks, not {disks}")
+    return float(disks - parity), 1
+
+
+def data_from_sweeps(sweeps: Sequence[Tuple[str, SweepResult]], layout: str, disks: int, w: Workload,
+                     t: Tunables) -> DataSide:
+    """The data side predicted from the data devices' sweeps (the slowest device speaks for all: a stripe
+    runs at its slowest member). sync=standard: the layout's bandwidth over the bytes each write dirties
+    (a bound: QD1 sweeps do not measure the pool's aggregated writes). sync=always without a log vdev: the
+    ZIL's lwbs on the data vdevs, or indirect writes of whole blocks, at the data devices' latency."""
+    if layout not in LAYOUTS:
+        raise AdviceInputError(f"unknown layout {layout!r}: use one of {', '.join(LAYOUTS)}")
+    if disks < 1:
+        raise AdviceInputError("the data side needs at least one disk")
+    units, parallel = _layout_factor(layout, disks)
+    slowest = max(sweeps, key=lambda s: sweep_at(s[1].points, 4096).mean_us)
+    name, sw = slowest
+    bw = bandwidth(sw.points)
+    dirtied = max(w.io_size, w.block_size) if w.io_size < w.block_size else w.io_size
+    basis = f"bound from the sweep of {name} ({layout} of {disks})"
+    std, nolog = [], []
+    shape = log_shape(w, t, slog=False)
+    for n in w.threads:
+        if bw is not None:
+            pool_bps = bw[0] * (1 << 20) * units
+            iops = pool_bps / dirtied
+            std.append(Ceiling(n, iops, iops * w.io_size / (1 << 20), bw[2], basis + ", bandwidth"))
+        b = batch(n, w.zils)
+        writes = lwb_writes(int(b * shape.bytes_per_io), t)
+        commit = sum(sweep_at(sw.points, s).mean_us for s in writes)
+        if shape.state == "indirect":  # the data block is written beside the lwb, the commit waits for both
+            commit = max(commit, sweep_at(sw.points, max(w.io_size, w.block_size)).mean_us)
+        iops = b * min(parallel, w.zils) / (commit / 1e6)
+        if bw is not None:
+            per_io = dirtied + (0 if shape.state == "indirect" else shape.bytes_per_io)
+            iops = min(iops, bw[0] * (1 << 20) * units / per_io)
+        nolog.append(Ceiling(n, iops, iops * w.io_size / (1 << 20), sweep_at(sw.points, writes[-1]).ios,
+                             basis + f", ZIL {shape.state} on the data vdevs"))
+    return DataSide("sweeps", f"{layout} of {disks} × {name}", std, nolog, layout=layout, disks=disks)
+
+
+# ---------------------------------------------------------------- the prediction
+
+def _iops(b: float, us: Optional[float]) -> Optional[float]:
+    return b / (us / 1e6) if us else None
+
+
+def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, data: DataSide,
+                      endurance: Optional[Endurance] = None) -> Dict[str, Any]:
+    """One candidate's prediction: per thread count the three limits, the binding one, the figure with
+    its spread; the knee, the benefit, the findings, the size and the life."""
+    check_log_sweep(sweep, name)
+    shape = log_shape(w, t, slog=True)
+    bw = bandwidth(sweep.points)
+    steps: List[Dict[str, Any]] = []
+    extrapolated = set()
+    for n in w.threads:
+        b = batch(n, w.zils)
+        writes = lwb_writes(int(math.ceil(b * shape.bytes_per_io)), t)
+        figs = [sweep_at(sweep.points, s) for s in writes]
+        extrapolated.update(f.size for f in figs if f.extrapolated)
+        last = figs[-1]
+        # one flush per commit (zil_lwb_flush_defer): the earlier full lwbs cost their write only
+        head = sum((f.write_us if f.write_us is not None else f.mean_us) for f in figs[:-1])
+        commit = head + last.mean_us
+        commit_lo = head + last.lo_us if last.lo_us is not None else None
+        commit_hi = head + last.hi_us if last.hi_us is not None else None
+        commit_p99 = head + last.p99_us if last.p99_us is not None else None
+        lat_limit = _iops(b, commit)
+        bytes_per_io = sum(writes) / b
+        bw_limit = bw[0] * (1 << 20) / bytes_per_io if bw else None
+        # bandwidth-bound: most of the commit's bytes go in lwb writes at sizes where the device already runs
+        # at AT_BANDWIDTH of its best MiB/s (its QD1 write+flush at that size)
+        at_bw_bytes = sum(s for s, f in zip(writes, figs)
+                          if bw and not f.extrapolated and s / (f.mean_us / 1e6) / (1 << 20) >= AT_BANDWIDTH * bw[0])
+        at_bw = at_bw_bytes >= 0.5 * sum(writes)
+        log_limit = min(x for x in (lat_limit, bw_limit) if x is not None)
+        ceiling = _at_threads(data.ceiling, n)
+        without = _at_threads(data.without_slog, n)
+        if shape.state == "indirect":
+            value = without.iops if without else (ceiling.iops if ceiling else log_limit)
+            binding = Kind.INDIRECT
+        elif ceiling is not None and ceiling.iops < log_limit:
+            value, binding = ceiling.iops, Kind.POOL
+        else:
+            value = log_limit
+            binding = Kind.LOG_BANDWIDTH if (at_bw or (bw_limit is not None and bw_limit <= lat_limit)) \
+                else Kind.LOG_LATENCY  # noqa: E501
+        log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH)
+        rng = None
+        if log_bound and commit_lo is not None and commit_hi is not None:
+            cap = bw_limit if bw_limit is not None else float("inf")
+            rng = [min(_iops(b, commit_hi), cap), min(_iops(b, commit_lo), cap)]
+        steps.append({
+            "threads": n, "batch": round(b, 3), "lwb_writes": writes, "log_bytes_per_io": round(bytes_per_io, 1),
+            "commit_lat_us": round(commit, 2),
+            "commit_lat_ci95_us": [round(commit_lo, 2), round(commit_hi, 2)] if commit_lo is not None else None,
+            "sweep_ios": min(f.ios for f in figs),
+            "limits": {"log_latency_iops": round(lat_limit, 1),
+                       "log_bandwidth_iops": round(bw_limit, 1) if bw_limit is not None else None,
+                       "pool_iops": round(ceiling.iops, 1) if ceiling else None,
+                       "pool_basis": ceiling.basis if ceiling else None,
+                       "pool_ios": ceiling.ios if ceiling else None},
+            "iops": round(value, 1), "iops_range": [round(x, 1) for x in rng] if rng else None,
+            "iops_if_p99_bound": round(min(_iops(b, commit_p99), value), 1) if commit_p99 and log_bound else None,
+            "mbps": round(value * w.io_size / (1 << 20), 3), "binding": binding.value,
+            "without_slog_iops": round(without.iops, 1) if without else None,
+            "without_slog_basis": without.basis if without else None,
+            "benefit": round(value / without.iops, 3) if without and without.iops > 0 else None,
+        })
+    curve = [scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"]) for s in steps]
+    k = scaling.knee(curve, "iops")
+    peak = max(steps, key=lambda s: s["iops"])
+    findings = _findings(steps, peak, extrapolated, sweep)
+    size = sizing(w, t, shape, peak, capacity_of(sweep))
+    if size.get("finding"):
+        findings.append(size.pop("finding"))
+    life = lifetime(size["log_rate_bytes_s"], endurance, capacity_of(sweep), size["rate_basis"])
+    if life and life.get("finding"):
+        findings.append(life.pop("finding"))
+    dev = sweep.device or {}
+    return {
+        "path": (sweep.target or {}).get("path"), "sweep": name, "model": dev.get("model") or dev.get("product"),
+        "class": dev.get("class"), "capacity": capacity_of(sweep),
+        "sweep_sizes": [p.size for p in sweep.points],
+        "bandwidth": {"mbps": round(bw[0], 3), "size": bw[1], "ios": bw[2]} if bw else None,
+        "log_write_state": shape.state, "log_record_bytes_per_io": shape.bytes_per_io,
+        "steps": steps, "knee": {"threads": k.threads, "iops": round(k.value, 1), "saturated": k.saturated} if k else None,
+        "peak": {"threads": peak["threads"], "iops": peak["iops"], "mbps": peak["mbps"]},
+        "findings": findings, "size": size, "life": life,
+    }
+
+
+def _findings(steps: List[Dict[str, Any]], peak: Dict[str, Any], extrapolated: set,
+              sweep: SweepResult) -> List[Dict[str, Any]]:
+    out: List[Dict[str, Any]] = []
+    by: Dict[str, List[Dict[str, Any]]] = {}
+    for s in steps:
+        by.setdefault(s["binding"], []).append(s)
+    for kind, ss in by.items():
+        out.append({"kind": kind, "threads": [s["threads"] for s in ss],
+                    "figures": [{"threads": s["threads"], "iops": s["iops"], "mbps": s["mbps"],
+                                 "lwb_write": max(s["lwb_writes"]), "lwb_writes": s["lwb_writes"],
+                                 "lwbs": len(s["lwb_writes"]),
+                                 "commit_lat_us": s["commit_lat_us"], "sweep_ios": s["sweep_ios"],
+                                 **s["limits"]} for s in ss]})
+    if peak.get("benefit") is not None and peak["benefit"] < NO_BENEFIT:
+        out.append({"kind": Kind.NO_BENEFIT.value, "threads": [peak["threads"]],
+                    "figures": [{"threads": peak["threads"], "iops": peak["iops"],
+                                 "without_slog_iops": peak["without_slog_iops"], "benefit": peak["benefit"]}]})
+    if extrapolated:
+        out.append({"kind": Kind.EXTRAPOLATED.value, "threads": [],
+                    "figures": [{"sizes": sorted(extrapolated), "swept": [p.size for p in sweep.points]}]})
+    return out
+
+
+def sizing(w: Workload, t: Tunables, shape: LogShape, peak: Dict[str, Any], capacity: Optional[int]) -> Dict[str, Any]:
+    """The log space the load needs, by the txg arithmetic: a log block is held until its txg has synced —
+    up to TXG_CONCURRENT_STATES (3) txgs of sync writes are open, quiescing or syncing — and the space it
+    frees is allocatable again TXG_DEFER_SIZE (2) txgs later, so 3 txgs' worth are needed and 5 recommended
+    (the margin). A txg lasts up to zfs_txg_timeout; it holds at most zfs_dirty_data_max of dirty data
+    where given. Lab evidence (docs/lab.md): 256 MiB at 64 MiB/s of 128 KiB writes (needed 960 MiB) sent
+    43 % of the ZIL to the data disks; 2 GiB (recommended 1,600 MiB) 0.015 %."""
+    if w.rate_mbps is not None:
+        data_rate = w.rate_mbps * MB
+        basis = f"the required rate, {w.rate_mbps:g} MB/s"
+    else:
+        data_rate = peak["mbps"] * (1 << 20)
+        basis = f"the predicted peak, {peak['mbps']:.1f} MiB/s at {peak['threads']} threads"
+    ratio = shape.bytes_per_io / w.io_size
+    log_rate = data_rate * ratio
+    per_txg = log_rate * t.zfs_txg_timeout
+    capped = t.zfs_dirty_data_max is not None and per_txg > t.zfs_dirty_data_max
+    if capped:
+        per_txg = float(t.zfs_dirty_data_max)
+    needed = per_txg * TXG_CONCURRENT_STATES
+    recommended = per_txg * (TXG_CONCURRENT_STATES + TXG_DEFER_SIZE)
+    out: Dict[str, Any] = {
+        "rate_basis": basis, "data_rate_bytes_s": round(data_rate, 1), "log_bytes_per_data_byte": round(ratio, 4),
+        "log_rate_bytes_s": round(log_rate, 1), "txg_seconds": t.zfs_txg_timeout,
+        "per_txg_bytes": round(per_txg), "per_txg_capped_by_dirty_data_max": capped,
+        "txgs_held": TXG_CONCURRENT_STATES, "txgs_with_margin": TXG_CONCURRENT_STATES + TXG_DEFER_SIZE,
+        "needed_bytes": round(needed), "recommended_bytes": round(recommended), "capacity": capacity,
+    }
+    if capacity is not None and capacity < recommended:
+        out["finding"] = {"kind": Kind.LOG_TOO_SMALL.value, "threads": [],
+                          "figures": [{"capacity": capacity, "needed_bytes": round(needed),
+                                       "recommended_bytes": round(recommended),
+                                       "spills": capacity < needed, "rate_basis": basis}]}
+    return out
+
+
+def lifetime(log_rate: float, e: Optional[Endurance], capacity: Optional[int], basis: str) -> Optional[Dict[str, Any]]:
+    """Years until the rated endurance is written at ``log_rate`` (bytes/s to the log), the device's own
+    write amplification taken as 1 (not measured here)."""
+    if e is None or (e.tbw is None and e.dwpd is None):
+        return None
+    per_day = log_rate * 3600 * e.hours_per_day
+    if e.tbw is not None:
+        rated = e.tbw * 1e12
+        how = f"rated {e.tbw:g} TBW"
+    else:
+        if not capacity:
+            raise AdviceInputError("--dwpd needs the device's capacity, which its sweep does not record; give --tbw")
+        rated = e.dwpd * capacity * 365 * e.warranty_years
+        how = f"rated {e.dwpd:g} DWPD × {capacity} bytes × 365 × {e.warranty_years:g} years"
+    years = rated / (per_day * 365) if per_day > 0 else None
+    out: Dict[str, Any] = {"bytes_per_day": round(per_day), "rated_bytes": round(rated), "endurance_basis": how,
+                           "rate_basis": basis, "hours_per_day": e.hours_per_day, "years": round(years, 3) if years else None,
+                           "warranty_years": e.warranty_years,
+                           "assumption": "the device's own write amplification is 1 (not measured: a --sustain run "
+                                         "with wear read before and after would measure it)"}
+    if years is not None and years < e.warranty_years:
+        out["finding"] = {"kind": Kind.SHORT_LIFE.value, "threads": [],
+                          "figures": [{"years": round(years, 2), "warranty_years": e.warranty_years,
+                                       "bytes_per_day": round(per_day), "rated_bytes": round(rated)}]}
+    return out
+
+
+ASSUMPTIONS = [
+    "Every sync write reaches the log as zfs_log_write/zvol_log_write decide (OpenZFS 2.3): with a log vdev "
+    "nothing goes indirect unless logbias=throughput; a record is 192 bytes plus the data rounded to 8.",
+    "A commit writes the records of half the writers waiting on one ZIL (at least one) as log write blocks "
+    "(lwb, full blocks of zil_maxblocksize then the rest rounded up to 4 KiB) and flushes once.",
+    "A commit costs the candidate's swept mean write+flush latency at the last lwb's size (log-log between swept "
+    "sizes) plus the write-only latency of the earlier full lwbs; the spread is the sweep's 95 % interval of "
+    "that mean; 'iops_if_p99_bound' is the figure if every commit took the sweep's p99 (a bound, not a "
+    "measured percentile).",
+    "The log device completes one commit at a time, as its QD1 sweep measured, whichever ZIL it comes from: "
+    "a device that overlaps commits does better (the prediction is then low).",
+    "The log's bandwidth is its best MiB/s at swept sizes of 128 KiB and more; without such a size it is not "
+    "known and no step is called log-bandwidth-bound. A step is log-bandwidth-bound when at least half of a "
+    "commit's bytes go in lwb writes of a size at which the device's QD1 write+flush already runs at 90 % of "
+    "that bandwidth.",
+    "The data side caps the prediction with its sync=standard figure at the same thread count (measured in a "
+    "scenario result, or from the data devices' sweeps a bandwidth bound); the host's CPU is part of a measured "
+    "ceiling, not of the log model.",
+]
+
+
+def advise(candidates: Sequence[Tuple[str, SweepResult]], w: Workload, t: Tunables, data: DataSide,
+           endurance: Optional[Endurance] = None, origin: Optional[str] = None) -> Dict[str, Any]:
+    """The ``slogqual.advice/1`` document (as a dict; slogqual.results.advice types it)."""
+    from slogqual.results.schema import ADVICE
+
+    check_workload(w, t)
+    if not candidates:
+        raise AdviceInputError("give at least one log candidate's sweep")
+    cands = [predict_candidate(name, sw, w, t, data, endurance) for name, sw in candidates]
+    warnings = []
+    for c in cands:
+        for f in c["findings"]:
+            if f["kind"] in (Kind.LOG_TOO_SMALL.value, Kind.SHORT_LIFE.value, Kind.EXTRAPOLATED.value):
+                warnings.append(f"{c['path'] or c['sweep']}: {words(f)}")
+    return {"schema": ADVICE, "model_version": MODEL_VERSION, "workload": w.to_dict(), "tunables": t.to_dict(),
+            "endurance": endurance.to_dict() if endurance else None, "data": data.to_dict(),
+            "assumptions": list(ASSUMPTIONS), "candidates": cands, "warnings": warnings, "origin": origin}
+
+
+def check_workload(w: Workload, t: Tunables) -> None:
+    if w.protocol not in PROTOCOLS:
+        raise AdviceInputError(f"unknown protocol {w.protocol!r}: use iscsi (zvols) or nfs (a dataset)")
+    if not w.io_size or w.io_size <= 0:
+        raise AdviceInputError("the workload needs its IO size (--bs)")
+    if not w.block_size or w.block_size <= 0:
+        raise AdviceInputError("the workload needs its block size (--volblocksize for iscsi, --recordsize for nfs)")
+    if not w.threads or any(n < 1 for n in w.threads):
+        raise AdviceInputError("the workload needs thread counts of at least 1 (--threads 1,2,4)")
+    if w.zils < 1:
+        raise AdviceInputError("--zils must be at least 1")
+    if w.rate_mbps is not None and not (w.rate_mbps > 0 and math.isfinite(w.rate_mbps)):
+        raise AdviceInputError(f"--rate must be a positive number of MB/s, not {w.rate_mbps:g}")
+    if t.logbias not in LOGBIASES:
+        raise AdviceInputError(f"unknown logbias {t.logbias!r}: use latency or throughput")
+    if t.zil_maxblocksize < 4096 or t.zfs_txg_timeout <= 0 or t.zfs_immediate_write_sz < 0:
+        raise AdviceInputError("tunables out of range: zil_maxblocksize >= 4096, zfs_txg_timeout > 0")
+
+
+# ---------------------------------------------------------------- words
+
+def _mib(b: float) -> str:
+    return f"{b / (1 << 20):,.0f} MiB" if b >= 10 * (1 << 20) else f"{b / (1 << 20):.1f} MiB"
+
+
+def words(f: Dict[str, Any]) -> str:
+    """A finding in one sentence for the table (the JSON keeps kind and figures)."""
+    kind, figs = f["kind"], f["figures"]
+    th = ", ".join(str(x) for x in f.get("threads") or [])
+    if kind == Kind.LOG_LATENCY.value:
+        x = figs[-1]
+        return (f"log-latency-bound at {th} threads: each commit waits for the log's write+flush "
+                f"({x['commit_lat_us']:.0f} µs for lwb writes of " + "+".join(size_label(v) for v in x["lwb_writes"])
+                + f", from {x['sweep_ios']} swept IOs); "
+                f"{x['iops']:.0f} IOPS at {x['threads']} threads")
+    if kind == Kind.LOG_BANDWIDTH.value:
+        x = figs[-1]
+        return (f"log-bandwidth-bound at {th} threads: {x['lwbs']} lwb write(s) per commit of up to "
+                f"{size_label(x['lwb_write'])} run the log at its best MiB/s; {x['mbps']:.1f} MiB/s at {x['threads']} threads")
+    if kind == Kind.POOL.value:
+        x = figs[-1]
+        return (f"pool-bound at {th} threads: the data side carries {x['pool_iops']:.0f} IOPS at {x['threads']} threads "
+                f"({x['pool_basis']}), below the log's {x['log_latency_iops']:.0f}")
+    if kind == Kind.INDIRECT.value:
+        return (f"indirect-bypass at {th} threads: logbias=throughput sends the data to the data vdevs and only "
+                "block pointers to the log; the log device does not set the pace")
+    if kind == Kind.NO_BENEFIT.value:
+        x = figs[0]
+        return (f"no-benefit: {x['iops']:.0f} IOPS with the log vs {x['without_slog_iops']:.0f} without it at "
+                f"{x['threads']} threads ({x['benefit']:.2f}x)")
+    if kind == Kind.LOG_TOO_SMALL.value:
+        x = figs[0]
+        return (f"log-too-small: {_mib(x['capacity'])} holds less than the recommended {_mib(x['recommended_bytes'])} "
+                f"(needed {_mib(x['needed_bytes'])}: 3 txgs at {x['rate_basis']})"
+                + ("; the ZIL will spill to the data vdevs" if x["spills"] else ""))
+    if kind == Kind.SHORT_LIFE.value:
+        x = figs[0]
+        return (f"short-life: {x['years']:.2g} years at {x['bytes_per_day'] / 1e9:,.1f} GB a day against a "
+                f"{x['warranty_years']:g}-year rating")
+    if kind == Kind.EXTRAPOLATED.value:
+        x = figs[0]
+        return ("extrapolated: lwb sizes " + ", ".join(size_label(s) for s in x["sizes"]) + " lie outside the swept "
+                "sizes (" + ", ".join(size_label(s) for s in x["swept"]) + "); sweep them for a measured figure")
+    return kind
+
+
+# ---------------------------------------------------------------- prediction vs measurement
+
+def verify(advice: Dict[str, Any], scenario: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Prediction beside the measured sync=always + single-SLOG steps of a scenario result, per candidate
+    (matched by device path) and thread count: both IOPS, the error and the measured IO count."""
+    rows = []
+    for c in advice["candidates"]:
+        pred = {s["threads"]: s for s in c["steps"]}
+        several = len((scenario.get("pool") or {}).get("log") or []) > 1
+        for s in scenario.get("steps") or []:
+            if s["sync"] != "always" or s["log"] != "single":
+                continue
+            if several and s.get("candidate") != c["path"]:
+                continue
+            p = pred.get(s["threads"])
+            if p is None:
+                continue
+            rows.append({"candidate": c["path"], "class": c["class"], "threads": s["threads"],
+                         "predicted_iops": p["iops"], "measured_iops": round(s["iops"], 1), "measured_ios": s["ios"],
+                         "error": round(p["iops"] / s["iops"] - 1, 3) if s["iops"] else None,
+                         "binding": p["binding"]})
+    return rows

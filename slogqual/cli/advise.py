@@ -1,0 +1,261 @@
+"""slogqual advise: predict what log candidates do for a pool's sync=always writes, from their own sweeps
+(docs/advisor.md).
+
+Arguments and printing only: the model is slogqual/analysis/advisor.py, the document
+slogqual/results/advice.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Dict, List, Optional
+
+from tabulate import tabulate
+
+from slogqual.analysis import advisor as A
+from slogqual.errors import UsageError
+from slogqual.results import load_sweep, write_json_atomic
+from slogqual.results import schema as S
+from slogqual.results.scenario import ScenarioResult
+from slogqual.units import parse_size, size_label
+
+
+def register(sub) -> None:
+    p = sub.add_parser("advise", help="predict a log candidate's sync=always IOPS, size and life from its sweep",
+                       description="For each log candidate (a `slogqual sweep` result), predict sync=always + SLOG "
+                                   "IOPS and MiB/s at each thread count from how the ZIL writes (log write blocks, "
+                                   "commit batching, a flush per commit), what limits it, the log space the load "
+                                   "needs and how long the device lasts. See docs/advisor.md.")
+    p.add_argument("--log", nargs="+", metavar="SWEEP.json", required=True, help="log candidates' sweep results")
+    g = p.add_argument_group("data side (one of)")
+    g.add_argument("--scenario", metavar="RESULT.json",
+                   help="a scenario result of the real pool: its sync=standard steps cap the prediction, its "
+                        "sync=always-without-SLOG steps are the comparison (and its load is the default workload)")
+    g.add_argument("--data", nargs="+", metavar="SWEEP.json", help="sweeps of the data devices")
+    g.add_argument("--layout", choices=A.LAYOUTS, help="with --data: the data vdevs' layout")
+    g.add_argument("--disks", type=int, help="with --data: how many data disks (default: one per --data sweep)")
+    w = p.add_argument_group("workload")
+    w.add_argument("--protocol", help="iscsi (zvols) or nfs (a dataset)")
+    w.add_argument("--bs", help="IO size of the sync writes, e.g. 4k")
+    w.add_argument("--volblocksize", help="iscsi: the zvols' volblocksize (default 16k)")
+    w.add_argument("--recordsize", help="nfs: the dataset's recordsize (default 128k)")
+    w.add_argument("--threads", help="total concurrent writers at each step, e.g. 1,2,4,8")
+    w.add_argument("--zils", type=int, help="independent intent logs the writers spread over: zvols (iscsi) or "
+                                            "datasets (default: the scenario's LUNs for zvols, else 1)")
+    w.add_argument("--rate", type=float, metavar="MB/s", help="sync write rate the log must carry (for size and life; "
+                                                              "default: the predicted peak)")
+    t = p.add_argument_group("OpenZFS tunables (defaults of 2.3)")
+    t.add_argument("--zfs-immediate-write-sz", default="32768")
+    t.add_argument("--zil-slog-bulk", default=str(64 << 20))
+    t.add_argument("--logbias", default="latency")
+    t.add_argument("--zil-maxblocksize", default="131072")
+    t.add_argument("--zil-maxcopied", default="7680")
+    t.add_argument("--zfs-txg-timeout", type=float, default=5.0)
+    t.add_argument("--zfs-dirty-data-max", help="bytes (caps a txg's data; default: not applied)")
+    e = p.add_argument_group("endurance")
+    e.add_argument("--tbw", type=float, help="rated terabytes written")
+    e.add_argument("--dwpd", type=float, help="rated drive writes per day (with the sweep's capacity)")
+    e.add_argument("--warranty-years", type=float, default=5.0)
+    e.add_argument("--hours-per-day", type=float, default=24.0, help="hours a day the rate is carried (default 24)")
+    p.add_argument("--verify", metavar="SCENARIO.json",
+                   help="print the prediction beside the measured sync=always + SLOG steps of this scenario result")
+    p.add_argument("--json", action="store_true", help="print the advice document")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the advice document here")
+    p.add_argument("--force", action="store_true", help="let -o replace a file that is not a slogqual advice")
+    p.set_defaults(func=run)
+
+
+def _size(text: Optional[str], option: str) -> Optional[int]:
+    if text is None:
+        return None
+    v = parse_size(text)
+    if v <= 0:
+        raise UsageError(f"{option} must be a positive size, not {text!r}")
+    return v
+
+
+def _threads(text: str) -> List[int]:
+    try:
+        out = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise UsageError(f"--threads {text!r}: give whole numbers, e.g. 1,2,4,8") from None
+    if not out or out[0] < 1:
+        raise UsageError(f"--threads {text!r}: thread counts of at least 1")
+    return out
+
+
+def _workload(args, scenario: Optional[Dict[str, Any]]) -> A.Workload:
+    sc = (scenario or {}).get("scenario") or {}
+    protocol = args.protocol or {"zvol": "iscsi", "dataset": "nfs"}.get(sc.get("kind"))
+    if protocol is None:
+        raise UsageError("give the workload's --protocol (iscsi or nfs) and --bs, or a --scenario result to take them from")
+    if protocol not in A.PROTOCOLS:
+        raise UsageError(f"unknown protocol {protocol!r}: use iscsi (zvols) or nfs (a dataset)")
+    bs = _size(args.bs, "--bs") or sc.get("bs")
+    if not bs:
+        raise UsageError("the workload needs its IO size: --bs (e.g. 4k)")
+    if protocol == "iscsi":
+        block = _size(args.volblocksize, "--volblocksize") or sc.get("volblocksize") or 16384
+    else:
+        block = _size(args.recordsize, "--recordsize") or sc.get("recordsize") or 131072
+    luns = int(sc.get("luns") or 1)
+    if args.threads:
+        threads = _threads(args.threads)
+    elif sc.get("threads"):
+        threads = [int(n) * luns for n in sc["threads"]]
+    else:
+        raise UsageError("the workload needs its thread counts: --threads 1,2,4,8")
+    zils = args.zils if args.zils is not None else (luns if protocol == "iscsi" and sc else 1)
+    if args.rate is not None and not args.rate > 0:
+        raise UsageError(f"--rate must be a positive number of MB/s, not {args.rate:g}")
+    return A.Workload(protocol=protocol, io_size=int(bs), block_size=int(block), threads=threads, zils=int(zils),
+                      rate_mbps=args.rate)
+
+
+def _int(text: str, option: str) -> int:
+    v = parse_size(text)
+    if v < 0:
+        raise UsageError(f"{option} must not be negative")
+    return v
+
+
+def _tunables(args) -> A.Tunables:
+    return A.Tunables(zfs_immediate_write_sz=_int(args.zfs_immediate_write_sz, "--zfs-immediate-write-sz"),
+                      zil_slog_bulk=_int(args.zil_slog_bulk, "--zil-slog-bulk"), logbias=args.logbias,
+                      zil_maxblocksize=_int(args.zil_maxblocksize, "--zil-maxblocksize"),
+                      zil_maxcopied=_int(args.zil_maxcopied, "--zil-maxcopied"), zfs_txg_timeout=args.zfs_txg_timeout,
+                      zfs_dirty_data_max=_int(args.zfs_dirty_data_max, "--zfs-dirty-data-max")
+                      if args.zfs_dirty_data_max else None)
+
+
+def _endurance(args) -> Optional[A.Endurance]:
+    for name in ("tbw", "dwpd", "warranty_years", "hours_per_day"):
+        v = getattr(args, name)
+        if v is not None and not v > 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be positive, not {v:g}")
+    if args.hours_per_day > 24:
+        raise UsageError("--hours-per-day is at most 24")
+    if args.tbw is not None and args.dwpd is not None:
+        raise UsageError("give --tbw or --dwpd, not both")
+    if args.tbw is None and args.dwpd is None:
+        return None
+    return A.Endurance(tbw=args.tbw, dwpd=args.dwpd, warranty_years=args.warranty_years,
+                       hours_per_day=args.hours_per_day)
+
+
+def build(args) -> Dict[str, Any]:
+    """Everything checked and computed; nothing written. Bad input: UsageError (exit 2)."""
+    if args.scenario and args.data:
+        raise UsageError("give the data side as --scenario or as --data sweeps, not both")
+    if args.data and not args.layout:
+        raise UsageError("--data needs --layout (stripe, mirror, raidz1, raidz2, raidz3)")
+    if args.layout and not args.data:
+        raise UsageError("--layout describes --data sweeps: give them")
+    scenario = ScenarioResult.load(args.scenario).to_dict() if args.scenario else None
+    w = _workload(args, scenario)
+    t = _tunables(args)
+    endurance = _endurance(args)
+    try:
+        A.check_workload(w, t)
+        logs = [(path, load_sweep(path)) for path in args.log]
+        for path, sw in logs:
+            A.check_log_sweep(sw, path)
+        if scenario is not None:
+            data = A.data_from_scenario(scenario, args.scenario)
+        elif args.data:
+            sweeps = [(path, load_sweep(path)) for path in args.data]
+            for path, sw in sweeps:
+                A.check_log_sweep(sw, path)
+            data = A.data_from_sweeps(sweeps, args.layout, args.disks or len(sweeps), w, t)
+        else:
+            data = A.DataSide("none", "no data side given: the log alone")
+        return A.advise(logs, w, t, data, endurance, origin="slogqual advise")
+    except A.AdviceInputError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _f(v: Optional[float], digits: int = 0) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.{digits}f}"
+
+
+def table(doc: Dict[str, Any]) -> str:
+    lines = []
+    w = doc["workload"]
+    lines.append(f"workload: {w['protocol']}, {size_label(w['io_size'])} sync writes, block {size_label(w['block_size'])}, "
+                 f"{w['zils']} ZIL(s); data side: {doc['data']['description']}")
+    for c in doc["candidates"]:
+        lines.append("")
+        cap = f", {c['capacity'] / (1 << 30):.2f} GiB" if c.get("capacity") else ""
+        bw = c.get("bandwidth")
+        lines.append(f"{c['path']} ({c.get('class') or '?'}{', ' + c['model'] if c.get('model') else ''}{cap}): "
+                     f"writes reach the log {c['log_write_state']}, {c['log_record_bytes_per_io']} bytes each; "
+                     + (f"bandwidth {bw['mbps']:.1f} MiB/s at {size_label(bw['size'])} ({bw['ios']} IOs)" if bw else
+                        "bandwidth not swept (no size of 128K or more)"))
+        rows = []
+        for s in c["steps"]:
+            lim = s["limits"]
+            ci = s.get("commit_lat_ci95_us")
+            rng = s.get("iops_range")
+            rows.append([s["threads"], f"{s['batch']:g}", "+".join(size_label(x) for x in s["lwb_writes"]),
+                         _f(s["commit_lat_us"], 1) + (f" ({_f(ci[0], 1)}–{_f(ci[1], 1)})" if ci else ""),
+                         s["sweep_ios"], _f(lim["log_latency_iops"]), _f(lim["log_bandwidth_iops"]), _f(lim["pool_iops"]),
+                         _f(s["iops"]) + (f" ({_f(rng[0])}–{_f(rng[1])})" if rng else ""),
+                         _f(s["iops_if_p99_bound"]), _f(s["mbps"], 2), _f(s["without_slog_iops"]),
+                         f"{s['benefit']:.2f}x" if s.get("benefit") is not None else "-", s["binding"]])
+        lines.append(tabulate(rows, headers=["threads", "batch", "lwb", "commit µs (95% CI)", "sweep IOs", "log-lat IOPS",
+                                             "log-bw IOPS", "pool IOPS", "IOPS (range)", "IOPS if p99≤", "MiB/s",
+                                             "no SLOG", "benefit", "binding"],
+                              disable_numparse=True))
+        k = c.get("knee")
+        if k:
+            lines.append(f"knee: {'at' if k['saturated'] else 'still rising at'} {k['threads']} threads ({_f(k['iops'])} IOPS)")
+        for f in c["findings"]:
+            lines.append(f"- {A.words(f)}")
+        sz = c["size"]
+        lines.append(f"size: needs {sz['needed_bytes'] / (1 << 20):,.0f} MiB, {sz['recommended_bytes'] / (1 << 20):,.0f} MiB "
+                     f"with the margin ({sz['txgs_held']} txgs held + {sz['txgs_with_margin'] - sz['txgs_held']} deferred "
+                     f"× {sz['per_txg_bytes'] / (1 << 20):,.1f} MiB per {sz['txg_seconds']:g} s txg, at {sz['rate_basis']})")
+        life = c.get("life")
+        if life:
+            lines.append(f"life: {life['years']:.2g} years at {life['bytes_per_day'] / 1e9:,.1f} GB a day "
+                         f"({life['endurance_basis']}; {life['assumption']})")
+    lines.append("")
+    lines.append("model: docs/advisor.md (percentiles are not predicted; 'IOPS if p99≤' is a bound)")
+    return "\n".join(lines)
+
+
+def verify_table(rows: List[Dict[str, Any]]) -> str:
+    return tabulate([[r["candidate"], r["class"] or "?", r["threads"], _f(r["predicted_iops"]), _f(r["measured_iops"]),
+                      r["measured_ios"], f"{r['error'] * 100:+.0f} %" if r["error"] is not None else "-", r["binding"]]
+                     for r in rows],
+                    headers=["candidate", "class", "threads", "predicted IOPS", "measured IOPS", "measured IOs", "error",
+                             "predicted limit"], disable_numparse=True)
+
+
+def run(args) -> int:
+    out = None
+    if args.output:
+        from slogqual.cli.options import guard_output
+        inputs = list(args.log) + list(args.data or []) + [args.scenario, args.verify]
+        out = guard_output(args, args.output, "advice", ours=S.prefix(S.ADVICE), inputs=inputs)
+    doc = build(args)
+    rows = None
+    if args.verify:
+        rows = A.verify(doc, ScenarioResult.load(args.verify).to_dict())
+    if out:
+        write_json_atomic(out, doc)
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        print()
+    else:
+        print(table(doc))
+        if rows is not None:
+            print()
+            print(f"prediction vs {args.verify} (sync=always + single SLOG):")
+            print(verify_table(rows) if rows else "no step of that result matches a candidate and thread count")
+        for wmsg in doc["warnings"]:
+            print(f"warning: {wmsg}", file=sys.stderr)
+    return 0

@@ -1,0 +1,284 @@
+"""The SLOG advisor (slogqual/analysis/advisor.py, slogqual advise) on real recorded sweeps and lab scenario
+results (tests/fixtures/advisor/README.md): relations between candidates, the limits it names, sizing,
+bad input, the document's round trip, and the prediction against what the lab measured — with the misses
+beyond ±20 % listed by name (docs/advisor.md), never absorbed into a wider tolerance."""
+
+import copy
+import json
+import os
+
+import pytest
+
+from conftest import fixture_path
+from slogqual.analysis import advisor as A
+from slogqual.analysis import scenario as scenario_analysis
+from slogqual.cli import main
+from slogqual.importers import diskinfo
+from slogqual.results import LatencyStats, SweepPoint, SweepResult, load_sweep
+from slogqual.results.advice import AdviceResult
+
+
+
+def F(name):
+    return fixture_path("advisor", name)
+
+
+CLASS_SWEEPS = {c: F(f"lab-sweep-4k-{c}.json") for c in ("hdd", "sata-ssd", "sas-ssd", "nvme", "nvdimm")}
+ISCSI_4K = F("iscsi-4k-lab-sata-ssd-nvdimm.json")
+SATA_SWEEP = F("iscsi-4k-lab.log0-sata-ssd.sweep.json")
+NVDIMM_SWEEP = F("iscsi-4k-lab.log1-nvdimm.sweep.json")
+WIDE = F("wide-128k-lab-capped-nvdimm-slowed.json")
+SEQ_128K = F("iscsi-128k-seqwrite-lab-nvdimm.json")
+INTEL_710 = fixture_path("diskinfo", "freebsd-r320683-intel710.padded.txt")
+THREADS = [1, 2, 4, 8, 16, 32, 64]
+NONE = A.DataSide("none", "no data side")
+
+
+def read(path):
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def intel710():
+    """FreeBSD r320683's `diskinfo -wS` of an Intel 710 (SATA, PLP): flat at ~171 MB/s from 256 KiB up."""
+    (sweep,) = diskinfo.import_file(INTEL_710)
+    return sweep
+
+
+def capped_from_calibration():
+    """The lab's capped-ssd as its guest measured it at boot (wide-128k-lab-calibration.json, `verified_*`:
+    296 write+flush IOs of 128 KiB in 4.002 s under the cap) as a one-point sweep: the only recorded sweep
+    figure of that candidate in the run whose scenario result is WIDE."""
+    cal = read(F("wide-128k-lab-calibration.json"))[0]
+    n, secs = cal["verified_ios"], cal["verified_s"]
+    point = SweepPoint(size=cal["bs"], ios=n, lat_us=LatencyStats(mean=secs * 1e6 / n), iops=n / secs,
+                       mbps=cal["verified_bytes_s"] / (1 << 20), lat_basis="write+flush")
+    return SweepResult(target={"path": cal["path"], "kind": "block", "size": None}, params={"mode": "flush"},
+                       environment={}, points=[point], device={"class": "capped-ssd"}, status="complete")
+
+
+def iops(doc, i=0):
+    return [s["iops"] for s in doc["candidates"][i]["steps"]]
+
+
+def scenario_workload(doc):
+    sc = doc["scenario"]
+    return A.Workload("iscsi" if sc["kind"] == "zvol" else "nfs", sc["bs"], sc["volblocksize"] or sc["recordsize"],
+                      [t * sc["luns"] for t in sc["threads"]], zils=sc["luns"] if sc["kind"] == "zvol" else 1)
+
+
+# ---------------------------------------------------------------- relations
+
+def test_nvdimm_predicts_more_iops_than_hdd_at_every_thread_count():
+    w = A.Workload("iscsi", 4096, 16384, THREADS)
+    doc = A.advise([(c, load_sweep(p)) for c, p in CLASS_SWEEPS.items()], w, A.Tunables(), NONE)
+    by = {c["class"]: c for c in doc["candidates"]}
+    hdd, nvdimm, sata = (by[k]["steps"] for k in ("hdd", "nvdimm", "sata-ssd"))
+    for h, n, s in zip(hdd, nvdimm, sata):
+        assert n["iops"] > 10 * h["iops"], (h, n)  # 29 µs vs 10,330 µs per 4 KiB commit in the same guest
+        assert s["iops"] > h["iops"]  # 4,608 vs 10,330 µs
+        assert h["binding"] == n["binding"] == "log-latency-bound"
+    # from its own swept 4 KiB IO count: the hdd's figure rests on 194 IOs, the NVDIMM's on 64,512
+    assert hdd[0]["sweep_ios"] == 194 and nvdimm[0]["sweep_ios"] == 64512
+
+
+def test_predicted_iops_do_not_fall_with_threads_up_to_the_binding_limit():
+    w = A.Workload("iscsi", 4096, 16384, THREADS, zils=2)
+    for path in (SATA_SWEEP, NVDIMM_SWEEP, *CLASS_SWEEPS.values()):
+        doc = A.advise([(path, load_sweep(path))], w, A.Tunables(), NONE)
+        vals = iops(doc)
+        assert all(b >= a for a, b in zip(vals, vals[1:])), (path, vals)
+    # with the measured data side the figure is the least of the limits, never above the pool's
+    doc = A.advise([(SATA_SWEEP, load_sweep(SATA_SWEEP)), (NVDIMM_SWEEP, load_sweep(NVDIMM_SWEEP))],
+                   scenario_workload(read(ISCSI_4K)), A.Tunables(), A.data_from_scenario(read(ISCSI_4K), "iscsi"))
+    for c in doc["candidates"]:
+        for s in c["steps"]:
+            limits = [v for k, v in s["limits"].items() if k.endswith("_iops") and v is not None]
+            assert s["iops"] == pytest.approx(min(limits), rel=1e-3)
+            assert s["iops"] <= s["limits"]["pool_iops"] + 0.1
+
+
+def test_a_bandwidth_capped_candidate_is_log_bandwidth_bound_at_large_io_and_latency_bound_at_small():
+    sweep = intel710()
+    big = A.advise([("intel710", sweep)], A.Workload("nfs", 1 << 20, 1 << 20, [1, 4, 16]), A.Tunables(), NONE)
+    best = max(p.mbps for p in sweep.points if p.size >= 128 * 1024)  # 171.5 "Mbytes/s" at 4 MiB
+    for s in big["candidates"][0]["steps"]:
+        assert s["binding"] == "log-bandwidth-bound"
+        assert s["mbps"] <= best * 1.01  # never above what the device's own sweep carried
+        assert s["mbps"] >= 0.85 * best
+    small = A.advise([("intel710", sweep)], A.Workload("nfs", 4096, 131072, [1]), A.Tunables(), NONE)
+    assert small["candidates"][0]["steps"][0]["binding"] == "log-latency-bound"
+    assert small["candidates"][0]["steps"][0]["commit_lat_us"] == pytest.approx(175.6, rel=0.05)  # its 8 KiB lwb
+    # the lab's capped-ssd, as its guest calibrated it: named bandwidth-bound at 128 KiB, where the measured
+    # analysis of the same run names the log device (it stops scaling at 2 threads)
+    wide = read(WIDE)
+    doc = A.advise([("capped", capped_from_calibration())], scenario_workload(wide), A.Tunables(),
+                   A.data_from_scenario(wide, "wide"))
+    assert {s["binding"] for s in doc["candidates"][0]["steps"]} == {"log-bandwidth-bound"}
+    measured = {c["device"]: c["bottleneck"] for c in scenario_analysis.current(wide)["candidates"]}
+    assert measured["/dev/sdg"].startswith("the log device")
+
+
+def test_with_a_slog_nothing_goes_indirect_unless_logbias_throughput():
+    w = A.Workload("iscsi", 131072, 131072, [2])
+    t = A.Tunables()
+    assert A.log_shape(w, t, slog=True).state == "need-copy"
+    assert A.log_shape(w, t, slog=False).state == "indirect"  # 128K >= volblocksize and volblocksize > 32K
+    assert A.log_shape(A.Workload("iscsi", 131072, 16384, [2]), t, slog=False).state == "need-copy"  # 16K <= 32K
+    assert A.log_shape(A.Workload("nfs", 65536, 131072, [2]), t, slog=False).state == "indirect"  # 64K >= 32K
+    assert A.log_shape(A.Workload("iscsi", 4096, 16384, [2]), t, slog=True).state == "copied"
+    thr = A.Tunables(logbias="throughput")
+    doc = A.advise([(NVDIMM_SWEEP, load_sweep(NVDIMM_SWEEP))], w, thr, A.data_from_scenario(read(SEQ_128K), "seq"))
+    step = doc["candidates"][0]["steps"][0]
+    assert step["binding"] == "indirect-bypass" and step["log_bytes_per_io"] < 4096 + 1
+
+
+def test_sizing_scales_linearly_with_rate_and_matches_the_lab_spill():
+    sweep = load_sweep(NVDIMM_SWEEP)  # the lab's 2 GiB NVDIMM
+    w = A.Workload("iscsi", 131072, 131072, [2, 8])
+    sizes = {}
+    for rate in (10.0, 20.0, 40.0, 80.0):
+        doc = A.advise([("nv", sweep)], A.Workload(**{**w.__dict__, "rate_mbps": rate}), A.Tunables(), NONE)
+        sizes[rate] = doc["candidates"][0]["size"]
+    for a, b in ((10.0, 20.0), (20.0, 40.0), (40.0, 80.0)):
+        assert sizes[b]["needed_bytes"] == pytest.approx(2 * sizes[a]["needed_bytes"], rel=1e-6)
+        assert sizes[b]["recommended_bytes"] == pytest.approx(2 * sizes[a]["recommended_bytes"], rel=1e-6)
+    # a txg holds at most zfs_dirty_data_max: the figure stops growing there
+    capped = A.advise([("nv", sweep)], A.Workload(**{**w.__dict__, "rate_mbps": 80.0}),
+                      A.Tunables(zfs_dirty_data_max=64 << 20), NONE)["candidates"][0]["size"]
+    assert capped["per_txg_capped_by_dirty_data_max"] and capped["needed_bytes"] == 3 * (64 << 20)
+    # the lab: 64 MiB/s of 128 KiB sync writes; the 2 GiB NVDIMM spilled 0.015 %, the 256 MiB one 43 %
+    lab = A.Workload(**{**w.__dict__, "rate_mbps": 64 * (1 << 20) / 1e6})
+    doc = A.advise([("nv", sweep)], lab, A.Tunables(), NONE)
+    assert not [f for f in doc["candidates"][0]["findings"] if f["kind"] == "log-too-small"]
+    small = copy.deepcopy(sweep)
+    small.device["capacity"] = 256 << 20  # what-if: the class as it was when the 43 % spill was measured
+    doc = A.advise([("nv256", small)], lab, A.Tunables(), NONE)
+    (f,) = [f for f in doc["candidates"][0]["findings"] if f["kind"] == "log-too-small"]
+    assert f["figures"][0]["spills"] and doc["warnings"]
+
+
+def test_life_is_endurance_over_the_bytes_a_day():
+    sweep = load_sweep(NVDIMM_SWEEP)
+    w = A.Workload("nfs", 65536, 131072, [4], rate_mbps=100.0)
+    a = A.advise([("nv", sweep)], w, A.Tunables(), NONE, A.Endurance(tbw=1000))["candidates"][0]["life"]
+    b = A.advise([("nv", sweep)], w, A.Tunables(), NONE, A.Endurance(tbw=2000))["candidates"][0]["life"]
+    assert b["years"] == pytest.approx(2 * a["years"], rel=1e-2)
+    assert a["bytes_per_day"] > 100e6 * 86400  # the log writes a record header beside each write
+    d = A.advise([("nv", sweep)], w, A.Tunables(), NONE, A.Endurance(dwpd=1, warranty_years=5))["candidates"][0]
+    assert d["life"]["rated_bytes"] == 2 * (1 << 30) * 365 * 5
+    assert any(f["kind"] == "short-life" for f in d["findings"])  # 1 DWPD of 2 GiB against 8.6 TB a day
+
+
+# ---------------------------------------------------------------- the command
+
+def advise(*args, capsys):
+    rc = main(["advise", *args])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--log", ISCSI_4K, "--protocol", "iscsi", "--bs", "4k", "--threads", "1"], "not a slogqual.sweep/1 document"),
+    (["--log", SATA_SWEEP, "--threads", "1,2"], "--protocol"),
+    (["--log", SATA_SWEEP, "--protocol", "iscsi", "--threads", "1,2"], "IO size"),
+    (["--log", SATA_SWEEP, "--protocol", "smb", "--bs", "4k", "--threads", "1"], "unknown protocol"),
+    (["--log", SATA_SWEEP, "--protocol", "nfs", "--bs", "4k", "--threads", "1", "--rate", "-5"], "--rate"),
+    (["--log", SATA_SWEEP, "--protocol", "nfs", "--bs", "4k", "--threads", "0"], "--threads"),
+    (["--log", SATA_SWEEP, "--data", SATA_SWEEP, "--protocol", "nfs", "--bs", "4k", "--threads", "1"], "--layout"),
+    (["--log", SATA_SWEEP, "--scenario", SATA_SWEEP], "not a slogqual.scenario/1 document"),
+])
+def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, args, needle):
+    out = tmp_path / "advice.json"
+    rc, stdout, err = advise(*args, "-o", str(out), capsys=capsys)
+    assert rc == 2 and needle in err and err.count("\n") == 1, err
+    assert not out.exists() and stdout == ""
+
+
+def test_a_sweep_of_the_wrong_kind_is_refused(tmp_path, capsys):
+    doc = read(SATA_SWEEP)
+    doc["params"]["mode"] = "dsync"  # FUA writes, no flush: not what a commit does
+    bad = tmp_path / "dsync.json"
+    bad.write_text(json.dumps(doc))
+    rc, _, err = advise("--log", str(bad), "--protocol", "iscsi", "--bs", "4k", "--threads", "1", capsys=capsys)
+    assert rc == 2 and "write+flush" in err and err.count("\n") == 1
+
+
+def test_the_document_round_trips_through_o(tmp_path, capsys):
+    out = tmp_path / "advice.json"
+    rc, stdout, _ = advise("--log", SATA_SWEEP, NVDIMM_SWEEP, "--scenario", ISCSI_4K, "--tbw", "100", "-o", str(out),
+                           capsys=capsys)
+    assert rc == 0 and "log-latency-bound" in stdout and "pool-bound" in stdout
+    doc = read(str(out))
+    r = AdviceResult.load(str(out))
+    assert r.to_dict() == doc and [c.path for c in r.candidates] == ["/dev/sdc", "/dev/pmem0"]
+    # save -> load -> save gives the same file content
+    again = tmp_path / "again.json"
+    from slogqual.results import write_json_atomic
+    write_json_atomic(str(again), r.to_dict())
+    assert read(str(again)) == doc
+    # and the same command again may replace its own output (it is a slogqual advice)
+    assert advise("--log", SATA_SWEEP, "--scenario", ISCSI_4K, "-o", str(out), capsys=capsys)[0] == 0
+    bad = copy.deepcopy(doc)
+    bad["candidates"][0]["steps"][0]["binding"] = "fast"
+    with pytest.raises(Exception, match=r"candidates\[0\]\.steps\[0\]\.binding"):
+        AdviceResult.from_dict(bad, "x.json")
+
+
+def test_json_is_the_document(capsys):
+    rc, out, _ = advise("--log", NVDIMM_SWEEP, "--protocol", "nfs", "--bs", "64k", "--threads", "1,4", "--json",
+                        capsys=capsys)
+    doc = json.loads(out)
+    assert rc == 0 and doc["schema"] == "slogqual.advice/1" and doc["tunables"]["zfs_immediate_write_sz"] == 32768
+    assert AdviceResult.from_dict(doc).to_dict() == doc
+
+
+# ---------------------------------------------------------------- prediction vs the lab
+
+# Rows (fixture, candidate, total threads) where the prediction misses the measured sync=always + SLOG
+# figure by more than ±20 % — measured, explained in docs/advisor.md, not hidden by a wider tolerance.
+# A model change that moves a row in or out of this list fails the test until the docs say so.
+KNOWN_MISSES = {
+    ("iscsi-4k", "/dev/sdc", 2),    # +43 %: the 3 ms SATA SSD's commits took 8.6 ms in the pool (1,379 lwbs, 1,159 IOs)
+    ("iscsi-4k", "/dev/sdc", 8),    # +21 %
+    ("wide-128k", "/dev/sdg", 2),   # -43 %: one 128K calibration point; the 4K tail lwb priced at 128K's latency
+    ("wide-128k", "/dev/sdg", 8),   # -25 %
+    ("wide-128k", "/dev/pmem0", 2),   # +61 %: sync=standard's ceiling does not pay the guest CPU's ZIL copy
+    ("wide-128k", "/dev/pmem0", 8),   # +126 %
+    ("wide-128k", "/dev/pmem0", 32),  # +100 %
+    ("seq-128k", "/dev/pmem0", 8),    # +115 %: same
+}
+
+
+def error_table():
+    cases = [("iscsi-4k", ISCSI_4K, [(SATA_SWEEP, load_sweep(SATA_SWEEP)), (NVDIMM_SWEEP, load_sweep(NVDIMM_SWEEP))]),
+             ("seq-128k", SEQ_128K, [(NVDIMM_SWEEP, load_sweep(NVDIMM_SWEEP))]),
+             ("wide-128k", WIDE, [("capped", capped_from_calibration()), (NVDIMM_SWEEP, load_sweep(NVDIMM_SWEEP))])]
+    rows = []
+    for name, path, cands in cases:
+        sc = read(path)
+        doc = A.advise(cands, scenario_workload(sc), A.Tunables(), A.data_from_scenario(sc, name))
+        measured = {c["device"]: c["bottleneck"] for c in scenario_analysis.current(sc)["candidates"]}
+        for r in A.verify(doc, sc):
+            rows.append(dict(r, case=name, measured_limit=measured.get(r["candidate"], "")))
+    return rows
+
+
+def test_prediction_against_the_lab_error_table():
+    rows = error_table()
+    print()
+    print(f"{'case':10} {'candidate':11} {'class':10} {'thr':>3} {'pred':>7} {'meas':>7} {'IOs':>6} {'error':>6}  "
+          "predicted limit / measured analysis")
+    for r in rows:
+        print(f"{r['case']:10} {r['candidate']:11} {r['class'] or '?':10} {r['threads']:>3} {r['predicted_iops']:>7.0f} "
+              f"{r['measured_iops']:>7.0f} {r['measured_ios']:>6} {r['error'] * 100:>+5.0f}%  {r['binding']} / "
+              f"{r['measured_limit'][:60]}")
+    assert len(rows) == 12  # every measured sync=always + single-SLOG step of the three results has a prediction
+    misses = {(r["case"], r["candidate"], r["threads"]) for r in rows if abs(r["error"]) > 0.20}
+    assert misses == KNOWN_MISSES
+    hits = [r for r in rows if abs(r["error"]) <= 0.20]
+    assert len(hits) == 4
+    # where the measured analysis names the pool (sync=standard as fast as the SLOG), so does the prediction
+    for r in rows:
+        if r["measured_limit"].startswith("the pool"):
+            assert r["binding"] == "pool-bound", r
