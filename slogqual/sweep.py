@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
 
-from slogqual import environment
+from slogqual import environment, limits
 from slogqual.errors import MeasurementError, RefusedError, ResultWriteError, UsageError
 from slogqual.progress import Progress
 from slogqual.results import schema
@@ -41,7 +41,7 @@ from slogqual.analysis import overtime, percentiles, precision
 from slogqual.analysis import powerloss
 from slogqual.analysis import thermal as thermal_analysis
 from slogqual.tools import fio, pairbench
-from slogqual.units import MAX_SUSTAIN_BYTES, MAX_SUSTAIN_S, MiB, size_label
+from slogqual.units import MAX_SUSTAIN_BYTES, MiB, size_label
 
 # Below this many IOs a point's percentiles mean little; the point says so.
 FEW_IOS = 10
@@ -51,8 +51,8 @@ ENGINES = (ENGINE_PAIR, ENGINE_FIO)
 
 DEFAULT_MAX_RUNTIME_S = 30.0  # --precision: the most one size may run
 SUSTAIN_CAP_S = 24 * 3600.0  # --sustain BYTES: the most it may run
-MAX_RUNTIME_S = MAX_SUSTAIN_S  # --runtime, --max-runtime, --sustain DURATION: a day per size at most
-MAX_SETTLE_S = 3600.0  # --settle: an hour (beyond it time.sleep overflows on the way)
+MAX_RUNTIME_S = limits.RUNTIME_S.hi  # --runtime, --max-runtime, --sustain DURATION: a day per size at most
+MAX_SETTLE_S = limits.SETTLE_S.hi  # --settle: an hour (beyond it time.sleep overflows on the way)
 
 
 @dataclass
