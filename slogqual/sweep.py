@@ -13,12 +13,13 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
 
-from slogqual import environment
-from slogqual.errors import MeasurementError, RefusedError, ResultWriteError, UsageError
+from slogqual import environment, limits
+from slogqual.errors import MeasurementError, RefusedError, ResultWriteError, SlogqualError, UsageError
 from slogqual.progress import Progress
 from slogqual.results import schema
 from slogqual.results import (
@@ -41,7 +42,7 @@ from slogqual.analysis import overtime, percentiles, precision
 from slogqual.analysis import powerloss
 from slogqual.analysis import thermal as thermal_analysis
 from slogqual.tools import fio, pairbench
-from slogqual.units import MAX_SUSTAIN_BYTES, MAX_SUSTAIN_S, MiB, size_label
+from slogqual.units import MAX_SUSTAIN_BYTES, MiB, size_label
 
 # Below this many IOs a point's percentiles mean little; the point says so.
 FEW_IOS = 10
@@ -51,8 +52,8 @@ ENGINES = (ENGINE_PAIR, ENGINE_FIO)
 
 DEFAULT_MAX_RUNTIME_S = 30.0  # --precision: the most one size may run
 SUSTAIN_CAP_S = 24 * 3600.0  # --sustain BYTES: the most it may run
-MAX_RUNTIME_S = MAX_SUSTAIN_S  # --runtime, --max-runtime, --sustain DURATION: a day per size at most
-MAX_SETTLE_S = 3600.0  # --settle: an hour (beyond it time.sleep overflows on the way)
+MAX_RUNTIME_S = limits.RUNTIME_S.hi  # --runtime, --max-runtime, --sustain DURATION: a day per size at most
+MAX_SETTLE_S = limits.SETTLE_S.hi  # --settle: an hour (beyond it time.sleep overflows on the way)
 
 
 @dataclass
@@ -329,6 +330,62 @@ def settle(seconds: float) -> None:
         os.sync()
 
 
+WATCH_INTERVAL_S = 0.1  # how often the target's identity is looked at while an engine writes it
+
+
+class TargetWatch:
+    """The target's identity (device, inode, size: target.identity) as the run found it, looked at again
+    every WATCH_INTERVAL_S while an engine writes (``with watch:``) and after every size (``check``).
+
+    Polling matters: a regular file truncated under the run is grown back by the engine as soon as it
+    writes near the old end, so a look only between sizes can find the size it started with. The poll
+    stats the path only (a disk's kernel size is read between sizes: on FreeBSD that is a diskinfo)."""
+
+    def __init__(self, target: Target, interval_s: float = WATCH_INTERVAL_S):
+        self.target = target
+        self.interval_s = interval_s
+        self.changes: List[str] = []
+        try:
+            self.start = targets.identity(target, holes=True)
+        except (OSError, SlogqualError):  # nothing to compare against: the engine's errors say the rest
+            self.start = None
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def check(self, kernel_size: bool = True) -> List[str]:
+        """What changed since the start (the first change seen, kept even when undone since); [] if nothing.
+        ``kernel_size`` (between sizes): a disk's size from the kernel and a file's holes too."""
+        if self.start is None:
+            return []
+        try:
+            now = targets.identity(self.target, kernel_size, holes=kernel_size)
+        except FileNotFoundError:
+            now = None
+        except (OSError, SlogqualError):  # a transient failure to look is not a change
+            return self.changes
+        found = targets.identity_changes(self.start, now)
+        if found and not self.changes:
+            self.changes = found
+        return self.changes
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self.interval_s) and not self.check(kernel_size=False):
+            pass
+
+    def __enter__(self) -> "TargetWatch":
+        if self.start is not None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._poll, name="slogqual-target-watch", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+
+
 class SyncWriteSweep:
     """Measure one target at every size of params, saving the result after each size."""
 
@@ -402,6 +459,20 @@ class SyncWriteSweep:
             result.error = f"cannot write the result file {self.output}: {exc.strerror or exc}"
             raise ResultWriteError(result.error, result.to_dict()) from None
 
+    def _target_changed(self, result: SweepResult, size: int, changed: List[str]) -> None:
+        """The target is not the one the run started on: a warning in the document and on stderr, and
+        the run failed with that as its error. The point of ``size`` was measured on a target that
+        changed under it and is not kept; the points before it are."""
+        what = "; ".join(changed)
+        kept = len(result.points)
+        warning = (f"{self.target.path} changed under the run while {size_label(size)} was measured: {what}; "
+                   f"the {size_label(size)} point is discarded, the {kept} measured before it are kept")
+        result.warnings.append(warning)
+        self.progress.say(f"WARNING: {warning}")
+        result.status = STATUS_FAILED
+        result.error = (f"{self.target.path}: the target changed under the run ({what}) while "
+                        f"{size_label(size)} was measured; {kept} point(s) kept")
+
     def run(self) -> SweepResult:
         if self.result is None:
             self.result = self._new_result()
@@ -416,6 +487,7 @@ class SyncWriteSweep:
             self.progress.say(f"sustained run: until {self.params.sustain_bytes} bytes are written "
                               f"(at most {SUSTAIN_CAP_S / 3600:g} h); no ETA before it ends")
         self.progress.reset()
+        watch = TargetWatch(self.target)
         try:
             for i, size in enumerate(todo, 1):
                 self.progress.begin(f"{self.target.path} {size_label(size)}", i, len(todo), estimate)
@@ -423,11 +495,24 @@ class SyncWriteSweep:
                 started = environment.now_iso()
                 before = thermal_snapshot(self.target)
                 try:
-                    point = self._measure(size, started)
+                    with watch:
+                        point = self._measure(size, started)
                 except MeasurementError as exc:
                     result.status, result.error = STATUS_FAILED, str(exc)
+                    changed = watch.check()
+                    if not changed:
+                        self._save(result)
+                        raise
+                    # the engine failed on a target that changed under it: that is the cause to name
+                    self._target_changed(result, size, changed)
+                    result.error += f" (the engine then failed: {exc})"
                     self._save(result)
-                    raise
+                    raise MeasurementError(result.error) from exc
+                changed = watch.check()
+                if changed:
+                    self._target_changed(result, size, changed)
+                    self._save(result)
+                    raise MeasurementError(result.error)
                 if before is not None:
                     point.thermal = thermal_analysis.summary(before, thermal_snapshot(self.target))
                     for w in point.thermal["warnings"]:

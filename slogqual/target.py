@@ -230,3 +230,60 @@ def remove_scratch(target: Target) -> None:
             os.unlink(target.path)
         except FileNotFoundError:
             pass
+
+
+def first_hole(path: str) -> Optional[int]:
+    """Where a regular file's first hole starts (its size when it has none), or None where SEEK_HOLE is
+    not there. Not for a poll during a measurement: on ZFS it may force the pending transaction out."""
+    if not hasattr(os, "SEEK_HOLE"):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.lseek(fd, 0, os.SEEK_HOLE)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def identity(target: Target, kernel_size: bool = True, holes: bool = False) -> Optional[Dict[str, int]]:
+    """What makes the target the one a sweep started on: its device and inode numbers and its size
+    (a regular file's st_size; a disk's size as the kernel reports it, with ``kernel_size``); with
+    ``holes``, a regular file's first hole (first_hole). None for an NBD export (no inode to stat).
+    Raises OSError when the path is gone."""
+    if target.kind == KIND_NBD:
+        return None
+    st = os.stat(target.path)
+    hole = None
+    if target.kind == KIND_BLOCK:
+        size = device_size(target.path) if kernel_size else None
+    else:
+        size = st.st_size
+        hole = first_hole(target.path) if holes else None
+    return {"st_dev": st.st_dev, "st_ino": st.st_ino, "size": size, "first_hole": hole}
+
+
+def identity_changes(before: Dict[str, int], now: Optional[Dict[str, int]]) -> List[str]:
+    """What differs between two identity() records, in words ('size 16777216 -> 1048576 bytes');
+    None for ``now``: the path is gone. A size of None (not read) is not compared."""
+    if now is None:
+        return ["the path no longer exists"]
+    out = []
+    if now["st_dev"] != before["st_dev"] or now["st_ino"] != before["st_ino"]:
+        out.append(f"another file is at the path now (device/inode {before['st_dev']}/{before['st_ino']} -> "
+                   f"{now['st_dev']}/{now['st_ino']})")
+    if None not in (now["size"], before["size"]) and now["size"] != before["size"]:
+        way = "shrank" if now["size"] < before["size"] else "grew"
+        out.append(f"size {before['size']} -> {now['size']} bytes ({way})")
+    # A file with no hole that has one now was cut and written past the cut again: truncated and grown
+    # back by the engine's writes (the size alone can be back to what it was), or a range punched out.
+    was_whole = before.get("first_hole") is not None and before["size"] is not None \
+        and before["first_hole"] >= before["size"]
+    if was_whole and now.get("first_hole") is not None and now["size"] is not None \
+            and now["first_hole"] < now["size"] and not out:
+        out.append(f"a hole at offset {now['first_hole']} of a file that had none: it was cut (truncated or "
+                   "punched) and written past the cut again")
+    return out

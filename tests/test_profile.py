@@ -154,7 +154,8 @@ def test_steady_state_size_must_be_a_sweep_size(tmp_path, size):
 def test_bad_values_and_bad_toml_name_the_line(tmp_path):
     text = GOOD.replace("max_rounds = 6", "max_rounds = -1")
     path, msg = error_of(tmp_path, text)
-    assert msg.startswith(f"{path}:{line_of(text, 'max_rounds')}: steady_state.max_rounds: must be")
+    assert msg.startswith(f"{path}:{line_of(text, 'max_rounds')}: steady_state.max_rounds: -1 is out of range "
+                          "(allowed: 0 to 1000)")
     text = GOOD.replace('check = "lat_us.p99 @ 4k <= 100"', 'check = "lat_us.p99 @ 4k <= 100')
     path, msg = error_of(tmp_path, text)
     assert re.match(re.escape(path) + r":\d+: TOML: ", msg)

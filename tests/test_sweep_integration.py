@@ -613,3 +613,53 @@ def test_sigkill_of_a_precision_sweep_leaves_nothing_behind(tmp_path):
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def test_a_target_that_shrinks_under_the_run_is_named_and_fails_the_run(tmp_path):
+    """A regular file truncated while the sweep writes it (issue #28): the engine would grow it back and
+    the run end "complete". The sweep notices the change (size, inode), says so on stderr and in the
+    document's warnings, ends with exit 1 and status failed, and keeps the points measured before it."""
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (16 << 20))
+    out = tmp_path / "r.json"
+    proc = _start(["sweep", img, "--sizes", "4k,8k,16k,32k", "--runtime", "1", "--settle", "0", "-o", out],
+                  tmp_path)
+    first = _wait_for_points(out, 1, proc)
+    os.truncate(img, 1 << 20)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    doc = load(out)
+    assert doc["status"] == "failed" and "changed under the run" in doc["error"]
+    changed = [w for w in doc["warnings"] if "changed under the run" in w]
+    # seen while short (size …, shrank) or, when the engine had already grown it back to its old size
+    # before a look, by the hole the cut left in a file that had none
+    assert len(changed) == 1 and ((f"size {16 << 20} -> " in changed[0] and "shrank" in changed[0])
+                                  or "a hole at offset" in changed[0]), doc["warnings"]
+    assert 1 <= len(doc["points"]) < 4
+    assert doc["points"][0] == first["points"][0]  # what was measured before the change is kept as it was
+    lost = [s for s in (4096, 8192, 16384, 32768) if s not in [p["size"] for p in doc["points"]]]
+    assert f"while {lost[0] // 1024}K was measured" in changed[0]  # the point it happened in is named
+    assert f"WARNING: {changed[0]}" in err and err.strip().splitlines()[-2].startswith("slogqual: ")
+
+
+def test_a_file_cut_and_grown_back_to_its_old_size_is_still_a_changed_target(tmp_path):
+    """The engine's writes can grow a truncated file back to exactly its old size before anyone looks:
+    the hole the cut left tells (a unit check of target.identity / identity_changes on a real file)."""
+    from slogqual.target import KIND_FILE, Target, identity, identity_changes
+
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\1" * (4 << 20))
+    t = Target(path=str(img), kind=KIND_FILE, size=4 << 20)
+    before = identity(t, holes=True)
+    assert identity_changes(before, identity(t, holes=True)) == []
+    os.truncate(img, 1 << 20)
+    with open(img, "r+b") as fh:  # what a write at the old end does
+        fh.seek((4 << 20) - 4096)
+        fh.write(b"\2" * 4096)
+    now = identity(t, holes=True)
+    assert now["size"] == before["size"] and now["st_ino"] == before["st_ino"]
+    changes = identity_changes(before, now)
+    assert len(changes) == 1 and changes[0].startswith(f"a hole at offset {1 << 20} "), changes
+    (tmp_path / "new.img").write_bytes(b"\1" * (4 << 20))
+    os.replace(tmp_path / "new.img", img)  # another file at the same path, same size
+    assert any("another file is at the path" in c for c in identity_changes(before, identity(t, holes=True)))

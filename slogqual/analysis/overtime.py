@@ -19,14 +19,15 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
+from slogqual import limits
 from slogqual.analysis import percentiles
 
 DEFAULT_INTERVAL_MS = 100
 # The narrowest interval: aggregate and from_sums cut at whole ns and the pair engine refuses a step of 0
 # (1e-7 ms rounds to 0 ns: a division by zero after the run); below 1 ms an interval holds one or two
 # IOs of the fastest device, and a run is a million intervals per 17 minutes.
-MIN_INTERVAL_MS = 1.0
-MAX_INTERVAL_MS = 3600 * 1000.0  # an hour: wider than any run is one interval
+MIN_INTERVAL_MS = limits.INTERVAL_MS.lo
+MAX_INTERVAL_MS = limits.INTERVAL_MS.hi  # an hour: wider than any run is one interval
 MAX_INTERVALS = 1_000_000  # per point: each interval is a line of the engine's output and six JSON numbers
 
 

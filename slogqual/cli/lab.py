@@ -8,15 +8,13 @@ import os
 import sys
 
 from slogqual.errors import SlogqualError, UsageError
-from slogqual.cli.options import bounded, count, guard_output_dir, seconds
+from slogqual import limits
+from slogqual.cli.options import count, guard_output_dir, in_range, seconds
 from slogqual.powercut import MAX_CYCLES
 
 DEFAULT_CHECK_DEVICES = ["hdd", "hdd", "nvme"]
 
 
-MIN_MEMORY_MB, MAX_MEMORY_MB = 256, 64 * 1024  # a guest with OpenZFS needs 256 MiB; 64 GiB is beyond any lab host
-MAX_CPUS = 64  # guest vCPUs
-MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week: no lab run is that long, and time.sleep takes it
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("lab", help="boot a QEMU guest with real OpenZFS and emulated devices",
@@ -29,8 +27,8 @@ def register(subparsers) -> None:
                         help="an emulated device of this class (repeat; see `slogqual lab classes`)")
         sp.add_argument("--devices-file", action="append", default=[], metavar="TOML",
                         help="extra device classes (same format as scenarios/lab-devices.toml)")
-        sp.add_argument("--memory", type=count(MIN_MEMORY_MB, MAX_MEMORY_MB, "MiB"), default=1024, metavar="MiB", help="guest memory (default 1024)")
-        sp.add_argument("--cpus", type=count(1, MAX_CPUS), default=1, help="guest vCPUs (default 1)")
+        sp.add_argument("--memory", type=in_range(limits.MEMORY_MB), default=1024, metavar="MiB", help="guest memory (default 1024)")
+        sp.add_argument("--cpus", type=in_range(limits.CPUS), default=1, help="guest vCPUs (default 1)")
         sp.add_argument("--cache", default="", help="lab cache directory (default $SLOGQUAL_LAB_CACHE or "
                                                     "/var/cache/slogqual/lab)")
 
@@ -41,7 +39,7 @@ def register(subparsers) -> None:
                                    "them), copy the results to --output and exit with COMMAND's status.")
     common(r)
     r.add_argument("--output", "-o", default="lab-out", metavar="DIR", help="where the results go (default ./lab-out)")
-    r.add_argument("--timeout", type=bounded(0, MAX_TIMEOUT_S, above=True), default=3600, metavar="S", help="give up after S seconds (default 3600)")
+    r.add_argument("--timeout", type=in_range(limits.TIMEOUT_S), default=3600, metavar="S", help="give up after S seconds (default 3600)")
     r.add_argument("--quiet", "-q", action="store_true", help="do not copy the guest console to stdout")
     r.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND...")
     r.set_defaults(func=cmd_run)
@@ -57,7 +55,7 @@ def register(subparsers) -> None:
                                    "the timings; exits 0 only if every step held.")
     common(c)
     c.add_argument("--output", "-o", default=None, metavar="DIR", help="keep check.json, raw outputs, console here")
-    c.add_argument("--timeout", type=bounded(0, MAX_TIMEOUT_S, above=True), default=600, metavar="S")
+    c.add_argument("--timeout", type=in_range(limits.TIMEOUT_S), default=600, metavar="S")
     c.add_argument("--verbose", "-v", action="store_true", help="copy the guest console to stdout")
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     c.set_defaults(func=cmd_check)
@@ -79,7 +77,7 @@ def register(subparsers) -> None:
                     help="acknowledged records on every device before the cut (default 32)")
     pc.add_argument("--sizes", default="4k,8k,16k,32k,64k,128k", help="record sizes, in turn (default: 4k … 128k)")
     pc.add_argument("--output", "-o", default="lab-powercut", metavar="DIR", help="results (default ./lab-powercut)")
-    pc.add_argument("--timeout", type=bounded(0, MAX_TIMEOUT_S, above=True), default=900, metavar="S", help="per guest (default 900)")
+    pc.add_argument("--timeout", type=in_range(limits.TIMEOUT_S), default=900, metavar="S", help="per guest (default 900)")
     pc.add_argument("--cache", default="", help="lab cache directory")
     pc.add_argument("--verbose", "-v", action="store_true", help="copy the guest console to stdout")
     pc.add_argument("--json", action="store_true", help="print the result documents (a JSON list)")

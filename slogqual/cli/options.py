@@ -8,6 +8,7 @@ import math
 import os
 
 from slogqual.errors import UsageError
+from slogqual.limits import Range
 
 
 def seconds(text: str) -> float:
@@ -29,57 +30,45 @@ def _number(text: str, unit: str) -> float:
     return value
 
 
-def _plain(v: float) -> str:
-    return str(int(v)) if v == int(v) else f"{v:g}"
-
-
-def _range(lo, hi, unit: str, above: bool = False) -> str:
-    return f"allowed: {'above ' if above else ''}{_plain(lo)} to {_plain(hi)} {unit}".rstrip()
+def in_range(r: Range):
+    """An argparse type for a number in ``r`` (slogqual.limits: the one definition of each range, which
+    the scenario and profile loaders check too); the refusal names the range."""
+    def parse(text: str):
+        if r.size:
+            from slogqual.units import parse_size
+            try:
+                value = parse_size(text)
+            except UsageError as exc:
+                raise argparse.ArgumentTypeError(str(exc)) from None
+            except ValueError:  # int() of more digits than Python converts
+                raise argparse.ArgumentTypeError(f"{text[:40]!r}… is out of range ({r.allowed()})") from None
+        elif r.integer:
+            try:
+                value = int(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        else:
+            value = seconds(text) if r.unit == "seconds" else _number(text, r.unit)
+        if not r.contains(value):
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is out of range ({r.allowed()})")
+        return value
+    return parse
 
 
 def bounded(lo: float, hi: float, unit: str = "seconds", above: bool = False):
-    """An argparse type: a finite number from ``lo`` (or above it, with ``above``) to ``hi``, the range
-    named in the refusal. ``hi`` is what cannot overflow a timer, a counter or memory."""
-    def parse(text: str) -> float:
-        value = seconds(text) if unit == "seconds" else _number(text, unit)
-        if value > hi or value < lo or (above and value == lo):
-            raise argparse.ArgumentTypeError(f"{text!r} is out of range ({_range(lo, hi, unit, above)})")
-        return value
-    return parse
+    """An argparse type: a finite number from ``lo`` (or above it, with ``above``) to ``hi``."""
+    return in_range(Range(lo, hi, unit, above=above))
 
 
 def count(lo: int, hi: int, unit: str = ""):
     """An argparse type: a whole number from ``lo`` to ``hi`` (the range named in the refusal)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{text!r} is out of range ({_range(lo, hi, unit)})")
-        return value
-    return parse
+    return in_range(Range(lo, hi, unit, integer=True))
 
 
 def size_range(lo: int, hi: int):
     """An argparse type: a size in bytes (units.parse_size: 64m, 1g) from ``lo`` to ``hi``, the range
     named in the refusal in the same words (a huge size overflowed a truncate or left an empty file)."""
-    from slogqual.units import parse_size, size_label
-
-    def parse(text: str) -> int:
-        try:
-            value = parse_size(text)
-        except UsageError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-        except ValueError:  # int() of more digits than Python converts
-            raise argparse.ArgumentTypeError(f"{text[:40]!r}… is out of range (allowed: {size_label(lo)} to "
-                                             f"{size_label(hi)})") \
-                from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{text[:40]!r} is out of range (allowed: {size_label(lo)} to "
-                                             f"{size_label(hi)})")
-        return value
-    return parse
+    return in_range(Range(lo, hi, size=True))
 
 
 def guard_output_dir(path: str, option: str) -> str:

@@ -18,14 +18,13 @@ from slogqual.cli.history import STORE_HELP
 from slogqual.store import Store, StoreError
 from slogqual.tools import fio
 from slogqual.units import parse_size, parse_sizes
-from slogqual.cli.options import add_force, bounded, count, guard_output
-from slogqual.sweep import MAX_RUNTIME_S, MAX_SETTLE_S
+from slogqual import limits
+from slogqual.cli.options import add_force, guard_output, in_range
 from slogqual.outputs import text_mark
 from slogqual.results import schema
 from slogqual.results.schema import prefix
 
 
-MAX_ROUNDS_LIMIT = 1000  # --max-rounds: far above a steady state worth waiting for
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -45,13 +44,13 @@ def register(sub) -> None:
                    help="none, quick (a bounded sequential fill) or full (the device written twice); "
                         "default: the profile's")
     p.add_argument("--quick-bytes", default="1g", metavar="SIZE", help="span of --precondition quick (default 1g)")
-    p.add_argument("--max-rounds", type=count(0, MAX_ROUNDS_LIMIT), metavar="N",
+    p.add_argument("--max-rounds", type=in_range(limits.MAX_ROUNDS), metavar="N",
                    help=f"steady-state rounds at most (default: the profile's, normally {steady.MAX_ROUNDS}; "
                         "0 skips the rounds)")
-    p.add_argument("--round-runtime", type=bounded(0, MAX_RUNTIME_S, above=True), metavar="SECONDS", help="seconds per steady-state round")
+    p.add_argument("--round-runtime", type=in_range(limits.RUNTIME_S), metavar="SECONDS", help="seconds per steady-state round")
     p.add_argument("--sizes", help="sweep sizes (default: the profile's); must include every size a criterion names")
-    p.add_argument("--runtime", type=bounded(0, MAX_RUNTIME_S, above=True), metavar="SECONDS", help="sweep seconds per size (default: the profile's)")
-    p.add_argument("--settle", type=bounded(0, MAX_SETTLE_S), metavar="SECONDS", help="pause before each size (default: the profile's)")
+    p.add_argument("--runtime", type=in_range(limits.RUNTIME_S), metavar="SECONDS", help="sweep seconds per size (default: the profile's)")
+    p.add_argument("--settle", type=in_range(limits.SETTLE_S), metavar="SECONDS", help="pause before each size (default: the profile's)")
     p.add_argument("--lab", action="store_true", help="run the profile's pool scenarios in the QEMU lab (--quick)")
     p.add_argument("--data", nargs="+", default=[], metavar="DEV",
                    help="data devices for the profile's pool scenarios, with DEV as the SLOG (destroys their data)")

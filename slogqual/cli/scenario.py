@@ -15,13 +15,13 @@ from slogqual.pool.runner import load_document
 from slogqual.pool.scenario import builtin_names, load_scenario
 from slogqual.progress import Progress
 from slogqual.units import size_label
-from slogqual.cli.options import add_force, count, guard_output
+from slogqual import limits
+from slogqual.cli.options import add_force, guard_output, in_range
 from slogqual.outputs import picture, text_mark
 
 
 
 
-MAX_FIO_SERVERS = 64  # --fio-servers: each a process and a port on loopback
 
 def register(sub) -> None:
     p = sub.add_parser("scenario", help="pool scenarios: what a SLOG really buys a pool",
@@ -77,7 +77,7 @@ def register(sub) -> None:
     r.add_argument("--clients", default="", metavar="HOST[:PORT],...",
                    help="drive each step from these fio servers (`fio --server` on each client host; the LUNs are "
                         "split among them; per-client and merged figures are kept)")
-    r.add_argument("--fio-servers", type=count(0, MAX_FIO_SERVERS), default=0, metavar="N",
+    r.add_argument("--fio-servers", type=in_range(limits.FIO_SERVERS), default=0, metavar="N",
                    help="start N fio servers on 127.0.0.1 for the run and drive each step with them (the lab's "
                         "clients)")
     r.add_argument("--json", action="store_true", help="print the result document")

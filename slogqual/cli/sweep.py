@@ -8,20 +8,20 @@ import sys
 import time
 from typing import List, Optional
 
-from slogqual import paths, store
+from slogqual import limits, paths, store
 from slogqual import target as targets
 from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.progress import Progress
 from slogqual.report.text import diskinfo_lines, sweep_table
 from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult
 from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, load_for_resume, note_resume, resume_target
-from slogqual.sweep import DEFAULT_MAX_RUNTIME_S, ENGINE_AUTO, ENGINE_PAIR, ENGINES, MAX_RUNTIME_S, MAX_SETTLE_S
-from slogqual.analysis.overtime import DEFAULT_INTERVAL_MS, MAX_INTERVAL_MS, MIN_INTERVAL_MS
+from slogqual.sweep import DEFAULT_MAX_RUNTIME_S, ENGINE_AUTO, ENGINE_PAIR, ENGINES
+from slogqual.analysis.overtime import DEFAULT_INTERVAL_MS
 from slogqual.tools import fio, pairbench
 from slogqual.units import DEFAULT_SIZES, KiB, parse_percent, parse_sizes, parse_sustain
 
 SUSTAIN_DEFAULT_SIZE = 128 * KiB  # a ZIL log block of a large sync write; an NFS copy's ingest
-from slogqual.cli.options import bounded
+from slogqual.cli.options import in_range
 from slogqual.cli.history import STORE_HELP
 from slogqual.store.backends import is_url
 from slogqual.outputs import check_output
@@ -41,18 +41,18 @@ def register(sub) -> None:
                    help="pair: slogqual's pair engine times every write+flush, exact percentiles (default in flush "
                         "mode on files and block devices); fio: fio's separate write and flush histograms, "
                         "percentiles are upper bounds (default for --mode dsync and nbd:// targets)")
-    p.add_argument("--runtime", type=bounded(0, MAX_RUNTIME_S, above=True), default=1.0, metavar="SECONDS", help="per size (default 1, like diskinfo)")
-    p.add_argument("--settle", type=bounded(0, MAX_SETTLE_S), default=1.0, metavar="SECONDS",
+    p.add_argument("--runtime", type=in_range(limits.RUNTIME_S), default=1.0, metavar="SECONDS", help="per size (default 1, like diskinfo)")
+    p.add_argument("--settle", type=in_range(limits.SETTLE_S), default=1.0, metavar="SECONDS",
                    help="sync and pause before each size (default 1, like diskinfo)")
     p.add_argument("--precision", metavar="PCT",
                    help="pair engine: run each size until the 95 %% interval of the pair mean is within ±PCT (e.g. "
                         "2%%; batch means), at least --runtime and at most --max-runtime")
-    p.add_argument("--max-runtime", type=bounded(0, MAX_RUNTIME_S, above=True), default=None, metavar="SECONDS",
+    p.add_argument("--max-runtime", type=in_range(limits.RUNTIME_S), default=None, metavar="SECONDS",
                    help=f"with --precision: the most one size may run (default {DEFAULT_MAX_RUNTIME_S:g})")
     p.add_argument("--sustain", metavar="DURATION|BYTES",
                    help="pair engine: write one size (default 128k) for a duration (90s, 10min, 1h) or an amount "
                         "(20G) and report latency over time and where bandwidth fell below half of its first 10 s")
-    p.add_argument("--interval", type=bounded(MIN_INTERVAL_MS, MAX_INTERVAL_MS, "ms"), default=None, metavar="MS",
+    p.add_argument("--interval", type=in_range(limits.INTERVAL_MS), default=None, metavar="MS",
                    help="latency over time: milliseconds per interval (default 100)")
     p.add_argument("--allow-large", action="store_true", help="allow sizes above 8 MiB")
     p.add_argument("--destroy-data", action="store_true",

@@ -7,14 +7,15 @@ key; see docs/scenarios.md for every key.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional
 
+from slogqual import limits
 from slogqual.data import data_path, require
 from slogqual.errors import UsageError
+from slogqual.limits import Range
 from slogqual.paths import require_regular
 from slogqual.pool.transport import TRANSPORTS, TransportConfig
 from slogqual.units import parse_size
@@ -107,40 +108,41 @@ class _Checker:
             raise self.fail(where + key, f"must be one of {', '.join(choices)}, not {value!r}")
         return value
 
-    def size(self, table, key, where="", required=True):
+    def size(self, table, key, where="", required=True, limit: Range = limits.SCENARIO_BS):
         if key not in table:
             if required:
                 raise self.fail(where + key, "is missing")
             return None
         value = table[key]
         try:
-            size = parse_size(str(value)) if not isinstance(value, bool) else None
-        except UsageError:
+            size = parse_size(str(value)) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+        except (UsageError, ValueError):  # ValueError: more digits than int() converts
             size = None
-        if not size or size % 512:
-            raise self.fail(where + key, f"must be a size such as \"4k\" or \"1G\" (a multiple of 512), not {value!r}")
+        if size is None:
+            raise self.fail(where + key, f"must be a size such as \"4k\" or \"1G\", not {value!r} "
+                                         f"({limit.allowed()})")
+        if not limit.contains(size):
+            raise self.fail(where + key, f"{str(value)[:40]!r} is out of range ({limit.allowed()})")
         return size
 
-    def positive_int(self, table, key, where="", required=True):
+    def number(self, table, key, limit: Range, where="", required=True):
+        """A number held to ``limit`` (slogqual.limits, the range the command line takes too): bools,
+        NaN and inf (TOML has all three) refused with the range named."""
         if key not in table:
             if required:
                 raise self.fail(where + key, "is missing")
             return None
-        value = table[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise self.fail(where + key, f"must be a whole number of at least 1, not {value!r}")
-        return value
+        why = limit.why_not(table[key])
+        if why:
+            raise self.fail(where + key, why)
+        return table[key]
 
-    def seconds(self, table, key, where="", required=True, minimum=0.0):
-        if key not in table:
-            if required:
-                raise self.fail(where + key, "is missing")
-            return None
-        value = table[key]
-        if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
-                or value < minimum):  # TOML has inf and nan
-            raise self.fail(where + key, f"must be a number of seconds (at least {minimum:g}), not {value!r}")
-        return float(value)
+    def positive_int(self, table, key, where="", required=True, limit: Range = limits.LUNS):
+        return self.number(table, key, limit, where, required)
+
+    def seconds(self, table, key, where="", required=True, limit: Range = limits.RAMP_S):
+        value = self.number(table, key, limit, where, required)
+        return None if value is None else float(value)
 
     def threads(self, table, key, where="", required=True):
         if key not in table:
@@ -148,9 +150,12 @@ class _Checker:
                 raise self.fail(where + key, "is missing")
             return None
         value = table[key]
-        if (not isinstance(value, list) or not value
-                or any(isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in value)):
+        if not isinstance(value, list) or not value:
             raise self.fail(where + key, f"must be a list of thread counts such as [1, 2, 4], not {value!r}")
+        for t in value:
+            why = limits.THREADS.why_not(t)
+            if why:
+                raise self.fail(where + key, f"{why}: each a thread count, as in [1, 2, 4]")
         if value != sorted(set(value)):
             raise self.fail(where + key, "must be ascending without repeats")
         return list(value)
@@ -168,9 +173,7 @@ def _transport(c: "_Checker", doc: Dict[str, Any], kind: str) -> TransportConfig
     version = doc.get("nfs_version", "4.2")
     if version not in ("4.2", "4.1", "3"):
         raise c.fail("nfs_version", f"must be \"4.2\", \"4.1\" or \"3\", not {version!r}")
-    threads = c.positive_int(doc, "nfs_threads", required=False)
-    if threads is not None and threads > 1024:
-        raise c.fail("nfs_threads", f"must be at most 1024, not {threads}")
+    threads = c.number(doc, "nfs_threads", limits.NFS_THREADS, required=False)
     opts = doc.get("nfs_mount_options", ["hard"])
     if not isinstance(opts, list) or not all(isinstance(o, str) and o and "," not in o and "=" != o[0]
                                              and not any(ch.isspace() for ch in o) for o in opts):
@@ -196,7 +199,7 @@ def parse_scenario(doc: Dict[str, Any], source: str) -> Scenario:
     if kind == "dataset" and "volblocksize" in doc:
         raise c.fail("volblocksize", "applies to kind = \"zvol\"; a dataset has recordsize")
     bs = c.size(doc, "bs")
-    lun_size = c.size(doc, "lun_size")
+    lun_size = c.size(doc, "lun_size", limit=limits.LUN_SIZE)
     if lun_size < bs:
         raise c.fail("lun_size", f"({lun_size} bytes) is smaller than bs ({bs} bytes)")
     raw_configs = doc.get("config")
@@ -223,18 +226,18 @@ def parse_scenario(doc: Dict[str, Any], source: str) -> Scenario:
     c.known(quick, _QUICK_KEYS, "quick.")
     overrides = {k: v for k, v in {
         "luns": c.positive_int(quick, "luns", "quick.", required=False),
-        "lun_size": c.size(quick, "lun_size", "quick.", required=False),
+        "lun_size": c.size(quick, "lun_size", "quick.", required=False, limit=limits.LUN_SIZE),
         "threads": c.threads(quick, "threads", "quick.", required=False),
-        "runtime_s": c.seconds(quick, "runtime", "quick.", required=False, minimum=1),
+        "runtime_s": c.seconds(quick, "runtime", "quick.", required=False, limit=limits.SCENARIO_RUNTIME_S),
         "ramp_s": c.seconds(quick, "ramp", "quick.", required=False),
     }.items() if v is not None}
     return Scenario(
         name=name.strip(), description=str(doc.get("description", "")), kind=kind,
         luns=c.positive_int(doc, "luns"), lun_size=lun_size,
-        volblocksize=c.size(doc, "volblocksize", required=False) if kind == "zvol" else None,
-        recordsize=c.size(doc, "recordsize", required=False) if kind == "dataset" else None,
+        volblocksize=c.size(doc, "volblocksize", required=False, limit=limits.ZFS_BLOCK) if kind == "zvol" else None,
+        recordsize=c.size(doc, "recordsize", required=False, limit=limits.ZFS_BLOCK) if kind == "dataset" else None,
         rw=c.choice(doc, "rw", RWS), bs=bs, write_sync=c.choice(doc, "write_sync", WRITE_SYNCS, "none"),
-        threads=c.threads(doc, "threads"), runtime_s=c.seconds(doc, "runtime", minimum=1),
+        threads=c.threads(doc, "threads"), runtime_s=c.seconds(doc, "runtime", limit=limits.SCENARIO_RUNTIME_S),
         ramp_s=c.seconds(doc, "ramp", required=False) or 0.0, configs=configs, source=source,
         quick_overrides=overrides, transport=_transport(c, doc, kind),
     )

@@ -28,12 +28,17 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from slogqual import limits
 from slogqual.analysis import powerloss
 from slogqual.data import data_path, require
 from slogqual.errors import UsageError
 from slogqual.paths import require_regular
 from slogqual.qualify import steady
 from slogqual.units import MAX_SIZE, parse_size, size_label
+
+# runtime and round_runtime: what --runtime and --round-runtime take, and at least 10 ms (the shortest
+# round a steady-state rule can judge)
+PROFILE_RUNTIME_S = limits.Range(0.01, limits.RUNTIME_S.hi, limits.RUNTIME_S.unit)
 
 PROFILE_DIR = data_path("profiles")  # scenarios/profiles/ of the repository (slogqual.data)
 
@@ -336,18 +341,21 @@ def parse(text: str, path: str = "<profile>", digest: str = "") -> Profile:
     p = Profile(name=name, path=os.path.abspath(path) if os.path.exists(path) else path, digest=digest,
                 description=str(doc.get("description") or ""))
 
-    def num(table: Dict, key: str, section: str, lo: float, integer: bool = False, label: Optional[str] = None):
+    def num(table: Dict, key: str, section: str, limit: limits.Range, label: Optional[str] = None):
+        """A number held to ``limit``: the range the command line's option takes (slogqual.limits)."""
         v = table[key]
-        ok = isinstance(v, int) if integer else isinstance(v, (int, float)) and math.isfinite(v)  # TOML has inf, nan
-        if isinstance(v, bool) or not ok or v < lo:
-            want = "a whole number" if integer else "a number"
-            raise fail(key, f"must be {want} >= {lo:g}, not {v!r}", section, label=label)
+        if limit.integer and isinstance(v, float):  # 25.0: TOML's float is not a count of rounds
+            why = f"must be a whole number, not {v!r} ({limit.allowed()})"
+        else:
+            why = limit.why_not(v)  # a bool, NaN or inf (TOML has all three) is refused here too
+        if why:
+            raise fail(key, why, section, label=label)
         return v
 
     if "runtime" in doc:
-        p.runtime_s = float(num(doc, "runtime", "", 0.01))
+        p.runtime_s = float(num(doc, "runtime", "", PROFILE_RUNTIME_S))
     if "settle" in doc:
-        p.settle_s = float(num(doc, "settle", "", 0))
+        p.settle_s = float(num(doc, "settle", "", limits.SETTLE_S))
     if "mode" in doc:
         if doc["mode"] not in MODES:
             raise fail("mode", f"must be one of {', '.join(MODES)}, not {doc['mode']!r}")
@@ -364,7 +372,7 @@ def parse(text: str, path: str = "<profile>", digest: str = "") -> Profile:
         for s in sizes:
             try:
                 b = parse_size(str(s))
-            except UsageError:
+            except (UsageError, ValueError):  # ValueError: more digits than int() converts
                 raise fail("sizes", f"bad size {s!r}") from None
             if b <= 0 or b % 512 or b > MAX_SIZE:
                 raise fail("sizes", f"{s} is not a sweep size (a multiple of 512 B up to 8 MiB)")
@@ -379,21 +387,21 @@ def parse(text: str, path: str = "<profile>", digest: str = "") -> Profile:
     if "size" in st:
         try:
             p.steady_size = parse_size(str(st["size"]))
-        except UsageError:
+        except (UsageError, ValueError):
             raise fail("size", f"bad size {st['size']!r}", "steady_state", label="steady_state.size") from None
         if p.steady_size <= 0 or p.steady_size % 512 or p.steady_size > MAX_SIZE:
             raise fail("size", f"{st['size']} is not a sweep size (a multiple of 512 B up to 8 MiB)", "steady_state",
                        label="steady_state.size")
     if "round_runtime" in st:
-        p.round_runtime_s = float(num(st, "round_runtime", "steady_state", 0.01, label="steady_state.round_runtime"))
+        p.round_runtime_s = float(num(st, "round_runtime", "steady_state", PROFILE_RUNTIME_S, label="steady_state.round_runtime"))
     if "max_rounds" in st:
-        p.max_rounds = int(num(st, "max_rounds", "steady_state", 0, True, label="steady_state.max_rounds"))
+        p.max_rounds = int(num(st, "max_rounds", "steady_state", limits.MAX_ROUNDS, label="steady_state.max_rounds"))
     if "window" in st:
-        p.window = int(num(st, "window", "steady_state", 2, True, label="steady_state.window"))
+        p.window = int(num(st, "window", "steady_state", limits.WINDOW, label="steady_state.window"))
     if "range_pct" in st:
-        p.range_fraction = float(num(st, "range_pct", "steady_state", 0, label="steady_state.range_pct")) / 100
+        p.range_fraction = float(num(st, "range_pct", "steady_state", limits.PERCENT, label="steady_state.range_pct")) / 100
     if "slope_pct" in st:
-        p.slope_fraction = float(num(st, "slope_pct", "steady_state", 0, label="steady_state.slope_pct")) / 100
+        p.slope_fraction = float(num(st, "slope_pct", "steady_state", limits.PERCENT, label="steady_state.slope_pct")) / 100
 
     crit = doc.get("criterion", [])
     if not isinstance(crit, list) or not all(isinstance(c, dict) for c in crit):
