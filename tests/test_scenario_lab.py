@@ -125,16 +125,35 @@ def test_iscsi_4k_quick_in_the_lab(tmp_path, busy_host_disk):
             assert a > 0 and b > 0 and abs(a - b) <= 0.15 * max(a, b), (a, b, s)  # the same ZIL blocks
     assert {s["log"] for s in steps} >= {"stripe", "mirror"}
     by = {(s["config"], s.get("candidate"), s["threads_per_lun"]): s for s in steps}
+    # A step is host-bound when sync=standard itself fell below its first step's: more threads, less done, the
+    # guest's one vCPU (TCG) the limit, not a log. The NVDIMM log costs that vCPU most (every record is a CPU
+    # copy into pmem): in lanes, beside a second guest, its 8-thread step fell 869 -> 344 IOPS while
+    # sync=standard fell 968 -> 664 (CI run 25; run 21 the same, 903 -> 511). The order of the logs is asserted
+    # where the host is not the limit; at a host-bound step only what the host cannot change.
+    low = min(doc["scenario"]["threads"])
+    std_low = by[("sync=standard", None, low)]["iops"]
+
+    def host_bound(t):
+        return by[("sync=standard", None, t)]["iops"] < std_low
+
     for t in doc["scenario"]["threads"]:
         noslog = by[("sync=always, no SLOG", None, t)]["iops"]
         fast = by[("sync=always + SLOG", pmem, t)]["iops"]
-        assert fast > noslog, (t, fast, noslog)  # a fast SLOG beats the ZIL on 8 ms disks
+        assert fast > noslog or host_bound(t), (t, fast, noslog, [(s["config"], s["threads"], s["iops"]) for s in steps])
+    # a fast SLOG beats the ZIL on 8 ms disks: at the first step, and best step against best step
+    assert by[("sync=always + SLOG", pmem, low)]["iops"] > by[("sync=always + SLOG", sata, low)]["iops"]
     a = doc["analysis"]
     assert a["metric"] == "iops" and a["slog_benefit_at_peak"] > 1 and a["verdict"]
     # the verdict names the slower log candidate (the sata-ssd): the bottleneck, or — where sync=standard is
-    # flat at the step that shows them apart (one guest vCPU: issue #19) — only the slower one
+    # flat at the step that shows them apart (one guest vCPU: issue #19) — only the slower one; or the curves
+    # cross, and then the step where the sata-ssd is ahead is a host-bound one
     assert {c["device"] for c in a["candidates"]} == {pmem, sata}
-    assert a["slower_log"].startswith((f"The slower log device {sata}", f"The log device {sata}"))
+    crossed = [t for t in doc["scenario"]["threads"]
+               if by[("sync=always + SLOG", sata, t)]["iops"] > by[("sync=always + SLOG", pmem, t)]["iops"]]
+    if a["slower_log"].startswith("The log candidates' curves cross"):
+        assert crossed and all(host_bound(t) for t in crossed), (crossed, a["slower_log"])
+    else:
+        assert a["slower_log"].startswith((f"The slower log device {sata}", f"The log device {sata}"))
     if a["slower_log"].startswith(f"The log device {sata}"):
         assert "Not named the bottleneck: pool/host-bound" in a["slower_log"]
     # the pool is gone and the device identities were recorded in the guest
