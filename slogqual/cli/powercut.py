@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import time
 
-from slogqual import paths, store
 from slogqual.cli.history import STORE_HELP
-from slogqual.cli.options import count, guard_output, refuse_store, seconds, size_range
-from slogqual.errors import RefusedError, SlogqualError, UsageError
+from slogqual.cli.options import count, guard_output, seconds, size_range
 from slogqual.powercut import writer
 from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
 
@@ -140,51 +136,33 @@ def _exit(doc) -> int:
 
 
 def cmd_run(args) -> int:
+    from slogqual.powercut.door import PowercutRequest, plan_run, run_powercut
     from slogqual.powercut.recorder import parse_address
-    from slogqual.powercut.run import PowercutOptions, PowercutRun, check_options
-    from slogqual.results.powercut import SCHEMA_PREFIX
     from slogqual.tools import cutcmd
 
-    store.Store(args.store)  # a bad --store / $SLOGQUAL_STORE is refused now (nothing opened yet)
-    refuse_store(args, args.target, "the power-cut test would overwrite it")
-    cut = cutcmd.parse(args.cut_cmd, "--cut-cmd") if args.cut_cmd is not None else None
-    restore = cutcmd.parse(args.restore_cmd, "--restore-cmd") if args.restore_cmd is not None else None
-    out = args.output or f"slogqual-powercut-{paths.file_stem(args.target, 'target')}-" \
-                         f"{time.strftime('%Y%m%dT%H%M%S')}.json"
-    opts = PowercutOptions(target=args.target, cycles=args.cycles, sizes=_sizes(args.sizes), cut_after=args.cut_after,
-                           emulate=args.emulate, cut_cmd=cut, restore_cmd=restore, cmd_timeout=args.cmd_timeout,
-                           return_timeout=args.return_timeout,
-                           recorder=parse_address(args.recorder) if args.recorder else None,
-                           destroy_data=args.destroy_data, size=args.size)
-    check_options(opts)
-    inputs = [args.target] if os.path.exists(args.target) else []
-    opts.output = guard_output(args, out, "powercut result", SCHEMA_PREFIX, inputs)
-    if os.path.abspath(opts.output) == os.path.abspath(args.target):
-        raise UsageError(f"{out} is the target: the result must go to another file")
+    req = PowercutRequest(target=args.target, cycles=args.cycles, sizes=_sizes(args.sizes), cut_after=args.cut_after,
+                          emulate=args.emulate,
+                          cut_cmd=cutcmd.parse(args.cut_cmd, "--cut-cmd") if args.cut_cmd is not None else None,
+                          restore_cmd=cutcmd.parse(args.restore_cmd, "--restore-cmd")
+                          if args.restore_cmd is not None else None,
+                          cmd_timeout=args.cmd_timeout, return_timeout=args.return_timeout,
+                          recorder=parse_address(args.recorder) if args.recorder else None,
+                          destroy_data=args.destroy_data, size=args.size, output=args.output or "",
+                          force=args.force, store=args.store)
+    opts = plan_run(req)  # bad input: one line, before anything is created or written
 
     def progress(line: str) -> None:
         if not args.quiet:
             print(f"powercut: {line}", file=sys.stderr, flush=True)
 
-    job = PowercutRun(opts, progress)
-    progress(f"run {job.run_id.hex()}; result in {opts.output}")
     try:
-        result = job.run()
+        outcome = run_powercut(req, progress, opts)
     except KeyboardInterrupt:
         print(f"slogqual: interrupted; the cycles verified so far are in {opts.output} (not recorded in the "
               f"result store: slogqual import json {opts.output})", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except RefusedError:
-        if os.path.exists(opts.output) and not job.result.cycles:
-            os.unlink(opts.output)  # nothing was written: leave nothing behind
-        raise
-    except SlogqualError:
-        if job.result.cycles:  # a run that failed after verifying cycles: what they found is evidence
-            store.record_or_warn(job.result.to_dict(), opts.output, store_path=args.store)
-        raise
-    store.record_or_warn(result.to_dict(), opts.output, store_path=args.store)  # history, report
-    _print(result.to_dict(), args.json)
-    return _exit(result.to_dict())
+    _print(outcome.result.to_dict(), args.json)
+    return _exit(outcome.result.to_dict())
 
 
 def cmd_record(args) -> int:
@@ -210,28 +188,14 @@ def cmd_record(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from slogqual.powercut.recorder import RecorderClient, load_journal, parse_address
-    from slogqual.powercut.run import verify_run
-    from slogqual.results import write_json_atomic
-    from slogqual.results.powercut import SCHEMA_PREFIX
+    from slogqual.powercut.door import VerifyRequest, verify_powercut
+    from slogqual.powercut.recorder import parse_address
 
-    store.Store(args.store)  # a bad --store / $SLOGQUAL_STORE is refused now (nothing opened yet)
-    out = guard_output(args, args.output, "powercut result", SCHEMA_PREFIX, [args.target, args.journal]) \
-        if args.output else None
-    if args.journal:
-        reply = load_journal(args.journal).handle({"op": "query", "run": args.run_id})
-        source = f"journal {args.journal}"
-    else:
-        host, port = parse_address(args.recorder)
-        with RecorderClient(host, port) as client:
-            reply = client.query(args.run_id)
-        source = f"recorder {host}:{port}"
-    result = verify_run(args.target, args.run_id, reply, source, args.cycle).to_dict()
-    if out:
-        write_json_atomic(out, result)
-    store.record_or_warn(result, out, store_path=args.store)  # history, report
-    _print(result, args.json)
-    return _exit(result)
+    outcome = verify_powercut(VerifyRequest(
+        target=args.target, run_id=args.run_id, recorder=parse_address(args.recorder) if args.recorder else None,
+        journal=args.journal, cycles=args.cycle, output=args.output, force=args.force, store=args.store))
+    _print(outcome.result.to_dict(), args.json)
+    return _exit(outcome.result.to_dict())
 
 
 def _guard_journal(args, path: str, inputs=()) -> str:
