@@ -282,3 +282,84 @@ def test_prediction_against_the_lab_error_table():
     for r in rows:
         if r["measured_limit"].startswith("the pool"):
             assert r["binding"] == "pool-bound", r
+
+
+# ---------------------------------------------------------------- mirror or not (power-loss evidence)
+
+PC = fixture_path("powercut", "")
+
+
+def _power_doc(name, target_path, real):
+    """A real `slogqual powercut run --emulate` result (tests/fixtures/powercut/SOURCES.md); constructed: its
+    target renamed to the candidate's device, and with ``real`` its method made a real cut by the user's
+    command (the cycles as recorded)."""
+    doc = read(os.path.join(PC, name))
+    doc["target"] = {"path": target_path, "kind": "device"}
+    if real:
+        doc["method"].update(cut="--cut-cmd ipmitool chassis power off", emulation=None, emulation_means=None)
+    return doc
+
+
+def _mirror(doc, i=0):
+    c = doc["candidates"][i]
+    return c["mirror"], [f for f in c["findings"] if f["kind"] in (
+        A.Kind.POWER_LOSS_UNSAFE.value, A.Kind.UNMIRRORED_EXPOSURE.value, A.Kind.NO_POWER_LOSS_EVIDENCE.value)]
+
+
+def test_mirror_advice_follows_the_power_loss_evidence_not_a_blanket_rule():
+    sw = load_sweep(SATA_SWEEP)
+    path = sw.target["path"]
+    w = A.Workload("iscsi", 4096, 16384, [1, 2, 4], rate_mbps=40.0)
+    t = A.Tunables()
+    docs = {"lost": _power_doc("powercut-emulate-unsafe.json", path, real=True),
+            "kept": _power_doc("powercut-emulate-none.json", path, real=True),
+            "emulated": _power_doc("powercut-emulate-none.json", path, real=False)}
+    out = {}
+    for key, pdoc in list(docs.items()) + [("none", None)]:
+        power = A.power_by_candidate([(key, pdoc)], [("sata", sw)]) if pdoc else {}
+        out[key] = _mirror(A.advise([("sata", sw)], w, t, NONE, power=power))
+    # a device that lost acknowledged writes at a real cut: a mirror of two loses them too — not a SLOG
+    m, (f,) = out["lost"]
+    assert f["kind"] == "power-loss-unsafe" and f["figures"][0]["lost"] == 48 and m["mirror"].startswith("no")
+    # one that kept them: the exposure of an unmirrored log is bounded and figured, the call is the user's
+    m, (f,) = out["kept"]
+    x = f["figures"][0]
+    assert f["kind"] == "unmirrored-exposure" and x["window_s"] == 3 * t.zfs_txg_timeout
+    assert x["exposure_bytes"] == round(40.0 * A.MB * x["window_s"])  # the required rate over the window
+    assert "zpool import -m" in A.words(f)
+    # an emulated cut says nothing of the device, and no result is no evidence
+    for key in ("emulated", "none"):
+        m, (f,) = out[key]
+        assert f["kind"] == "no-power-loss-evidence" and m["mirror"].startswith("unknown")
+    assert "emulated" in out["emulated"][1][0]["figures"][0]["why"]
+    # the unsafe device is a warning of the document, the others are not
+    assert any("power-loss-unsafe" in wmsg for wmsg in A.advise([("sata", sw)], w, t, NONE, power={
+        "sata": A.power_by_candidate([("x", docs["lost"])], [("sata", sw)])["sata"]})["warnings"])
+
+
+def test_a_power_cut_result_of_another_device_is_refused():
+    sw = load_sweep(SATA_SWEEP)
+    doc = _power_doc("powercut-emulate-none.json", "/dev/not-a-candidate", real=True)
+    with pytest.raises(A.AdviceInputError, match="none of the log candidates"):
+        A.power_by_candidate([("pc.json", doc)], [("sata", sw)])
+    same = _power_doc("powercut-emulate-none.json", sw.target["path"], real=True)
+    with pytest.raises(A.AdviceInputError, match="already"):
+        A.power_by_candidate([("a.json", same), ("b.json", same)], [("sata", sw)])
+
+
+def test_advise_cli_takes_a_powercut_result_and_the_document_round_trips(tmp_path, capsys):
+    sw = load_sweep(SATA_SWEEP)
+    pc = tmp_path / "pc.json"
+    pc.write_text(json.dumps(_power_doc("powercut-emulate-none.json", sw.target["path"], real=True)))
+    out = tmp_path / "advice.json"
+    rc = main(["advise", "--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1,2",
+               "--rate", "20", "--powercut", str(pc), "-o", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0 and "unmirrored-exposure" in text and "mirror: your call" in text
+    doc = AdviceResult.load(str(out)).to_dict()
+    assert doc == read(str(out)) and doc["candidates"][0]["mirror"]["power_loss"]["source"] == str(pc)
+    bad = tmp_path / "other.json"
+    bad.write_text(json.dumps(_power_doc("powercut-emulate-none.json", "/dev/elsewhere", real=True)))
+    assert main(["advise", "--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1",
+                 "--powercut", str(bad)]) == 2
+    assert "none of the log candidates" in capsys.readouterr().err

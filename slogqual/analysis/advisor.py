@@ -78,6 +78,9 @@ class Kind(str, Enum):
     LOG_TOO_SMALL = "log-too-small"  # capacity below the txg arithmetic's figure
     SHORT_LIFE = "short-life"  # rated endurance used up before the warranty period ends
     EXTRAPOLATED = "extrapolated"  # an lwb size outside the swept sizes
+    POWER_LOSS_UNSAFE = "power-loss-unsafe"  # a real cut lost acknowledged writes: a mirror of two loses them too
+    UNMIRRORED_EXPOSURE = "unmirrored-exposure"  # what an unmirrored log can lose, and only when
+    NO_POWER_LOSS_EVIDENCE = "no-power-loss-evidence"  # no real cut of this device: the first question is open
 
 
 @dataclass
@@ -565,6 +568,83 @@ def lifetime(log_rate: float, e: Optional[Endurance], capacity: Optional[int], b
     return out
 
 
+@dataclass
+class PowerLoss:
+    """A candidate's power-loss evidence: a ``slogqual.powercut/1`` result of the same device."""
+
+    verdict: str  # pass | fail | incomplete (results.powercut)
+    method: str  # real | external | emulation (analysis.powercut.method_of)
+    acknowledged: int
+    lost: int
+    cycles: int
+    source: str  # the result file
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def power_by_candidate(results: Sequence[Tuple[str, Dict[str, Any]]],
+                       logs: Sequence[Tuple[str, SweepResult]]) -> Dict[str, PowerLoss]:
+    """Each power-cut result (source, slogqual.powercut/1 document) matched to the candidate whose sweep
+    wrote the same device (by real path, or by serial where both record one); one that matches no
+    candidate, or a second for one candidate, is an input error."""
+    import os
+
+    from slogqual.analysis.powercut import method_of, totals
+
+    out: Dict[str, PowerLoss] = {}
+    for source, doc in results:
+        target = os.path.normpath((doc.get("target") or {}).get("path") or "/nonexistent")
+        serial = (doc.get("device") or {}).get("serial")
+        match = [name for name, sw in logs if os.path.normpath((sw.target or {}).get("path") or ".") == target
+                 or (serial and (sw.device or {}).get("serial") == serial)]
+        if not match:
+            raise AdviceInputError(f"--powercut {source}: its target {target} is none of the log candidates' devices")
+        t = totals(doc)
+        for name in match:
+            if name in out:
+                raise AdviceInputError(f"--powercut {source}: {name} has a power-cut result already ({out[name].source})")
+            out[name] = PowerLoss(verdict=doc.get("verdict") or "incomplete", method=method_of(doc),
+                                  acknowledged=int(t.get("acknowledged") or 0), lost=int(t.get("lost") or 0),
+                                  cycles=len(doc.get("cycles") or []), source=source)
+    return out
+
+
+def mirror_advice(data_rate: float, rate_basis: str, t: Tunables, power: Optional[PowerLoss]) -> Dict[str, Any]:
+    """Mirror or not, said plainly. What an unmirrored log costs: while the host runs, a failed log costs
+    speed only (the ZIL writes its blocks to the data vdevs again, and every acknowledged write is still in
+    memory, bound for its txg). Acknowledged writes are lost only when the host crashes (power, panic)
+    while the log is failed or with it — they were on the log alone: at most the sync writes of the txgs not
+    yet synced, TXG_CONCURRENT_STATES txgs of up to zfs_txg_timeout each (a bound, not a measurement). The
+    pool then will not import until ``zpool import -m`` discards the missing log ("Recent transactions can
+    be lost because the log device will be discarded", zpool-import(8), OpenZFS 2.3; openzfs/zfs#2099:
+    nothing is lost without a crash). A device that loses acknowledged writes at a power cut loses them at
+    every cut, and a mirror of two such devices loses them from both sides at once: mirroring does not
+    make it a SLOG."""
+    window = TXG_CONCURRENT_STATES * t.zfs_txg_timeout
+    exposure = data_rate * window
+    figs: Dict[str, Any] = {"window_s": window, "exposure_bytes": round(exposure), "rate_basis": rate_basis}
+    out: Dict[str, Any] = {"power_loss": power.to_dict() if power else None, **figs}
+    if power is not None and power.method != "emulation" and power.lost > 0:
+        out["finding"] = {"kind": Kind.POWER_LOSS_UNSAFE.value, "threads": [],
+                          "figures": [dict(figs, lost=power.lost, acknowledged=power.acknowledged,
+                                           cycles=power.cycles, method=power.method, source=power.source)]}
+        out["mirror"] = "no: not a SLOG"
+    elif power is not None and power.method != "emulation" and power.verdict == "pass":
+        out["finding"] = {"kind": Kind.UNMIRRORED_EXPOSURE.value, "threads": [],
+                          "figures": [dict(figs, acknowledged=power.acknowledged, cycles=power.cycles,
+                                           method=power.method, source=power.source)]}
+        out["mirror"] = "your call: the exposure is bounded"
+    else:
+        why = ("its power-cut test was emulated (nbdkit), which says nothing of this device" if power is not None
+               and power.method == "emulation" else "its power-cut test did not finish" if power is not None
+               else "no power-cut result was given")
+        out["finding"] = {"kind": Kind.NO_POWER_LOSS_EVIDENCE.value, "threads": [],
+                          "figures": [dict(figs, why=why, source=power.source if power else None)]}
+        out["mirror"] = "unknown until the device's power-loss behaviour is known"
+    return out
+
+
 ASSUMPTIONS = [
     "Every sync write reaches the log as zfs_log_write/zvol_log_write decide (OpenZFS 2.3): with a log vdev "
     "nothing goes indirect unless logbias=throughput; a record is 192 bytes plus the data rounded to 8.",
@@ -587,18 +667,26 @@ ASSUMPTIONS = [
 
 
 def advise(candidates: Sequence[Tuple[str, SweepResult]], w: Workload, t: Tunables, data: DataSide,
-           endurance: Optional[Endurance] = None, origin: Optional[str] = None) -> Dict[str, Any]:
-    """The ``slogqual.advice/1`` document (as a dict; slogqual.results.advice types it)."""
+           endurance: Optional[Endurance] = None, origin: Optional[str] = None,
+           power: Optional[Dict[str, PowerLoss]] = None) -> Dict[str, Any]:
+    """The ``slogqual.advice/1`` document (as a dict; slogqual.results.advice types it). ``power``: the
+    candidates' power-loss evidence by sweep name (the mirror advice; every candidate gets one)."""
     from slogqual.results.schema import ADVICE
 
     check_workload(w, t)
     if not candidates:
         raise AdviceInputError("give at least one log candidate's sweep")
     cands = [predict_candidate(name, sw, w, t, data, endurance) for name, sw in candidates]
+    for (name, _sw), c in zip(candidates, cands):
+        size = c["size"]
+        m = mirror_advice(size["data_rate_bytes_s"], size["rate_basis"], t, (power or {}).get(name))
+        c["findings"].append(m.pop("finding"))
+        c["mirror"] = m
     warnings = []
     for c in cands:
         for f in c["findings"]:
-            if f["kind"] in (Kind.LOG_TOO_SMALL.value, Kind.SHORT_LIFE.value, Kind.EXTRAPOLATED.value):
+            if f["kind"] in (Kind.LOG_TOO_SMALL.value, Kind.SHORT_LIFE.value, Kind.EXTRAPOLATED.value,
+                             Kind.POWER_LOSS_UNSAFE.value):
                 warnings.append(f"{c['path'] or c['sweep']}: {words(f)}")
     return {"schema": ADVICE, "model_version": MODEL_VERSION, "workload": w.to_dict(), "tunables": t.to_dict(),
             "endurance": endurance.to_dict() if endurance else None, "data": data.to_dict(),
@@ -664,6 +752,25 @@ def words(f: Dict[str, Any]) -> str:
         x = figs[0]
         return (f"short-life: {x['years']:.2g} years at {x['bytes_per_day'] / 1e9:,.1f} GB a day against a "
                 f"{x['warranty_years']:g}-year rating")
+    if kind == Kind.POWER_LOSS_UNSAFE.value:
+        x = figs[0]
+        return (f"power-loss-unsafe: a {x['method']} power cut lost {x['lost']} of {x['acknowledged']} acknowledged "
+                f"writes ({x['cycles']} cycle(s), {x['source']}); every cut can lose up to {_mib(x['exposure_bytes'])} "
+                f"(the last {x['window_s']:g} s at {x['rate_basis']}), and a mirror of two such devices loses them "
+                "from both sides at once — mirroring does not make it a SLOG")
+    if kind == Kind.UNMIRRORED_EXPOSURE.value:
+        x = figs[0]
+        return (f"unmirrored-exposure: power cuts lost none of {x['acknowledged']} acknowledged writes "
+                f"({x['cycles']} {x['method']} cycle(s)). Unmirrored, a failed log costs speed only while the host "
+                f"runs; writes are lost only if the host crashes while the log is failed — at most the last "
+                f"{x['window_s']:g} s of sync writes ({_mib(x['exposure_bytes'])} at {x['rate_basis']}), and the pool "
+                "then imports only with `zpool import -m`. Mirror it if that is worth a second device")
+    if kind == Kind.NO_POWER_LOSS_EVIDENCE.value:
+        x = figs[0]
+        return (f"no-power-loss-evidence: {x['why']}; whether the log keeps acknowledged writes at a power cut "
+                f"matters before mirroring it (slogqual powercut). Unmirrored, a crash while the log is failed "
+                f"loses at most the last {x['window_s']:g} s of sync writes ({_mib(x['exposure_bytes'])} at "
+                f"{x['rate_basis']})")
     if kind == Kind.EXTRAPOLATED.value:
         x = figs[0]
         return ("extrapolated: lwb sizes " + ", ".join(size_label(s) for s in x["sizes"]) + " lie outside the swept "

@@ -58,6 +58,9 @@ def register(sub) -> None:
     e.add_argument("--dwpd", type=float, help="rated drive writes per day (with the sweep's capacity)")
     e.add_argument("--warranty-years", type=float, default=5.0)
     e.add_argument("--hours-per-day", type=float, default=24.0, help="hours a day the rate is carried (default 24)")
+    e.add_argument("--powercut", action="append", metavar="RESULT.json",
+                   help="a candidate's `slogqual powercut` result (repeatable; matched to --log by device path): "
+                        "the mirror-or-not advice rests on it")
     p.add_argument("--verify", metavar="SCENARIO.json",
                    help="print the prediction beside the measured sync=always + SLOG steps of this scenario result")
     p.add_argument("--json", action="store_true", help="print the advice document")
@@ -170,9 +173,16 @@ def build(args) -> Dict[str, Any]:
             data = A.data_from_sweeps(sweeps, args.layout, args.disks or len(sweeps), w, t)
         else:
             data = A.DataSide("none", "no data side given: the log alone")
-        return A.advise(logs, w, t, data, endurance, origin="slogqual advise")
+        return A.advise(logs, w, t, data, endurance, origin="slogqual advise",
+                        power=_power_loss(args.powercut or [], logs))
     except A.AdviceInputError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _power_loss(files: List[str], logs) -> Dict[str, A.PowerLoss]:
+    from slogqual.results.powercut import PowercutResult
+
+    return A.power_by_candidate([(path, PowercutResult.load(path).to_dict()) for path in files], logs)
 
 
 def _f(v: Optional[float], digits: int = 0) -> str:
@@ -218,6 +228,9 @@ def table(doc: Dict[str, Any]) -> str:
         lines.append(f"size: needs {sz['needed_bytes'] / (1 << 20):,.0f} MiB, {sz['recommended_bytes'] / (1 << 20):,.0f} MiB "
                      f"with the margin ({sz['txgs_held']} txgs held + {sz['txgs_with_margin'] - sz['txgs_held']} deferred "
                      f"× {sz['per_txg_bytes'] / (1 << 20):,.1f} MiB per {sz['txg_seconds']:g} s txg, at {sz['rate_basis']})")
+        m = c.get("mirror")
+        if m:
+            lines.append(f"mirror: {m['mirror']} (see the finding above)")
         life = c.get("life")
         if life:
             lines.append(f"life: {life['years']:.2g} years at {life['bytes_per_day'] / 1e9:,.1f} GB a day "
@@ -239,7 +252,7 @@ def run(args) -> int:
     out = None
     if args.output:
         from slogqual.cli.options import guard_output
-        inputs = list(args.log) + list(args.data or []) + [args.scenario, args.verify]
+        inputs = list(args.log) + list(args.data or []) + list(args.powercut or []) + [args.scenario, args.verify]
         out = guard_output(args, args.output, "advice", ours=S.prefix(S.ADVICE), inputs=inputs)
     doc = build(args)
     rows = None

@@ -17,7 +17,8 @@ from slogqual.results import schema as S
 
 PROTOCOLS = ("iscsi", "nfs")
 KINDS = ("log-latency-bound", "log-bandwidth-bound", "pool-bound", "indirect-bypass", "no-benefit",
-         "log-too-small", "short-life", "extrapolated")
+         "log-too-small", "short-life", "extrapolated", "power-loss-unsafe", "unmirrored-exposure",
+         "no-power-loss-evidence")
 BINDINGS = KINDS[:4]
 
 
