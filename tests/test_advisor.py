@@ -363,3 +363,39 @@ def test_advise_cli_takes_a_powercut_result_and_the_document_round_trips(tmp_pat
     assert main(["advise", "--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1",
                  "--powercut", str(bad)]) == 2
     assert "none of the log candidates" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the chart
+
+def test_the_chart_draws_prediction_and_measurement_from_the_same_figures(tmp_path):
+    from slogqual.report import advice_plot
+
+    args = ["advise", "--log", SATA_SWEEP, NVDIMM_SWEEP, "--scenario", ISCSI_4K]
+    doc = json.loads(_run_json(args))
+    rows = A.verify(doc, read(ISCSI_4K))
+    text = advice_plot.script(doc, "x.png", "png", rows)
+    for c in doc["candidates"]:  # every predicted step is a data line of its candidate's block
+        for s in c["steps"]:
+            assert any(line.startswith(f"{s['threads']} {s['iops']:.6g} ") for line in text.splitlines())
+    assert text.count(" measured\"") == len({r["candidate"] for r in rows}) > 0
+    assert " measured\"" not in advice_plot.script(doc, "x.png", "png")  # no --verify: nothing measured drawn
+    png = tmp_path / "advice.png"
+    assert main(args + ["--verify", ISCSI_4K, "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_chart_name_without_a_picture_format_is_refused_before_anything_is_written(tmp_path, capsys):
+    out, bad = tmp_path / "advice.json", tmp_path / "advice.jpg"
+    assert main(["advise", "--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1",
+                 "-o", str(out), "--plot", str(bad)]) == 2
+    assert ".png or .svg" in capsys.readouterr().err and not out.exists() and not bad.exists()
+
+
+def _run_json(args):
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(args + ["--json"]) == 0
+    return buf.getvalue()

@@ -65,6 +65,8 @@ def register(sub) -> None:
                    help="print the prediction beside the measured sync=always + SLOG steps of this scenario result")
     p.add_argument("--json", action="store_true", help="print the advice document")
     p.add_argument("-o", "--output", metavar="FILE", help="write the advice document here")
+    p.add_argument("--plot", metavar="FILE.png|FILE.svg",
+                   help="chart the predicted IOPS against threads (and the measured steps with --verify)")
     p.add_argument("--force", action="store_true", help="let -o replace a file that is not a slogqual advice")
     p.set_defaults(func=run)
 
@@ -249,17 +251,28 @@ def verify_table(rows: List[Dict[str, Any]]) -> str:
 
 
 def run(args) -> int:
-    out = None
+    from slogqual.cli.options import guard_output
+
+    out = plot = None
+    inputs = list(args.log) + list(args.data or []) + list(args.powercut or []) + [args.scenario, args.verify]
     if args.output:
-        from slogqual.cli.options import guard_output
-        inputs = list(args.log) + list(args.data or []) + list(args.powercut or []) + [args.scenario, args.verify]
         out = guard_output(args, args.output, "advice", ours=S.prefix(S.ADVICE), inputs=inputs)
+    if args.plot:
+        from slogqual.outputs import picture
+        from slogqual.report.plot import output_format
+
+        output_format(args.plot)  # .png or .svg, refused now
+        plot = guard_output(args, args.plot, "picture", picture, inputs=inputs + [out])
     doc = build(args)
     rows = None
     if args.verify:
         rows = A.verify(doc, ScenarioResult.load(args.verify).to_dict())
     if out:
         write_json_atomic(out, doc)
+    if plot:
+        from slogqual.report import advice_plot
+
+        advice_plot.render(doc, plot, rows)
     if args.json:
         json.dump(doc, sys.stdout, indent=2)
         print()
