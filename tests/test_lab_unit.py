@@ -499,3 +499,53 @@ def test_calibration_cap_spec_and_rate_file(tmp_path):
     assert open(path).read() == "8000\n"  # nbdkit's rate filter counts bits per second
     assert os.listdir(tmp_path / "rate") == ["lab6"]  # written atomically: no temporary left
     assert calibrate.load(str(tmp_path / "missing.json")) == []
+
+
+# ---- shared paths: a throttle group several devices share (an HBA's ceiling), a slower slot (issue #30)
+
+def test_a_shared_path_chains_each_disk_through_its_group_and_gives_sas_disks_their_own_hba():
+    disks = [qemu.Disk("lab0", "sas", "S0", nbd_socket="/s/0", shared_group="hba0"),
+             qemu.Disk("lab1", "sas", "S1", nbd_socket="/s/1", shared_group="hba0", bps_limit=8 << 20),
+             qemu.Disk("lab2", "sas", "S2", nbd_socket="/s/2"),
+             qemu.Disk("lab3", "nvme", "S3", nbd_socket="/s/3", shared_group="hba0")]
+    argv = qemu.machine_argv(_machine(disks, throttle_groups={"hba0": 40 << 20}))
+    joined = " ".join(argv)
+    assert argv.count("throttle-group,id=path-hba0,x-bps-total=41943040") == 1  # one group, defined once
+    # a plain member: nbd -> the shared throttle, the top node named after the disk (the device's drive)
+    assert "driver=nbd,node-name=lab0-nbd," in joined
+    assert "driver=throttle,node-name=lab0,throttle-group=path-hba0,file=lab0-nbd" in joined
+    # the slow slot: nbd -> its own cap -> the shared ceiling
+    assert "throttle-group,id=lab1-tg,x-bps-total=8388608" in joined
+    assert "driver=throttle,node-name=lab1-own,throttle-group=lab1-tg,file=lab1-nbd" in joined
+    assert "driver=throttle,node-name=lab1,throttle-group=path-hba0,file=lab1-own" in joined
+    # SAS members sit on the path's own HBA, the others on the common one; an NVMe member is throttled only
+    assert "virtio-scsi-pci,id=path-hba0-hba" in joined and "virtio-scsi-pci,id=scsi0" in joined
+    assert "scsi-hd,bus=path-hba0-hba.0,drive=lab0" in joined and "scsi-hd,bus=path-hba0-hba.0,drive=lab1" in joined
+    assert "scsi-hd,bus=scsi0.0,drive=lab2" in joined and "driver=nbd,node-name=lab2,server" in joined
+    assert "driver=throttle,node-name=lab3,throttle-group=path-hba0,file=lab3-nbd" in joined
+    with pytest.raises(UsageError, match="does not define"):
+        qemu.machine_argv(_machine(disks))
+
+
+def test_device_specs_name_their_path_and_cap_and_bad_ones_are_one_line():
+    classes = devices.load()
+    paths = devices.parse_paths(["hba0=40m", "hba1=1g"])
+    assert paths == {"hba0": 40 << 20, "hba1": 1 << 30}
+    inst = devices.instances(["sas-ssd@hba0", "sas-ssd@hba0:8m", "nvme"], classes, paths)
+    assert [(d.path, d.cap) for d in inst] == [("hba0", 0), ("hba0", 8 << 20), ("", 0)]
+    assert inst[0].serial != inst[1].serial and inst[1].to_dict()["own_cap_bytes_s"] == 8 << 20
+    for bad, words in ((["sas-ssd@hba9"], "no shared path 'hba9'"), (["sas-ssd@HBA"], "lower-case"),
+                       (["sas-ssd@hba0:fast"], "not a rate"), (["nvdimm@hba0"], "cannot sit behind"),
+                       (["lying-ssd@hba0"], "cannot sit behind")):
+        with pytest.raises(UsageError, match=words):
+            devices.instances(bad, classes, paths)
+    for bad, words in ((["hba0"], "NAME=RATE"), (["hba0=40m", "hba0=1m"], "named twice"), (["hba0=0"], "above 0")):
+        with pytest.raises(UsageError, match=words):
+            devices.parse_paths(bad)
+
+
+def test_a_path_no_device_sits_behind_is_refused_before_anything_starts():
+    from slogqual import lab
+
+    with pytest.raises(UsageError, match="no --device sits behind it"):
+        lab.prepare(["sas-ssd@hba0"], ["true"], paths={"hba0": 1 << 20, "hba1": 1 << 20}, cache="/nonexistent")

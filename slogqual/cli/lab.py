@@ -23,8 +23,12 @@ def register(subparsers) -> None:
     sub = p.add_subparsers(dest="lab_command", metavar="LAB_COMMAND")
 
     def common(sp):
-        sp.add_argument("--device", "-d", action="append", default=[], metavar="CLASS",
-                        help="an emulated device of this class (repeat; see `slogqual lab classes`)")
+        sp.add_argument("--device", "-d", action="append", default=[], metavar="CLASS[@PATH[:RATE]]",
+                        help="an emulated device of this class (repeat; see `slogqual lab classes`); @PATH puts it "
+                             "behind a shared path of --path, :RATE gives it a cap of its own (a slower slot)")
+        sp.add_argument("--path", action="append", default=[], metavar="NAME=RATE",
+                        help="a shared path with a ceiling in bytes/s that every device behind it shares (a QEMU "
+                             "throttle group; SAS devices behind it get their own HBA), e.g. hba0=40m")
         sp.add_argument("--devices-file", action="append", default=[], metavar="TOML",
                         help="extra device classes (same format as scenarios/lab-devices.toml)")
         sp.add_argument("--memory", type=in_range(limits.MEMORY_MB), default=1024, metavar="MiB", help="guest memory (default 1024)")
@@ -97,8 +101,10 @@ def register(subparsers) -> None:
 
 def _lab(args, devices, command=(), mode="run", output=None, echo=None, timeout=3600.0):
     from slogqual import lab
+    from slogqual.lab.devices import parse_paths
     return lab.prepare(devices, command, mode=mode, output=output, echo=echo, timeout=timeout,
-                       devices_files=args.devices_file, memory_mb=args.memory, cpus=args.cpus, cache=args.cache)
+                       devices_files=args.devices_file, memory_mb=args.memory, cpus=args.cpus, cache=args.cache,
+                       paths=parse_paths(getattr(args, "path", []) or []))
 
 
 def cmd_run(args) -> int:

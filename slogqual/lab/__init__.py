@@ -10,7 +10,7 @@ Two doors, both library calls (the CLI parses and prints around them):
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, TextIO
+from typing import Dict, List, Optional, Sequence, TextIO
 
 MIN_MEMORY_MB = 256
 MAX_CPUS = 8
@@ -18,7 +18,8 @@ MAX_CPUS = 8
 
 def prepare(devices: Sequence[str], command: Sequence[str] = (), *, mode: str = "run",
             output: Optional[str] = None, echo: Optional[TextIO] = None, timeout: float = 3600.0,
-            devices_files: Optional[List[str]] = None, memory_mb: int = 1024, cpus: int = 1, cache: str = ""):
+            devices_files: Optional[List[str]] = None, memory_mb: int = 1024, cpus: int = 1, cache: str = "",
+            paths: Optional[Dict[str, int]] = None):
     """A ready-to-run ``LabRun``: inputs checked, classes resolved, image and host checked; nothing
     started yet."""
     from slogqual.errors import UsageError
@@ -31,11 +32,14 @@ def prepare(devices: Sequence[str], command: Sequence[str] = (), *, mode: str = 
     if not 1 <= cpus <= MAX_CPUS:
         raise UsageError(f"guest vCPUs must be 1..{MAX_CPUS}")
     classes = _devices.load(list(devices_files or []))
-    inst = _devices.instances(list(devices), classes)
+    inst = _devices.instances(list(devices), classes, paths)
+    unused = sorted(set(paths or {}) - {d.path for d in inst})
+    if unused:
+        raise UsageError(f"--path {unused[0]}: no --device sits behind it (CLASS@{unused[0]})")
     image = LabImage.load(cache)
     require_host()
     return LabRun(image=image, devices=inst, command=list(command), mode=mode, output_dir=output, echo=echo,
-                  memory_mb=memory_mb, cpus=cpus, timeout=timeout)
+                  memory_mb=memory_mb, cpus=cpus, timeout=timeout, paths=dict(paths or {}))
 
 
 def run(devices: Sequence[str], command: Sequence[str], output: str, **kwargs):

@@ -41,6 +41,7 @@ replaces the built-in class.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -220,12 +221,15 @@ def load(paths: Optional[List[str]] = None) -> Dict[str, DeviceClass]:
 
 @dataclass
 class DeviceInstance:
-    """One emulated device of a run: its class, its place in --device order, its identity."""
+    """One emulated device of a run: its class, its place in --device order, its identity, and the shared
+    path it sits behind (a QEMU throttle group: an HBA's ceiling) with its own cap, if any (a slower slot)."""
 
     cls: DeviceClass
     index: int  # position among the run's devices (0-based)
     serial: str = ""
     node: str = field(default="")  # QEMU node/device id
+    path: str = ""  # the shared path's name ('' = none)
+    cap: int = 0  # bytes/s of this device alone (0 = its class's own figures)
 
     def __post_init__(self):
         if not self.serial:
@@ -233,11 +237,63 @@ class DeviceInstance:
         if not self.node:
             self.node = f"lab{self.index}"
 
+    def to_dict(self) -> Dict:
+        return {"index": self.index, "class": self.cls.name, "transport": self.cls.transport, "serial": self.serial,
+                "shared_path": self.path or None, "own_cap_bytes_s": self.cap or None}
 
-def instances(names: List[str], classes: Dict[str, DeviceClass]) -> List[DeviceInstance]:
+
+PATH_NAME = re.compile(r"^[a-z][a-z0-9]{0,15}$")
+
+
+def parse_spec(spec: str):
+    """'CLASS', 'CLASS@PATH' or 'CLASS@PATH:RATE' (RATE bytes/s as a size, 8m) -> (class, path, cap)."""
+    name, _, rest = spec.partition("@")
+    path, _, rate = rest.partition(":")
+    cap = 0
+    if rate:
+        try:
+            cap = parse_size(rate)
+        except (UsageError, ValueError):
+            raise UsageError(f"lab device {spec!r}: {rate!r} is not a rate in bytes/s such as 8m") from None
+        if cap <= 0:
+            raise UsageError(f"lab device {spec!r}: its own cap must be above 0")
+    if "@" in spec and not PATH_NAME.match(path):
+        raise UsageError(f"lab device {spec!r}: a shared path is named by 1-16 lower-case letters and digits")
+    return name, path, cap
+
+
+def parse_paths(specs: List[str]) -> Dict[str, int]:
+    """'--path NAME=RATE' options -> {name: bytes/s}."""
+    out: Dict[str, int] = {}
+    for spec in specs:
+        name, eq, rate = spec.partition("=")
+        if not eq or not PATH_NAME.match(name):
+            raise UsageError(f"--path {spec!r}: give NAME=RATE, e.g. hba0=40m (NAME 1-16 lower-case letters and digits)")
+        if name in out:
+            raise UsageError(f"--path {name}: named twice")
+        try:
+            out[name] = parse_size(rate)
+        except (UsageError, ValueError):
+            raise UsageError(f"--path {spec!r}: {rate!r} is not a rate in bytes/s such as 40m") from None
+        if out[name] <= 0:
+            raise UsageError(f"--path {spec!r}: the ceiling must be above 0")
+    return out
+
+
+def instances(names: List[str], classes: Dict[str, DeviceClass],
+              paths: Optional[Dict[str, int]] = None) -> List[DeviceInstance]:
+    """The run's devices from --device specs; a shared path must be one of ``paths`` (--path), and only
+    block devices can sit behind one (an NVDIMM is guest memory, a power-cut medium keeps its own timing)."""
     out = []
-    for i, name in enumerate(names):
+    for i, spec in enumerate(names):
+        name, path, cap = parse_spec(spec)
         if name not in classes:
             raise UsageError(f"unknown lab device class {name!r} (known: {', '.join(sorted(classes))})")
-        out.append(DeviceInstance(classes[name], i))
+        cls = classes[name]
+        if path and path not in (paths or {}):
+            raise UsageError(f"lab device {spec!r}: no shared path {path!r} (define it with --path {path}=RATE)")
+        if (path or cap) and (cls.transport == "pmem" or cls.power_cut):
+            raise UsageError(f"lab device {spec!r}: a {cls.transport if cls.transport == 'pmem' else 'power-cut'} "
+                             "device cannot sit behind a shared path or a cap of its own")
+        out.append(DeviceInstance(cls, i, path=path, cap=cap))
     return out

@@ -137,6 +137,8 @@ class LabRun:
     cpus: int = 1
     timeout: float = 3600.0
     tmp_base: Optional[str] = None
+    #: shared paths (QEMU throttle groups): name -> bytes/s that all devices behind it share
+    paths: Dict[str, int] = field(default_factory=dict)
     job_dir: Optional[str] = field(default=None, init=False)
     sock_dir: Optional[str] = field(default=None, init=False)
     mem_dir: Optional[str] = field(default=None, init=False)  # NVDIMM backing files, on tmpfs
@@ -191,6 +193,10 @@ class LabRun:
             "LAB_CALIBRATE": _calibrate.spec([(d.index, d.node, d.cls.bandwidth_share)
                                               for d in self.devices if d.cls.calibrated]),
         }
+        # what the host built: which device sits behind which shared path, with which caps (the guest cannot
+        # see a throttle group; results that are about shared paths cite this)
+        self._write("topology.json", json.dumps({"paths": [{"name": n, "ceiling_bytes_s": b} for n, b in self.paths.items()],
+                                                 "devices": [d.to_dict() for d in self.devices]}, indent=1) + "\n")
         self._write("lab.env", "".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items()))
         self._write("job.sh", "exec " + " ".join(shlex.quote(a) for a in self.command) + "\n" if self.command else "true\n")
 
@@ -202,7 +208,8 @@ class LabRun:
             c = d.cls
             disk = _qemu.Disk(node=d.node, transport=c.transport, serial=d.serial, model=c.model, vendor=c.vendor,
                               product=c.product, rotation_rate=c.rotation_rate, iops_limit=c.iops_limit,
-                              logical_block_size=c.logical_block_size, physical_block_size=c.physical_block_size)
+                              logical_block_size=c.logical_block_size, physical_block_size=c.physical_block_size,
+                              bps_limit=d.cap, shared_group=d.path or None)
             if c.transport == "pmem":
                 disk.pmem_path = os.path.join(self.mem_dir, f"{d.node}.pmem")
                 with open(disk.pmem_path, "wb") as fh:
@@ -253,7 +260,7 @@ class LabRun:
             memory_mb=self.memory_mb, cpus=self.cpus,
             shares=[_qemu.Share9p("root", "/", readonly=True), _qemu.Share9p("lab", self.job_dir)],
             disks=disks, interactive=(self.mode == "shell"), bios=_bios(),
-            cpu=os.environ.get("SLOGQUAL_LAB_CPU") or "max",
+            cpu=os.environ.get("SLOGQUAL_LAB_CPU") or "max", throttle_groups=dict(self.paths),
         )
         return _qemu.machine_argv(m)
 
@@ -380,7 +387,7 @@ class LabRun:
                 shutil.copytree(s, d, dirs_exist_ok=True)
             else:
                 shutil.copy2(s, d)
-        for name in ("marks", "devices.json", "calibration.json"):
+        for name in ("marks", "devices.json", "calibration.json", "topology.json"):
             if os.path.exists(os.path.join(self.job_dir, name)):
                 shutil.copyfile(os.path.join(self.job_dir, name), os.path.join(dest, f"lab-{name}"))
         with open(os.path.join(dest, "lab-console.log"), "w", encoding="utf-8") as fh:

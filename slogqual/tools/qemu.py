@@ -12,13 +12,16 @@ transports:
 * ``pmem``: ``nvdimm`` devices backed by a ``memory-backend-file`` (``-machine nvdimm=on``).
 
 Block disks are ``-blockdev driver=nbd`` nodes connected to nbdkit Unix sockets, optionally behind a
-``throttle`` node (QEMU's IOPS cap).
+``throttle`` node of their own (QEMU's IOPS or bandwidth cap: a slot slower than its siblings) and behind
+a ``throttle`` node of a group they share (``Machine.throttle_groups``: one ceiling for every disk behind
+one HBA). SAS disks of a shared group sit on that group's own ``virtio-scsi-pci`` HBA, so the guest's
+sysfs shows what they share.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from slogqual.errors import UsageError
 from slogqual.tools import run as _run
@@ -61,6 +64,8 @@ class Disk:
     physical_block_size: int = 4096
     pmem_path: Optional[str] = None  # pmem: backing file
     size: int = 0  # pmem: bytes
+    bps_limit: int = 0  # bytes/s of this disk alone (its own throttle group), 0 = none
+    shared_group: Optional[str] = None  # a Machine.throttle_groups name: the ceiling it shares with others
 
 
 @dataclass
@@ -77,11 +82,22 @@ class Machine:
     console: str = "stdio"  # "stdio": the serial console on QEMU's stdin/stdout
     interactive: bool = False  # stdio in raw mode (Ctrl-C goes to the guest)
     bios: Optional[str] = None  # e.g. qboot.rom: a faster direct-kernel firmware than SeaBIOS
+    #: shared ceilings: group name -> bytes/s, all its disks together (an HBA, a slot, an expander)
+    throttle_groups: Dict[str, int] = field(default_factory=dict)
 
 
 def _opt(value: str) -> str:
     """Quote a value for QEMU's comma-separated option syntax (',' is doubled)."""
     return str(value).replace(",", ",,")
+
+
+def group_id(name: str) -> str:
+    return f"path-{name}"
+
+
+def scsi_bus(disk: Disk) -> str:
+    """The virtio-scsi HBA a SAS disk sits on: its shared group's own, else the common one."""
+    return f"{group_id(disk.shared_group)}-hba" if disk.shared_group else "scsi0"
 
 
 def disk_argv(disk: Disk, ahci_port: int) -> List[str]:
@@ -95,13 +111,24 @@ def disk_argv(disk: Disk, ahci_port: int) -> List[str]:
         return argv
     if not disk.nbd_socket:
         raise UsageError(f"disk {disk.node} has no nbd socket")
-    drive = disk.node
-    raw = f"{disk.node}-nbd" if disk.iops_limit else disk.node
-    argv += ["-blockdev", f"driver=nbd,node-name={raw},server.type=unix,server.path={_opt(disk.nbd_socket)},"
+    # the chain: nbd -> its own throttle (IOPS, bandwidth) -> its shared group's throttle; the top node, which
+    # the device takes, is named after the disk
+    own = bool(disk.iops_limit or disk.bps_limit)
+    layers = ["nbd"] + (["own"] if own else []) + (["shared"] if disk.shared_group else [])
+    names = [disk.node if i == len(layers) - 1 else f"{disk.node}-{layer}" for i, layer in enumerate(layers)]
+    argv += ["-blockdev", f"driver=nbd,node-name={names[0]},server.type=unix,server.path={_opt(disk.nbd_socket)},"
                           "cache.direct=on,cache.no-flush=off"]
-    if disk.iops_limit:
-        argv += ["-object", f"throttle-group,id={disk.node}-tg,x-iops-total={disk.iops_limit}"]
-        argv += ["-blockdev", f"driver=throttle,node-name={drive},throttle-group={disk.node}-tg,file={raw}"]
+    below = names[0]
+    if own:
+        limits = ([f"x-iops-total={disk.iops_limit}"] if disk.iops_limit else []) + \
+                 ([f"x-bps-total={disk.bps_limit}"] if disk.bps_limit else [])
+        argv += ["-object", f"throttle-group,id={disk.node}-tg," + ",".join(limits)]
+        argv += ["-blockdev", f"driver=throttle,node-name={names[1]},throttle-group={disk.node}-tg,file={below}"]
+        below = names[1]
+    if disk.shared_group:
+        argv += ["-blockdev", f"driver=throttle,node-name={names[-1]},throttle-group={group_id(disk.shared_group)},"
+                              f"file={below}"]
+    drive = names[-1]
     blk = f"logical_block_size={disk.logical_block_size},physical_block_size={disk.physical_block_size}"
     if disk.transport == "sata":
         dev = f"ide-hd,bus=ide.{ahci_port},drive={drive},id={disk.node}-dev,serial={_opt(disk.serial)},{blk}"
@@ -110,7 +137,7 @@ def disk_argv(disk: Disk, ahci_port: int) -> List[str]:
         if disk.rotation_rate:
             dev += f",rotation_rate={disk.rotation_rate}"
     elif disk.transport == "sas":
-        dev = f"scsi-hd,bus=scsi0.0,drive={drive},id={disk.node}-dev,serial={_opt(disk.serial)},{blk}"
+        dev = f"scsi-hd,bus={scsi_bus(disk)}.0,drive={drive},id={disk.node}-dev,serial={_opt(disk.serial)},{blk}"
         if disk.vendor:
             dev += f",vendor={_opt(disk.vendor)}"
         if disk.product:
@@ -149,8 +176,15 @@ def machine_argv(m: Machine) -> List[str]:
         if share.readonly:
             fs += ",readonly=on"
         argv += ["-fsdev", fs, "-device", f"virtio-9p-pci,fsdev=fs{i},mount_tag={share.tag}"]
-    if any(d.transport == "sas" for d in m.disks):
-        argv += ["-device", "virtio-scsi-pci,id=scsi0"]
+    for name, bps in m.throttle_groups.items():
+        if bps <= 0:
+            raise UsageError(f"shared path {name}: its ceiling must be a positive number of bytes/s")
+        argv += ["-object", f"throttle-group,id={group_id(name)},x-bps-total={bps}"]
+    unknown = sorted({d.shared_group for d in m.disks if d.shared_group and d.shared_group not in m.throttle_groups})
+    if unknown:
+        raise UsageError(f"disks name shared path(s) {', '.join(unknown)} that the machine does not define")
+    for bus in dict.fromkeys(scsi_bus(d) for d in m.disks if d.transport == "sas"):
+        argv += ["-device", f"virtio-scsi-pci,id={bus}"]
     port = 0
     for disk in m.disks:
         argv += disk_argv(disk, port)
