@@ -399,3 +399,31 @@ def _run_json(args):
     with contextlib.redirect_stdout(buf):
         assert main(args + ["--json"]) == 0
     return buf.getvalue()
+
+
+# ---------------------------------------------------------------- the tunables: an option, the host's, the default
+
+def test_each_tunable_says_where_it_came_from(capsys):
+    from slogqual.tools import zfs_tunables
+
+    host = zfs_tunables.read_host()
+    doc = json.loads(_run_json(["advise", "--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1",
+                                "--zil-maxblocksize", "65536"]))
+    t = doc["tunables"]
+    assert t["zil_maxblocksize"] == 65536 and t["sources"]["zil_maxblocksize"] == "option"
+    for name in ("zfs_immediate_write_sz", "zil_slog_bulk", "zfs_txg_timeout"):
+        assert t["sources"][name] == ("default (OpenZFS 2.3)" if not host or name not in host
+                                      else f"host {zfs_tunables.where()}")
+    assert t["sources"]["logbias"] == "default (OpenZFS 2.3)" and t["logbias"] == "latency"
+    d = json.loads(_run_json(["advise", "--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1",
+                              "--tunables", "defaults"]))
+    assert set(d["tunables"]["sources"].values()) == {"default (OpenZFS 2.3)"}
+    assert AdviceResult.from_dict(d).to_dict() == d  # the sources round-trip
+
+
+@pytest.mark.skipif(os.path.isdir("/sys/module/zfs"), reason="this host has OpenZFS loaded")
+def test_tunables_from_a_host_without_zfs_are_refused_in_one_line(capsys):
+    assert main(["advise", "--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1",
+                 "--tunables", "host"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no OpenZFS module parameters" in err[0]

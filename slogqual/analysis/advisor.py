@@ -94,9 +94,14 @@ class Tunables:
     zil_maxcopied: int = 7680
     zfs_txg_timeout: float = 5.0
     zfs_dirty_data_max: Optional[int] = None  # bytes; None: not given (the per-txg figure is rate x timeout)
+    #: where each value came from ("option", "host /sys/module/zfs/parameters", "default"); empty: not said
+    sources: Dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:
-        return dict(self.__dict__)
+        d = dict(self.__dict__)
+        if not self.sources:
+            d.pop("sources")
+        return d
 
 
 @dataclass

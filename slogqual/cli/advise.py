@@ -45,14 +45,18 @@ def register(sub) -> None:
                                             "datasets (default: the scenario's LUNs for zvols, else 1)")
     w.add_argument("--rate", type=float, metavar="MB/s", help="sync write rate the log must carry (for size and life; "
                                                               "default: the predicted peak)")
-    t = p.add_argument_group("OpenZFS tunables (defaults of 2.3)")
-    t.add_argument("--zfs-immediate-write-sz", default="32768")
-    t.add_argument("--zil-slog-bulk", default=str(64 << 20))
-    t.add_argument("--logbias", default="latency")
-    t.add_argument("--zil-maxblocksize", default="131072")
-    t.add_argument("--zil-maxcopied", default="7680")
-    t.add_argument("--zfs-txg-timeout", type=float, default=5.0)
-    t.add_argument("--zfs-dirty-data-max", help="bytes (caps a txg's data; default: not applied)")
+    t = p.add_argument_group("OpenZFS tunables (an option given > this host's values > the defaults of 2.3)")
+    t.add_argument("--tunables", choices=("auto", "host", "defaults"), default="auto",
+                   help="auto (default): this host's module parameters where it has OpenZFS loaded, else 2.3's "
+                        "defaults; host: refuse without them; defaults: 2.3's defaults")
+    t.add_argument("--zfs-immediate-write-sz", help="bytes (default 32768)")
+    t.add_argument("--zil-slog-bulk", help=f"bytes (default {64 << 20})")
+    t.add_argument("--logbias", help="the dataset's or zvol's logbias (default latency)")
+    t.add_argument("--zil-maxblocksize", help="bytes (default 131072)")
+    t.add_argument("--zil-maxcopied", help="bytes (default 7680)")
+    t.add_argument("--zfs-txg-timeout", type=float, help="seconds (default 5)")
+    t.add_argument("--zfs-dirty-data-max", help="bytes (caps a txg's data; default: not applied, even when the "
+                                                "host has it: give it to apply it)")
     e = p.add_argument_group("endurance")
     e.add_argument("--tbw", type=float, help="rated terabytes written")
     e.add_argument("--dwpd", type=float, help="rated drive writes per day (with the sweep's capacity)")
@@ -125,13 +129,34 @@ def _int(text: str, option: str) -> int:
     return v
 
 
-def _tunables(args) -> A.Tunables:
-    return A.Tunables(zfs_immediate_write_sz=_int(args.zfs_immediate_write_sz, "--zfs-immediate-write-sz"),
-                      zil_slog_bulk=_int(args.zil_slog_bulk, "--zil-slog-bulk"), logbias=args.logbias,
-                      zil_maxblocksize=_int(args.zil_maxblocksize, "--zil-maxblocksize"),
-                      zil_maxcopied=_int(args.zil_maxcopied, "--zil-maxcopied"), zfs_txg_timeout=args.zfs_txg_timeout,
-                      zfs_dirty_data_max=_int(args.zfs_dirty_data_max, "--zfs-dirty-data-max")
-                      if args.zfs_dirty_data_max else None)
+HOST_TUNABLES = ("zfs_immediate_write_sz", "zil_slog_bulk", "zil_maxblocksize", "zil_maxcopied", "zfs_txg_timeout")
+
+
+def _tunables(args, host=None) -> A.Tunables:
+    """An option given, else the host's value (``host``: tools.zfs_tunables.read_host()), else 2.3's
+    default; each value's source is recorded in the document."""
+    from slogqual.tools import zfs_tunables
+
+    if args.tunables == "host" and not host:
+        raise UsageError(f"--tunables host: this host has no OpenZFS module parameters ({zfs_tunables.where()})")
+    use_host = host if args.tunables != "defaults" else None
+    values: Dict[str, Any] = {}
+    sources: Dict[str, str] = {}
+    for name in HOST_TUNABLES:
+        given = getattr(args, name)
+        if given is not None:
+            values[name] = float(given) if name == "zfs_txg_timeout" else _int(given, "--" + name.replace("_", "-"))
+            sources[name] = "option"
+        elif use_host and name in use_host:
+            values[name] = float(use_host[name]) if name == "zfs_txg_timeout" else use_host[name]
+            sources[name] = f"host {zfs_tunables.where()}"
+        else:
+            sources[name] = "default (OpenZFS 2.3)"
+    if args.zfs_dirty_data_max:
+        values["zfs_dirty_data_max"] = _int(args.zfs_dirty_data_max, "--zfs-dirty-data-max")
+        sources["zfs_dirty_data_max"] = "option"
+    sources["logbias"] = "option" if args.logbias is not None else "default (OpenZFS 2.3)"
+    return A.Tunables(logbias=args.logbias or "latency", sources=sources, **values)
 
 
 def _endurance(args) -> Optional[A.Endurance]:
@@ -159,7 +184,9 @@ def build(args) -> Dict[str, Any]:
         raise UsageError("--layout describes --data sweeps: give them")
     scenario = ScenarioResult.load(args.scenario).to_dict() if args.scenario else None
     w = _workload(args, scenario)
-    t = _tunables(args)
+    from slogqual.tools import zfs_tunables
+
+    t = _tunables(args, zfs_tunables.read_host() if args.tunables != "defaults" else None)
     endurance = _endurance(args)
     try:
         A.check_workload(w, t)
