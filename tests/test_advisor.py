@@ -427,3 +427,40 @@ def test_tunables_from_a_host_without_zfs_are_refused_in_one_line(capsys):
                  "--tunables", "host"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no OpenZFS module parameters" in err[0]
+
+
+# ---------------------------------------------------------------- sizing against the lab's spill evidence
+
+SPILL_RUNS = [fixture_path("scenario", "wide-128k-lab-capped-nvdimm256m.json"), WIDE, SEQ_128K, ISCSI_4K]
+
+
+def test_a_log_below_the_needed_size_spilled_in_the_lab_and_one_above_it_did_not():
+    """Every single-SLOG step the lab recorded (four runs, 16 steps; the 256 MiB NVDIMM of the run before the
+    class grew to 2 GiB among them): the advisor's needed size at the step's own measured rate, against the
+    log's capacity and the ZIL's kstats. Below it, more than 1 % of the ZIL's bytes went to the data vdevs
+    (`zil_itx_metaslab_normal_bytes`); at or above it, less than 0.1 %."""
+    t = A.Tunables()
+    seen = {"spilled": 0, "kept": 0}
+    for path in SPILL_RUNS:
+        doc = read(path)
+        sc = doc["scenario"]
+        w = A.Workload("iscsi" if sc["kind"] == "zvol" else "nfs", sc["bs"],
+                       sc.get("volblocksize") or sc.get("recordsize"), [1])
+        shape = A.log_shape(w, t, slog=True)
+        for s in doc["steps"]:
+            if s["log"] != "single":
+                continue
+            log = s.get("candidate") or doc["pool"]["log"][0]
+            capacity = doc["pool"]["devices"][log]["capacity"]
+            w.rate_mbps = s["mbps"] * (1 << 20) / A.MB  # the step's own rate, in the advisor's MB/s
+            size = A.sizing(w, t, shape, {"mbps": s["mbps"], "threads": s["threads"]}, capacity)
+            z = s["zil"]
+            share = z["normal_bytes"] / (z["slog_bytes"] + z["normal_bytes"])
+            where = (os.path.basename(path), log, s["threads"], capacity, size["needed_bytes"], round(share, 4))
+            if capacity < size["needed_bytes"]:
+                assert share > 0.01 and size["finding"]["figures"][0]["spills"], where
+                seen["spilled"] += 1
+            else:
+                assert share < 0.001, where
+                seen["kept"] += 1
+    assert seen["spilled"] == 2 and seen["kept"] == 14, seen  # both sides of the line are in the evidence
