@@ -213,6 +213,7 @@ class SlowHost:
     def __init__(self, directory, hogs=None):
         import time
         self.t0 = time.monotonic()
+        self.cpu0 = self._host_cpu()
         self.hogs = [subprocess.Popen([sys.executable, "-c", _HOG], stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL) for _ in range(hogs or os.cpu_count() or 1)]
         self.disk = BusyHostDisk(directory)
@@ -227,11 +228,29 @@ class SlowHost:
         except (OSError, ValueError, IndexError):
             return 0.0
 
+    @staticmethod
+    def _host_cpu():
+        """(busy, total) jiffies of all CPUs from /proc/stat's first line (idle and iowait are not busy)."""
+        try:
+            with open("/proc/stat") as fh:
+                values = [int(v) for v in fh.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None
+        idle = values[3] + (values[4] if len(values) > 4 else 0)
+        return sum(values) - idle, sum(values)
+
+    def _busy_share(self):
+        now = self._host_cpu()
+        if now is None or self.cpu0 is None or now[1] == self.cpu0[1]:
+            return None
+        return round((now[0] - self.cpu0[0]) / (now[1] - self.cpu0[1]), 3)
+
     def peek(self) -> dict:
         """The evidence so far, the hogs left running (a test inside a session-wide slowed host)."""
         import time
         return {"hogs": len(self.hogs), "hog_cpu_s": round(sum(self._cpu_s(h.pid) for h in self.hogs), 1),
-                "wall_s": round(time.monotonic() - self.t0, 1), "disk": self.disk.peek()}
+                "wall_s": round(time.monotonic() - self.t0, 1), "host_busy_share": self._busy_share(),
+                "disk": self.disk.peek()}
 
     def stop(self) -> dict:
         import time
@@ -239,6 +258,7 @@ class SlowHost:
             return self.stats
         cpu = sum(self._cpu_s(h.pid) for h in self.hogs)
         wall = time.monotonic() - self.t0
+        busy = self._busy_share()
         for h in self.hogs:
             h.terminate()
         for h in self.hogs:
@@ -248,8 +268,14 @@ class SlowHost:
                 h.kill()
                 h.wait()
         self.stats = {"hogs": len(self.hogs), "hog_cpu_s": round(cpu, 1), "wall_s": round(wall, 1),
-                      "disk": self.disk.stop()}
+                      "host_busy_share": busy, "disk": self.disk.stop()}
         return self.stats
+
+
+def host_was_slowed(stats: dict) -> bool:
+    """A SlowHost's CPU evidence: its hogs got a third of their cores' worth, or (beside heavier work than the
+    hogs', which then get less) the host's CPUs were at least 90 % busy over the same time (/proc/stat)."""
+    return stats["hog_cpu_s"] > stats["wall_s"] * stats["hogs"] / 3 or (stats.get("host_busy_share") or 0) >= 0.9
 
 
 def disk_was_busy(stats: dict) -> bool:

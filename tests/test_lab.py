@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import disk_was_busy, need_lab
+from conftest import host_was_slowed, disk_was_busy, need_lab
 
 from slogqual.lab.image import cache_dir
 
@@ -162,7 +162,7 @@ def test_sigint_leaves_no_process_and_no_files(tmp_path):
 
 
 def test_sweep_in_the_lab_orders_the_classes(tmp_path, busy_host_disk):
-    """`slogqual sweep` on every emulated class, 4 KiB QD1 write+flush: hdd slowest … nvdimm fastest,
+    """`slogqual sweep` on every emulated class, 4 KiB QD1 write+flush: hdd slowest … nvdimm fastest (median),
     and the latency each class adds (its write p50 minus the undelayed nvme's, same nbd path) is its
     configured delay within -10 %/+50 % (TCG adds scheduling noise on top, never takes time away);
     a user class with a QEMU IOPS cap of 200 does at most 200 write+flush cycles per second. All of it
@@ -191,8 +191,11 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path, busy_host_disk):
         assert doc["status"] == "complete"
         by_path[doc["target"]["path"]] = doc["points"][0]
     pts = {d["class"]: by_path[d["path"]] for d in devs}
-    means = [pts[c]["lat_us"]["mean"] for c in classes]
-    assert means == sorted(means, reverse=True), dict(zip(classes, means))
+    # ordered by the median write+flush (exact: the pair engine), not the mean: a guest starved of its CPU (the
+    # slowed lab tier beside other work: stalls of tens of ms) moved the means out of order (sas-ssd 43.5 ms
+    # against hdd 31.9 ms) while each class's configured delay still sets its typical write
+    medians = [pts[c]["lat_us"]["p50"] for c in classes]
+    assert medians == sorted(medians, reverse=True), dict(zip(classes, medians))
     assert all(pts[c]["ios"] > 50 for c in classes)
     # the pair engine measured (built in the guest on first use): exact figures, and the emulated NVMe's
     # SMART/Health log read before and after the size (QEMU reports a temperature, no throttling)
@@ -230,8 +233,9 @@ def test_a_calibrated_cap_binds_on_a_slowed_host(tmp_path, slow_host):
     slowed = slow_host.stop()
     assert proc.returncode == 0, (out / "lab-console.log").read_text()[-3000:] if out.exists() else proc.stderr
     # the host really was slowed: the hogs got CPU (a third of their cores' worth at least; QEMU took the
-    # rest), and the disk was busy with sync writes meanwhile
-    assert slowed["hog_cpu_s"] > slowed["wall_s"] * slowed["hogs"] / 3, slowed
+    # rest) or, beside heavier work still, the host's CPUs were 90 % busy; and the disk was busy with sync
+    # writes meanwhile
+    assert host_was_slowed(slowed), slowed
     assert disk_was_busy(slowed["disk"]), slowed
     (cal,) = json.loads((out / "lab-calibration.json").read_text())
     assert cal["index"] == 0 and cal["share"] == 0.25 and cal["measured_ios"] > 100, cal

@@ -86,7 +86,9 @@ for spec in $LAB_DEVICES; do
   set -- $(echo "$spec" | tr ':' ' ')
   idx=$1 cls=$2 tr=$3 serial=$4 path="" byid=""
   n=0
-  while [ -z "$path" ] && [ $n -lt 200 ]; do
+  # up to 120 s: a guest starved of its CPU (the slowed lab tier beside other work) took longer than 20 s for
+  # udev to make a disk's by-id link; a disk that is there costs one pass
+  while [ -z "$path" ] && [ $n -lt 1200 ]; do
     if [ "$tr" = pmem ]; then
       [ -b "/dev/pmem$pmem_n" ] && path="/dev/pmem$pmem_n"
     else
@@ -97,7 +99,7 @@ for spec in $LAB_DEVICES; do
     [ -n "$path" ] || { n=$((n + 1)); sleep 0.1; }
   done
   if [ -z "$path" ]; then
-    say "device $idx ($cls, serial $serial) did not appear; block devices and by-id links:"
+    say "device $idx ($cls, serial $serial) did not appear within 120 s; block devices and by-id links:"
     ls /sys/block /dev/disk/by-id > /dev/ttyS0 2>&1
     dmesg | tail -n 15 > /dev/ttyS0 2>&1
     finish 125
