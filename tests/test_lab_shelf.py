@@ -1,0 +1,69 @@
+"""A shelf in the lab (issue #30): three identical SAS SSDs behind one shared path — a QEMU throttle group,
+the HBA's ceiling — one of them in a slower slot (a cap of its own), and a fourth on the common HBA.
+
+Each device alone runs at its own speed (the siblings at the path's ceiling, the slow slot at its cap);
+all at once, the three behind the path share its ceiling (within the counting error and QEMU's burst),
+far below the sum of their alone figures; the fourth is not held back. The guest's sysfs shows which
+devices share a SCSI host: the path's own HBA. The figures are fio's (QD1 O_DIRECT writes, each followed
+by fdatasync), one fio run with a job per device for "together"."""
+
+import json
+import os
+
+import pytest
+
+from conftest import ROOT, need_lab, slogqual
+
+pytestmark = pytest.mark.lab
+
+MiB = 1 << 20
+CEILING = 8 * MiB  # far below what one device carries alone in any guest that runs the lab (>= 30 MiB/s)
+SLOW = 2 * MiB
+BS = "256k"
+SECONDS = 4
+# QEMU's throttle bucket lets a tenth of a second's worth through on top (throttle.c: max = avg / 10)
+BURST = 1 + 0.1 / SECONDS
+
+
+def _bw(path, name=None):
+    """{job name: (bytes/s, IOs)} of a fio JSON result."""
+    with open(path) as fh:
+        doc = json.load(fh)
+    return {j["jobname"]: (j["write"]["bw_bytes"], j["write"]["total_ios"]) for j in doc["jobs"]}
+
+
+def test_a_shared_path_caps_its_units_together_and_a_slow_slot_is_slower_alone(tmp_path):
+    need_lab()
+    out = tmp_path / "out"
+    proc = slogqual("lab", "run", "-q", "-o", str(out), "--path", f"hba0={CEILING}",
+                    "--device", "sas-ssd@hba0", "--device", "sas-ssd@hba0", "--device", f"sas-ssd@hba0:{SLOW}",
+                    "--device", "sas-ssd", "--", "sh", os.path.join(ROOT, "tests", "lab_jobs", "shelf_probe.sh"),
+                    BS, str(SECONDS), timeout=900)
+    assert proc.returncode == 0, (out / "lab-console.log").read_text()[-3000:] if out.exists() else proc.stderr
+    devs = json.loads((out / "lab-devices.json").read_text())
+    topo = json.loads((out / "lab-topology.json").read_text())
+    assert topo["paths"] == [{"name": "hba0", "ceiling_bytes_s": CEILING}]
+    names = [os.path.basename(d["path"]) for d in devs]  # in --device order
+    alone = {n: _bw(out / f"alone-{n}.json")[n] for n in names}
+    together = _bw(out / "together.json")
+    fast, slow, outside = names[:2], names[2], names[3]
+    figures = {"alone": alone, "together": together}
+    for n in names:  # every figure rests on enough IOs for a counting error of a few per cent
+        assert alone[n][1] >= 16 and together[n][1] >= 4, figures
+    # alone: the siblings at the path's ceiling (not above it), the slow slot at its own cap
+    for n in fast:
+        if alone[n][0] < 0.8 * CEILING:
+            pytest.skip(f"this guest carried {alone[n][0] / MiB:.1f} MiB/s on {n} alone, below the path's "
+                        f"{CEILING / MiB:.0f} MiB/s ceiling: too slow to show a shared ceiling ({figures})")
+        assert alone[n][0] <= CEILING * BURST * 1.05, figures
+    assert alone[slow][0] <= SLOW * BURST * 1.05 and alone[slow][0] < 0.5 * min(alone[n][0] for n in fast), figures
+    assert alone[outside][0] > 1.5 * CEILING, figures  # not behind the path: not held to its ceiling
+    # together: the three behind the path share its ceiling, far below the sum of their alone figures
+    shared = sum(together[n][0] for n in names[:3])
+    summed = sum(alone[n][0] for n in names[:3])
+    assert shared <= CEILING * BURST * 1.05 and shared < 0.7 * summed, figures
+    assert together[outside][0] > 1.5 * CEILING, figures  # the unit outside the path is not held back
+    # sysfs: the three behind the path share a SCSI host, the fourth sits on another
+    hosts = {n: next(p for p in (out / f"sysfs-{n}.txt").read_text().strip().split("/") if p.startswith("host"))
+             for n in names}
+    assert len({hosts[n] for n in names[:3]}) == 1 and hosts[outside] != hosts[names[0]], hosts
