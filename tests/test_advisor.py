@@ -464,3 +464,25 @@ def test_a_log_below_the_needed_size_spilled_in_the_lab_and_one_above_it_did_not
                 assert share < 0.001, where
                 seen["kept"] += 1
     assert seen["spilled"] == 2 and seen["kept"] == 14, seen  # both sides of the line are in the evidence
+
+
+def test_the_kernels_parameters_are_read_as_the_lab_guest_wrote_them(tmp_path):
+    """tests/fixtures/zfs_tunables: the parameter files of a real OpenZFS 2.3.2 module (the lab guest)."""
+    from slogqual.tools import zfs_tunables
+
+    root = fixture_path("zfs_tunables", "parameters")
+    assert zfs_tunables.read_linux(root) == {
+        "zfs_immediate_write_sz": 32768, "zil_slog_bulk": 64 << 20, "zil_maxblocksize": 131072,
+        "zil_maxcopied": 7680, "zfs_txg_timeout": 5, "zfs_dirty_data_max": 100541644}
+    # 2.3.2's values are the model's defaults: a host with this module changes no figure, only the sources
+    t = A.Tunables()
+    assert all(getattr(t, k) == v for k, v in zfs_tunables.read_linux(root).items() if k != "zfs_dirty_data_max")
+    # constructed from it: an older module without zil_maxcopied (2.1) leaves it out, and a file that is not a
+    # number is left out too
+    older = tmp_path / "parameters"
+    older.mkdir()
+    for name in ("zfs_immediate_write_sz", "zil_slog_bulk", "zfs_txg_timeout"):
+        (older / name).write_text(open(os.path.join(root, name)).read())
+    (older / "zil_maxblocksize").write_text("not a number\n")
+    assert set(zfs_tunables.read_linux(str(older))) == {"zfs_immediate_write_sz", "zil_slog_bulk", "zfs_txg_timeout"}
+    assert zfs_tunables.read_linux(str(tmp_path / "absent")) is None  # no module loaded
