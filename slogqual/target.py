@@ -71,7 +71,7 @@ def check_writable(path: str, kind: str, freebsd: bool = False) -> None:
         raise UsageError(f"{path}: cannot open for writing: {exc.strerror}") from None
     os.close(fd)
     if kind == KIND_BLOCK and not freebsd and _block_read_only(path):
-        # an interlock like the others (exit 3, README's "read-only devices are refused outright")
+        # an interlock like the others (exit 3, docs/sweep.md's "Read-only devices are refused outright")
         raise RefusedError(f"refusing {path}: the device is read-only (kernel ro flag); nothing was written")
 
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st  # noqa: E402
 from conftest import fixture_path, need  # noqa: E402
 from slogqual import cli  # noqa: E402
 
-DOCUMENTED = {0, 1, 2, 3}  # README's exit codes (130/141 need a signal or a closed pipe)
+DOCUMENTED = {0, 1, 2, 3}  # docs/sweep.md's exit codes (130/141 need a signal or a closed pipe)
 BOUNDED = settings(max_examples=60, derandomize=True, deadline=None, database=None,
                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
