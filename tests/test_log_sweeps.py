@@ -12,6 +12,7 @@ from slogqual.errors import UsageError
 from slogqual.pool import log_sweeps
 from slogqual.analysis.scenario import analyse
 from slogqual.progress import Progress
+from slogqual.results.scenario import ScenarioResult
 
 KiB = 1024
 SCENARIO_FIX = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")
@@ -119,7 +120,7 @@ def test_analysis_with_the_candidates_sweeps():
                                   {"size": 8192, "mbps": 62.0, "lat_mean_us": 125.0},
                                   {"size": 16384, "mbps": 110.0, "lat_mean_us": 140.0}]},
     }
-    a = analyse(doc)
+    a = analyse(ScenarioResult.from_dict(doc))
     by = {c["device"]: c for c in a["candidates"]}
     sata, pmem = by["/dev/sdc"], by["/dev/pmem0"]
     # sdc's peak (8 threads) wrote 4.9 MB/s to the log vdev in ~15 KiB writes; its sweep there ~3.3 MiB/s
@@ -135,7 +136,7 @@ def test_analysis_with_the_candidates_sweeps():
     assert "log device bandwidth" not in pmem["bottleneck"] and "at its limit too" not in pmem["bottleneck"]
     # without sweeps the candidates carry none
     doc.pop("log_sweeps")
-    assert all(c["log_sweep"] is None for c in analyse(doc)["candidates"])
+    assert all(c["log_sweep"] is None for c in analyse(ScenarioResult.from_dict(doc))["candidates"])
 
 
 @pytest.mark.integration

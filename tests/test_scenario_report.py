@@ -7,13 +7,13 @@ import pytest
 from conftest import fixture_path, need, slogqual
 from slogqual.analysis.scenario import analyse
 from slogqual.report import scaling_plot
+from slogqual.results.scenario import ScenarioResult
 
 FIX = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")
 
 
 def doc():
-    with open(FIX) as fh:
-        return json.load(fh)
+    return ScenarioResult.load(FIX)
 
 
 def test_analysis_of_a_two_candidate_lab_run():

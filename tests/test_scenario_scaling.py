@@ -266,10 +266,10 @@ def test_a_scenario_document_with_null_zil_counters_reads_as_unknown(capsys):
     for s in doc["steps"]:
         s["zil"] = dict.fromkeys(s["zil"])
         s["zil_slog_share"] = None
-    ScenarioResult.from_dict(json.loads(json.dumps(doc)))
-    a = scenario_analysis.analyse(doc)
+    result = ScenarioResult.from_dict(json.loads(json.dumps(doc)))
+    a = scenario_analysis.analyse(result)
     assert not any("ZIL bytes" in p for p in a.get("problems", []))
-    scenario_cli._print(doc, False)
+    scenario_cli._print(result, False)
     out = capsys.readouterr().out
     rows = [ln for ln in out.splitlines() if ln.startswith("sync=")]
     assert rows and all(ln.split()[-2:] == ["?", "?"] for ln in rows), out
@@ -301,12 +301,12 @@ def test_the_recorded_lab_run_whose_nvdimm_was_too_small_names_its_spilled_steps
     import os
 
     from slogqual.analysis.scenario import analyse
+    from slogqual.results.scenario import ScenarioResult
 
     path = os.path.join(os.path.dirname(__file__), "fixtures", "scenario", "wide-128k-lab-capped-nvdimm256m.json")
-    with open(path) as fh:
-        doc = json.load(fh)
-    capped, pmem = doc["pool"]["log"]
-    problems = analyse(doc)["problems"]
+    result = ScenarioResult.load(path)
+    capped, pmem = result.log_paths
+    problems = analyse(result)["problems"]
     assert len(problems) == 2 and all(p.startswith(f"sync=always + SLOG [{pmem}]: ") for p in problems), problems
     assert "43% of the ZIL's bytes at 32 threads" in problems[1], problems
     assert not any(capped in p for p in problems)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from slogqual.analysis import scaling
+from slogqual.results.scenario import ScenarioStep
 
 PAIR_LOGS = ("mirror", "stripe")
 SHAPE = {"mirror": "mirrored pair", "stripe": "striped pair"}
@@ -20,11 +21,11 @@ def is_pair(curve: scaling.Curve) -> bool:
     return curve.log in PAIR_LOGS
 
 
-def devices_of(steps: Sequence[Dict[str, Any]], pool_logs: Sequence[str]) -> List[str]:
+def devices_of(steps: Sequence[ScenarioStep], pool_logs: Sequence[str]) -> List[str]:
     """A pair curve's log devices: the steps' recorded ``log_devices`` without zpool's 'mirror' keyword;
     a step without them (none is known to exist) falls back to the pool's two --log devices."""
     for s in steps:
-        devs = [d for d in s.get("log_devices") or [] if d != "mirror"]
+        devs = [d for d in s.log_devices if d != "mirror"]
         if devs:
             return devs
     return list(pool_logs) if len(pool_logs) == 2 else []

@@ -1,7 +1,8 @@
 """The analysis of a pool scenario result: knees, what the SLOG bought, the verdict — a pure function
 of the measured steps and the scenario's parameters, both kept in the document.
 
-Readers (the table, the plot, qualify's criteria, the store's summary) call ``current(doc)``, which
+Everything here reads a ``results.scenario.ScenarioResult``, never the document's dict. Readers (the
+table, the plot, qualify's criteria, the store's summary) call ``current(result)``, which
 recomputes it with today's rules; a stored ``analysis`` is what the run printed, labelled with the
 ``ANALYSIS_VERSION`` that produced it.
 """
@@ -12,6 +13,7 @@ from typing import Any, Dict, List, Optional
 
 from slogqual.analysis import pairs as _pairs
 from slogqual.analysis import scaling
+from slogqual.results.scenario import ScenarioResult, ScenarioStep
 from slogqual.units import size_label
 
 # Bump when a rule changes what a verdict, benefit or knee says for the same measurements.
@@ -31,57 +33,47 @@ def metric_for(bs: int) -> str:
     return "iops" if bs <= 16 * 1024 else "mbps"
 
 
-def log_ops(vdevs: Optional[List[Dict[str, object]]]) -> Optional[float]:
-    """Write ops/s of the log section's top-level vdevs, from a step's ``vdevs`` list."""
-    if vdevs is None:
-        return None
-    return sum(float(v["write_ops_s"]) for v in vdevs if v.get("section") == "logs" and v.get("depth") == 1)
-
-
 def sweep_figures(entry: Optional[Dict[str, Any]]) -> List[scaling.SweepFigure]:
     """A log candidate's sweep summary (the document's ``log_sweeps`` entry) as figures."""
     return [scaling.SweepFigure(size=int(p["size"]), mbps=float(p["mbps"]), lat_mean_us=float(p["lat_mean_us"]))
             for p in (entry or {}).get("points") or [] if p.get("mbps") is not None]
 
 
-def curves(doc: Dict[str, Any]) -> List[scaling.Curve]:
+def curves(result: ScenarioResult) -> List[scaling.Curve]:
     by: Dict[tuple, scaling.Curve] = {}
-    for s in doc["steps"]:
-        key = (s["config"], s.get("candidate"))
+    for s in result.steps:
+        key = (s.config, s.candidate)
         if key not in by:
-            by[key] = scaling.Curve(s["config"], s["sync"], s["log"], candidate=s.get("candidate"))
-        by[key].steps.append(scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"],
-                                          lat_p99_us=s["lat_us"].get("p99"), slog_bytes=s["zil"].get("slog_bytes"),
-                                          normal_bytes=s["zil"].get("normal_bytes"),
-                                          log_write_bytes_s=s.get("log_write_bytes_s"),
-                                          log_write_ops_s=s.get("log_write_ops_s", log_ops(s.get("vdevs"))),
-                                          ios=s.get("ios")))
+            by[key] = scaling.Curve(s.config, s.sync, s.log, candidate=s.candidate)
+        by[key].steps.append(scaling.Step(threads=s.threads, iops=s.iops, mbps=s.mbps, lat_p99_us=s.p99_us,
+                                          slog_bytes=s.slog_bytes, normal_bytes=s.normal_bytes,
+                                          log_write_bytes_s=s.log_write_bytes_s, log_write_ops_s=s.log_write_ops_s,
+                                          ios=s.ios))
     return list(by.values())
 
 
-def pair_devices(doc: Dict[str, Any]) -> Dict[tuple, List[str]]:
+def pair_devices(result: ScenarioResult) -> Dict[tuple, List[str]]:
     """(config, candidate) of each mirror/stripe curve -> its log devices (analysis.pairs.devices_of)."""
-    by: Dict[tuple, List[Dict[str, Any]]] = {}
-    for s in doc["steps"]:
-        if s.get("log") in _pairs.PAIR_LOGS:
-            by.setdefault((s["config"], s.get("candidate")), []).append(s)
-    return {k: _pairs.devices_of(v, doc["pool"].get("log") or []) for k, v in by.items()}
+    by: Dict[tuple, List[ScenarioStep]] = {}
+    for s in result.steps:
+        if s.log in _pairs.PAIR_LOGS:
+            by.setdefault((s.config, s.candidate), []).append(s)
+    return {k: _pairs.devices_of(v, result.log_paths) for k, v in by.items()}
 
 
-def step_label(doc: Dict[str, Any], step: Dict[str, Any]) -> str:
+def step_label(result: ScenarioResult, step: ScenarioStep) -> str:
     """A step's curve as tables and plots name it: the configuration; with several log candidates, the
     single log's device; for a mirror or stripe, the layout and both devices ('[stripe: /dev/a + /dev/b]')."""
-    if step.get("log") in _pairs.PAIR_LOGS:
-        devs = _pairs.devices_of([step], doc["pool"].get("log") or [])
-        what = " + ".join(devs) or step.get("candidate") or ""
-        return f"{step['config']} [{step['log']}" + (f": {what}]" if what else "]")
-    several = len(doc["pool"].get("log") or []) > 1
-    return step["config"] + (f" [{step['candidate']}]" if several and step.get("candidate") else "")
+    if step.log in _pairs.PAIR_LOGS:
+        devs = _pairs.devices_of([step], result.log_paths)
+        what = " + ".join(devs) or step.candidate or ""
+        return f"{step.config} [{step.log}" + (f": {what}]" if what else "]")
+    several = len(result.log_paths) > 1
+    return step.config + (f" [{step.candidate}]" if several and step.candidate else "")
 
 
-def _device_name(doc: Dict[str, Any], path: str) -> str:
-    rec = (doc["pool"].get("devices") or {}).get(path) or {}
-    model = rec.get("model")
+def _device_name(result: ScenarioResult, path: str) -> str:
+    model = result.device(path).get("model")
     return f"{path} ({model})" if model else path
 
 
@@ -103,22 +95,22 @@ def compared_candidates(singles: List[scaling.Curve]) -> List[scaling.Curve]:
     return next((g for g in by_config.values() if len({c.candidate for c in g}) >= 2), [])
 
 
-def analyse(doc: Dict[str, Any]) -> Dict[str, Any]:
+def analyse(result: ScenarioResult) -> Dict[str, Any]:
     """Knees, the SLOG's benefit and the verdict; with several log candidates, one verdict each and
     the slower candidate named; each mirrored or striped log pair its own verdict and its ratio to the
     best single log (``pairs``). Every SLOG curve is judged against the no-log curves alone. Top-level
     figures are those of the best single candidate (of the best pair when the result has no single log).
     Where the result holds a candidate's own sweep (``log_sweeps``), its verdict weighs the log vdev's
     bandwidth against it. Reads only ``scenario``, ``pool``, ``steps`` and ``log_sweeps``."""
-    bs = int(doc["scenario"]["bs"])
-    load_is_sync = doc["scenario"].get("write_sync", "none") != "none"
+    bs = result.bs
+    load_is_sync = result.write_sync != "none"
     metric = metric_for(bs)
-    cs = curves(doc)
+    cs = curves(result)
     common = [c for c in cs if not c.uses_slog]  # what a SLOG curve is judged against: never another SLOG
     singles = [c for c in cs if c.log == "single"]
     pair_curves = [c for c in cs if _pairs.is_pair(c)]
-    names = {c.candidate: _device_name(doc, c.candidate) for c in singles if c.candidate}
-    sweeps = doc.get("log_sweeps") or {}
+    names = {c.candidate: _device_name(result, c.candidate) for c in singles if c.candidate}
+    sweeps = result.log_sweeps
 
     def judge(c: scaling.Curve, ev: Optional[scaling.LogEvidence] = None) -> scaling.Verdict:
         return scaling.verdict(common + [c], metric, bs_label=size_label(bs), load_is_sync=load_is_sync, log=ev)
@@ -136,7 +128,8 @@ def analyse(doc: Dict[str, Any]) -> Dict[str, Any]:
                     "bottleneck": v.bottleneck, "slog_benefit_at_peak": v.benefit_at_peak,
                     "slog_of_standard_at_peak": v.of_standard_at_peak, "log_sweep": _evidence_dict(ev)})
     per.sort(key=lambda d: -(d["peak"] or 0))
-    pair_entries = _pairs.entries(pair_curves, pair_devices(doc), per, judge, lambda d: _device_name(doc, d), metric)
+    pair_entries = _pairs.entries(pair_curves, pair_devices(result), per, judge, lambda d: _device_name(result, d),
+                                  metric)
     best = [c for c in singles if per and c.candidate == per[0]["device"]] or singles[:1]
     if best:
         v = judge(best[0], single_evidence(best[0]))
@@ -165,17 +158,17 @@ def analyse(doc: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def current(doc: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+def current(result: ScenarioResult) -> Optional[Dict[str, Any]]:
     """The analysis readers show: recomputed from the measurements with today's rules for a complete
     result; None for a result without steps; for an unfinished one, its steps so far."""
-    if not doc.get("steps"):
+    if not result.steps:
         return None
-    return analyse(doc)
+    return analyse(result)
 
 
-def stored_version(doc: Dict[str, Any]) -> Optional[int]:
+def stored_version(result: ScenarioResult) -> Optional[int]:
     """Which analysis version wrote the document's stored analysis (1 when it predates the field)."""
-    a = doc.get("analysis")
+    a = result.analysis
     if not a:
         return None
     return int(a.get("version", 1))
