@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from slogqual.analysis import scaling
+from slogqual.analysis.findings import PROBLEMS
+from slogqual.report import wording
 from slogqual.results.scenario import ScenarioStep
 
 PAIR_LOGS = ("mirror", "stripe")
@@ -64,7 +66,9 @@ def entries(pairs: Sequence[scaling.Curve], devices: Dict[tuple, List[str]], sin
         out.append({
             "config": c.config, "log": c.log, "candidate": c.candidate, "devices": devs,
             "name": " + ".join(name(d) for d in devs) or (c.candidate or c.config), "peak": peak,
-            "verdict": v.sentence, "bottleneck": v.bottleneck, "slog_benefit_at_peak": v.benefit_at_peak,
+            "verdict": wording.effect(v.findings), "bottleneck": wording.limit(v.findings),
+            "findings": [f.to_dict() for f in v.findings if f.kind not in PROBLEMS],
+            "slog_benefit_at_peak": v.benefit_at_peak,
             "slog_of_standard_at_peak": v.of_standard_at_peak,
             "best_single": best["device"] if best else None,
             "of_best_single": peak / best["peak"] if best and peak else None,

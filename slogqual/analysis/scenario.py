@@ -13,8 +13,9 @@ from typing import Any, Dict, List, Optional
 
 from slogqual.analysis import pairs as _pairs
 from slogqual.analysis import scaling
+from slogqual.analysis.findings import PROBLEMS, Finding
+from slogqual.report import wording
 from slogqual.results.scenario import ScenarioResult, ScenarioStep
-from slogqual.units import size_label
 
 # Bump when a rule changes what a verdict, benefit or knee says for the same measurements.
 # 1: the analysis written before this field existed (documents without "version"); 2: knee remarks in
@@ -24,8 +25,10 @@ from slogqual.units import size_label
 # candidate's SLOG before), mirrored/striped pairs get their own entries in "pairs"; 5: a SLOG step whose ZIL
 # sent more than 1 % of its bytes to the main pool (a log too small for the load) is a problem; 6: log
 # candidates whose curves cross (each more than 10 % ahead at some step) are said to cross, not "alike", and
-# only one sync=always configuration's candidates are compared (never one device's two configurations).
-ANALYSIS_VERSION = 6
+# only one sync=always configuration's candidates are compared (never one device's two configurations); 7:
+# the facts beside the words — ``findings`` (kind, figures, steps: analysis.findings) at the top level and per
+# candidate and pair; every sentence is the same as version 6 wrote for the same measurements.
+ANALYSIS_VERSION = 7
 
 
 def metric_for(bs: int) -> str:
@@ -113,7 +116,7 @@ def analyse(result: ScenarioResult) -> Dict[str, Any]:
     sweeps = result.log_sweeps
 
     def judge(c: scaling.Curve, ev: Optional[scaling.LogEvidence] = None) -> scaling.Verdict:
-        return scaling.verdict(common + [c], metric, bs_label=size_label(bs), load_is_sync=load_is_sync, log=ev)
+        return scaling.verdict(common + [c], metric, load_bs=bs, load_is_sync=load_is_sync, log=ev)
 
     def single_evidence(c: scaling.Curve) -> Optional[scaling.LogEvidence]:
         return scaling.log_evidence(c, metric, sweep_figures(sweeps.get(c.candidate)), bs)
@@ -124,9 +127,10 @@ def analyse(result: ScenarioResult) -> Dict[str, Any]:
         v = judge(c, ev)
         pk = scaling.peak(c.steps, metric)
         per.append({"device": c.candidate, "name": names.get(c.candidate, c.candidate), "config": c.config,
-                    "sync": c.sync, "peak": pk.value(metric) if pk else None, "verdict": v.sentence,
-                    "bottleneck": v.bottleneck, "slog_benefit_at_peak": v.benefit_at_peak,
-                    "slog_of_standard_at_peak": v.of_standard_at_peak, "log_sweep": _evidence_dict(ev)})
+                    "sync": c.sync, "peak": pk.value(metric) if pk else None, "verdict": wording.effect(v.findings),
+                    "bottleneck": wording.limit(v.findings), "slog_benefit_at_peak": v.benefit_at_peak,
+                    "slog_of_standard_at_peak": v.of_standard_at_peak, "log_sweep": _evidence_dict(ev),
+                    "findings": verdict_facts(v)})
     per.sort(key=lambda d: -(d["peak"] or 0))
     pair_entries = _pairs.entries(pair_curves, pair_devices(result), per, judge, lambda d: _device_name(result, d),
                                   metric)
@@ -137,7 +141,7 @@ def analyse(result: ScenarioResult) -> Dict[str, Any]:
         top = pair_entries[0]
         v = judge(next(c for c in pair_curves if (c.config, c.candidate) == (top["config"], top["candidate"])))
     else:
-        v = scaling.verdict(common, metric, bs_label=size_label(bs), load_is_sync=load_is_sync)
+        v = scaling.verdict(common, metric, load_bs=bs, load_is_sync=load_is_sync)
     knees = {}
     for c in cs:
         k = scaling.knee(c.steps, metric)
@@ -145,17 +149,29 @@ def analyse(result: ScenarioResult) -> Dict[str, Any]:
             named = c.candidate and (len(singles) > 1 or c.log != "single")
             knees[c.config + (f" [{c.candidate}]" if named else "")] = {
                 "threads": k.threads, "value": k.value, "saturated": k.saturated}
-    out = {"version": ANALYSIS_VERSION, "metric": metric, "verdict": v.sentence, "bottleneck": v.bottleneck,
-           "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
-           "knees": knees, "details": v.details,
-           "problems": [p for c in cs for p in scaling.log_usage_problems(c)], "candidates": per,
-           "pairs": pair_entries}
+    problems = [p for c in cs for p in scaling.usage_findings(c)]
+    out = {"version": ANALYSIS_VERSION, "metric": metric, "verdict": wording.effect(v.findings),
+           "bottleneck": wording.limit(v.findings), "slog_benefit_at_peak": v.benefit_at_peak,
+           "slog_of_standard_at_peak": v.of_standard_at_peak, "knees": knees,
+           "details": [wording.word(d) for d in v.details], "problems": [wording.word(p) for p in problems],
+           "candidates": per, "pairs": pair_entries}
     base = scaling.roles(common).get("baseline")  # where the ZIL-free run stopped scaling, if it did
     flat = scaling.saturation(base.steps, metric) if base and base.steps and not load_is_sync else None
     slower = scaling.slower_candidate(compared_candidates(singles), names, metric, flat=flat)
     if slower:
-        out["slower_log"] = slower
+        out["slower_log"] = wording.word(slower)
+    out["findings"] = verdict_facts(v) + [p.to_dict() for p in problems] + ([slower.to_dict()] if slower else [])
     return out
+
+
+def verdict_facts(v: scaling.Verdict) -> List[Dict[str, Any]]:
+    """A verdict's effect, limit and details as stored (its problems are the result's, stored once)."""
+    return [f.to_dict() for f in v.findings if f.kind not in PROBLEMS]
+
+
+def findings(analysis: Optional[Dict[str, Any]]) -> List[Finding]:
+    """The findings of an analysis (``current`` or a stored one of version 7 on); [] before they were kept."""
+    return [Finding.from_dict(f) for f in (analysis or {}).get("findings") or []]
 
 
 def current(result: ScenarioResult) -> Optional[Dict[str, Any]]:

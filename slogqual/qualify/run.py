@@ -21,7 +21,7 @@ from slogqual.progress import Progress
 from slogqual.qualify import judge, steady
 from slogqual.qualify import precondition as precond
 from slogqual.qualify.profile import Profile
-from slogqual.results import SweepResult, load_json, schema, write_json_atomic
+from slogqual.results import SweepResult, schema, write_json_atomic
 from slogqual.results.scenario import ScenarioResult
 from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, point_from_fio
 from slogqual.target import KIND_NBD, Target
