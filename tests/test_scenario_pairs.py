@@ -203,7 +203,11 @@ def test_pair_entries_say_what_the_pair_buys_against_the_best_single_log():
     assert stripe["config"] == STRIPE and stripe["log"] == "stripe" and stripe["devices"] == ["/dev/sdc", "/dev/pmem0"]
     assert stripe["peak"] == pytest.approx(1.8 * best["peak"]) and stripe["of_best_single"] == pytest.approx(1.8)
     assert stripe["best_single"] == "/dev/pmem0"
-    assert stripe["versus_single"].startswith("The striped pair reaches 1.8x the best single log, /dev/pmem0")
+    (vs,) = [f for f in stripe["findings"] if f["kind"] == "pair-versus-single"]
+    assert vs["figures"]["ratio"] == pytest.approx(1.8) and vs["figures"]["single"] == "/dev/pmem0"
+    assert [r["threads"] for r in vs["steps"]] == [2]  # the pair's peak step
+    assert stripe["versus_single"] == ("The striped pair reaches 1.8x the best single log, /dev/pmem0 "
+                                       "(1960 vs 1089 IOPS at peak).")
     assert stripe["slog_benefit_at_peak"] > best["slog_benefit_at_peak"] > 1  # over no SLOG, as measured
     assert stripe["verdict"].startswith("The SLOG makes sync=always")
     assert mirror["log"] == "mirror" and mirror["devices"] == ["/dev/sdc", "/dev/pmem0"]

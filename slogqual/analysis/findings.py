@@ -42,6 +42,8 @@ class Kind(str, Enum):
     ALIKE = "alike"  # within SAME (geometric mean of the ratios)
     SLOWER = "slower"  # slower, at a step where sync=standard was flat: not named the bottleneck
     SLOWER_IS_BOTTLENECK = "slower-is-bottleneck"
+    # a mirrored or striped log pair against the best single log of the same sync
+    PAIR_VERSUS_SINGLE = "pair-versus-single"
 
 
 # The kinds a verdict's bottleneck may be, and its sentence.
@@ -50,7 +52,7 @@ LIMITS = (Kind.NOTHING_TO_JUDGE, Kind.POOL_BOUND, Kind.HOST_BOUND, Kind.RISING_O
 EFFECTS = (Kind.NOTHING_TO_JUDGE, Kind.FASTER_WITHOUT_SLOG, Kind.BUYS_NOTHING, Kind.SPEEDUP, Kind.NO_COMPARISON)
 DETAILS = (Kind.SATURATED_AT, Kind.KNEE)
 PROBLEMS = (Kind.SLOG_UNUSED, Kind.SPILL, Kind.LOG_WITHOUT_SLOG)
-CANDIDATES = (Kind.CROSSES, Kind.ALIKE, Kind.SLOWER, Kind.SLOWER_IS_BOTTLENECK)
+CANDIDATES = (Kind.CROSSES, Kind.ALIKE, Kind.SLOWER, Kind.SLOWER_IS_BOTTLENECK, Kind.PAIR_VERSUS_SINGLE)
 
 
 @dataclass(frozen=True)

@@ -207,6 +207,22 @@ def _slower_is_bottleneck(f: Finding) -> str:
     return f"The slower log device {f.figures['slower_name']} is the bottleneck: {_slower_figures(f)}."
 
 
+SHAPE = {"mirror": "mirrored pair", "stripe": "striped pair"}
+
+
+def _pair_versus_single(f: Finding) -> str:
+    x, unit = f.figures, _unit(f)
+    ratio, shape = x["ratio"], SHAPE.get(x["log"], "pair")
+    figures = f"({x['peak']:.0f} vs {x['single_peak']:.0f} {unit} at peak)"
+    if ratio >= 1:
+        words = f"the {shape} reaches {ratio:.1f}x the best single log, {x['single_name']} {figures}"
+    else:
+        words = f"the {shape} costs {1 - ratio:.0%} against the best single log, {x['single_name']} {figures}"
+    if abs(ratio - 1) <= x["same_within"]:
+        words += f" — within the {x['same_within']:.0%} a step's measurement can vary"
+    return words[0].upper() + words[1:] + "."
+
+
 WORDS: Dict[Kind, Callable[[Finding], str]] = {
     Kind.POOL_BOUND: _pool_bound, Kind.HOST_BOUND: _host_bound, Kind.RISING_ON_PLATEAU: _rising_on_plateau,
     Kind.LOG_BANDWIDTH: _log_bandwidth, Kind.LOG_BOUND: _log_bound, Kind.NOT_REACHED: _not_reached,
@@ -214,6 +230,7 @@ WORDS: Dict[Kind, Callable[[Finding], str]] = {
     Kind.NO_COMPARISON: _no_comparison, Kind.SATURATED_AT: _saturated_at, Kind.KNEE: _knee,
     Kind.SLOG_UNUSED: _slog_unused, Kind.SPILL: _spill, Kind.LOG_WITHOUT_SLOG: _log_without_slog,
     Kind.CROSSES: _crosses, Kind.ALIKE: _alike, Kind.SLOWER: _slower, Kind.SLOWER_IS_BOTTLENECK: _slower_is_bottleneck,
+    Kind.PAIR_VERSUS_SINGLE: _pair_versus_single,
 }
 
 
