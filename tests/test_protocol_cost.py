@@ -374,6 +374,12 @@ def test_cli_json_is_the_comparison():
     assert code == 0
     doc = json.loads(out)
     assert doc == json.loads(json.dumps(compare(load_document(LOCAL), load_document(ISCSI), LOCAL, ISCSI)))
+    # a versioned document (docs/scenarios.md, "Protocol cost"): its schema first, then every documented key
+    assert list(doc)[0] == "schema" and doc["schema"] == "slogqual.cost/1"
+    assert list(doc) == ["schema", "sources", "transport", "transport_words", "load", "local_scenario",
+                         "transport_scenario", "candidates", "unmatched_candidates", "steps", "unmatched_steps",
+                         "configs", "differences", "slog_benefit"]
+    assert doc["sources"] == {"local": LOCAL, "transport": ISCSI}
 
 
 @pytest.mark.parametrize("a,b,words", [

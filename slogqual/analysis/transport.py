@@ -23,6 +23,7 @@ import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.analysis import scaling
+from slogqual.results import schema as S
 from slogqual.results.scenario import ScenarioResult, ScenarioStep
 from slogqual.units import size_label
 
@@ -321,7 +322,8 @@ def compare(local: ScenarioResult, remote: ScenarioResult, local_name: str = "lo
 
     configs = _summaries(matched)
     benefit = _slog_benefit(local, remote, matched, pairs, words)
-    return {"transport": transport_kind(remote), "transport_words": words,
+    return {"schema": S.COST, "sources": {"local": local_name, "transport": transport_name},
+            "transport": transport_kind(remote), "transport_words": words,
             "load": {k: _load_value(local, k) for k in LOAD_KEYS},
             "local_scenario": local.name, "transport_scenario": remote.name,
             "candidates": [dict(p, local_label=device_label(local, p["local"]),
