@@ -299,14 +299,16 @@ def test_shrinks_and_the_protocol_is_the_limit_when_the_slog_reaches_sync_standa
         if s["config"] == "sync=standard":
             s["iops"] = peak * 1.05
     b = compare(local, doc)["slog_benefit"][0]
-    assert b["state"] == "shrinks"
+    assert b["state"] == "shrinks" and b["why"]["cause"] == "protocol"
+    assert b["why"]["of_standard"] == pytest.approx(1 / 1.05)
     assert "shrinks over iSCSI: 1.5x over iSCSI vs 2.3x locally" in b["sentence"]
     assert "the protocol, not the log, is the limit" in b["sentence"]
 
 
 def test_shrinks_without_a_ceiling_says_what_each_configuration_kept(local, iscsi):
     b = compare(local, _with_slog_over_transport(iscsi, 1.5))["slog_benefit"][0]
-    assert b["state"] == "shrinks"
+    assert b["state"] == "shrinks" and b["why"]["cause"] == "kept"
+    assert b["why"]["slog_kept"] < b["why"]["noslog_kept"]  # the protocol weighs most on the faster one
     assert "not the log, is the limit" not in b["sentence"]  # the real sync=standard over iSCSI is far above
     assert "the configuration with the SLOG keeps" in b["sentence"]
 

@@ -23,6 +23,7 @@ import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.analysis import scaling
+from slogqual.report import wording
 from slogqual.results import schema as S
 from slogqual.results.scenario import ScenarioResult, ScenarioStep
 from slogqual.units import size_label
@@ -407,51 +408,23 @@ def _slog_benefit(local: ScenarioResult, remote: ScenarioResult, matched: List[D
                  "at_threads": per_threads, "state": state,
                  "peak_threads": {"local": [psl and psl["threads"], pnl and pnl["threads"]],
                                   "transport": [pst and pst["threads"], pnt and pnt["threads"]]}}
-        entry["sentence"] = _sentence(entry, words, psl, pnl, pst, pnt, slog, noslog, standard)
+        if state != "unknown":
+            entry["peak_iops"] = {"local": [psl["local_iops"], pnl["local_iops"]],
+                                  "transport": [pst["transport_iops"], pnt["transport_iops"]]}
+            entry["why"] = _why(slog, noslog, standard, pst) if state in ("gone", "shrinks") else None
+        entry["sentence"] = wording.benefit_over_transport(entry, words)
         out.append(entry)
     return out
 
 
-def _x(v: float) -> str:
-    return f"{v:.1f}x" if v >= 1.05 or v < 0.95 else f"{v:.2f}x"
-
-
-def _sentence(e: Dict[str, Any], words: str, psl, pnl, pst, pnt, slog, noslog, standard) -> str:
-    state, b_l, b_t = e["state"], e["local_at_peak"], e["transport_at_peak"]
-    if state == "unknown":
-        missing = "locally" if b_l is None else f"over {words}"
-        return (f"The SLOG's benefit over {words} cannot be judged: {e['noslog_config'] or 'sync=always without a SLOG'} "
-                f"and {e['label']} were not both measured {missing} at matching steps.")
-    dev = e["candidate_transport"]
-    what = (f"sync=always with the SLOG{' ' + dev if dev else ''} over sync=always without one, at peak: "
-            f"{pst['transport_iops']:.0f} vs {pnt['transport_iops']:.0f} IOPS over {words}, "
-            f"{psl['local_iops']:.0f} vs {pnl['local_iops']:.0f} locally")
-    figures = f"{_x(b_t)} over {words} vs {_x(b_l)} locally ({what})"
-    if state == "none locally":
-        s = f"The SLOG bought nothing locally: {figures}; there is no benefit for {words} to keep."
-    elif state == "survives":
-        s = f"The SLOG's benefit survives {words}: {figures}."
-    else:
-        s = (f"The SLOG's benefit is gone over {words}: " if state == "gone" else
-             f"The SLOG's benefit shrinks over {words}: ") + figures + _why(words, slog, noslog, standard, pst) + "."
-    others = [f"at {p['threads']} threads {_x(p['transport'])} vs {_x(p['local'])} ({p['state']})"
-              for p in e["at_threads"] if p["state"] != state]
-    if others:
-        s += " At matched threads: " + "; ".join(others) + "."
-    return s
-
-
-def _why(words: str, slog, noslog, standard, pst) -> str:
+def _why(slog, noslog, standard, pst) -> Optional[Dict[str, Any]]:
     """What the comparison shows of the cause: the protocol's ceiling where sync=always + SLOG over the
     transport reaches sync=standard over it (which writes no ZIL); else how much of its local throughput
-    each configuration keeps."""
+    each configuration keeps (geometric means over the matched thread steps); None where neither is known."""
     std_t = max((m["transport_iops"] for m in standard), default=None)
     if std_t and pst["transport_iops"] >= (1 - SAME) * std_t:
-        return (f": the protocol, not the log, is the limit — over {words} sync=always + SLOG reaches "
-                f"{pst['transport_iops'] / std_t:.0%} of sync=standard, which writes no ZIL")
+        return {"cause": "protocol", "of_standard": pst["transport_iops"] / std_t}
     gs, gn = _gm([m["iops_ratio"] for m in slog if m["iops_ratio"]]), _gm([m["iops_ratio"] for m in noslog if m["iops_ratio"]])
     if gs is not None and gn is not None:
-        return (f": over {words} the configuration with the SLOG keeps {gs:.2f}x of its local IOPS, the one without "
-                f"{gn:.2f}x (geometric means over the matched thread steps) — the protocol's cost per IO weighs most "
-                "on the faster configuration")
-    return ""
+        return {"cause": "kept", "slog_kept": gs, "noslog_kept": gn}
+    return None

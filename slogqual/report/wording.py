@@ -257,3 +257,47 @@ def verdict_words(findings: List[Finding]) -> Dict[str, Any]:
     return {"verdict": effect(findings), "bottleneck": limit(findings),
             "details": [word(f) for f in of_kind(findings, DETAILS)],
             "problems": [word(f) for f in of_kind(findings, PROBLEMS)]}
+
+
+# --- the SLOG's benefit over a transport (analysis.transport, `slogqual scenario cost`) ------------------
+
+def _x(v: float) -> str:
+    return f"{v:.1f}x" if v >= 1.05 or v < 0.95 else f"{v:.2f}x"
+
+
+def benefit_over_transport(e: Dict[str, Any], words: str) -> str:
+    """The sentence of one ``slog_benefit`` entry of a protocol-cost comparison: its ``state`` with the
+    speed-ups at peak, the cause it shows (``why``) and the thread steps that read otherwise."""
+    state, b_l, b_t = e["state"], e["local_at_peak"], e["transport_at_peak"]
+    if state == "unknown":
+        missing = "locally" if b_l is None else f"over {words}"
+        return (f"The SLOG's benefit over {words} cannot be judged: {e['noslog_config'] or 'sync=always without a SLOG'} "
+                f"and {e['label']} were not both measured {missing} at matching steps.")
+    dev = e["candidate_transport"]
+    (sl, nl), (st, nt) = e["peak_iops"]["local"], e["peak_iops"]["transport"]
+    what = (f"sync=always with the SLOG{' ' + dev if dev else ''} over sync=always without one, at peak: "
+            f"{st:.0f} vs {nt:.0f} IOPS over {words}, {sl:.0f} vs {nl:.0f} locally")
+    figures = f"{_x(b_t)} over {words} vs {_x(b_l)} locally ({what})"
+    if state == "none locally":
+        s = f"The SLOG bought nothing locally: {figures}; there is no benefit for {words} to keep."
+    elif state == "survives":
+        s = f"The SLOG's benefit survives {words}: {figures}."
+    else:
+        s = (f"The SLOG's benefit is gone over {words}: " if state == "gone" else
+             f"The SLOG's benefit shrinks over {words}: ") + figures + _cause(e.get("why"), words) + "."
+    others = [f"at {p['threads']} threads {_x(p['transport'])} vs {_x(p['local'])} ({p['state']})"
+              for p in e["at_threads"] if p["state"] != state]
+    if others:
+        s += " At matched threads: " + "; ".join(others) + "."
+    return s
+
+
+def _cause(why: Optional[Dict[str, Any]], words: str) -> str:
+    if not why:
+        return ""
+    if why["cause"] == "protocol":
+        return (f": the protocol, not the log, is the limit — over {words} sync=always + SLOG reaches "
+                f"{why['of_standard']:.0%} of sync=standard, which writes no ZIL")
+    return (f": over {words} the configuration with the SLOG keeps {why['slog_kept']:.2f}x of its local IOPS, the one "
+            f"without {why['noslog_kept']:.2f}x (geometric means over the matched thread steps) — the protocol's cost "
+            "per IO weighs most on the faster configuration")
