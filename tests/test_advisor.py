@@ -375,7 +375,7 @@ def test_the_chart_draws_prediction_and_measurement_from_the_same_figures(tmp_pa
 
     args = ["advise", "--log", SATA_SWEEP, NVDIMM_SWEEP, "--scenario", ISCSI_4K]
     doc = json.loads(_run_json(args))
-    rows = A.verify(doc, read(ISCSI_4K))
+    rows = A.verify(doc, ScenarioResult.load(ISCSI_4K))
     text = advice_plot.script(doc, "x.png", "png", rows)
     for c in doc["candidates"]:  # every predicted step is a data line of its candidate's block
         for s in c["steps"]:
