@@ -144,7 +144,7 @@ def _plan_devices(req: ScenarioRequest) -> _Plan:
         raise UsageError("--clients names a fio server twice")
     if req.resume:
         resumed = ScenarioResult.load(req.output)  # validated: a bad key is named
-        scenario = load_scenario(resumed.scenario["source"])
+        scenario = load_scenario(resumed.source)
         if resumed.quick:
             scenario = scenario.quick()
         return _Plan(scenario, resumed.data_paths, resumed.log_paths, resumed)

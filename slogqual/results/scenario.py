@@ -177,6 +177,11 @@ class ScenarioResult:
         return int(self.scenario["bs"])
 
     @property
+    def source(self) -> str:
+        """The scenario it ran: a shipped name or the TOML file (what --resume loads again)."""
+        return self.scenario["source"]
+
+    @property
     def luns(self) -> int:
         return int(self.scenario["luns"])
 
