@@ -16,6 +16,7 @@ from slogqual.cli import main
 from slogqual.importers import diskinfo
 from slogqual.results import LatencyStats, SweepPoint, SweepResult, load_sweep
 from slogqual.results.advice import AdviceResult
+from slogqual.results.scenario import ScenarioResult
 
 
 
@@ -115,7 +116,8 @@ def test_a_bandwidth_capped_candidate_is_log_bandwidth_bound_at_large_io_and_lat
     doc = A.advise([("capped", capped_from_calibration())], scenario_workload(wide), A.Tunables(),
                    A.data_from_scenario(wide, "wide"))
     assert {s["binding"] for s in doc["candidates"][0]["steps"]} == {"log-bandwidth-bound"}
-    measured = {c["device"]: c["bottleneck"] for c in scenario_analysis.current(wide)["candidates"]}
+    measured = {c["device"]: c["bottleneck"]
+                for c in scenario_analysis.current(ScenarioResult.from_dict(wide))["candidates"]}
     assert measured["/dev/sdg"].startswith("the log device")
 
 
@@ -258,8 +260,9 @@ def error_table():
     for name, path, cands in cases:
         sc = read(path)
         doc = A.advise(cands, scenario_workload(sc), A.Tunables(), A.data_from_scenario(sc, name))
-        measured = {c["device"]: c["bottleneck"] for c in scenario_analysis.current(sc)["candidates"]}
-        for r in A.verify(doc, sc):
+        result = ScenarioResult.from_dict(sc, path)
+        measured = {c["device"]: c["bottleneck"] for c in scenario_analysis.current(result)["candidates"]}
+        for r in A.verify(doc, result):
             rows.append(dict(r, case=name, measured_limit=measured.get(r["candidate"], "")))
     return rows
 
@@ -372,7 +375,7 @@ def test_the_chart_draws_prediction_and_measurement_from_the_same_figures(tmp_pa
 
     args = ["advise", "--log", SATA_SWEEP, NVDIMM_SWEEP, "--scenario", ISCSI_4K]
     doc = json.loads(_run_json(args))
-    rows = A.verify(doc, read(ISCSI_4K))
+    rows = A.verify(doc, ScenarioResult.load(ISCSI_4K))
     text = advice_plot.script(doc, "x.png", "png", rows)
     for c in doc["candidates"]:  # every predicted step is a data line of its candidate's block
         for s in c["steps"]:

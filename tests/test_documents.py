@@ -43,15 +43,42 @@ def test_earlier_qualification_document_loads_and_round_trips_unchanged():
 
 
 def test_a_document_the_current_runner_writes_loads():
-    from slogqual.pool.runner import new_document
+    from slogqual.pool.runner import new_result
     from slogqual.pool.scenario import load_scenario
+    from slogqual.results.scenario import ScenarioStep
     old = read(SCENARIOS[0])
-    doc = new_document(load_scenario("iscsi-4k-randwrite").quick(), True, "stripe", ["/dev/a", "/dev/b"], ["/dev/c"],
-                       "fio-3.33", ["slogqual", "scenario", "run"], {})
-    doc["origin"] = "slogqual scenario run"
-    doc["steps"] = old["steps"]
+    made = new_result(load_scenario("iscsi-4k-randwrite").quick(), True, "stripe", ["/dev/a", "/dev/b"], ["/dev/c"],
+                      "fio-3.33", ["slogqual", "scenario", "run"], {})
+    made.origin = "slogqual scenario run"
+    made.steps = [ScenarioStep.measured(s) for s in old["steps"]]
+    doc = made.to_dict()
+    assert list(doc)[:12] == ["schema", "status", "error", "scenario", "quick", "pool", "environment", "log_sweeps",
+                              "steps", "skipped", "analysis", "warnings"]  # the order the runner always wrote
     r = ScenarioResult.from_dict(json.loads(json.dumps(doc)), "new.json")
     assert r.origin == "slogqual scenario run" and r.status == "running" and r.to_dict() == doc
+    assert r.log_paths == ["/dev/c"] and r.bs == 4096 and r.steps[0].threads == old["steps"][0]["threads"]
+
+
+def _scenario_fixtures():
+    import glob
+    import os
+    found = []
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(SCENARIOS[0])), "**", "*.json"), recursive=True)):
+        doc = read(path)
+        if isinstance(doc, dict) and str(doc.get("schema", "")).startswith("slogqual.scenario/"):
+            found.append(path)
+    return found
+
+
+@pytest.mark.parametrize("path", _scenario_fixtures())
+def test_every_scenario_fixture_round_trips_byte_for_byte(path, tmp_path):
+    """Loaded and written again as the runner writes (results.write_json_atomic), every recorded scenario
+    result is the same file: unknown keys kept, and in the order the file had them."""
+    from slogqual.results import write_json_atomic
+    out = tmp_path / "again.json"
+    write_json_atomic(str(out), ScenarioResult.load(path).to_dict())
+    with open(path, "rb") as a, open(out, "rb") as b:
+        assert a.read() == b.read()
 
 
 def _set(doc, path, value):
@@ -157,7 +184,7 @@ def _stale(doc):
 
 
 def test_readers_use_todays_analysis_not_the_stored_one():
-    doc = _stale(read(SCENARIOS[0]))
+    doc = ScenarioResult.from_dict(_stale(read(SCENARIOS[0])))
     now = scenario_analysis.current(doc)
     assert now["version"] == scenario_analysis.ANALYSIS_VERSION and now["verdict"] != "STALE VERDICT"
     assert scenario_analysis.stored_version(doc) == 1  # written before analyses carried their version
@@ -173,7 +200,7 @@ def test_the_scenario_table_of_an_old_result_shows_todays_verdict(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "STALE VERDICT" not in proc.stdout
-    assert f"verdict: {scenario_analysis.current(read(SCENARIOS[0]))['verdict']}" in proc.stdout
+    assert f"verdict: {scenario_analysis.current(ScenarioResult.load(SCENARIOS[0]))['verdict']}" in proc.stdout
 
 
 def test_json_nested_too_deeply_is_one_usage_error_line_not_a_recursion_error(tmp_path):

@@ -11,7 +11,10 @@ from slogqual.analysis.scaling import Curve, LogEvidence, Step, SweepFigure, log
 from slogqual.errors import UsageError
 from slogqual.pool import log_sweeps
 from slogqual.analysis.scenario import analyse
+from slogqual.analysis.findings import Kind
+from slogqual.report import wording
 from slogqual.progress import Progress
+from slogqual.results.scenario import ScenarioResult
 
 KiB = 1024
 SCENARIO_FIX = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")
@@ -57,24 +60,29 @@ def test_verdict_names_log_bandwidth_from_the_log_vdev():
     rising = Curve("sync=standard", "standard", "none", [Step(2, 1353, 5.3), Step(8, 4000, 15.6)])
     at = LogEvidence(SweepFigure(16 * KiB, 3.4, 4600), observed_mbps=4.68, observed_size=14948)
     v = verdict([rising, slog, noslog], "iops", log=at)
-    assert v.bottleneck == ("log device bandwidth: 4.7 MiB/s written to the log vdev in 15 KiB writes, at or above "
+    x = v.limit.figures
+    assert v.limit.kind is Kind.LOG_BANDWIDTH and x["size_basis"] == "log-vdev" and not x["interpolated"]
+    assert (x["size"], x["observed_mbps"], x["sweep_mbps"], x["observed_size"]) == (16 * KiB, 4.68, 3.4, 14948)
+    assert wording.limit(v.findings) == ("log device bandwidth: 4.7 MiB/s written to the log vdev in 15 KiB writes, at or above "
                             "its QD1 sync-write sweep at 16 KiB (3.4 MiB/s)")
     # the lab's sync=standard, flat from 2 threads, the SLOG curve still rising on that plateau: the log
     # device is not named the bottleneck, its bandwidth is said beside the pool/host ceiling
     std = Curve("sync=standard", "standard", "none", [Step(2, 1353, 5.3), Step(8, 1227, 4.8)])
     v = verdict([std, slog, noslog], "iops", log=at)
-    assert v.bottleneck.startswith("not reached: sync=always + SLOG still grew at its last thread step (8 threads, "
-                                   "900 IOPS); sync=standard, which writes no ZIL, stopped scaling at 2 threads")
-    assert v.bottleneck.endswith("the log vdev wrote 4.7 MiB/s there, at or above its QD1 sync-write sweep at 16 KiB "
+    assert v.limit.kind is Kind.RISING_ON_PLATEAU and v.limit.figures["log_too"]["observed_mbps"] == 4.68
+    assert wording.limit(v.findings).startswith("not reached: sync=always + SLOG still grew at its last thread step "
+                                                "(8 threads, 900 IOPS); sync=standard, which writes no ZIL, stopped "
+                                                "scaling at 2 threads")
+    assert wording.limit(v.findings).endswith("the log vdev wrote 4.7 MiB/s there, at or above its QD1 sync-write sweep at 16 KiB "
                                  "(3.4 MiB/s), so the log device is at its limit too")
     # a log vdev far below its sweep is not named by bandwidth
     below = LogEvidence(SweepFigure(16 * KiB, 30.0, 460), observed_mbps=4.68, observed_size=14948)
-    assert "log device bandwidth" not in verdict([rising, slog, noslog], "iops", log=below).bottleneck
-    assert "at its limit too" not in verdict([std, slog, noslog], "iops", log=below).bottleneck
+    assert verdict([rising, slog, noslog], "iops", log=below).limit.kind is not Kind.LOG_BANDWIDTH
+    assert verdict([std, slog, noslog], "iops", log=below).limit.figures["log_too"] is None
     # when the SLOG keeps up with sync=standard, the pool is the limit whatever the log's sweep says
     fast = Curve("sync=always + SLOG", "always", "single", [Step(8, 1300, 5.1, log_write_bytes_s=4.9e6,
                                                                   log_write_ops_s=328)])
-    assert "the pool, not the log" in verdict([std, fast, noslog], "iops", log=at).bottleneck
+    assert verdict([std, fast, noslog], "iops", log=at).limit.kind is Kind.POOL_BOUND
 
 
 def _sweep_doc(path, target, points):
@@ -119,7 +127,7 @@ def test_analysis_with_the_candidates_sweeps():
                                   {"size": 8192, "mbps": 62.0, "lat_mean_us": 125.0},
                                   {"size": 16384, "mbps": 110.0, "lat_mean_us": 140.0}]},
     }
-    a = analyse(doc)
+    a = analyse(ScenarioResult.from_dict(doc))
     by = {c["device"]: c for c in a["candidates"]}
     sata, pmem = by["/dev/sdc"], by["/dev/pmem0"]
     # sdc's peak (8 threads) wrote 4.9 MB/s to the log vdev in ~15 KiB writes; its sweep there ~3.3 MiB/s
@@ -135,7 +143,7 @@ def test_analysis_with_the_candidates_sweeps():
     assert "log device bandwidth" not in pmem["bottleneck"] and "at its limit too" not in pmem["bottleneck"]
     # without sweeps the candidates carry none
     doc.pop("log_sweeps")
-    assert all(c["log_sweep"] is None for c in analyse(doc)["candidates"])
+    assert all(c["log_sweep"] is None for c in analyse(ScenarioResult.from_dict(doc))["candidates"])
 
 
 @pytest.mark.integration

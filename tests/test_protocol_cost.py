@@ -19,7 +19,19 @@ import pytest
 from conftest import fixture_path
 from slogqual import cli
 from slogqual.analysis import transport as T
-from slogqual.pool.runner import load_document
+from slogqual.results.scenario import ScenarioResult
+
+
+def load_document(path):
+    """A recorded result as its dict, for the tests to change before comparing."""
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def compare(local, remote, *names):
+    """analysis.transport.compare on the documents as the CLI loads them (validated, typed)."""
+    return T.compare(ScenarioResult.from_dict(copy.deepcopy(local), "local.json"),
+                     ScenarioResult.from_dict(copy.deepcopy(remote), "transport.json"), *names)
 
 LOCAL = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")
 LOCAL_SAME_GUEST = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-nvdimm.json")  # added by the lead
@@ -45,7 +57,7 @@ def steps_of(cost, config):
 
 
 def test_real_iscsi_vs_local_pairs_the_nvdimm_and_reports_the_sata_ssd(local, iscsi):
-    cost = T.compare(local, iscsi)
+    cost = compare(local, iscsi)
     assert cost["transport"] == "iscsi" and cost["transport_words"] == "iSCSI"
     assert [(c["local"], c["transport"]) for c in cost["candidates"]] == [("/dev/pmem0", "/dev/pmem0")]
     assert "same path and class (nvdimm)" in cost["candidates"][0]["matched_by"]
@@ -61,7 +73,7 @@ def test_real_iscsi_vs_local_pairs_the_nvdimm_and_reports_the_sata_ssd(local, is
 
 
 def test_real_per_step_figures_are_the_documents_own(local, iscsi):
-    cost = T.compare(local, iscsi)
+    cost = compare(local, iscsi)
     for m in cost["steps"]:
         loc = next(s for s in local["steps"] if s["config"] == m["config"] and s["threads"] == m["threads"]
                    and s.get("candidate") == m["candidate_local"])
@@ -79,14 +91,14 @@ def test_real_per_step_figures_are_the_documents_own(local, iscsi):
 def test_real_iscsi_costs_every_step_and_adds_latency(local, iscsi):
     """The issue's relation, on the lab's measurements: over the loopback iSCSI path every configuration
     loses IOPS beyond the counting error and every IO takes longer (a relation, not a number)."""
-    cost = T.compare(local, iscsi)
+    cost = compare(local, iscsi)
     for m in cost["steps"]:
         assert m["iops_ratio"] * (1 + m["ratio_error"]) < 1
         assert m["added_us_per_io"] > 0
 
 
 def test_real_slog_benefit_survives_iscsi_at_peak_and_shrinks_at_8_threads(local, iscsi):
-    cost = T.compare(local, iscsi)
+    cost = compare(local, iscsi)
     [b] = cost["slog_benefit"]
     assert b["candidate_transport"] == "/dev/pmem0" and b["noslog_config"] == "sync=always, no SLOG"
     # at peak: 776/311 over iSCSI, 1089/468 locally (the documents' steps)
@@ -101,7 +113,7 @@ def test_real_slog_benefit_survives_iscsi_at_peak_and_shrinks_at_8_threads(local
 
 
 def test_real_differences_besides_the_transport_are_listed(local, iscsi):
-    diffs = T.compare(local, iscsi)["differences"]
+    diffs = compare(local, iscsi)["differences"]
     assert "run on 2026-11-22 vs 2026-11-25" in diffs
     assert any(d.startswith("OpenZFS module: unrecorded") for d in diffs)
     assert not any(d.startswith("data vdevs") for d in diffs)  # hdd hdd on both sides
@@ -110,7 +122,7 @@ def test_real_differences_besides_the_transport_are_listed(local, iscsi):
 @pytest.mark.skipif(not os.path.exists(LOCAL_SAME_GUEST), reason="the same-guest local run is not merged yet")
 def test_real_same_guest_local_run(iscsi):
     local = load_document(LOCAL_SAME_GUEST)
-    cost = T.compare(local, iscsi)
+    cost = compare(local, iscsi)
     assert [(c["local"], c["transport"]) for c in cost["candidates"]] == [("/dev/pmem0", "/dev/pmem0")]
     assert not cost["unmatched_steps"]
     assert len(cost["steps"]) == len(iscsi["steps"])
@@ -123,18 +135,18 @@ def test_real_same_guest_local_run(iscsi):
 
 def test_refuses_the_transport_run_given_as_the_local_one(local, iscsi):
     with pytest.raises(ValueError, match=r"^A\.json ran over iSCSI, not locally"):
-        T.compare(iscsi, local, "A.json", "B.json")
+        compare(iscsi, local, "A.json", "B.json")
 
 
 def test_refuses_a_local_run_as_the_transport_one(local):
     with pytest.raises(ValueError, match=r"^B\.json ran locally .*no protocol to cost"):
-        T.compare(local, copy.deepcopy(local), "A.json", "B.json")
+        compare(local, copy.deepcopy(local), "A.json", "B.json")
 
 
 def test_refuses_different_loads_naming_every_difference(local):
     nfs = load_document(NFS)
     with pytest.raises(ValueError) as exc:
-        T.compare(local, nfs, "A.json", "B.json")
+        compare(local, nfs, "A.json", "B.json")
     msg = str(exc.value)
     assert "not the same load" in msg and "\n" not in msg
     for words in ("kind zvol vs dataset", "bs 4K vs 64K", "rw randwrite vs write", "write_sync none vs dsync"):
@@ -146,14 +158,14 @@ def test_refuses_one_load_key_changed(local, iscsi, key, value):
     doc = copy.deepcopy(iscsi)
     doc["scenario"][key] = value  # CONSTRUCTED: the real iSCSI run with one load key edited
     with pytest.raises(ValueError, match=f"not the same load \\({key} "):
-        T.compare(local, doc)
+        compare(local, doc)
 
 
 def test_other_scenario_differences_are_listed_not_refused(local, iscsi):
     doc = copy.deepcopy(iscsi)
     doc["scenario"]["volblocksize"] = 8192  # CONSTRUCTED
     doc["pool"]["devices"]["/dev/sda"]["class"] = "sata-ssd"  # CONSTRUCTED
-    diffs = T.compare(local, doc)["differences"]
+    diffs = compare(local, doc)["differences"]
     assert "scenario volblocksize: 16K locally vs 8K over the transport" in diffs
     assert any(d.startswith("data vdevs: hdd, hdd vs sata-ssd, hdd") for d in diffs)
 
@@ -162,7 +174,7 @@ def test_refuses_a_run_without_steps(local, iscsi):
     doc = copy.deepcopy(iscsi)
     doc["steps"] = []  # CONSTRUCTED: a run that measured nothing
     with pytest.raises(ValueError, match="B has no measured steps"):
-        T.compare(local, doc, "A", "B")
+        compare(local, doc, "A", "B")
 
 
 # --- log candidates paired as an engineer would (constructed device records) ------------------------------
@@ -182,7 +194,7 @@ def _rename_log(doc, old, new, **record):
 
 def test_other_path_same_class_pairs_by_class(local, iscsi):
     doc = _rename_log(iscsi, "/dev/pmem0", "/dev/pmem1")
-    cost = T.compare(local, doc)
+    cost = compare(local, doc)
     assert [(c["local"], c["transport"], c["matched_by"]) for c in cost["candidates"]] == [
         ("/dev/pmem0", "/dev/pmem1", "the same class (nvdimm)")]
     assert cost["slog_benefit"][0]["candidate_transport"] == "/dev/pmem1"
@@ -192,7 +204,7 @@ def test_same_serial_pairs_the_same_device_whatever_its_path(local, iscsi):
     # CONSTRUCTED: the transport run's log is the local run's SATA SSD, found under another path
     sata = dict(local["pool"]["devices"]["/dev/sdc"])
     doc = _rename_log(iscsi, "/dev/pmem0", "/dev/sdx", **{k: sata[k] for k in ("serial", "wwn", "model", "class")})
-    cost = T.compare(local, doc)
+    cost = compare(local, doc)
     [pair] = cost["candidates"]
     assert (pair["local"], pair["transport"]) == ("/dev/sdc", "/dev/sdx")
     assert pair["matched_by"] == "the same device (serial SQLSATA0002)"
@@ -202,7 +214,7 @@ def test_same_serial_pairs_the_same_device_whatever_its_path(local, iscsi):
 def test_different_classes_are_never_paired(local, iscsi):
     # CONSTRUCTED: the transport run's log says it is an NVMe SSD at another path
     doc = _rename_log(iscsi, "/dev/pmem0", "/dev/nvme0n1", **{"class": "nvme"})
-    cost = T.compare(local, doc)
+    cost = compare(local, doc)
     assert cost["candidates"] == []
     sides = {(u["side"], u["candidate"]) for u in cost["unmatched_steps"]}
     assert ("transport", "/dev/nvme0n1") in sides and ("local", "/dev/pmem0") in sides
@@ -218,7 +230,7 @@ def test_unknown_classes_pair_by_position(iscsi):
     local["pool"]["log"] = ["/dev/pmem0"]
     local["steps"] = [s for s in local["steps"] if s.get("candidate") != "/dev/sdc"]
     doc = _rename_log(iscsi, "/dev/pmem0", "/dev/pmem7", **{"class": None})
-    [pair] = T.compare(local, doc)["candidates"]
+    [pair] = compare(local, doc)["candidates"]
     assert (pair["local"], pair["transport"]) == ("/dev/pmem0", "/dev/pmem7")
     assert pair["matched_by"].startswith("position")
 
@@ -235,7 +247,7 @@ def test_unmatched_steps_are_reported_on_both_sides(local, iscsi):
     more = copy.deepcopy(doc["steps"][0])
     more["threads"], more["threads_per_lun"] = 32, 16
     doc["steps"] += [extra, more]
-    cost = T.compare(local, doc)
+    cost = compare(local, doc)
     un = {(u["side"], u["config"], u["threads"]): u["why"] for u in cost["unmatched_steps"]}
     assert un[("local", "sync=standard", 8)] == "not measured at 8 threads over iSCSI"
     assert un[("transport", "sync=disabled", 2)] == "no configuration named 'sync=disabled' locally"
@@ -248,7 +260,7 @@ def test_a_same_named_configuration_of_another_shape_is_not_matched(local, iscsi
     for s in doc["steps"]:
         if s["config"] == "sync=standard":
             s["logbias"] = "throughput"  # CONSTRUCTED
-    cost = T.compare(local, doc)
+    cost = compare(local, doc)
     assert not steps_of(cost, "sync=standard")
     whys = [u["why"] for u in cost["unmatched_steps"] if u["config"] == "sync=standard" and u["side"] == "local"]
     assert len(whys) == 2 and all("logbias=latency locally but" in w for w in whys)
@@ -274,7 +286,7 @@ def _with_slog_over_transport(iscsi, factor, ios=None):
 
 
 def test_gone(local, iscsi):
-    b = T.compare(local, _with_slog_over_transport(iscsi, 1.0))["slog_benefit"][0]
+    b = compare(local, _with_slog_over_transport(iscsi, 1.0))["slog_benefit"][0]
     assert b["state"] == "gone"
     assert b["sentence"].startswith("The SLOG's benefit is gone over iSCSI: 1.00x over iSCSI vs 2.3x locally")
 
@@ -286,29 +298,31 @@ def test_shrinks_and_the_protocol_is_the_limit_when_the_slog_reaches_sync_standa
     for s in doc["steps"]:
         if s["config"] == "sync=standard":
             s["iops"] = peak * 1.05
-    b = T.compare(local, doc)["slog_benefit"][0]
-    assert b["state"] == "shrinks"
+    b = compare(local, doc)["slog_benefit"][0]
+    assert b["state"] == "shrinks" and b["why"]["cause"] == "protocol"
+    assert b["why"]["of_standard"] == pytest.approx(1 / 1.05)
     assert "shrinks over iSCSI: 1.5x over iSCSI vs 2.3x locally" in b["sentence"]
     assert "the protocol, not the log, is the limit" in b["sentence"]
 
 
 def test_shrinks_without_a_ceiling_says_what_each_configuration_kept(local, iscsi):
-    b = T.compare(local, _with_slog_over_transport(iscsi, 1.5))["slog_benefit"][0]
-    assert b["state"] == "shrinks"
+    b = compare(local, _with_slog_over_transport(iscsi, 1.5))["slog_benefit"][0]
+    assert b["state"] == "shrinks" and b["why"]["cause"] == "kept"
+    assert b["why"]["slog_kept"] < b["why"]["noslog_kept"]  # the protocol weighs most on the faster one
     assert "not the log, is the limit" not in b["sentence"]  # the real sync=standard over iSCSI is far above
     assert "the configuration with the SLOG keeps" in b["sentence"]
 
 
 def test_survives(local, iscsi):
-    b = T.compare(local, _with_slog_over_transport(iscsi, 2.2))["slog_benefit"][0]
+    b = compare(local, _with_slog_over_transport(iscsi, 2.2))["slog_benefit"][0]
     assert b["state"] == "survives" and b["sentence"].startswith("The SLOG's benefit survives iSCSI: 2.2x")
 
 
 def test_the_io_counts_decide_a_borderline_gone(local, iscsi):
     """1.05x over iSCSI is 'gone' from a million IOs a step, not from a hundred: the counting error of two
     steps of 100 IOs (2*sqrt(2/100) = 28 %) does not rule out a 10 % benefit."""
-    many = T.compare(local, _with_slog_over_transport(iscsi, 1.05, ios=1_000_000))["slog_benefit"][0]
-    few = T.compare(local, _with_slog_over_transport(iscsi, 1.05, ios=100))["slog_benefit"][0]
+    many = compare(local, _with_slog_over_transport(iscsi, 1.05, ios=1_000_000))["slog_benefit"][0]
+    few = compare(local, _with_slog_over_transport(iscsi, 1.05, ios=100))["slog_benefit"][0]
     assert many["state"] == "gone"
     assert few["state"] == "shrinks"
 
@@ -319,7 +333,7 @@ def test_none_locally(local, iscsi):
     for s in doc["steps"]:
         if s["config"] == "sync=always + SLOG":
             s["iops"] = none[s["threads"]]["iops"]  # CONSTRUCTED: locally the SLOG bought nothing
-    b = T.compare(doc, iscsi)["slog_benefit"][0]
+    b = compare(doc, iscsi)["slog_benefit"][0]
     assert b["state"] == "none locally" and "bought nothing locally" in b["sentence"]
 
 
@@ -361,7 +375,13 @@ def test_cli_json_is_the_comparison():
     code, out, _ = run_cli("scenario", "cost", LOCAL, ISCSI, "--json")
     assert code == 0
     doc = json.loads(out)
-    assert doc == json.loads(json.dumps(T.compare(load_document(LOCAL), load_document(ISCSI), LOCAL, ISCSI)))
+    assert doc == json.loads(json.dumps(compare(load_document(LOCAL), load_document(ISCSI), LOCAL, ISCSI)))
+    # a versioned document (docs/scenarios.md, "Protocol cost"): its schema first, then every documented key
+    assert list(doc)[0] == "schema" and doc["schema"] == "slogqual.cost/1"
+    assert list(doc) == ["schema", "sources", "transport", "transport_words", "load", "local_scenario",
+                         "transport_scenario", "candidates", "unmatched_candidates", "steps", "unmatched_steps",
+                         "configs", "differences", "slog_benefit"]
+    assert doc["sources"] == {"local": LOCAL, "transport": ISCSI}
 
 
 @pytest.mark.parametrize("a,b,words", [
@@ -430,9 +450,9 @@ def test_every_field_of_the_wrong_type_is_a_result_or_one_refusal(which):
             tried += 1
             try:
                 if which == "local":
-                    T.compare(doc, other)
+                    compare(doc, other)
                 else:
-                    T.compare(other, doc)
+                    compare(other, doc)
             except ValueError:
                 pass
     assert tried > 500
@@ -448,12 +468,12 @@ def test_a_sync_load_never_calls_sync_standard_the_protocols_ceiling(local, iscs
             s["iops"] = peak * 1.05
     loc = copy.deepcopy(local)
     loc["scenario"]["write_sync"] = doc["scenario"]["write_sync"] = "dsync"
-    b = T.compare(loc, doc)["slog_benefit"][0]
+    b = compare(loc, doc)["slog_benefit"][0]
     assert b["state"] == "shrinks" and "not the log, is the limit" not in b["sentence"]
 
 
 def test_a_pair_of_other_models_says_so(local, iscsi):
     doc = _rename_log(iscsi, "/dev/pmem0", "/dev/pmem0", model="OTHER NVDIMM")  # CONSTRUCTED
     loc = _rename_log(local, "/dev/pmem0", "/dev/pmem0", model="SOME NVDIMM")  # CONSTRUCTED
-    [pair] = T.compare(loc, doc)["candidates"]
+    [pair] = compare(loc, doc)["candidates"]
     assert pair["matched_by"] == "the same path and class (nvdimm); models differ: SOME NVDIMM vs OTHER NVDIMM"

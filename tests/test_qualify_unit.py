@@ -101,16 +101,18 @@ def test_scenario_criteria_never_invent_a_value():
     # a real lab result (tests/fixtures/qualify) whose SLOG steps are taken out: today's analysis of
     # what is left has no benefit to judge, whatever the stored analysis says
     from conftest import fixture_path, load
+    from slogqual.results.scenario import ScenarioResult
     full = load(fixture_path("qualify", "scenario-iscsi-4k-randwrite-lab-quick.json"))
     doc = dict(full, steps=[s for s in full["steps"] if s["log"] == "none"],
                analysis=dict(full["analysis"], slog_benefit_at_peak=3.4))
-    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": doc}})
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": ScenarioResult.from_dict(doc)}})
     assert j.result == judge.NOT_EVALUATED and j.measured is None
     assert "No sync=always configuration with a SLOG was measured" in j.detail
-    failed = {"status": "failed", "error": "zpool create failed: no ZFS module", "analysis": None}
-    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": failed}})
+    failed = dict(full, status="failed", error="zpool create failed: no ZFS module", analysis=None)
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": ScenarioResult.from_dict(failed)}})
     assert j.result == judge.NOT_EVALUATED and "status failed: zpool create failed" in j.detail
-    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": full, "source": "file s.json"}})
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": ScenarioResult.from_dict(full),
+                                                         "source": "file s.json"}})
     assert j.measured == full["analysis"]["slog_benefit_at_peak"] and "quick run" in j.detail
     assert j.result == (judge.PASS if j.measured >= 2 else judge.FAIL)
 

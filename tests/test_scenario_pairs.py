@@ -20,7 +20,7 @@ from slogqual.pool.runner import PoolScenarioRun
 from slogqual.pool.scenario import load_scenario
 from slogqual.progress import Progress
 from slogqual.report import scaling_plot
-from slogqual.results.scenario import ScenarioResult
+from slogqual.results.scenario import ScenarioResult, ScenarioStep
 
 TWO = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")  # logs /dev/sdc, /dev/pmem0
 ONE = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-nvdimm.json")  # log /dev/pmem0
@@ -50,8 +50,14 @@ def with_pairs(doc, factors=((STRIPE, "stripe", 1.8), (MIRROR, "mirror", 0.96)),
 
 
 def runner(doc, tmp_path, scenario="iscsi-4k-randwrite"):
-    return PoolScenarioRun(load_scenario(scenario).quick(), doc, str(tmp_path / "r.json"), Progress(quiet=True),
+    result = (ScenarioResult.from_dict(doc, "r.json") if "schema" in doc else  # a real result, else its pool alone
+              ScenarioResult(status="running", scenario={}, quick=True, pool=doc["pool"], environment={}, steps=[]))
+    return PoolScenarioRun(load_scenario(scenario).quick(), result, str(tmp_path / "r.json"), Progress(quiet=True),
                            "slogqual-t-1")
+
+
+def typed(doc):
+    return ScenarioResult.from_dict(copy.deepcopy(doc), "constructed.json")
 
 
 def shape(vs):
@@ -147,11 +153,11 @@ def test_a_one_log_result_completes_with_the_skip_recorded_and_warned(tmp_path):
     doc["status"], doc["analysis"], doc["warnings"] = "interrupted", None, []
     run = runner(doc, tmp_path)
     done = run.run()
-    assert done["status"] == "complete" and len(done["steps"]) == 6  # nothing measured again
-    assert [k["config"] for k in done["skipped"]] == [STRIPE, MIRROR]
-    assert done["warnings"] == [variants.skip_warning(k) for k in done["skipped"]]
-    saved = ScenarioResult.load(str(tmp_path / "r.json")).to_dict()
-    assert saved["skipped"] == done["skipped"] and saved["warnings"] == done["warnings"]
+    assert done.status == "complete" and len(done.steps) == 6  # nothing measured again
+    assert [k["config"] for k in done.skipped] == [STRIPE, MIRROR]
+    assert done.warnings == [variants.skip_warning(k) for k in done.skipped]
+    saved = ScenarioResult.load(str(tmp_path / "r.json"))
+    assert saved.skipped == done.skipped and saved.warnings == done.warnings and saved.to_dict() == done.to_dict()
 
 
 def test_resume_knows_finished_pair_steps(tmp_path):
@@ -160,8 +166,8 @@ def test_resume_knows_finished_pair_steps(tmp_path):
     doc = with_pairs(load(TWO))
     run = runner(doc, tmp_path)
     assert all(run._done(c, None, t) for c in (STRIPE, MIRROR) for t in (1, 4))
-    doc["status"] = "interrupted"
-    assert run.run()["status"] == "complete" and len(doc["steps"]) == 12  # all done: no pool was built
+    run.result.status = "interrupted"
+    assert run.run().status == "complete" and len(run.result.steps) == 12  # all done: no pool was built
 
     three = with_pairs(load(TWO), factors=((STRIPE, "stripe", 1.5),), candidate="/dev/sdc + /dev/pmem0")
     three["pool"]["log"] = ["/dev/sdc", "/dev/pmem0", "/dev/sdd"]
@@ -179,8 +185,8 @@ def test_a_pair_curve_is_never_a_single_candidate_s_slog():
     """The bug analysis v4 fixes: a stripe curve sitting before the single-log curves was what each single
     candidate's verdict judged. With a (CONSTRUCTED) pair present, every single-candidate figure is as it
     is without it."""
-    plain = analyse(load(TWO))
-    mixed = analyse(with_pairs(load(TWO), first=True))
+    plain = analyse(typed(load(TWO)))
+    mixed = analyse(typed(with_pairs(load(TWO), first=True)))
     for key in ("verdict", "bottleneck", "slog_benefit_at_peak", "slog_of_standard_at_peak", "slower_log"):
         assert mixed[key] == plain[key], key
     assert mixed["candidates"] == [dict(c) for c in plain["candidates"]]
@@ -190,14 +196,18 @@ def test_a_pair_curve_is_never_a_single_candidate_s_slog():
 def test_pair_entries_say_what_the_pair_buys_against_the_best_single_log():
     """CONSTRUCTED pairs: the stripe at 1.8x the NVDIMM's real steps, the mirror at 0.96x."""
     d = with_pairs(load(TWO))
-    a = analyse(d)
+    a = analyse(typed(d))
     stripe, mirror = a["pairs"]  # fastest first
     best = a["candidates"][0]
     assert best["device"] == "/dev/pmem0"
     assert stripe["config"] == STRIPE and stripe["log"] == "stripe" and stripe["devices"] == ["/dev/sdc", "/dev/pmem0"]
     assert stripe["peak"] == pytest.approx(1.8 * best["peak"]) and stripe["of_best_single"] == pytest.approx(1.8)
     assert stripe["best_single"] == "/dev/pmem0"
-    assert stripe["versus_single"].startswith("The striped pair reaches 1.8x the best single log, /dev/pmem0")
+    (vs,) = [f for f in stripe["findings"] if f["kind"] == "pair-versus-single"]
+    assert vs["figures"]["ratio"] == pytest.approx(1.8) and vs["figures"]["single"] == "/dev/pmem0"
+    assert [r["threads"] for r in vs["steps"]] == [2]  # the pair's peak step
+    assert stripe["versus_single"] == ("The striped pair reaches 1.8x the best single log, /dev/pmem0 "
+                                       "(1960 vs 1089 IOPS at peak).")
     assert stripe["slog_benefit_at_peak"] > best["slog_benefit_at_peak"] > 1  # over no SLOG, as measured
     assert stripe["verdict"].startswith("The SLOG makes sync=always")
     assert mirror["log"] == "mirror" and mirror["devices"] == ["/dev/sdc", "/dev/pmem0"]
@@ -212,7 +222,7 @@ def test_pair_entries_say_what_the_pair_buys_against_the_best_single_log():
 def test_without_a_single_log_the_best_pair_speaks_and_has_nothing_to_be_compared_with():
     d = with_pairs(load(TWO))
     d["steps"] = [s for s in d["steps"] if s["log"] != "single"]
-    a = analyse(d)
+    a = analyse(typed(d))
     assert a["candidates"] == [] and [p["config"] for p in a["pairs"]] == [STRIPE, MIRROR]
     assert a["verdict"] == a["pairs"][0]["verdict"]
     assert all(p["best_single"] is None and p["versus_single"] is None for p in a["pairs"])
@@ -221,19 +231,18 @@ def test_without_a_single_log_the_best_pair_speaks_and_has_nothing_to_be_compare
 def test_older_stored_analyses_still_load_and_are_recomputed_with_today_s_rules():
     for path, stored in ((TWO, 1), (ONE, 3)):  # before the field; the pool/host-bound version
         r = ScenarioResult.load(path)
-        doc = r.to_dict()
-        assert scenario_analysis.stored_version(doc) == stored
-        now = scenario_analysis.current(doc)
-        assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 6 and now["pairs"] == []
-        assert [c["device"] for c in now["candidates"]] == [c["device"] for c in doc["analysis"]["candidates"]]
+        assert scenario_analysis.stored_version(r) == stored
+        now = scenario_analysis.current(r)
+        assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 7 and now["pairs"] == []
+        assert [c["device"] for c in now["candidates"]] == [c["device"] for c in r.analysis["candidates"]]
 
 
 # --- labels ----------------------------------------------------------------------------------------------
 
 def test_pair_steps_are_labelled_with_layout_and_devices_in_table_and_plot(capsys):
     from slogqual.cli.scenario import _print
-    d = with_pairs(load(TWO), first=False)  # CONSTRUCTED pair steps, see with_pairs
-    pair = next(s for s in d["steps"] if s["log"] == "stripe")
+    d = typed(with_pairs(load(TWO), first=False))  # CONSTRUCTED pair steps, see with_pairs
+    pair = next(s for s in d.steps if s.log == "stripe")
     assert step_label(d, pair) == f"{STRIPE} [stripe: /dev/sdc + /dev/pmem0]"
     titles = [t for t, _ in scaling_plot.series(d, "iops")]
     assert titles == ["sync=standard", "sync=always + SLOG [/dev/sdc]", "sync=always + SLOG [/dev/pmem0]",
@@ -247,9 +256,12 @@ def test_pair_steps_are_labelled_with_layout_and_devices_in_table_and_plot(capsy
 
 def test_scenario_cost_keeps_the_pairs_of_three_candidates_apart():
     from slogqual.analysis.transport import _candidate
-    d = load(TWO)
-    assert _candidate(d, {"log": "stripe", "candidate": "/dev/a + /dev/b"}) == "/dev/a + /dev/b"
-    assert _candidate(d, {"log": "mirror", "candidate": None}) is None  # two candidates: matched by config
+    d = ScenarioResult.load(TWO)
+    pair = d.steps[0]
+    pair = ScenarioStep.measured(dict(pair.to_dict(), log="stripe", candidate="/dev/a + /dev/b"))
+    assert _candidate(d, pair) == "/dev/a + /dev/b"
+    pair = ScenarioStep.measured(dict(pair.to_dict(), log="mirror", candidate=None))
+    assert _candidate(d, pair) is None  # two candidates: matched by config
 
 
 def test_one_device_in_two_configurations_is_not_compared_with_itself():
@@ -258,4 +270,4 @@ def test_one_device_in_two_configurations_is_not_compared_with_itself():
     # /dev/pmem0)"
     doc = json.loads(open(fixture_path("scenario", "nfs-sync-knfsd-lab-quick.json")).read())
     assert "/dev/pmem0, /dev/pmem0" in doc["analysis"]["slower_log"]
-    assert "slower_log" not in scenario_analysis.analyse(doc)
+    assert "slower_log" not in scenario_analysis.analyse(typed(doc))

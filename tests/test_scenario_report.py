@@ -7,13 +7,13 @@ import pytest
 from conftest import fixture_path, need, slogqual
 from slogqual.analysis.scenario import analyse
 from slogqual.report import scaling_plot
+from slogqual.results.scenario import ScenarioResult
 
 FIX = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")
 
 
 def doc():
-    with open(FIX) as fh:
-        return json.load(fh)
+    return ScenarioResult.load(FIX)
 
 
 def test_analysis_of_a_two_candidate_lab_run():
@@ -50,7 +50,7 @@ def test_a_saturated_sync_standard_makes_the_lab_run_pool_host_bound_never_the_l
     assert a["slower_log"].startswith("The log device /dev/sdc (SLOGQUAL LAB SATA SSD) is the slower one")
     assert "Not named the bottleneck: pool/host-bound" in a["slower_log"] and "at 8 threads 920 vs 907 IOPS" \
         in a["slower_log"]
-    assert a["version"] == 6  # 3: pool/host-bound; 4: SLOG curves judged against the no-log curves only; 5: ZIL spill; 6: crossing
+    assert a["version"] == 7  # 3: pool/host-bound; 4: SLOG curves judged against the no-log curves only; 5: ZIL spill; 6: crossing; 7: findings
 
 
 def test_scaling_plot_script_has_one_series_per_configuration_and_candidate():

@@ -2,7 +2,9 @@
 
 import pytest
 
-from slogqual.analysis.scaling import Curve, Step, knee, log_usage_problems, ratios, verdict
+from slogqual.analysis.findings import Kind
+from slogqual.analysis.scaling import Curve, Step, knee, ratios, usage_findings, verdict
+from slogqual.report import wording
 from slogqual.errors import UsageError
 from slogqual.pool.scenario import builtin_names, load_scenario, parse_scenario
 
@@ -89,11 +91,19 @@ TALK_4K = [  # shaped like the SDC 2019 iSCSI 4 KiB curves: standard high, SAS S
 
 
 def test_verdict_slog_helps_but_is_the_bottleneck():
-    v = verdict(TALK_4K, "iops", log_sweep_lat_us=95.0, bs_label="4K")
+    v = verdict(TALK_4K, "iops", log_sweep_lat_us=95.0, load_bs=4096)
     assert v.benefit_at_peak == pytest.approx(7.15)
     assert v.of_standard_at_peak == pytest.approx(7150 / 42500)
-    assert v.sentence.startswith("The SLOG makes sync=always 7.2x faster") and "17% of sync=standard" in v.sentence
-    assert "the log device" in v.bottleneck and "16 threads" in v.bottleneck and "95 µs" in v.bottleneck
+    assert v.effect.kind is Kind.SPEEDUP and v.effect.figures["benefit"] == pytest.approx(7.15)
+    assert v.effect.figures["of_standard"] == pytest.approx(7150 / 42500) and v.effect.figures["flat_threads"] is None
+    assert v.limit.kind is Kind.LOG_BOUND
+    assert (v.limit.figures["threads"], v.limit.figures["sweep_lat_us"], v.limit.figures["size"]) == (16, 95.0, 4096)
+    assert [(r.config, r.threads) for r in v.limit.steps] == [("sync=always + SLOG", t) for t in (16, 32, 64, 128)]
+    # golden words: the sentence and the bottleneck as the table prints them
+    assert wording.effect(v.findings) == ("The SLOG makes sync=always 7.2x faster (7150 vs 1000 IOPS at peak), "
+                                          "reaching 17% of sync=standard.")
+    assert wording.limit(v.findings) == ("the log device: sync=always + SLOG stops scaling at 16 threads "
+                                         "(its QD1 sync write at 4K takes 95 µs)")
 
 
 def test_verdict_pool_faster_without_slog_and_bandwidth_match():
@@ -102,9 +112,14 @@ def test_verdict_pool_faster_without_slog_and_bandwidth_match():
         curve("sync=always + SLOG", "always", "single", [(12, 400), (24, 408), (48, 410)], "mbps"),
         curve("sync=always, no SLOG", "always", "none", [(12, 500), (24, 800), (48, 900)], "mbps"),
     ]
-    v = verdict(curves, "mbps", log_sweep_mbps=405.0, bs_label="128K")
-    assert v.sentence.startswith("For this workload the pool is faster with no SLOG")
-    assert v.bottleneck == "log device bandwidth: 410 MiB/s, matching its sweep at 128K (405 MiB/s)"
+    v = verdict(curves, "mbps", log_sweep_mbps=405.0, load_bs=131072)
+    assert v.effect.kind is Kind.FASTER_WITHOUT_SLOG
+    assert (v.effect.figures["peak"], v.effect.figures["noslog_peak"]) == (410, 900)
+    assert v.limit.kind is Kind.LOG_BANDWIDTH and v.limit.figures["size_basis"] == "load"
+    assert (v.limit.figures["observed_mbps"], v.limit.figures["sweep_mbps"]) == (410, 405.0)
+    assert wording.limit(v.findings) == "log device bandwidth: 410 MiB/s, matching its sweep at 128K (405 MiB/s)"
+    assert wording.effect(v.findings) == ("For this workload the pool is faster with no SLOG: sync=always reaches "
+                                          "900 MiB/s without it and 410 MiB/s with it.")
 
 
 def test_verdict_slog_keeps_up_with_standard():
@@ -112,21 +127,24 @@ def test_verdict_slog_keeps_up_with_standard():
               curve("nv", "always", "single", [(1, 98), (2, 195)]),
               curve("no", "always", "none", [(1, 20), (2, 30)])]
     v = verdict(curves, "iops")
-    assert "the pool, not the log" in v.bottleneck
-    assert v.sentence.startswith("The SLOG makes sync=always 6.5x faster") and "98% of sync=standard" in v.sentence
+    assert v.limit.kind is Kind.POOL_BOUND and v.limit.figures["of_standard"] == pytest.approx(0.975)
+    assert v.effect.kind is Kind.SPEEDUP and v.effect.figures["benefit"] == pytest.approx(6.5)
+    assert wording.limit(v.findings) == "the pool, not the log: the SLOG keeps up with sync=standard"
 
 
 def test_unused_slog_is_reported_loudly():
     c = curve("sync=always + SLOG", "always", "single", [(1, 100)])
     c.steps[0].slog_bytes, c.steps[0].normal_bytes = 0, 123456
-    problems = log_usage_problems(c)
-    assert len(problems) == 1 and "received no ZIL bytes" in problems[0] and "123456" in problems[0]
+    (f,) = usage_findings(c)
+    assert f.kind is Kind.SLOG_UNUSED and f.figures["normal_bytes"] == 123456 and f.figures["threads"] == 1
+    assert "received no ZIL bytes" in wording.word(f) and "123456" in wording.word(f)
     ok = curve("sync=always + SLOG", "always", "single", [(1, 100)])
     ok.steps[0].slog_bytes = 4096
-    assert log_usage_problems(ok) == []
+    assert usage_findings(ok) == []
     ghost = curve("sync=always, no SLOG", "always", "none", [(1, 100)])
     ghost.steps[0].slog_bytes = 4096
-    assert "without one" in log_usage_problems(ghost)[0]
+    (f,) = usage_findings(ghost)
+    assert f.kind is Kind.LOG_WITHOUT_SLOG and f.figures["slog_bytes"] == 4096 and "without one" in wording.word(f)
 
 
 def test_ratios_only_at_common_steps():
@@ -137,10 +155,13 @@ def test_ratios_only_at_common_steps():
 
 def test_knee_remarks_are_details_not_problems():
     v = verdict(TALK_4K, "iops")
-    assert v.problems == [] and any("knee at 16 threads" in d for d in v.details)
+    assert v.problems == [] and [(d.kind, d.figures["threads"]) for d in v.details] == \
+        [(Kind.SATURATED_AT, 64), (Kind.KNEE, 16)]
+    assert v.details[1].figures["saturated"] is True
+    assert wording.word(v.details[1]) == "sync=always + SLOG: knee at 16 threads (6500 IOPS)"
     c = curve("sync=always + SLOG", "always", "single", [(1, 100)])
     c.steps[0].slog_bytes, c.steps[0].normal_bytes = 0, 10
-    assert len(verdict([c], "iops").problems) == 1
+    assert [p.kind for p in verdict([c], "iops").problems] == [Kind.SLOG_UNUSED]
 
 
 def test_slower_candidate_is_named_by_mean_ratio_not_peak():
@@ -151,13 +172,16 @@ def test_slower_candidate_is_named_by_mean_ratio_not_peak():
     sata.candidate, pmem.candidate = "/dev/sdc", "/dev/pmem0"
     names = {"/dev/sdc": "/dev/sdc (SATA SSD)", "/dev/pmem0": "/dev/pmem0 (NVDIMM)"}
     s = slower_candidate([pmem, sata], names, "iops")
-    assert s.startswith("The slower log device /dev/sdc (SATA SSD) is the bottleneck")
-    assert "1/1.6 of the throughput with /dev/pmem0 (NVDIMM)" in s and "at 2 threads 424 vs 1089 IOPS" in s
+    assert s.kind is Kind.SLOWER_IS_BOTTLENECK and (s.figures["slower"], s.figures["faster"]) == ("/dev/sdc", "/dev/pmem0")
+    assert s.figures["factor"] == pytest.approx(1.6, abs=0.05) and (s.figures["threads"], s.figures["values"]) == (2, [424, 1089])
+    assert wording.word(s) == ("The slower log device /dev/sdc (SATA SSD) is the bottleneck: sync=always with it reaches "
+                               "1/1.6 of the throughput with /dev/pmem0 (NVDIMM) (geometric mean over the thread steps; "
+                               "at 2 threads 424 vs 1089 IOPS).")
     # a peak comparison would be a near tie here (920 vs 1089); the order does not depend on list order
     assert slower_candidate([sata, pmem], names, "iops") == s
     a, b = curve("a", "always", "single", [(1, 100)]), curve("b", "always", "single", [(1, 105)])
     a.candidate, b.candidate = "a", "b"
-    assert "alike" in slower_candidate([a, b], {}, "mbps")
+    assert slower_candidate([a, b], {}, "mbps").kind is Kind.ALIKE
     assert slower_candidate([a], {}, "iops") is None
 
 
@@ -167,10 +191,13 @@ def test_pool_host_bound_when_sync_standard_saturates_too():
               curve("slog", "always", "single", [(4, 1089), (16, 907)]),
               curve("no", "always", "none", [(4, 188), (16, 468)])]
     v = verdict(curves, "iops")
-    assert v.bottleneck.startswith("pool/host-bound: sync=standard, which writes no ZIL, stopped scaling at 4 "
-                                   "threads (4 threads 1353, 16 threads 1227 IOPS) and slog stopped scaling at 4 "
-                                   "threads (peak 1089 IOPS, 80% of sync=standard's peak)")
-    assert "log device" not in v.bottleneck.split(":")[0] and "pool/host-bound" in v.sentence
+    x = v.limit.figures
+    assert v.limit.kind is Kind.HOST_BOUND and (x["flat_threads"], x["flat_steps"]) == (4, [[4, 1353], [16, 1227]])
+    assert (x["config"], x["slog_flat_threads"], x["peak"], x["log_too"]) == ("slog", 4, 1089, None)
+    assert x["of_standard"] == pytest.approx(1089 / 1353)
+    assert v.effect.kind is Kind.SPEEDUP and v.effect.figures["flat_threads"] == 4
+    assert wording.limit(v.findings).startswith("pool/host-bound: sync=standard, which writes no ZIL, stopped "
+                                                "scaling at 4 threads (4 threads 1353, 16 threads 1227 IOPS)")
 
 
 def _with_ios(c, counts):
@@ -200,21 +227,24 @@ def test_the_log_device_is_still_named_when_sync_standard_keeps_scaling():
               _with_ios(curve("slog", "always", "single", [(2, 900), (8, 910)]), [4500, 4550]),
               curve("no", "always", "none", [(2, 100), (8, 300)])]
     v = verdict(curves, "iops")
-    assert v.bottleneck == "the log device: slog stops scaling at 2 threads" and "pool/host" not in v.sentence
+    assert v.limit.kind is Kind.LOG_BOUND and v.limit.figures["threads"] == 2 and v.effect.figures["flat_threads"] is None
+    assert wording.limit(v.findings) == "the log device: slog stops scaling at 2 threads"
     # the SLOG stops scaling (at 2) before sync=standard does (at 8), though its peak, by 1 %, is at 8
     curves[0] = curve("std", "standard", "none", [(2, 1000), (8, 2500), (16, 2550)])
-    assert verdict(curves, "iops").bottleneck.startswith("the log device")
+    assert verdict(curves, "iops").limit.kind is Kind.LOG_BOUND
     # a SLOG curve still rising where sync=standard is flat: judged at its peak, on the plateau
     rising = [curve("std", "standard", "none", [(2, 1353), (8, 1227)]), curve("slog", "always", "single",
                                                                                 [(2, 424), (8, 920)])]
     said = verdict(rising, "iops")
-    assert said.bottleneck.startswith("not reached: slog still grew at its last thread step (8 threads, 920 IOPS); "
-                                      "sync=standard, which writes no ZIL, stopped scaling at 2 threads")
-    assert "pool/host-bound" not in said.sentence
+    x = said.limit.figures
+    assert said.limit.kind is Kind.RISING_ON_PLATEAU and (x["peak_threads"], x["peak"], x["flat_threads"]) == (8, 920, 2)
+    assert said.effect.kind is Kind.NO_COMPARISON
+    assert wording.limit(said.findings).startswith("not reached: slog still grew at its last thread step (8 threads, "
+                                                   "920 IOPS); sync=standard, which writes no ZIL, stopped scaling at 2")
     # a synchronous load: sync=standard uses the ZIL too and is no ZIL-free ceiling, so no pool/host rule
     curves[0] = curve("std", "standard", "none", [(2, 1500), (8, 1500)])
-    assert verdict(curves, "iops", load_is_sync=True).bottleneck.startswith("the log device")
-    assert verdict(curves, "iops").bottleneck.startswith("pool/host-bound")
+    assert verdict(curves, "iops", load_is_sync=True).limit.kind is Kind.LOG_BOUND
+    assert verdict(curves, "iops").limit.kind is Kind.HOST_BOUND
 
 
 def test_slower_candidate_is_named_the_bottleneck_only_off_the_plateau():
@@ -226,9 +256,11 @@ def test_slower_candidate_is_named_the_bottleneck_only_off_the_plateau():
     on = Flat(threads=2, value=1353, steps=curve("x", "standard", "none", [(2, 1353), (8, 1227)]).steps)
     off = Flat(threads=8, value=1400, steps=curve("x", "standard", "none", [(8, 1400), (16, 1410)]).steps)
     said = slower_candidate([pmem, sata], {}, "iops", flat=on)
-    assert said.startswith("The log device a is the slower one") and "is the bottleneck" not in said
-    assert "Not named the bottleneck: pool/host-bound" in said and "stopped scaling at 2 threads" in said
-    assert slower_candidate([pmem, sata], {}, "iops", flat=off).startswith("The slower log device a is the bottleneck")
+    assert said.kind is Kind.SLOWER and said.figures["slower"] == "a" and said.figures["flat_threads"] == 2
+    assert (said.figures["last"], said.figures["last_values"]) == (8, [920, 907])
+    assert wording.word(said).startswith("The log device a is the slower one") and \
+        "Not named the bottleneck: pool/host-bound" in wording.word(said)
+    assert slower_candidate([pmem, sata], {}, "iops", flat=off).kind is Kind.SLOWER_IS_BOTTLENECK
 
 
 def test_synchronous_load_has_no_zil_free_ceiling():
@@ -237,9 +269,10 @@ def test_synchronous_load_has_no_zil_free_ceiling():
               curve("sync=always + SLOG", "always", "single", [(4, 26.6), (16, 24.4)], "mbps"),
               curve("sync=always, no SLOG", "always", "none", [(4, 8.2), (16, 16.3)], "mbps")]
     v = verdict(curves, "mbps", load_is_sync=True)
-    assert v.of_standard_at_peak is None and "of sync=standard" not in v.sentence
-    assert v.sentence.startswith("The SLOG makes sync=always 1.6x faster") and "pool, not the log" not in v.bottleneck
-    assert "163%" in verdict(curves, "mbps").sentence  # what it said before: a ceiling that is none
+    assert v.of_standard_at_peak is None and v.effect.figures["of_standard"] is None
+    assert v.effect.kind is Kind.SPEEDUP and v.effect.figures["benefit"] == pytest.approx(26.6 / 16.3)
+    assert v.limit.kind is not Kind.POOL_BOUND
+    assert verdict(curves, "mbps").effect.figures["of_standard"] == pytest.approx(1.63, abs=0.01)  # a ceiling that is none
 
 
 def test_unknown_zil_counters_are_not_read_as_zero():
@@ -247,10 +280,11 @@ def test_unknown_zil_counters_are_not_read_as_zero():
     # unknown main-pool figure is not printed as "0 bytes"
     c = curve("sync=always + SLOG", "always", "single", [(1, 100)])
     c.steps[0].slog_bytes, c.steps[0].normal_bytes = None, None
-    assert log_usage_problems(c) == []
+    assert usage_findings(c) == []
     c.steps[0].slog_bytes = 0
-    problems = log_usage_problems(c)
-    assert len(problems) == 1 and "an unknown number of bytes" in problems[0] and "(0 bytes" not in problems[0]
+    (f,) = usage_findings(c)
+    assert f.kind is Kind.SLOG_UNUSED and f.figures["normal_bytes"] is None
+    assert "an unknown number of bytes" in wording.word(f) and "(0 bytes" not in wording.word(f)
 
 
 def test_a_scenario_document_with_null_zil_counters_reads_as_unknown(capsys):
@@ -266,10 +300,10 @@ def test_a_scenario_document_with_null_zil_counters_reads_as_unknown(capsys):
     for s in doc["steps"]:
         s["zil"] = dict.fromkeys(s["zil"])
         s["zil_slog_share"] = None
-    ScenarioResult.from_dict(json.loads(json.dumps(doc)))
-    a = scenario_analysis.analyse(doc)
+    result = ScenarioResult.from_dict(json.loads(json.dumps(doc)))
+    a = scenario_analysis.analyse(result)
     assert not any("ZIL bytes" in p for p in a.get("problems", []))
-    scenario_cli._print(doc, False)
+    scenario_cli._print(result, False)
     out = capsys.readouterr().out
     rows = [ln for ln in out.splitlines() if ln.startswith("sync=")]
     assert rows and all(ln.split()[-2:] == ["?", "?"] for ln in rows), out
@@ -282,31 +316,32 @@ def test_a_log_too_small_for_the_load_is_reported_where_the_zil_spilled_to_the_p
     c.candidate = "/dev/pmem0"
     c.steps[0].slog_bytes, c.steps[0].normal_bytes = 1_000_000, 5_000  # 0.5 %: no problem
     c.steps[1].slog_bytes, c.steps[1].normal_bytes = 600_000, 400_000
-    problems = log_usage_problems(c)
-    assert len(problems) == 1, problems
+    spills = usage_findings(c)
+    assert [(f.kind, f.figures["threads"], f.figures["share"]) for f in spills] == [(Kind.SPILL, 32, 0.4)]
+    assert [(r.config, r.candidate, r.threads) for r in spills[0].steps] == [("sync=always + SLOG", "/dev/pmem0", 32)]
+    problems = [wording.word(f) for f in spills]
     assert problems[0].startswith("sync=always + SLOG [/dev/pmem0]: 40% of the ZIL's bytes at 32 threads went to "
                                   "the main pool (400000 of 1000000)") and "a larger log device" in problems[0]
     # unknown counters say nothing; a configuration without a SLOG is not asked
     c.steps[1].normal_bytes = None
-    assert log_usage_problems(c) == []
+    assert usage_findings(c) == []
     noslog = curve("sync=always, no SLOG", "always", "none", [(2, 100)])
     noslog.steps[0].slog_bytes, noslog.steps[0].normal_bytes = 0, 1_000_000
-    assert log_usage_problems(noslog) == []
+    assert usage_findings(noslog) == []
 
 
 def test_the_recorded_lab_run_whose_nvdimm_was_too_small_names_its_spilled_steps():
     # real lab result (tests/fixtures/scenario/README.md): a 256 MiB NVDIMM log under 64 MiB/s of 128 KiB
     # sync writes; the capped SAS SSD log beside it (40 MiB/s) kept the ZIL to itself
-    import json
     import os
 
     from slogqual.analysis.scenario import analyse
+    from slogqual.results.scenario import ScenarioResult
 
     path = os.path.join(os.path.dirname(__file__), "fixtures", "scenario", "wide-128k-lab-capped-nvdimm256m.json")
-    with open(path) as fh:
-        doc = json.load(fh)
-    capped, pmem = doc["pool"]["log"]
-    problems = analyse(doc)["problems"]
+    result = ScenarioResult.load(path)
+    capped, pmem = result.log_paths
+    problems = analyse(result)["problems"]
     assert len(problems) == 2 and all(p.startswith(f"sync=always + SLOG [{pmem}]: ") for p in problems), problems
     assert "43% of the ZIL's bytes at 32 threads" in problems[1], problems
     assert not any(capped in p for p in problems)
@@ -320,9 +355,14 @@ def test_crossing_candidates_are_said_to_cross_not_alike():
     pmem = curve("s", "always", "single", [(2, 30.7), (32, 61.0)], metric="mbps")
     capped.candidate, pmem.candidate = "/dev/sdg", "/dev/pmem0"
     said = slower_candidate([capped, pmem], {}, "mbps")
-    assert said.startswith("The log candidates' curves cross: /dev/sdg is faster at 2 threads (37 vs 31 MiB/s), "
-                           "/dev/pmem0 at 32 threads (61 vs 43 MiB/s)"), said
-    assert "bottleneck" in said and "alike" not in said and slower_candidate([pmem, capped], {}, "mbps") == said
+    x = said.figures
+    assert said.kind is Kind.CROSSES and (x["slower"], x["slower_ahead_at"], x["slower_ahead"]) == ("/dev/sdg", 2, [36.8, 30.7])
+    assert (x["faster"], x["faster_ahead_at"], x["faster_ahead"]) == ("/dev/pmem0", 32, [61.0, 42.6])
+    assert [(r.candidate, r.threads) for r in said.steps] == [("/dev/sdg", 2), ("/dev/pmem0", 2), ("/dev/sdg", 32),
+                                                              ("/dev/pmem0", 32)]
+    assert wording.word(said).startswith("The log candidates' curves cross: /dev/sdg is faster at 2 threads (37 vs 31 "
+                                         "MiB/s), /dev/pmem0 at 32 threads (61 vs 43 MiB/s)")
+    assert slower_candidate([pmem, capped], {}, "mbps") == said
     # one side within the 10 % a step can vary is no crossing: the mean ratio decides as before
     capped.steps[0].mbps = 33.0
-    assert slower_candidate([capped, pmem], {}, "mbps").startswith("The slower log device /dev/sdg is the bottleneck")
+    assert slower_candidate([capped, pmem], {}, "mbps").kind is Kind.SLOWER_IS_BOTTLENECK

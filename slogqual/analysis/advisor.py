@@ -47,6 +47,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slogqual.analysis import scaling
 from slogqual.results import SweepPoint, SweepResult
+from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 
 # Bump when the model changes what it predicts for the same inputs.
@@ -785,23 +786,23 @@ def words(f: Dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------- prediction vs measurement
 
-def verify(advice: Dict[str, Any], scenario: Dict[str, Any]) -> List[Dict[str, Any]]:
+def verify(advice: Dict[str, Any], scenario: ScenarioResult) -> List[Dict[str, Any]]:
     """Prediction beside the measured sync=always + single-SLOG steps of a scenario result, per candidate
     (matched by device path) and thread count: both IOPS, the error and the measured IO count."""
     rows = []
+    several = len(scenario.log_paths) > 1
     for c in advice["candidates"]:
         pred = {s["threads"]: s for s in c["steps"]}
-        several = len((scenario.get("pool") or {}).get("log") or []) > 1
-        for s in scenario.get("steps") or []:
-            if s["sync"] != "always" or s["log"] != "single":
+        for s in scenario.steps:
+            if s.sync != "always" or s.log != "single":
                 continue
-            if several and s.get("candidate") != c["path"]:
+            if several and s.candidate != c["path"]:
                 continue
-            p = pred.get(s["threads"])
+            p = pred.get(s.threads)
             if p is None:
                 continue
-            rows.append({"candidate": c["path"], "class": c["class"], "threads": s["threads"],
-                         "predicted_iops": p["iops"], "measured_iops": round(s["iops"], 1), "measured_ios": s["ios"],
-                         "error": round(p["iops"] / s["iops"] - 1, 3) if s["iops"] else None,
+            rows.append({"candidate": c["path"], "class": c["class"], "threads": s.threads,
+                         "predicted_iops": p["iops"], "measured_iops": round(s.iops, 1), "measured_ios": s.ios,
+                         "error": round(p["iops"] / s.iops - 1, 3) if s.iops else None,
                          "binding": p["binding"]})
     return rows

@@ -11,39 +11,38 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from slogqual.analysis import scaling
+from slogqual.analysis.findings import PROBLEMS, Finding, Kind, StepRef
+from slogqual.report import wording
+from slogqual.results.scenario import ScenarioStep
 
 PAIR_LOGS = ("mirror", "stripe")
-SHAPE = {"mirror": "mirrored pair", "stripe": "striped pair"}
 
 
 def is_pair(curve: scaling.Curve) -> bool:
     return curve.log in PAIR_LOGS
 
 
-def devices_of(steps: Sequence[Dict[str, Any]], pool_logs: Sequence[str]) -> List[str]:
+def devices_of(steps: Sequence[ScenarioStep], pool_logs: Sequence[str]) -> List[str]:
     """A pair curve's log devices: the steps' recorded ``log_devices`` without zpool's 'mirror' keyword;
     a step without them (none is known to exist) falls back to the pool's two --log devices."""
     for s in steps:
-        devs = [d for d in s.get("log_devices") or [] if d != "mirror"]
+        devs = [d for d in s.log_devices if d != "mirror"]
         if devs:
             return devs
     return list(pool_logs) if len(pool_logs) == 2 else []
 
 
-def versus_single(pair: scaling.Curve, pair_peak: float, best: Optional[Dict[str, Any]], unit: str) -> Optional[str]:
-    """The pair's peak against the best single log's (same sync), as a sentence; None without one."""
+def versus_single(pair: scaling.Curve, pair_peak: float, best: Optional[Dict[str, Any]],
+                  metric: str) -> Optional[Finding]:
+    """The pair's peak against the best single log's (same sync), as a finding; None without one."""
     if not best or not best.get("peak") or pair_peak <= 0:
         return None
-    ratio = pair_peak / best["peak"]
-    figures = f"({pair_peak:.0f} vs {best['peak']:.0f} {unit} at peak)"
-    shape = SHAPE.get(pair.log, "pair")
-    if ratio >= 1:
-        words = f"the {shape} reaches {ratio:.1f}x the best single log, {best['name']} {figures}"
-    else:
-        words = f"the {shape} costs {1 - ratio:.0%} against the best single log, {best['name']} {figures}"
-    if abs(ratio - 1) <= scaling.SAME:
-        words += f" — within the {scaling.SAME:.0%} a step's measurement can vary"
-    return words[0].upper() + words[1:] + "."
+    return Finding(Kind.PAIR_VERSUS_SINGLE,
+                   {"metric": metric, "log": pair.log, "ratio": pair_peak / best["peak"], "peak": pair_peak,
+                    "single": best["device"], "single_name": best["name"], "single_peak": best["peak"],
+                    "same_within": scaling.SAME},
+                   tuple(StepRef(pair.config, pair.candidate, s.threads) for s in pair.steps
+                         if s.value(metric) == pair_peak))
 
 
 def entries(pairs: Sequence[scaling.Curve], devices: Dict[tuple, List[str]], singles: Sequence[Dict[str, Any]],
@@ -51,7 +50,6 @@ def entries(pairs: Sequence[scaling.Curve], devices: Dict[tuple, List[str]], sin
             metric: str) -> List[Dict[str, Any]]:
     """One entry per pair curve, fastest first. ``singles``: the per-candidate entries (with ``sync``);
     ``judge``: the verdict of one SLOG curve against the no-log curves; ``name``: a device's words."""
-    unit = "IOPS" if metric == "iops" else "MiB/s"
     out = []
     for c in pairs:
         v = judge(c)
@@ -60,14 +58,17 @@ def entries(pairs: Sequence[scaling.Curve], devices: Dict[tuple, List[str]], sin
         same_sync = [s for s in singles if s.get("sync") == c.sync and s.get("peak")]
         best = max(same_sync, key=lambda s: s["peak"]) if same_sync else None
         devs = devices.get((c.config, c.candidate)) or []
+        vs = versus_single(c, peak, best, metric) if peak else None
         out.append({
             "config": c.config, "log": c.log, "candidate": c.candidate, "devices": devs,
             "name": " + ".join(name(d) for d in devs) or (c.candidate or c.config), "peak": peak,
-            "verdict": v.sentence, "bottleneck": v.bottleneck, "slog_benefit_at_peak": v.benefit_at_peak,
+            "verdict": wording.effect(v.findings), "bottleneck": wording.limit(v.findings),
+            "findings": [f.to_dict() for f in v.findings if f.kind not in PROBLEMS] + ([vs.to_dict()] if vs else []),
+            "slog_benefit_at_peak": v.benefit_at_peak,
             "slog_of_standard_at_peak": v.of_standard_at_peak,
             "best_single": best["device"] if best else None,
             "of_best_single": peak / best["peak"] if best and peak else None,
-            "versus_single": versus_single(c, peak, best, unit) if peak else None,
+            "versus_single": wording.word(vs) if vs else None,
         })
     out.sort(key=lambda d: -(d["peak"] or 0))
     return out

@@ -1,6 +1,7 @@
 """Thread-scaling curves of pool scenarios: knee, SLOG benefit, bottleneck, and the verdict.
 
-Pure functions over measured steps (no processes, no files). A curve is one pool configuration's
+Pure functions over measured steps (no processes, no files). The verdict is findings (kinds with
+their figures and steps: analysis.findings), never sentences; slogqual.report.wording words them. A curve is one pool configuration's
 throughput at each thread step; the verdict compares the configurations the way the SDC 2019 talk
 does: sync=standard is the ceiling, sync=always without a SLOG the floor, and the SLOG is judged by
 where it lands between them.
@@ -10,7 +11,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from slogqual.analysis import findings as F
+from slogqual.analysis.findings import Finding, Kind, StepRef
 
 # A doubling of threads that buys less than this much throughput is past the knee.
 KNEE_GAIN_PER_DOUBLING = 0.10
@@ -133,10 +137,6 @@ def saturation(steps: Sequence[Step], metric: str, min_gain: float = KNEE_GAIN_P
     return None
 
 
-def _steps_words(steps: Sequence[Step], metric: str, unit: str) -> str:
-    return ", ".join(f"{s.threads} threads {s.value(metric):.0f}" for s in steps) + f" {unit}"
-
-
 def peak(steps: Sequence[Step], metric: str) -> Optional[Step]:
     return max(steps, key=lambda s: s.value(metric)) if steps else None
 
@@ -160,31 +160,25 @@ def roles(curves: Sequence[Curve]) -> Dict[str, Curve]:
     return found
 
 
-def log_usage_problems(curve: Curve) -> List[str]:
-    """Loud one-liners where the kstats contradict the configuration."""
-    problems = []
+def usage_findings(curve: Curve) -> List[Finding]:
+    """Where the kstats contradict the configuration: a SLOG that got no ZIL bytes, a ZIL that spilled to
+    the main pool (a log too small for the load), ZIL bytes to a log vdev a configuration lacks."""
+    found = []
     for s in curve.steps:
         if s.slog_bytes is None:
             continue
+        ref = (_ref(curve, s),)
+        who = {"config": curve.config, "candidate": curve.candidate, "threads": s.threads}
         if curve.uses_slog and curve.sync == "always" and s.slog_bytes == 0:
-            to_pool = s.normal_bytes if s.normal_bytes is not None else "an unknown number of"
-            problems.append(f"{curve.config}: the SLOG received no ZIL bytes at {s.threads} threads "
-                            f"({to_pool} bytes went to the main pool): logbias=throughput, "
-                            "writes at or above zfs_immediate_write_sz, or a misconfigured pool — "
-                            "this step does not measure the SLOG")
+            found.append(Finding(Kind.SLOG_UNUSED, dict(who, normal_bytes=s.normal_bytes), ref))
         spilled = _spill_share(s)
         if curve.uses_slog and curve.sync == "always" and s.slog_bytes > 0 and spilled is not None \
                 and spilled > SPILL_SHARE:
-            who = f"{curve.config}" + (f" [{curve.candidate}]" if curve.candidate else "")
-            problems.append(f"{who}: {spilled:.0%} of the ZIL's bytes at {s.threads} threads went to the main pool "
-                            f"({s.normal_bytes} of {s.normal_bytes + s.slog_bytes}): the log vdev had no room for "
-                            "them — the ZIL holds its blocks until their transaction group is synced and the space "
-                            "is reusable two groups later, several groups' writes (~15 s at the default zfs_txg_timeout) — "
-                            "so this step partly measures the data vdevs; a larger log device for this load")
+            found.append(Finding(Kind.SPILL, dict(who, share=spilled, normal_bytes=s.normal_bytes,
+                                                  slog_bytes=s.slog_bytes), ref))
         if not curve.uses_slog and s.slog_bytes > 0:
-            problems.append(f"{curve.config}: {s.slog_bytes} ZIL bytes went to a log vdev in a configuration "
-                            "without one: the pool is not what the scenario declared")
-    return problems
+            found.append(Finding(Kind.LOG_WITHOUT_SLOG, dict(who, slog_bytes=s.slog_bytes), ref))
+    return found
 
 
 def _spill_share(s: Step) -> Optional[float]:
@@ -250,58 +244,75 @@ def log_evidence(slog: Curve, metric: str, sweep: Sequence[SweepFigure], load_bs
     return LogEvidence(sweep=fig, observed_mbps=observed, observed_size=size)
 
 
-def _mib(v: float) -> str:
-    return f"{v:.0f}" if v >= 10 else f"{v:.1f}"
+def _size_basis(log: Optional[LogEvidence], load_bs: Optional[int]) -> Dict[str, Any]:
+    """The size the log device's sweep was read at: the log vdev's writes (log_evidence), else the load's."""
+    if log is not None:
+        return {"size": log.sweep.size, "size_basis": "log-vdev",
+                "interpolated": log.sweep.size & (log.sweep.size - 1) != 0}
+    return {"size": load_bs, "size_basis": "load", "interpolated": False}
 
 
-def _size_words(size: float) -> str:
-    return f"{size / 1024:.0f} KiB" if size >= 1024 else f"{size:.0f} B"
+def _ref(curve: Curve, step: Step) -> StepRef:
+    return StepRef(curve.config, curve.candidate, step.threads)
 
 
-def _log_too(matches_bw: bool, observed: Optional[float], sweep_mbps: Optional[float], bs_label: str) -> str:
-    """Beside a pool/host verdict: measured evidence that the log device is at its own limit too (said,
-    never as THE bottleneck), else that this run does not show the log's limit."""
-    if matches_bw and observed is not None and sweep_mbps is not None:
-        return (f"; the log vdev wrote {_mib(observed)} MiB/s there, at or above its QD1 sync-write sweep at "
-                f"{bs_label} ({_mib(sweep_mbps)} MiB/s), so the log device is at its limit too")
-    return ", so this run does not show the log device's limit"
+def _flat_figures(base: Curve, flat: Flat, metric: str) -> Dict[str, Any]:
+    return {"baseline_config": base.config, "flat_threads": flat.threads,
+            "flat_steps": [[s.threads, s.value(metric)] for s in flat.steps]}
 
 
 @dataclass
 class Verdict:
-    sentence: str  # what the user acts on
-    bottleneck: str  # in plain words
+    """What the SLOG bought and what limits it, as findings (analysis.findings): exactly one ``effect``
+    (what the SLOG bought sync=always) and one ``limit`` (the bottleneck), the ``details`` beside them
+    and the ``problems`` (evidence contradicting the configuration). slogqual.report.wording words them."""
+
+    findings: List[Finding]
     benefit_at_peak: Optional[float] = None  # slog peak / noslog peak
     of_standard_at_peak: Optional[float] = None  # slog peak / baseline peak
-    details: List[str] = field(default_factory=list)  # knees and other context
-    problems: List[str] = field(default_factory=list)  # evidence contradicting the configuration
+
+    @property
+    def effect(self) -> Finding:
+        return F.one(self.findings, F.EFFECTS)
+
+    @property
+    def limit(self) -> Finding:
+        return F.one(self.findings, F.LIMITS)
+
+    @property
+    def details(self) -> List[Finding]:
+        return F.of_kind(self.findings, F.DETAILS)
+
+    @property
+    def problems(self) -> List[Finding]:
+        return F.of_kind(self.findings, F.PROBLEMS)
 
 
 def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float] = None,
-            log_sweep_lat_us: Optional[float] = None, bs_label: str = "", load_is_sync: bool = False,
+            log_sweep_lat_us: Optional[float] = None, load_bs: Optional[int] = None, load_is_sync: bool = False,
             log: Optional[LogEvidence] = None) -> Verdict:
     """What the SLOG bought for this load, and what limits it.
 
     load_is_sync: the load's own writes are synchronous (O_DSYNC, as NFS clients ask): then
     sync=standard goes through the ZIL too and is no ZIL-free ceiling to compare with.
 
-    log_sweep_mbps / log_sweep_lat_us: the log device's QD1 sweep at the scenario's write size, when
+    log_sweep_mbps / log_sweep_lat_us: the log device's QD1 sweep at the load's IO size ``load_bs``, when
     known, to name the log device as the limit with numbers rather than by elimination.
 
     log: the same from the log vdev's own writes (log_evidence); it takes precedence, comparing the
     bandwidth iostat saw on the log vdev with the sweep at the size it was written with.
     """
-    unit = "IOPS" if metric == "iops" else "MiB/s"
     r = roles(curves)
     slog, noslog, base = r.get("slog"), r.get("noslog"), r.get("baseline")
     if not slog or not slog.steps:
-        return Verdict("No sync=always configuration with a SLOG was measured: nothing to judge.", "unknown")
+        return Verdict([Finding(Kind.NOTHING_TO_JUDGE)])
+    m = {"metric": metric}
     ps = peak(slog.steps, metric)
     pn = peak(noslog.steps, metric) if noslog and noslog.steps else None
     pb = peak(base.steps, metric) if base and base.steps and not load_is_sync else None
     benefit = ps.value(metric) / pn.value(metric) if pn and pn.value(metric) > 0 else None
     of_std = ps.value(metric) / pb.value(metric) if pb and pb.value(metric) > 0 else None
-    details = []
+    found: List[Finding] = []
     # sync=standard writes no ZIL: where it has stopped scaling, the pool or the host (CPU, the initiator)
     # is at its limit. The SLOG curve is judged at the step where it stopped scaling itself: when
     # sync=standard is already flat at that step, the same limit caps both and the log device is not named
@@ -312,85 +323,79 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
     host_bound = flat is not None and slog_flat is not None and slog_flat.threads >= flat.threads
     rising_on_plateau = flat is not None and slog_flat is None and ps.threads >= flat.threads
     if flat is not None:
-        details.append(f"{base.config}: stopped scaling at {flat.threads} threads "
-                       f"({_steps_words(flat.steps, metric, unit)})")
+        found.append(Finding(Kind.SATURATED_AT, dict(m, config=base.config, threads=flat.threads,
+                                                     steps=[[s.threads, s.value(metric)] for s in flat.steps]),
+                             tuple(_ref(base, s) for s in flat.steps)))
     k = knee(slog.steps, metric)
     if k:
-        details.append(f"{slog.config}: knee at {k.threads} threads ({k.value:.0f} {unit})"
-                       if k.saturated else f"{slog.config}: still scaling at {k.threads} threads ({k.value:.0f} {unit})")
+        found.append(Finding(Kind.KNEE, dict(m, config=slog.config, threads=k.threads, value=k.value,
+                                             saturated=k.saturated), (StepRef(slog.config, slog.candidate, k.threads),)))
     observed = ps.mbps
     if log is not None:
         log_sweep_mbps, log_sweep_lat_us = log.sweep.mbps, log.sweep.lat_mean_us
-        bs_label = _size_words(log.sweep.size) + ("" if log.sweep.size & (log.sweep.size - 1) == 0 else
-                                                  ", interpolated between swept sizes")
         observed = log.observed_mbps
+    sized = _size_basis(log, load_bs)
     matches_bw = (observed is not None and log_sweep_mbps is not None and log_sweep_mbps > 0
                   and observed >= (1 - MATCH) * log_sweep_mbps
                   and (log is not None or observed <= (1 + MATCH) * log_sweep_mbps))
+    # the log vdev at its own sweep's bandwidth, said beside a pool/host limit (never as THE bottleneck)
+    log_too = dict(sized, observed_mbps=observed, sweep_mbps=log_sweep_mbps) if matches_bw else None
+    peak_ref = (_ref(slog, ps),)
     if of_std is not None and of_std >= 1 - SAME:  # the log costs nothing, whatever its own limit
-        bottleneck = "the pool, not the log: the SLOG keeps up with sync=standard"
+        limit = Finding(Kind.POOL_BOUND, dict(m, of_standard=of_std, peak=ps.value(metric), baseline_peak=pb.value(metric)),
+                        peak_ref + (_ref(base, pb),))
     elif host_bound:  # never the log device while the ZIL-free run is flat at the same step
-        bottleneck = (f"pool/host-bound: sync=standard, which writes no ZIL, stopped scaling at {flat.threads} "
-                      f"threads ({_steps_words(flat.steps, metric, unit)}) and {slog.config} stopped scaling at "
-                      f"{slog_flat.threads} threads (peak {ps.value(metric):.0f} {unit}"
-                      + (f", {of_std:.0%} of sync=standard's peak" if of_std is not None else "")
-                      + ") on that plateau: the pool or the host (CPU, initiator) caps both")
-        bottleneck += _log_too(matches_bw, observed, log_sweep_mbps, bs_label)
+        limit = Finding(Kind.HOST_BOUND, dict(m, **_flat_figures(base, flat, metric), config=slog.config,
+                                              slog_flat_threads=slog_flat.threads, peak=ps.value(metric),
+                                              of_standard=of_std, log_too=log_too),
+                        tuple(_ref(base, s) for s in flat.steps) + tuple(_ref(slog, s) for s in slog_flat.steps))
     elif rising_on_plateau:
-        bottleneck = (f"not reached: {slog.config} still grew at its last thread step ({ps.threads} threads, "
-                      f"{ps.value(metric):.0f} {unit}); sync=standard, which writes no ZIL, stopped scaling at "
-                      f"{flat.threads} threads ({_steps_words(flat.steps, metric, unit)}), the pool/host ceiling "
-                      "it can reach at most; add thread steps")
-        if matches_bw:
-            bottleneck += _log_too(matches_bw, observed, log_sweep_mbps, bs_label)
-    elif matches_bw and log is not None:
-        bottleneck = (f"log device bandwidth: {_mib(observed)} MiB/s written to the log vdev"
-                      + (f" in {_size_words(log.observed_size)} writes" if log.observed_size else "")
-                      + f", at or above its QD1 sync-write sweep at {bs_label} ({_mib(log_sweep_mbps)} MiB/s)")
+        limit = Finding(Kind.RISING_ON_PLATEAU, dict(m, **_flat_figures(base, flat, metric), config=slog.config,
+                                                     peak_threads=ps.threads, peak=ps.value(metric), log_too=log_too),
+                        tuple(_ref(base, s) for s in flat.steps) + peak_ref)
     elif matches_bw:
-        bottleneck = (f"log device bandwidth: {ps.mbps:.0f} MiB/s, matching its sweep at {bs_label} "
-                      f"({log_sweep_mbps:.0f} MiB/s)")
+        limit = Finding(Kind.LOG_BANDWIDTH, dict(sized, observed_mbps=observed, sweep_mbps=log_sweep_mbps,
+                                                 observed_size=log.observed_size if log is not None else None),
+                        peak_ref)
     elif k and k.saturated:
-        bottleneck = f"the log device: {slog.config} stops scaling at {k.threads} threads"
-        if log_sweep_lat_us:
-            bottleneck += f" (its QD1 sync write at {bs_label} takes {log_sweep_lat_us:.0f} µs)"
+        limit = Finding(Kind.LOG_BOUND, dict(m, **sized, config=slog.config, threads=k.threads,
+                                             sweep_lat_us=log_sweep_lat_us or None),
+                        tuple(_ref(slog, s) for s in slog.steps if s.threads >= k.threads))
     else:
-        bottleneck = "not reached: throughput still grew at the last thread step; add steps"
+        limit = Finding(Kind.NOT_REACHED, dict(m, config=slog.config, threads=ps.threads, peak=ps.value(metric)),
+                        peak_ref)
+    found.insert(0, limit)
 
+    both = dict(m, peak=ps.value(metric), noslog_peak=pn.value(metric) if pn else None)
+    refs = peak_ref + ((_ref(noslog, pn),) if pn else ())
     if benefit is not None and benefit < 1 - SAME:
-        sentence = (f"For this workload the pool is faster with no SLOG: sync=always reaches "
-                    f"{pn.value(metric):.0f} {unit} without it and {ps.value(metric):.0f} {unit} with it.")
+        effect = Finding(Kind.FASTER_WITHOUT_SLOG, dict(both, benefit=benefit), refs)
     elif benefit is not None and benefit <= 1 + SAME:
-        sentence = (f"The SLOG buys nothing here: sync=always peaks at {ps.value(metric):.0f} {unit} with it "
-                    f"and {pn.value(metric):.0f} {unit} without.")
+        effect = Finding(Kind.BUYS_NOTHING, dict(both, benefit=benefit), refs)
     elif benefit is not None:
-        sentence = (f"The SLOG makes sync=always {benefit:.1f}x faster ({ps.value(metric):.0f} vs "
-                    f"{pn.value(metric):.0f} {unit} at peak)")
-        sentence += (f", reaching {of_std:.0%} of sync=standard." if of_std is not None else ".")
-        if host_bound and of_std is not None:
-            sentence = (sentence[:-1] + f" — which is itself flat from {flat.threads} threads: pool/host-bound, "
-                        "not a limit of the log device.")
+        effect = Finding(Kind.SPEEDUP, dict(both, benefit=benefit, of_standard=of_std,
+                                            flat_threads=flat.threads if host_bound and of_std is not None else None),
+                         refs + ((_ref(base, pb),) if of_std is not None else ()))
     else:
-        sentence = f"sync=always with the SLOG peaks at {ps.value(metric):.0f} {unit} (no run without a SLOG to compare)."
-    problems = [p for c in curves for p in log_usage_problems(c)]
-    return Verdict(sentence=sentence, bottleneck=bottleneck, benefit_at_peak=benefit,
-                   of_standard_at_peak=of_std, details=details, problems=problems)
+        effect = Finding(Kind.NO_COMPARISON, both, refs)
+    found.insert(0, effect)
+    found += [p for c in curves for p in usage_findings(c)]
+    return Verdict(found, benefit_at_peak=benefit, of_standard_at_peak=of_std)
 
 
 def slower_candidate(curves: Sequence[Curve], names: Dict[Optional[str], str], metric: str,
-                     flat: Optional[Flat] = None) -> Optional[str]:
-    """With several log candidates measured under the same load: which one limits sync=always, in a
-    sentence. Candidates are ranked by the geometric mean of their throughput ratios at the thread
-    steps both measured — one step where both are pool-bound does not decide it, as a peak would. Curves
-    that cross (each candidate more than SAME ahead at some step) are said to cross, with both steps.
+                     flat: Optional[Flat] = None) -> Optional[Finding]:
+    """With several log candidates measured under the same load: which one limits sync=always.
+    Candidates are ranked by the geometric mean of their throughput ratios at the thread steps both
+    measured — one step where both are pool-bound does not decide it, as a peak would. Curves that cross
+    (each candidate more than SAME ahead at some step) are found to cross, with both steps.
 
     flat: where sync=standard stopped scaling (``saturation``). When the step that shows the candidates
-    furthest apart lies on that plateau, the slower one is named slower, never the bottleneck: the
+    furthest apart lies on that plateau, the slower one is found slower, never the bottleneck: the
     pool or host was at its limit at that step too."""
     cs = [c for c in curves if c.steps]
     if len(cs) < 2:
         return None
-    unit = "IOPS" if metric == "iops" else "MiB/s"
 
     def gm(a: Curve, b: Curve) -> Optional[float]:
         r = ratios(a, b, metric)
@@ -407,26 +412,28 @@ def slower_candidate(curves: Sequence[Curve], names: Dict[Optional[str], str], m
     factor = gm(fast, slow)
     if factor is None:
         return None
-    name_s, name_f = names.get(slow.candidate, slow.candidate), names.get(fast.candidate, fast.candidate)
     per = ratios(fast, slow, metric)
     t = max(per, key=per.get)
     vs = {s.threads: s.value(metric) for s in slow.steps}
     vf = {s.threads: s.value(metric) for s in fast.steps}
     lo = min(per, key=per.get)
+    who = {"metric": metric, "slower": slow.candidate, "slower_name": names.get(slow.candidate, slow.candidate),
+           "faster": fast.candidate, "faster_name": names.get(fast.candidate, fast.candidate), "factor": factor}
+
+    def at(*threads: int) -> Tuple[StepRef, ...]:
+        return tuple(StepRef(c.config, c.candidate, n) for n in threads for c in (slow, fast))
+
     if per[t] > 1 + SAME and per[lo] < 1 - SAME:
         # each is ahead by more than a step can vary somewhere: a mean ratio near 1 would call them alike
         # (the lab's wide pool: capped log 36.8 -> 42.6 MiB/s, NVDIMM 30.7 -> 61.0 from 2 to 32 threads)
-        return (f"The log candidates' curves cross: {name_s} is faster at {lo} threads ({vs[lo]:.0f} vs "
-                f"{vf[lo]:.0f} {unit}), {name_f} at {t} threads ({vf[t]:.0f} vs {vs[t]:.0f} {unit}); which one "
-                f"limits sync=always depends on the load's thread count, so neither is named the bottleneck.")
+        return Finding(Kind.CROSSES, dict(who, slower_ahead_at=lo, slower_ahead=[vs[lo], vf[lo]],
+                                          faster_ahead_at=t, faster_ahead=[vf[t], vs[t]]), at(lo, t))
     if factor <= 1 + SAME:
-        return f"The log candidates perform alike under this load ({name_s}, {name_f}): neither is the bottleneck."
-    figures = (f"sync=always with it reaches 1/{factor:.1f} of the throughput with {name_f} (geometric mean over "
-               f"the thread steps; at {t} threads {vs[t]:.0f} vs {vf[t]:.0f} {unit})")
+        return Finding(Kind.ALIKE, who, at(*sorted(per)))
+    widest = dict(who, threads=t, values=[vs[t], vf[t]])
     if flat is not None and t >= flat.threads:
         last = max(per)
-        return (f"The log device {name_s} is the slower one: {figures}. Not named the bottleneck: pool/host-bound — "
-                f"sync=standard, which writes no ZIL, stopped scaling at {flat.threads} threads "
-                f"({_steps_words(flat.steps, metric, unit)}), so at these steps the pool or host was at its limit "
-                f"too (at {last} threads {vs[last]:.0f} vs {vf[last]:.0f} {unit}).")
-    return f"The slower log device {name_s} is the bottleneck: {figures}."
+        return Finding(Kind.SLOWER, dict(widest, flat_threads=flat.threads,
+                                         flat_steps=[[s.threads, s.value(metric)] for s in flat.steps],
+                                         last=last, last_values=[vs[last], vf[last]]), at(*sorted({t, last})))
+    return Finding(Kind.SLOWER_IS_BOTTLENECK, widest, at(t))

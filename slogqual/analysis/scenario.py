@@ -1,7 +1,8 @@
 """The analysis of a pool scenario result: knees, what the SLOG bought, the verdict — a pure function
 of the measured steps and the scenario's parameters, both kept in the document.
 
-Readers (the table, the plot, qualify's criteria, the store's summary) call ``current(doc)``, which
+Everything here reads a ``results.scenario.ScenarioResult``, never the document's dict. Readers (the
+table, the plot, qualify's criteria, the store's summary) call ``current(result)``, which
 recomputes it with today's rules; a stored ``analysis`` is what the run printed, labelled with the
 ``ANALYSIS_VERSION`` that produced it.
 """
@@ -12,7 +13,9 @@ from typing import Any, Dict, List, Optional
 
 from slogqual.analysis import pairs as _pairs
 from slogqual.analysis import scaling
-from slogqual.units import size_label
+from slogqual.analysis.findings import PROBLEMS, Finding
+from slogqual.report import wording
+from slogqual.results.scenario import ScenarioResult, ScenarioStep
 
 # Bump when a rule changes what a verdict, benefit or knee says for the same measurements.
 # 1: the analysis written before this field existed (documents without "version"); 2: knee remarks in
@@ -22,20 +25,15 @@ from slogqual.units import size_label
 # candidate's SLOG before), mirrored/striped pairs get their own entries in "pairs"; 5: a SLOG step whose ZIL
 # sent more than 1 % of its bytes to the main pool (a log too small for the load) is a problem; 6: log
 # candidates whose curves cross (each more than 10 % ahead at some step) are said to cross, not "alike", and
-# only one sync=always configuration's candidates are compared (never one device's two configurations).
-ANALYSIS_VERSION = 6
+# only one sync=always configuration's candidates are compared (never one device's two configurations); 7:
+# the facts beside the words — ``findings`` (kind, figures, steps: analysis.findings) at the top level and per
+# candidate and pair; every sentence is the same as version 6 wrote for the same measurements.
+ANALYSIS_VERSION = 7
 
 
 def metric_for(bs: int) -> str:
     """Small writes are judged in IOPS, large ones in bandwidth."""
     return "iops" if bs <= 16 * 1024 else "mbps"
-
-
-def log_ops(vdevs: Optional[List[Dict[str, object]]]) -> Optional[float]:
-    """Write ops/s of the log section's top-level vdevs, from a step's ``vdevs`` list."""
-    if vdevs is None:
-        return None
-    return sum(float(v["write_ops_s"]) for v in vdevs if v.get("section") == "logs" and v.get("depth") == 1)
 
 
 def sweep_figures(entry: Optional[Dict[str, Any]]) -> List[scaling.SweepFigure]:
@@ -44,44 +42,41 @@ def sweep_figures(entry: Optional[Dict[str, Any]]) -> List[scaling.SweepFigure]:
             for p in (entry or {}).get("points") or [] if p.get("mbps") is not None]
 
 
-def curves(doc: Dict[str, Any]) -> List[scaling.Curve]:
+def curves(result: ScenarioResult) -> List[scaling.Curve]:
     by: Dict[tuple, scaling.Curve] = {}
-    for s in doc["steps"]:
-        key = (s["config"], s.get("candidate"))
+    for s in result.steps:
+        key = (s.config, s.candidate)
         if key not in by:
-            by[key] = scaling.Curve(s["config"], s["sync"], s["log"], candidate=s.get("candidate"))
-        by[key].steps.append(scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"],
-                                          lat_p99_us=s["lat_us"].get("p99"), slog_bytes=s["zil"].get("slog_bytes"),
-                                          normal_bytes=s["zil"].get("normal_bytes"),
-                                          log_write_bytes_s=s.get("log_write_bytes_s"),
-                                          log_write_ops_s=s.get("log_write_ops_s", log_ops(s.get("vdevs"))),
-                                          ios=s.get("ios")))
+            by[key] = scaling.Curve(s.config, s.sync, s.log, candidate=s.candidate)
+        by[key].steps.append(scaling.Step(threads=s.threads, iops=s.iops, mbps=s.mbps, lat_p99_us=s.p99_us,
+                                          slog_bytes=s.slog_bytes, normal_bytes=s.normal_bytes,
+                                          log_write_bytes_s=s.log_write_bytes_s, log_write_ops_s=s.log_write_ops_s,
+                                          ios=s.ios))
     return list(by.values())
 
 
-def pair_devices(doc: Dict[str, Any]) -> Dict[tuple, List[str]]:
+def pair_devices(result: ScenarioResult) -> Dict[tuple, List[str]]:
     """(config, candidate) of each mirror/stripe curve -> its log devices (analysis.pairs.devices_of)."""
-    by: Dict[tuple, List[Dict[str, Any]]] = {}
-    for s in doc["steps"]:
-        if s.get("log") in _pairs.PAIR_LOGS:
-            by.setdefault((s["config"], s.get("candidate")), []).append(s)
-    return {k: _pairs.devices_of(v, doc["pool"].get("log") or []) for k, v in by.items()}
+    by: Dict[tuple, List[ScenarioStep]] = {}
+    for s in result.steps:
+        if s.log in _pairs.PAIR_LOGS:
+            by.setdefault((s.config, s.candidate), []).append(s)
+    return {k: _pairs.devices_of(v, result.log_paths) for k, v in by.items()}
 
 
-def step_label(doc: Dict[str, Any], step: Dict[str, Any]) -> str:
+def step_label(result: ScenarioResult, step: ScenarioStep) -> str:
     """A step's curve as tables and plots name it: the configuration; with several log candidates, the
     single log's device; for a mirror or stripe, the layout and both devices ('[stripe: /dev/a + /dev/b]')."""
-    if step.get("log") in _pairs.PAIR_LOGS:
-        devs = _pairs.devices_of([step], doc["pool"].get("log") or [])
-        what = " + ".join(devs) or step.get("candidate") or ""
-        return f"{step['config']} [{step['log']}" + (f": {what}]" if what else "]")
-    several = len(doc["pool"].get("log") or []) > 1
-    return step["config"] + (f" [{step['candidate']}]" if several and step.get("candidate") else "")
+    if step.log in _pairs.PAIR_LOGS:
+        devs = _pairs.devices_of([step], result.log_paths)
+        what = " + ".join(devs) or step.candidate or ""
+        return f"{step.config} [{step.log}" + (f": {what}]" if what else "]")
+    several = len(result.log_paths) > 1
+    return step.config + (f" [{step.candidate}]" if several and step.candidate else "")
 
 
-def _device_name(doc: Dict[str, Any], path: str) -> str:
-    rec = (doc["pool"].get("devices") or {}).get(path) or {}
-    model = rec.get("model")
+def _device_name(result: ScenarioResult, path: str) -> str:
+    model = result.device(path).get("model")
     return f"{path} ({model})" if model else path
 
 
@@ -103,25 +98,25 @@ def compared_candidates(singles: List[scaling.Curve]) -> List[scaling.Curve]:
     return next((g for g in by_config.values() if len({c.candidate for c in g}) >= 2), [])
 
 
-def analyse(doc: Dict[str, Any]) -> Dict[str, Any]:
+def analyse(result: ScenarioResult) -> Dict[str, Any]:
     """Knees, the SLOG's benefit and the verdict; with several log candidates, one verdict each and
     the slower candidate named; each mirrored or striped log pair its own verdict and its ratio to the
     best single log (``pairs``). Every SLOG curve is judged against the no-log curves alone. Top-level
     figures are those of the best single candidate (of the best pair when the result has no single log).
     Where the result holds a candidate's own sweep (``log_sweeps``), its verdict weighs the log vdev's
     bandwidth against it. Reads only ``scenario``, ``pool``, ``steps`` and ``log_sweeps``."""
-    bs = int(doc["scenario"]["bs"])
-    load_is_sync = doc["scenario"].get("write_sync", "none") != "none"
+    bs = result.bs
+    load_is_sync = result.write_sync != "none"
     metric = metric_for(bs)
-    cs = curves(doc)
+    cs = curves(result)
     common = [c for c in cs if not c.uses_slog]  # what a SLOG curve is judged against: never another SLOG
     singles = [c for c in cs if c.log == "single"]
     pair_curves = [c for c in cs if _pairs.is_pair(c)]
-    names = {c.candidate: _device_name(doc, c.candidate) for c in singles if c.candidate}
-    sweeps = doc.get("log_sweeps") or {}
+    names = {c.candidate: _device_name(result, c.candidate) for c in singles if c.candidate}
+    sweeps = result.log_sweeps
 
     def judge(c: scaling.Curve, ev: Optional[scaling.LogEvidence] = None) -> scaling.Verdict:
-        return scaling.verdict(common + [c], metric, bs_label=size_label(bs), load_is_sync=load_is_sync, log=ev)
+        return scaling.verdict(common + [c], metric, load_bs=bs, load_is_sync=load_is_sync, log=ev)
 
     def single_evidence(c: scaling.Curve) -> Optional[scaling.LogEvidence]:
         return scaling.log_evidence(c, metric, sweep_figures(sweeps.get(c.candidate)), bs)
@@ -132,11 +127,13 @@ def analyse(doc: Dict[str, Any]) -> Dict[str, Any]:
         v = judge(c, ev)
         pk = scaling.peak(c.steps, metric)
         per.append({"device": c.candidate, "name": names.get(c.candidate, c.candidate), "config": c.config,
-                    "sync": c.sync, "peak": pk.value(metric) if pk else None, "verdict": v.sentence,
-                    "bottleneck": v.bottleneck, "slog_benefit_at_peak": v.benefit_at_peak,
-                    "slog_of_standard_at_peak": v.of_standard_at_peak, "log_sweep": _evidence_dict(ev)})
+                    "sync": c.sync, "peak": pk.value(metric) if pk else None, "verdict": wording.effect(v.findings),
+                    "bottleneck": wording.limit(v.findings), "slog_benefit_at_peak": v.benefit_at_peak,
+                    "slog_of_standard_at_peak": v.of_standard_at_peak, "log_sweep": _evidence_dict(ev),
+                    "findings": verdict_facts(v)})
     per.sort(key=lambda d: -(d["peak"] or 0))
-    pair_entries = _pairs.entries(pair_curves, pair_devices(doc), per, judge, lambda d: _device_name(doc, d), metric)
+    pair_entries = _pairs.entries(pair_curves, pair_devices(result), per, judge, lambda d: _device_name(result, d),
+                                  metric)
     best = [c for c in singles if per and c.candidate == per[0]["device"]] or singles[:1]
     if best:
         v = judge(best[0], single_evidence(best[0]))
@@ -144,7 +141,7 @@ def analyse(doc: Dict[str, Any]) -> Dict[str, Any]:
         top = pair_entries[0]
         v = judge(next(c for c in pair_curves if (c.config, c.candidate) == (top["config"], top["candidate"])))
     else:
-        v = scaling.verdict(common, metric, bs_label=size_label(bs), load_is_sync=load_is_sync)
+        v = scaling.verdict(common, metric, load_bs=bs, load_is_sync=load_is_sync)
     knees = {}
     for c in cs:
         k = scaling.knee(c.steps, metric)
@@ -152,30 +149,42 @@ def analyse(doc: Dict[str, Any]) -> Dict[str, Any]:
             named = c.candidate and (len(singles) > 1 or c.log != "single")
             knees[c.config + (f" [{c.candidate}]" if named else "")] = {
                 "threads": k.threads, "value": k.value, "saturated": k.saturated}
-    out = {"version": ANALYSIS_VERSION, "metric": metric, "verdict": v.sentence, "bottleneck": v.bottleneck,
-           "slog_benefit_at_peak": v.benefit_at_peak, "slog_of_standard_at_peak": v.of_standard_at_peak,
-           "knees": knees, "details": v.details,
-           "problems": [p for c in cs for p in scaling.log_usage_problems(c)], "candidates": per,
-           "pairs": pair_entries}
+    problems = [p for c in cs for p in scaling.usage_findings(c)]
+    out = {"version": ANALYSIS_VERSION, "metric": metric, "verdict": wording.effect(v.findings),
+           "bottleneck": wording.limit(v.findings), "slog_benefit_at_peak": v.benefit_at_peak,
+           "slog_of_standard_at_peak": v.of_standard_at_peak, "knees": knees,
+           "details": [wording.word(d) for d in v.details], "problems": [wording.word(p) for p in problems],
+           "candidates": per, "pairs": pair_entries}
     base = scaling.roles(common).get("baseline")  # where the ZIL-free run stopped scaling, if it did
     flat = scaling.saturation(base.steps, metric) if base and base.steps and not load_is_sync else None
     slower = scaling.slower_candidate(compared_candidates(singles), names, metric, flat=flat)
     if slower:
-        out["slower_log"] = slower
+        out["slower_log"] = wording.word(slower)
+    out["findings"] = verdict_facts(v) + [p.to_dict() for p in problems] + ([slower.to_dict()] if slower else [])
     return out
 
 
-def current(doc: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+def verdict_facts(v: scaling.Verdict) -> List[Dict[str, Any]]:
+    """A verdict's effect, limit and details as stored (its problems are the result's, stored once)."""
+    return [f.to_dict() for f in v.findings if f.kind not in PROBLEMS]
+
+
+def findings(analysis: Optional[Dict[str, Any]]) -> List[Finding]:
+    """The findings of an analysis (``current`` or a stored one of version 7 on); [] before they were kept."""
+    return [Finding.from_dict(f) for f in (analysis or {}).get("findings") or []]
+
+
+def current(result: ScenarioResult) -> Optional[Dict[str, Any]]:
     """The analysis readers show: recomputed from the measurements with today's rules for a complete
     result; None for a result without steps; for an unfinished one, its steps so far."""
-    if not doc.get("steps"):
+    if not result.steps:
         return None
-    return analyse(doc)
+    return analyse(result)
 
 
-def stored_version(doc: Dict[str, Any]) -> Optional[int]:
+def stored_version(result: ScenarioResult) -> Optional[int]:
     """Which analysis version wrote the document's stored analysis (1 when it predates the field)."""
-    a = doc.get("analysis")
+    a = result.analysis
     if not a:
         return None
     return int(a.get("version", 1))

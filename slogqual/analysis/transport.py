@@ -1,8 +1,8 @@
 """The protocol's cost: one scenario load run locally (fio on the ZFS host) and over a real transport
 (iSCSI, NFS), compared step by step, and whether the SLOG's benefit survives the protocol.
 
-Pure functions over two ``slogqual.scenario/1`` documents (validated by results.scenario before they
-get here): no process, no file. Refusals are ValueError with one line; the CLI turns it into a
+Pure functions over two ``results.scenario.ScenarioResult`` (validated when they were loaded): no
+process, no file. Keys the document's validation leaves free-form are read defensively. Refusals are ValueError with one line; the CLI turns it into a
 UsageError (exit 2).
 
 Matching (docs/scenarios.md, "Protocol cost"):
@@ -23,6 +23,9 @@ import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.analysis import scaling
+from slogqual.report import wording
+from slogqual.results import schema as S
+from slogqual.results.scenario import ScenarioResult, ScenarioStep
 from slogqual.units import size_label
 
 # The same load: a difference in any of these makes the comparison meaningless, so it is refused.
@@ -53,31 +56,31 @@ def _dict(v: Any) -> Dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
-def transport_kind(doc: Dict[str, Any]) -> str:
-    """How the document's load reached the pool: the scenario's ``transport.kind``, else the result's
+def transport_kind(result: ScenarioResult) -> str:
+    """How the result's load reached the pool: the scenario's ``transport.kind``, else the result's
     ``transport.config.kind``; documents from before transports existed ran locally."""
-    sc = _dict(doc.get("scenario")).get("transport")
+    sc = result.scenario.get("transport")
     if isinstance(sc, dict) and sc.get("kind"):
         return str(sc["kind"])
-    t = doc.get("transport")
-    if isinstance(t, dict) and isinstance(t.get("config"), dict) and t["config"].get("kind"):
-        return str(t["config"]["kind"])
+    config = result.transport.get("config")
+    if isinstance(config, dict) and config.get("kind"):
+        return str(config["kind"])
     return "local"
 
 
-def transport_words(doc: Dict[str, Any]) -> str:
+def transport_words(result: ScenarioResult) -> str:
     """'iSCSI', 'NFSv3', ... for sentences."""
-    kind = transport_kind(doc)
+    kind = transport_kind(result)
     words = TRANSPORT_WORDS.get(kind, kind)
     if kind == "nfs":
-        version = _dict(_dict(doc.get("scenario")).get("transport")).get("nfs_version")
+        version = _dict(result.scenario.get("transport")).get("nfs_version")
         if version:
             words += f"v{version}"
     return words
 
 
-def _load_value(doc: Dict[str, Any], key: str) -> Any:
-    v = _dict(doc.get("scenario")).get(key)
+def _load_value(result: ScenarioResult, key: str) -> Any:
+    v = result.scenario.get(key)
     return "none" if key == "write_sync" and v is None else v
 
 
@@ -86,7 +89,7 @@ def _shown(key: str, v: Any) -> str:
     return size_label(v) if sized and v > 0 else str(v)
 
 
-def check_same_load(local: Dict[str, Any], remote: Dict[str, Any], local_name: str = "local",
+def check_same_load(local: ScenarioResult, remote: ScenarioResult, local_name: str = "local",
                     transport_name: str = "transport") -> None:
     """ValueError (one line) unless ``local`` ran locally, ``remote`` over a transport, with one load."""
     lk, rk = transport_kind(local), transport_kind(remote)
@@ -101,43 +104,39 @@ def check_same_load(local: Dict[str, Any], remote: Dict[str, Any], local_name: s
     if diffs:
         raise ValueError(f"{local_name} and {transport_name} are not the same load ({', '.join(diffs)}): "
                          "the protocol's cost is measured on one load")
-    for name, doc in ((local_name, local), (transport_name, remote)):
-        if not doc.get("steps"):
+    for name, result in ((local_name, local), (transport_name, remote)):
+        if not result.steps:
             raise ValueError(f"{name} has no measured steps")
 
 
-def _classes(doc: Dict[str, Any], paths: List[str]) -> List[Optional[str]]:
-    return [_device(doc, p).get("class") for p in paths]
+def _classes(result: ScenarioResult, paths: List[str]) -> List[Optional[str]]:
+    return [result.device(p).get("class") for p in paths]
 
 
-def _device(doc: Dict[str, Any], path: Optional[str]) -> Dict[str, Any]:
-    return _dict(_dict(_dict(doc.get("pool")).get("devices")).get(path)) if path else {}
-
-
-def device_label(doc: Dict[str, Any], path: Optional[str]) -> str:
+def device_label(result: ScenarioResult, path: Optional[str]) -> str:
     """'/dev/pmem0 (nvdimm)', with the model where known."""
     if not path:
         return "-"
-    rec = _device(doc, path)
+    rec = result.device(path)
     bits = [b for b in (rec.get("class"), rec.get("model")) if b]
     return f"{path} ({', '.join(map(str, bits))})" if bits else path
 
 
-def differences(local: Dict[str, Any], remote: Dict[str, Any]) -> List[str]:
+def differences(local: ScenarioResult, remote: ScenarioResult) -> List[str]:
     """What differs between the two runs besides the transport, for the user to weigh."""
     out = []
     for k in NOTED_KEYS:
-        a, b = _dict(local.get("scenario")).get(k), _dict(remote.get("scenario")).get(k)
+        a, b = local.scenario.get(k), remote.scenario.get(k)
         if a != b:
             out.append(f"scenario {k}: {_shown(k, a)} locally vs {_shown(k, b)} over the transport")
-    lp, rp = _dict(local.get("pool")), _dict(remote.get("pool"))
+    lp, rp = local.pool, remote.pool
     for k in ("layout", "ashift"):
         if lp.get(k) != rp.get(k):
             out.append(f"pool {k}: {lp.get(k)} vs {rp.get(k)}")
-    lc, rc = _classes(local, lp.get("data") or []), _classes(remote, rp.get("data") or [])
+    lc, rc = _classes(local, local.data_paths), _classes(remote, remote.data_paths)
     if sorted(map(str, lc)) != sorted(map(str, rc)):
         out.append(f"data vdevs: {', '.join(map(str, lc)) or '-'} vs {', '.join(map(str, rc)) or '-'}")
-    le, re_ = _dict(local.get("environment")), _dict(remote.get("environment"))
+    le, re_ = local.environment, remote.environment
     for k in ("host", "kernel", "cpu"):
         if le.get(k) != re_.get(k):
             out.append(f"{k}: {le.get(k)} vs {re_.get(k)}")
@@ -147,31 +146,30 @@ def differences(local: Dict[str, Any], remote: Dict[str, Any]) -> List[str]:
     days = [str(e.get("started") or "")[:10] for e in (le, re_)]
     if all(days) and days[0] != days[1]:  # other days: other host load, other guest builds
         out.append(f"run on {days[0]} vs {days[1]}")
-    if bool(local.get("quick")) != bool(remote.get("quick")):
-        out.append(f"quick: {bool(local.get('quick'))} vs {bool(remote.get('quick'))}")
-    for name, doc in (("the local run", local), ("the transport run", remote)):
-        if doc.get("status") != "complete":
-            out.append(f"{name} is {doc.get('status')}: its missing steps show as unmatched")
+    if local.quick != remote.quick:
+        out.append(f"quick: {local.quick} vs {remote.quick}")
+    for name, result in (("the local run", local), ("the transport run", remote)):
+        if not result.complete:
+            out.append(f"{name} is {result.status}: its missing steps show as unmatched")
     return out
 
 
-def pair_candidates(local: Dict[str, Any], remote: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[str], List[str]]:
+def pair_candidates(local: ScenarioResult, remote: ScenarioResult) -> Tuple[List[Dict[str, Any]], List[str], List[str]]:
     """Pairs of log candidates (local path, transport path, how they were paired), and the paths of
     each side left without a counterpart. See the module's docstring for the order of the rules."""
-    left = list(_dict(local.get("pool")).get("log") or [])
-    right = list(_dict(remote.get("pool")).get("log") or [])
+    left, right = local.log_paths, remote.log_paths
     pairs: List[Dict[str, Any]] = []
 
     def take(a: str, b: str, how: str) -> None:
         left.remove(a)
         right.remove(b)
-        ma, mb = _device(local, a).get("model"), _device(remote, b).get("model")
+        ma, mb = local.device(a).get("model"), remote.device(b).get("model")
         if ma and mb and ma != mb:  # paired by path or class, yet not the same model: the user should know
             how += f"; models differ: {ma} vs {mb}"
         pairs.append({"local": a, "transport": b, "matched_by": how})
 
-    def ident(doc, p) -> List[str]:
-        rec = _device(doc, p)
+    def ident(result: ScenarioResult, p: str) -> List[str]:
+        rec = result.device(p)
         return [f"{k} {rec[k]}" for k in ("serial", "wwn") if rec.get(k)]
 
     for a in list(left):
@@ -181,38 +179,38 @@ def pair_candidates(local: Dict[str, Any], remote: Dict[str, Any]) -> Tuple[List
                 take(a, b, f"the same device ({sorted(common)[0]})")
                 break
     for a in list(left):
-        ca = _device(local, a).get("class")
-        if a in right and _device(remote, a).get("class") == ca:
+        ca = local.device(a).get("class")
+        if a in right and remote.device(a).get("class") == ca:
             take(a, a, f"the same path and class ({ca})" if ca else "the same path (no class recorded)")
     for a in list(left):
-        ca = _device(local, a).get("class")
+        ca = local.device(a).get("class")
         if not ca:
             continue
-        same = [b for b in right if _device(remote, b).get("class") == ca]
+        same = [b for b in right if remote.device(b).get("class") == ca]
         if same:
-            mine = [x for x in left if _device(local, x).get("class") == ca]
+            mine = [x for x in left if local.device(x).get("class") == ca]
             how = f"the same class ({ca})" + ("" if len(same) == 1 and len(mine) == 1 else ", in order of position")
             take(a, same[0], how)
-    unknown_l = [a for a in left if not _device(local, a).get("class")]
-    unknown_r = [b for b in right if not _device(remote, b).get("class")]
+    unknown_l = [a for a in left if not local.device(a).get("class")]
+    unknown_r = [b for b in right if not remote.device(b).get("class")]
     if unknown_l and len(unknown_l) == len(unknown_r):
         for a, b in zip(unknown_l, unknown_r):
             take(a, b, "position (no device class recorded on either side)")
     return pairs, left, right
 
 
-def _candidate(doc: Dict[str, Any], step: Dict[str, Any]) -> Optional[str]:
+def _candidate(result: ScenarioResult, step: ScenarioStep) -> Optional[str]:
     """A single-SLOG step's log device: its ``candidate``, or the pool's only log device in documents
     that named no candidate when there was one. A mirror/stripe step of a run with three or more candidates
     names its pair ('/dev/a + /dev/b', pool.variants); such pairs are not matched across runs (the two
     runs' pairs would have to be paired device by device), so they stay apart and are listed unmatched."""
-    if step.get("log") in ("mirror", "stripe"):
-        return step.get("candidate") or None
-    if step.get("log") != "single":
+    if step.log in ("mirror", "stripe"):
+        return step.candidate or None
+    if step.log != "single":
         return None
-    if step.get("candidate"):
-        return step["candidate"]
-    logs = _dict(doc.get("pool")).get("log") or []
+    if step.candidate:
+        return step.candidate
+    logs = result.log_paths
     return logs[0] if len(logs) == 1 else None
 
 
@@ -224,16 +222,17 @@ def counting_error(n_a: Optional[int], n_b: Optional[int]) -> float:
     return 0.0
 
 
-def _mean_lat(step: Dict[str, Any]) -> Optional[float]:
-    v = _dict(step.get("lat_us")).get("mean")
+def _mean_lat(step: ScenarioStep) -> Optional[float]:
+    v = step.lat_us.get("mean")
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
-def _config_shape(doc: Dict[str, Any], name: str) -> Optional[Tuple[Any, Any, Any]]:
-    for s in doc.get("steps") or []:
-        if s.get("config") == name:
-            return (s.get("sync"), s.get("log"), s.get("logbias"))
-    return None
+def _shape(step: ScenarioStep) -> Tuple[Any, Any, Any]:
+    return (step.sync, step.log, step.logbias)
+
+
+def _config_shape(result: ScenarioResult, name: str) -> Optional[Tuple[Any, Any, Any]]:
+    return next((_shape(s) for s in result.steps if s.config == name), None)
 
 
 def _label(config: str, cand_l: Optional[str], cand_t: Optional[str]) -> str:
@@ -261,7 +260,7 @@ def survival(b_local: Optional[float], e_local: float, b_transport: Optional[flo
     return "survives"
 
 
-def compare(local: Dict[str, Any], remote: Dict[str, Any], local_name: str = "local",
+def compare(local: ScenarioResult, remote: ScenarioResult, local_name: str = "local",
             transport_name: str = "transport") -> Dict[str, Any]:
     """The protocol's cost per matched step and configuration, the unmatched steps, the differences
     besides the transport, and the SLOG-benefit sentence. ValueError when the runs cannot be compared."""
@@ -271,40 +270,40 @@ def compare(local: Dict[str, Any], remote: Dict[str, Any], local_name: str = "lo
     to_remote = {p["local"]: p["transport"] for p in pairs}
 
     unmatched: List[Dict[str, Any]] = []
-    remote_steps: Dict[tuple, Dict[str, Any]] = {}
-    for s in remote["steps"]:
-        remote_steps[(s["config"], _candidate(remote, s), s["threads"])] = s
+    remote_steps: Dict[tuple, ScenarioStep] = {}
+    for s in remote.steps:
+        remote_steps[(s.config, _candidate(remote, s), s.threads)] = s
     used = set()
     matched: List[Dict[str, Any]] = []
-    for s in local["steps"]:
+    for s in local.steps:
         cand_l = _candidate(local, s)
         cand_t = to_remote.get(cand_l) if cand_l is not None else None
         why = None
         if cand_l is not None and cand_t is None:
             why = f"log candidate {device_label(local, cand_l)} has no counterpart over {words}"
-        elif _config_shape(remote, s["config"]) is None:
-            why = f"no configuration named {s['config']!r} over {words}"
-        elif _config_shape(remote, s["config"]) != (s.get("sync"), s.get("log"), s.get("logbias")):
-            shape = _config_shape(remote, s["config"])
-            why = (f"{s['config']!r} is sync={s.get('sync')} log={s.get('log')} logbias={s.get('logbias')} locally "
+        elif _config_shape(remote, s.config) is None:
+            why = f"no configuration named {s.config!r} over {words}"
+        elif _config_shape(remote, s.config) != _shape(s):
+            shape = _config_shape(remote, s.config)
+            why = (f"{s.config!r} is sync={s.sync} log={s.log} logbias={s.logbias} locally "
                    f"but sync={shape[0]} log={shape[1]} logbias={shape[2]} over {words}")
-        key = (s["config"], cand_t, s["threads"])
+        key = (s.config, cand_t, s.threads)
         if why is None and key not in remote_steps:
-            why = f"not measured at {s['threads']} threads over {words}"
+            why = f"not measured at {s.threads} threads over {words}"
         if why:
-            unmatched.append({"side": "local", "config": s["config"], "candidate": cand_l, "threads": s["threads"],
+            unmatched.append({"side": "local", "config": s.config, "candidate": cand_l, "threads": s.threads,
                               "why": why})
             continue
         used.add(key)
         r = remote_steps[key]
-        ratio = r["iops"] / s["iops"] if s["iops"] > 0 else None
+        ratio = r.iops / s.iops if s.iops > 0 else None
         ll, lt = _mean_lat(s), _mean_lat(r)
         matched.append({
-            "config": s["config"], "label": _label(s["config"], cand_l, cand_t), "sync": s.get("sync"),
-            "log": s.get("log"), "candidate_local": cand_l, "candidate_transport": cand_t, "threads": s["threads"],
-            "local_iops": s["iops"], "transport_iops": r["iops"], "iops_ratio": ratio,
-            "ratio_error": counting_error(s.get("ios"), r.get("ios")),
-            "local_ios": s.get("ios"), "transport_ios": r.get("ios"),
+            "config": s.config, "label": _label(s.config, cand_l, cand_t), "sync": s.sync,
+            "log": s.log, "candidate_local": cand_l, "candidate_transport": cand_t, "threads": s.threads,
+            "local_iops": s.iops, "transport_iops": r.iops, "iops_ratio": ratio,
+            "ratio_error": counting_error(s.ios, r.ios),
+            "local_ios": s.ios, "transport_ios": r.ios,
             "local_lat_mean_us": ll, "transport_lat_mean_us": lt,
             "added_us_per_io": lt - ll if ll is not None and lt is not None else None})
     from_remote = {v: k for k, v in to_remote.items()}
@@ -315,19 +314,19 @@ def compare(local: Dict[str, Any], remote: Dict[str, Any], local_name: str = "lo
         if cand_t is not None and cand_t not in from_remote:
             why = f"log candidate {device_label(remote, cand_t)} has no counterpart locally"
         else:
-            why = (f"no configuration named {r['config']!r} locally" if _config_shape(local, r["config"]) is None
+            why = (f"no configuration named {r.config!r} locally" if _config_shape(local, r.config) is None
                    else "configuration differs locally (see the local side)"
-                   if _config_shape(local, r["config"]) != (r.get("sync"), r.get("log"), r.get("logbias"))
-                   else f"not measured at {r['threads']} threads locally")
-        unmatched.append({"side": "transport", "config": r["config"], "candidate": cand_t, "threads": r["threads"],
+                   if _config_shape(local, r.config) != _shape(r)
+                   else f"not measured at {r.threads} threads locally")
+        unmatched.append({"side": "transport", "config": r.config, "candidate": cand_t, "threads": r.threads,
                           "why": why})
 
     configs = _summaries(matched)
     benefit = _slog_benefit(local, remote, matched, pairs, words)
-    return {"transport": transport_kind(remote), "transport_words": words,
+    return {"schema": S.COST, "sources": {"local": local_name, "transport": transport_name},
+            "transport": transport_kind(remote), "transport_words": words,
             "load": {k: _load_value(local, k) for k in LOAD_KEYS},
-            "local_scenario": _dict(local.get("scenario")).get("name"),
-            "transport_scenario": _dict(remote.get("scenario")).get("name"),
+            "local_scenario": local.name, "transport_scenario": remote.name,
             "candidates": [dict(p, local_label=device_label(local, p["local"]),
                                 transport_label=device_label(remote, p["transport"])) for p in pairs],
             "unmatched_candidates": {"local": [device_label(local, p) for p in lone_l],
@@ -366,7 +365,7 @@ def _side_benefit(steps: List[Dict[str, Any]], side: str) -> Tuple[Optional[floa
     return (ps[f"{side}_iops"] / pn[f"{side}_iops"], counting_error(ps[f"{side}_ios"], pn[f"{side}_ios"]), ps, pn)
 
 
-def _slog_benefit(local: Dict[str, Any], remote: Dict[str, Any], matched: List[Dict[str, Any]],
+def _slog_benefit(local: ScenarioResult, remote: ScenarioResult, matched: List[Dict[str, Any]],
                   pairs: List[Dict[str, Any]], words: str) -> List[Dict[str, Any]]:
     """Per paired log candidate: the SLOG's speed-up of sync=always locally and over the transport, at
     peak and at each thread count all four steps share, and the sentence. Only matched steps count, so
@@ -409,51 +408,23 @@ def _slog_benefit(local: Dict[str, Any], remote: Dict[str, Any], matched: List[D
                  "at_threads": per_threads, "state": state,
                  "peak_threads": {"local": [psl and psl["threads"], pnl and pnl["threads"]],
                                   "transport": [pst and pst["threads"], pnt and pnt["threads"]]}}
-        entry["sentence"] = _sentence(entry, words, psl, pnl, pst, pnt, slog, noslog, standard)
+        if state != "unknown":
+            entry["peak_iops"] = {"local": [psl["local_iops"], pnl["local_iops"]],
+                                  "transport": [pst["transport_iops"], pnt["transport_iops"]]}
+            entry["why"] = _why(slog, noslog, standard, pst) if state in ("gone", "shrinks") else None
+        entry["sentence"] = wording.benefit_over_transport(entry, words)
         out.append(entry)
     return out
 
 
-def _x(v: float) -> str:
-    return f"{v:.1f}x" if v >= 1.05 or v < 0.95 else f"{v:.2f}x"
-
-
-def _sentence(e: Dict[str, Any], words: str, psl, pnl, pst, pnt, slog, noslog, standard) -> str:
-    state, b_l, b_t = e["state"], e["local_at_peak"], e["transport_at_peak"]
-    if state == "unknown":
-        missing = "locally" if b_l is None else f"over {words}"
-        return (f"The SLOG's benefit over {words} cannot be judged: {e['noslog_config'] or 'sync=always without a SLOG'} "
-                f"and {e['label']} were not both measured {missing} at matching steps.")
-    dev = e["candidate_transport"]
-    what = (f"sync=always with the SLOG{' ' + dev if dev else ''} over sync=always without one, at peak: "
-            f"{pst['transport_iops']:.0f} vs {pnt['transport_iops']:.0f} IOPS over {words}, "
-            f"{psl['local_iops']:.0f} vs {pnl['local_iops']:.0f} locally")
-    figures = f"{_x(b_t)} over {words} vs {_x(b_l)} locally ({what})"
-    if state == "none locally":
-        s = f"The SLOG bought nothing locally: {figures}; there is no benefit for {words} to keep."
-    elif state == "survives":
-        s = f"The SLOG's benefit survives {words}: {figures}."
-    else:
-        s = (f"The SLOG's benefit is gone over {words}: " if state == "gone" else
-             f"The SLOG's benefit shrinks over {words}: ") + figures + _why(words, slog, noslog, standard, pst) + "."
-    others = [f"at {p['threads']} threads {_x(p['transport'])} vs {_x(p['local'])} ({p['state']})"
-              for p in e["at_threads"] if p["state"] != state]
-    if others:
-        s += " At matched threads: " + "; ".join(others) + "."
-    return s
-
-
-def _why(words: str, slog, noslog, standard, pst) -> str:
+def _why(slog, noslog, standard, pst) -> Optional[Dict[str, Any]]:
     """What the comparison shows of the cause: the protocol's ceiling where sync=always + SLOG over the
     transport reaches sync=standard over it (which writes no ZIL); else how much of its local throughput
-    each configuration keeps."""
+    each configuration keeps (geometric means over the matched thread steps); None where neither is known."""
     std_t = max((m["transport_iops"] for m in standard), default=None)
     if std_t and pst["transport_iops"] >= (1 - SAME) * std_t:
-        return (f": the protocol, not the log, is the limit — over {words} sync=always + SLOG reaches "
-                f"{pst['transport_iops'] / std_t:.0%} of sync=standard, which writes no ZIL")
+        return {"cause": "protocol", "of_standard": pst["transport_iops"] / std_t}
     gs, gn = _gm([m["iops_ratio"] for m in slog if m["iops_ratio"]]), _gm([m["iops_ratio"] for m in noslog if m["iops_ratio"]])
     if gs is not None and gn is not None:
-        return (f": over {words} the configuration with the SLOG keeps {gs:.2f}x of its local IOPS, the one without "
-                f"{gn:.2f}x (geometric means over the matched thread steps) — the protocol's cost per IO weighs most "
-                "on the faster configuration")
-    return ""
+        return {"cause": "kept", "slog_kept": gs, "noslog_kept": gn}
+    return None

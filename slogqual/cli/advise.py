@@ -94,8 +94,8 @@ def _threads(text: str) -> List[int]:
     return out
 
 
-def _workload(args, scenario: Optional[Dict[str, Any]]) -> A.Workload:
-    sc = (scenario or {}).get("scenario") or {}
+def _workload(args, scenario: Optional[ScenarioResult]) -> A.Workload:
+    sc = scenario.scenario if scenario is not None else {}  # the parameters the scenario ran with
     protocol = args.protocol or {"zvol": "iscsi", "dataset": "nfs"}.get(sc.get("kind"))
     if protocol is None:
         raise UsageError("give the workload's --protocol (iscsi or nfs) and --bs, or a --scenario result to take them from")
@@ -182,7 +182,7 @@ def build(args) -> Dict[str, Any]:
         raise UsageError("--data needs --layout (stripe, mirror, raidz1, raidz2, raidz3)")
     if args.layout and not args.data:
         raise UsageError("--layout describes --data sweeps: give them")
-    scenario = ScenarioResult.load(args.scenario).to_dict() if args.scenario else None
+    scenario = ScenarioResult.load(args.scenario) if args.scenario else None
     w = _workload(args, scenario)
     from slogqual.tools import zfs_tunables
 
@@ -194,7 +194,7 @@ def build(args) -> Dict[str, Any]:
         for path, sw in logs:
             A.check_log_sweep(sw, path)
         if scenario is not None:
-            data = A.data_from_scenario(scenario, args.scenario)
+            data = A.data_from_scenario(scenario.to_dict(), args.scenario)  # the advisor reads the dict (its own)
         elif args.data:
             sweeps = [(path, load_sweep(path)) for path in args.data]
             for path, sw in sweeps:
@@ -293,7 +293,7 @@ def run(args) -> int:
     doc = build(args)
     rows = None
     if args.verify:
-        rows = A.verify(doc, ScenarioResult.load(args.verify).to_dict())
+        rows = A.verify(doc, ScenarioResult.load(args.verify))
     if out:
         write_json_atomic(out, doc)
     if plot:

@@ -11,9 +11,9 @@ from slogqual.analysis import scenario as scenario_analysis
 from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.pool.builder import LAYOUTS, ZFS_APIS, safe_name
 from slogqual.pool.run import ScenarioRequest, run_scenario
-from slogqual.pool.runner import load_document
 from slogqual.pool.scenario import builtin_names, load_scenario
 from slogqual.progress import Progress
+from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 from slogqual import limits
 from slogqual.cli.options import add_force, guard_output, in_range
@@ -105,16 +105,16 @@ def cmd_plot(args) -> int:
     guard_output(args, args.output, "picture", picture, inputs=[args.result])
     if args.script:
         guard_output(args, args.script, "gnuplot script", text_mark("# slogqual"), inputs=[args.result])
-    doc = load_document(args.result)
-    metric = args.metric or (scenario_analysis.current(doc) or {}).get("metric") or "iops"
-    scaling_plot.render(doc, metric, args.output, keep_script=args.script)
+    result = ScenarioResult.load(args.result)
+    metric = args.metric or (scenario_analysis.current(result) or {}).get("metric") or "iops"
+    scaling_plot.render(result, metric, args.output, keep_script=args.script)
     print(f"slogqual: wrote {args.output}", file=sys.stderr)
     return 0
 
 
 def cmd_cost(args) -> int:
     from slogqual.analysis import transport as transport_analysis
-    local, remote = load_document(args.local), load_document(args.transport)
+    local, remote = ScenarioResult.load(args.local), ScenarioResult.load(args.transport)
     try:
         cost = transport_analysis.compare(local, remote, local_name=args.local, transport_name=args.transport)
     except ValueError as exc:
@@ -165,20 +165,19 @@ def _known(n) -> object:
     return "?" if n is None else n
 
 
-def _print(doc, as_json: bool) -> None:
+def _print(result: ScenarioResult, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(doc, indent=2))
+        print(json.dumps(result.to_dict(), indent=2))
         return
     from tabulate import tabulate
-    rows = [[scenario_analysis.step_label(doc, s), s["threads"], f"{s['iops']:.0f}", f"{s['mbps']:.1f}",
-             f"{s['lat_us']['p99'] or 0:.0f}", _known(s["zil"].get("slog_bytes")),
-             _known(s["zil"].get("normal_bytes"))] for s in doc["steps"]]
-    print(f"{doc['scenario']['name']} ({'quick' if doc['quick'] else 'full'}), pool {doc['pool']['layout']} "
-          f"of {len(doc['pool']['data'])}, log {', '.join(doc['pool']['log']) or '-'} [{doc['status']}]")
+    rows = [[scenario_analysis.step_label(result, s), s.threads, f"{s.iops:.0f}", f"{s.mbps:.1f}",
+             f"{s.p99_us or 0:.0f}", _known(s.slog_bytes), _known(s.normal_bytes)] for s in result.steps]
+    print(f"{result.name} ({'quick' if result.quick else 'full'}), pool {result.layout} "
+          f"of {len(result.data_paths)}, log {', '.join(result.log_paths) or '-'} [{result.status}]")
     print(tabulate(rows, headers=["configuration", "threads", "IOPS", "MiB/s", "p99 µs", "ZIL→log B", "ZIL→pool B"],
                    disable_numparse=True))
-    a = scenario_analysis.current(doc)  # today's rules on the measured steps
-    if a and doc.get("status") == "complete":
+    a = scenario_analysis.current(result)  # today's rules on the measured steps
+    if a and result.complete:
         print(f"\nverdict: {a['verdict']}\nbottleneck: {a['bottleneck']}")
         for c in a.get("candidates") or []:
             if len(a["candidates"]) > 1:
@@ -196,7 +195,7 @@ def _print(doc, as_json: bool) -> None:
             print(f"{p['log']} log pair {p['name']} ({p['config']}): {p['verdict']}")
             if p.get("versus_single"):
                 print(f"{p['log']} log pair {p['name']}: {p['versus_single']}")
-    for w in doc.get("warnings") or []:
+    for w in result.warnings:
         print(f"WARNING: {w}")
 
 

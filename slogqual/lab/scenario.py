@@ -15,8 +15,8 @@ from typing import List, Optional, TextIO
 
 from slogqual.errors import SlogqualError, UsageError
 from slogqual.pool.run import ScenarioOutcome, check_result_path
-from slogqual.pool.runner import load_document
-from slogqual.results import load_json, write_json_atomic
+from slogqual.results import write_json_atomic
+from slogqual.results.scenario import ScenarioResult
 
 DEFAULT_DATA = ["hdd", "hdd"]
 DEFAULT_LOG = ["sata-ssd", "nvdimm"]
@@ -53,28 +53,27 @@ def guest_command(req: LabScenarioRequest) -> List[str]:
     return inner
 
 
-def _relocate_sweeps(result_path: str, stem: str) -> None:
-    """The result names each log sweep by its path in the guest: point it at the host copy."""
-    doc = load_json(result_path)
+def _relocate_sweeps(result: ScenarioResult, stem: str) -> bool:
+    """The result names each log sweep by its path in the guest: point it at the host copy. Whether
+    anything changed."""
     changed = False
-    for entry in (doc.get("log_sweeps") or {}).values():
+    for entry in result.log_sweeps.values():
         src = entry.get("source") or ""
         name = os.path.basename(src)
         if name.startswith("result.log") and name.endswith(".sweep.json"):
             entry["source"] = stem + name[len("result"):]
             changed = True
-    if changed:
-        write_json_atomic(result_path, doc)
+    return changed
 
 
-def _record_calibration(result_path: str, calibration: List[dict]) -> None:
+def _record_calibration(result: ScenarioResult, calibration: List[dict]) -> bool:
     """A relative class's cap was set in the guest from what it measured there (lab.calibrate): the
-    result says so (``lab.calibration``), so a reader sees the cap the steps ran against and where it came from."""
+    result says so (``lab.calibration``), so a reader sees the cap the steps ran against and where it came
+    from. Whether anything changed."""
     if not calibration:
-        return
-    doc = load_json(result_path)
-    doc.setdefault("lab", {})["calibration"] = calibration
-    write_json_atomic(result_path, doc)
+        return False
+    result.extra.setdefault("lab", {})["calibration"] = calibration
+    return True
 
 
 def run_scenario(req: LabScenarioRequest) -> ScenarioOutcome:
@@ -104,12 +103,12 @@ def run_scenario(req: LabScenarioRequest) -> ScenarioOutcome:
         sweep = os.path.join(outdir, f"result.log{i}.sweep.json")
         if os.path.exists(sweep):
             os.replace(sweep, f"{stem}.log{i}.sweep.json")
-    _relocate_sweeps(produced, stem)
-    _record_calibration(produced, res.calibration)
     os.replace(produced, out)
-    doc = load_document(out)
-    outcome = ScenarioOutcome(doc, out, job_status=res.status)
-    if req.record_in_store and doc.get("status") == "complete":
+    result = ScenarioResult.load(out)  # validated: a bad key is named
+    if _relocate_sweeps(result, stem) | _record_calibration(result, res.calibration):
+        write_json_atomic(out, result.to_dict())
+    outcome = ScenarioOutcome(result, out, job_status=res.status)
+    if req.record_in_store and result.complete:
         from slogqual import store
-        outcome.store_error = store.record_or_warn(doc, out)
+        outcome.store_error = store.record_or_warn(result.to_dict(), out)
     return outcome

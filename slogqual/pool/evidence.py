@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
-from slogqual.analysis.scenario import log_ops
+from slogqual.results.scenario import log_ops
 from slogqual.errors import MeasurementError, ToolOutputError
 from slogqual.tools import kstat as _kstat
 from slogqual.tools import run as _run

@@ -23,9 +23,10 @@ from slogqual.errors import SlogqualError, ToolError, UsageError
 from slogqual.outputs import check_output, json_document
 from slogqual.pool import log_sweeps, variants
 from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, safe_name
-from slogqual.pool.runner import SCENARIO_SCHEMA, PoolScenarioRun, load_document, new_document
+from slogqual.pool.runner import SCENARIO_SCHEMA, PoolScenarioRun, new_result
 from slogqual.pool.scenario import Scenario, load_scenario
 from slogqual.progress import Progress
+from slogqual.results.scenario import ScenarioResult
 from slogqual.tools import fio, fio_client
 from slogqual.tools import zfs as _zfs
 
@@ -61,7 +62,7 @@ class ScenarioRequest:
 
 @dataclass
 class ScenarioOutcome:
-    document: Dict[str, Any]
+    document: ScenarioResult
     path: str
     already_complete: bool = False  # a resume of a complete result: nothing was measured
     store_error: Optional[str] = None  # the result store refused the record (the result file stands)
@@ -69,7 +70,7 @@ class ScenarioOutcome:
 
     @property
     def status(self) -> str:
-        return self.document.get("status") or ""
+        return self.document.status
 
 
 def lab_device_paths(specs: List[str]) -> List[str]:
@@ -95,7 +96,7 @@ class _Plan:
     scenario: Scenario
     data: List[str]
     logs: List[str]
-    document: Optional[Dict[str, Any]]  # the resumed document; None for a new run
+    document: Optional[ScenarioResult]  # the resumed result; None for a new run
     clients: List[str] = field(default_factory=list)  # what drives each step: fio server endpoints ...
     fio_servers: int = 0  # ... and fio servers of our own on loopback
 
@@ -109,12 +110,12 @@ def _plan(req: ScenarioRequest) -> _Plan:
     return plan
 
 
-def _drivers(req: ScenarioRequest, resumed: Optional[Dict[str, Any]]) -> Tuple[List[str], int]:
+def _drivers(req: ScenarioRequest, resumed: Optional[ScenarioResult]) -> Tuple[List[str], int]:
     """A resumed run is driven as it began (its document's ``drivers``): the remaining steps then compare
     with the finished ones. Naming other clients on --resume is refused, naming none takes the recorded."""
     if resumed is None:
         return list(req.clients), req.fio_servers
-    stored = resumed.get("drivers") or {}  # absent: a run from before drivers were recorded, or none
+    stored = resumed.drivers or {}  # absent: a run from before drivers were recorded, or none
     clients, servers = (stored.get("clients") or [], stored.get("fio_servers") or 0) if isinstance(stored, dict) \
         else (None, None)
     if not (isinstance(clients, list) and all(isinstance(c, str) for c in clients) and isinstance(servers, int)):
@@ -142,11 +143,11 @@ def _plan_devices(req: ScenarioRequest) -> _Plan:
     if len(set(labels)) != len(labels):
         raise UsageError("--clients names a fio server twice")
     if req.resume:
-        doc = load_document(req.output)
-        scenario = load_scenario(doc["scenario"]["source"])
-        if doc["quick"]:
+        resumed = ScenarioResult.load(req.output)  # validated: a bad key is named
+        scenario = load_scenario(resumed.source)
+        if resumed.quick:
             scenario = scenario.quick()
-        return _Plan(scenario, list(doc["pool"]["data"]), list(doc["pool"]["log"]), doc)
+        return _Plan(scenario, resumed.data_paths, resumed.log_paths, resumed)
     if not req.scenario:
         raise UsageError("name a scenario (slogqual scenario list) or a TOML file")
     scenario = load_scenario(req.scenario)
@@ -190,40 +191,40 @@ def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> S
     progress = progress or Progress(quiet=True)
     output = os.path.abspath(req.output)
     plan = _plan(req)
-    if plan.document is not None and plan.document.get("status") == "complete":
+    if plan.document is not None and plan.document.complete:
         return ScenarioOutcome(plan.document, output, already_complete=True)
     fio_version = fio.check_version().text  # 'fio-3.33', as every document records it
     from slogqual import device as _device
 
-    doc = plan.document
+    result = plan.document
     with contextlib.ExitStack() as stack:
         for dev in plan.data + plan.logs:  # the interlocks, for every device, before anything is written
             stack.enter_context(_device.claim_for_writing(dev, req.destroy_data, exclusive=False))
-        if doc is None:
+        if result is None:
             identities: Dict[str, Any] = {}
             for dev in plan.data + plan.logs:
                 try:
                     identities[dev] = _device.identify(dev).to_dict()
                 except SlogqualError as exc:
                     identities[dev] = {"path": dev, "error": str(exc)}
-            doc = new_document(plan.scenario, req.quick, req.layout, plan.data, plan.logs, fio_version,
-                               req.argv, identities)
-            doc["origin"] = req.origin
-            doc["environment"]["openzfs"] = _openzfs()
-            doc["log_sweeps"] = log_sweeps.from_files(req.log_sweep_files, plan.logs)
-            doc["sweep_logs"] = bool(req.measure_log_sweeps)
-            doc["drivers"] = {"clients": list(plan.clients), "fio_servers": plan.fio_servers}
+            result = new_result(plan.scenario, req.quick, req.layout, plan.data, plan.logs, fio_version,
+                                req.argv, identities)
+            result.origin = req.origin
+            result.environment["openzfs"] = _openzfs()
+            result.log_sweeps = log_sweeps.from_files(req.log_sweep_files, plan.logs)
+            result.sweep_logs = req.measure_log_sweeps
+            result.drivers = {"clients": list(plan.clients), "fio_servers": plan.fio_servers}
         else:
-            doc.setdefault("log_sweeps", {}).update(log_sweeps.from_files(req.log_sweep_files, plan.logs))
-            doc["sweep_logs"] = bool(doc.get("sweep_logs") or req.measure_log_sweeps)
+            result.log_sweeps.update(log_sweeps.from_files(req.log_sweep_files, plan.logs))
+            result.sweep_logs = result.sweep_logs or req.measure_log_sweeps
         endpoints = [fio_client.parse_endpoint(c) for c in plan.clients]
         for _ in range(plan.fio_servers):  # the lab's clients: fio servers of our own on loopback
             endpoints.append(stack.enter_context(fio_client.FioServer("127.0.0.1")).endpoint)
-        run = PoolScenarioRun(plan.scenario, doc, output, progress, pool_name_for(plan.scenario),
+        run = PoolScenarioRun(plan.scenario, result, output, progress, pool_name_for(plan.scenario),
                               zfs_api=req.zfs_api, clients=endpoints)
         run.run()
-    outcome = ScenarioOutcome(doc, output)
+    outcome = ScenarioOutcome(result, output)
     if req.record_in_store:
         from slogqual import store
-        outcome.store_error = store.record_or_warn(doc, output)  # history / compare --baseline
+        outcome.store_error = store.record_or_warn(result.to_dict(), output)  # history / compare --baseline
     return outcome

@@ -1,7 +1,8 @@
 """Run a pool scenario: for each configuration a fresh throwaway pool, then every thread step.
 
-The result document (``slogqual.scenario/1``, docs/scenarios.md) is saved atomically after every
-step; a resumed run measures exactly the steps it lacks. Each step records fio's figures and the
+The result (``slogqual.scenario/1``, docs/scenarios.md) is a ``results.scenario.ScenarioResult`` from
+the moment it is made; it is saved atomically after every step; a resumed run measures exactly the
+steps it lacks. Each step records fio's figures and the
 evidence of where the ZIL's writes went (kstat deltas and the per-vdev iostat of the window).
 """
 
@@ -21,8 +22,9 @@ from slogqual.tools import fio_client
 from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, wait_for_device
 from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import Progress
-from slogqual.results import schema, write_json_atomic
-from slogqual.results.scenario import ScenarioResult
+from slogqual.results import (STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_RUNNING, schema,
+                              write_json_atomic)
+from slogqual.results.scenario import ScenarioResult, ScenarioStep
 from slogqual.tools import fio, procfs
 from slogqual.units import MiB
 
@@ -30,21 +32,13 @@ SCENARIO_SCHEMA = schema.SCENARIO
 STEP_OVERHEAD_S = 8.0  # a priori estimate per step beyond runtime+ramp (pool build amortised), for the ETA
 
 
-def new_document(scenario: Scenario, quick: bool, layout: str, data: List[str], logs: List[str],
-                 fio_version: str, argv: Optional[List[str]], devices: Dict[str, Any]) -> Dict[str, Any]:
-    return {
-        "schema": SCENARIO_SCHEMA, "status": "running", "error": None,
-        "scenario": scenario.to_dict(), "quick": quick,
-        "pool": {"layout": layout, "data": list(data), "log": list(logs), "ashift": ashift_for(data + logs, devices),
-                 "fs_properties": {"compression": "off", "atime": "off"}, "devices": devices},
-        "environment": environment.collect(fio_version, argv),
-        "log_sweeps": {}, "steps": [], "skipped": [], "analysis": None, "warnings": [],
-    }
-
-
-def load_document(path: str) -> Dict[str, Any]:
-    """A scenario result file, validated (results.scenario names the first bad key)."""
-    return ScenarioResult.load(path).to_dict()
+def new_result(scenario: Scenario, quick: bool, layout: str, data: List[str], logs: List[str],
+               fio_version: str, argv: Optional[List[str]], devices: Dict[str, Any]) -> ScenarioResult:
+    return ScenarioResult.new(
+        scenario=scenario.to_dict(), quick=quick,
+        pool={"layout": layout, "data": list(data), "log": list(logs), "ashift": ashift_for(data + logs, devices),
+              "fs_properties": {"compression": "off", "atime": "off"}, "devices": devices},
+        environment=environment.collect(fio_version, argv))
 
 
 def _lat(stats: fio.FioLatency, sync: Optional[fio.FioLatency]) -> Dict[str, Optional[float]]:
@@ -72,12 +66,12 @@ def _bytes(n) -> str:
 
 
 class PoolScenarioRun:
-    def __init__(self, scenario: Scenario, doc: Dict[str, Any], output: str, progress: Progress,
+    def __init__(self, scenario: Scenario, result: ScenarioResult, output: str, progress: Progress,
                  pool_name: str, zfs_api: str = "auto", clients: Optional[List] = None):
         self.zfs_api = zfs_api
         self.clients = list(clients or [])  # fio_client.Endpoint: fio servers that drive each step
         self.scenario = scenario
-        self.doc = doc
+        self.result = result
         self.output = output
         self.progress = progress
         self.pool_name = pool_name
@@ -86,51 +80,52 @@ class PoolScenarioRun:
         """The pools to build, in order (pool.variants): a single-SLOG configuration once per --log
         candidate, a mirror/stripe once per pair of candidates, so candidates are compared on the same
         pool and load; other configurations once."""
-        return _variants.plan(self.scenario.configs, self.doc["pool"]["log"])[0]
+        return _variants.plan(self.scenario.configs, self.result.log_paths)[0]
 
     def skipped(self) -> List[Dict[str, Any]]:
         """The pair configurations this run cannot build (fewer than two --log candidates)."""
-        return _variants.plan(self.scenario.configs, self.doc["pool"]["log"])[1]
+        return _variants.plan(self.scenario.configs, self.result.log_paths)[1]
 
     def _done(self, config: str, candidate: Optional[str], threads_per_lun: int) -> bool:
-        return any(s["config"] == config and s.get("candidate") == candidate and s["threads_per_lun"] == threads_per_lun
-                   for s in self.doc["steps"])
+        return any(s.config == config and s.candidate == candidate and s.threads_per_lun == threads_per_lun
+                   for s in self.result.steps)
 
     def save(self) -> None:
         """Rewrite the result file; if that fails (ENOSPC, EROFS) the run is over, marked failed in
         memory, and the document travels with the error for the caller to put where it still can."""
+        r = self.result
         try:
-            write_json_atomic(self.output, self.doc)
+            write_json_atomic(self.output, r.to_dict())
         except OSError as exc:
-            self.doc["status"] = "failed"
-            self.doc["error"] = f"cannot write the result file {self.output}: {exc.strerror or exc}"
-            raise ResultWriteError(self.doc["error"], self.doc) from None
+            r.status = STATUS_FAILED
+            r.error = f"cannot write the result file {self.output}: {exc.strerror or exc}"
+            raise ResultWriteError(r.error, r.to_dict()) from None
 
     def measure_log_sweeps(self) -> None:
         """The log candidates' own sweeps, before any pool is built (--sweep-logs); kept ones are not
         measured again on --resume."""
-        doc = self.doc
-        doc["log_sweeps"] = log_sweeps.measure(
-            doc["pool"]["log"], self.scenario.bs, doc["quick"], self.output, self.progress,
-            doc["environment"].get("fio_version") or "", doc["environment"].get("argv"), doc.get("log_sweeps") or {})
+        r = self.result
+        r.log_sweeps = log_sweeps.measure(
+            r.log_paths, self.scenario.bs, r.quick, self.output, self.progress,
+            r.environment.get("fio_version") or "", r.environment.get("argv"), r.log_sweeps)
         self.save()
 
-    def run(self) -> Dict[str, Any]:
-        sc, doc = self.scenario, self.doc
-        doc["status"], doc["error"] = "running", None
+    def run(self) -> ScenarioResult:
+        sc, r = self.scenario, self.result
+        r.status, r.error = STATUS_RUNNING, None
         self.save()
         try:
-            if doc.get("sweep_logs"):
+            if r.sweep_logs:
                 self.measure_log_sweeps()
         except MeasurementError as exc:
-            doc["status"], doc["error"] = "failed", f"log candidate sweep: {exc}"
+            r.status, r.error = STATUS_FAILED, f"log candidate sweep: {exc}"
             self.save()
             raise
         except KeyboardInterrupt:
-            doc["status"] = "interrupted"
+            r.status = STATUS_INTERRUPTED
             self.save()
             raise
-        doc["skipped"] = self.skipped()
+        r.skipped = self.skipped()
         plan = [(v, [t for t in sc.threads if not self._done(v.config.name, v.candidate, t)]) for v in self.variants()]
         total = sum(len(ts) for _, ts in plan)
         estimate = sc.runtime_s + sc.ramp_s + STEP_OVERHEAD_S
@@ -143,7 +138,7 @@ class PoolScenarioRun:
                 config, candidate = variant.config, variant.candidate
                 label = config.name + (f" [{candidate}]" if candidate else "")
                 with self._pool(config, list(variant.logs)) as pool:
-                    doc["pool"]["zfs_api"] = pool.api_name  # how the zvols/datasets were created
+                    r.pool["zfs_api"] = pool.api_name  # how the zvols/datasets were created
                     targets, datasets = self._luns(pool)
                     witness = evidence.ZilWitness(pool.name, datasets)
                     # zvols held open for the steps: fio's (and a target's) opens are then never first
@@ -151,48 +146,48 @@ class PoolScenarioRun:
                     with HeldOpen(targets if sc.kind == "zvol" else []), \
                             transport.attach(sc.transport, pool.name, targets) as attached:
                         # fio writes what the transport gives: the initiator's disks, the client's mount
-                        doc.setdefault("transport", {"config": sc.transport.to_dict(), "attachments": {}})
-                        doc["transport"]["attachments"][label] = attached.record
+                        r.attach(label, sc.transport.to_dict(), attached.record)
                         self.save()
                         self._steps(pool, variant, steps, attached.targets, witness, label, index, total, estimate)
                         index += len(steps)
         except ResultWriteError:
             raise  # nowhere to save it: the document goes with the error
         except SlogqualError as exc:  # a tool failing, or missing, mid-run: the steps so far stand
-            doc["status"], doc["error"] = "failed", str(exc)
+            r.status, r.error = STATUS_FAILED, str(exc)
             self.save()
             raise
         except KeyboardInterrupt:
-            doc["status"] = "interrupted"
+            r.status = STATUS_INTERRUPTED
             self.save()
             raise
-        doc["analysis"] = scenario_analysis.analyse(doc)
-        doc["warnings"] = list(doc["analysis"]["problems"]) + [_variants.skip_warning(k) for k in doc["skipped"]]
-        doc["status"] = "complete"
+        r.analysis = scenario_analysis.analyse(r)
+        r.warnings = list(r.analysis["problems"]) + [_variants.skip_warning(k) for k in r.skipped]
+        r.status = STATUS_COMPLETE
         self.save()
-        return doc
+        return r
 
     def _steps(self, pool: ThrowawayPool, variant: _variants.Variant, steps: List[int], targets: List[str],
                witness: evidence.ZilWitness, label: str, index: int, total: int, estimate: float) -> None:
-        sc, doc = self.scenario, self.doc
+        sc = self.scenario
         config = variant.config
         for t in steps:
             index += 1
             self.progress.begin(f"{sc.name} [{label}] {t} thread(s)/LUN x {sc.luns} LUNs",
                                 index, total, estimate)
-            step = self._step(pool, config, t, targets, witness)
-            step["candidate"] = variant.candidate
-            step["transport"] = sc.transport.kind
-            step["log_devices"] = log_vdevs(config.log, list(variant.logs))
-            doc["steps"].append(step)
+            measured = self._step(pool, config, t, targets, witness)
+            measured["candidate"] = variant.candidate
+            measured["transport"] = sc.transport.kind
+            measured["log_devices"] = log_vdevs(config.log, list(variant.logs))
+            step = ScenarioStep.measured(measured)
+            self.result.steps.append(step)
             self.save()
-            self.progress.end(f"{step['iops']:.0f} IOPS, {step['mbps']:.1f} MiB/s, p99 "
-                              f"{step['lat_us']['p99'] or 0:.0f} us; ZIL to log {_bytes(step['zil']['slog_bytes'])}, "
-                              f"to pool {_bytes(step['zil']['normal_bytes'])}")
+            self.progress.end(f"{step.iops:.0f} IOPS, {step.mbps:.1f} MiB/s, p99 "
+                              f"{step.p99_us or 0:.0f} us; ZIL to log {_bytes(step.slog_bytes)}, "
+                              f"to pool {_bytes(step.normal_bytes)}")
 
     def _pool(self, config: PoolConfig, logs: List[str]) -> ThrowawayPool:
         """A pool for one variant: ``logs`` are the log devices it gets (none, the candidate, the pair)."""
-        pool = self.doc["pool"]
+        pool = self.result.pool
         fs_props = dict(pool["fs_properties"], sync=config.sync, logbias=config.logbias)
         return ThrowawayPool(name=self.pool_name, vdevs=data_vdevs(pool["layout"], pool["data"]),
                              logs=log_vdevs(config.log, logs),

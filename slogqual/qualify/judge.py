@@ -158,16 +158,15 @@ def judge_scenario(c: Criterion, scenarios: Dict[str, Dict[str, Any]]) -> Judgem
     if not entry or entry.get("document") is None:
         why = (entry or {}).get("reason") or "no result of this scenario (give --scenario-result FILE, --lab or --data)"
         return Judgement(c, NOT_EVALUATED, detail=why)
-    doc = entry["document"]
+    result = entry["document"]  # a results.scenario.ScenarioResult
     # today's analysis of the measured steps; only a complete run's figures are judged
-    analysis = (scenario_analysis.current(doc) if doc.get("status") == "complete" else doc.get("analysis")) or {}
+    analysis = (scenario_analysis.current(result) if result.complete else result.analysis) or {}
     key = SCENARIO_METRICS[c.metric]
     value = analysis.get(key)
     if value is None:
-        status = doc.get("status")
         why = f"the scenario result has no analysis.{key}"
-        if status != "complete":
-            why += f" (status {status}" + (f": {doc['error']}" if doc.get("error") else "") + ")"
+        if not result.complete:
+            why += f" (status {result.status}" + (f": {result.error}" if result.error else "") + ")"
         problems = analysis.get("problems") or []
         if problems:
             why += f": {problems[0]}"
@@ -175,7 +174,7 @@ def judge_scenario(c: Criterion, scenarios: Dict[str, Dict[str, Any]]) -> Judgem
             why += f": {analysis['verdict']}"
         return Judgement(c, NOT_EVALUATED, detail=why)
     notes = [f"from {entry.get('source', 'a file')}"]
-    if doc.get("quick"):
+    if result.quick:
         notes.append("quick run")
     if entry.get("note"):
         notes.append(entry["note"])

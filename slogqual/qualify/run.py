@@ -21,7 +21,7 @@ from slogqual.progress import Progress
 from slogqual.qualify import judge, steady
 from slogqual.qualify import precondition as precond
 from slogqual.qualify.profile import Profile
-from slogqual.results import SweepResult, load_json, schema, write_json_atomic
+from slogqual.results import SweepResult, schema, write_json_atomic
 from slogqual.results.scenario import ScenarioResult
 from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, point_from_fio
 from slogqual.target import KIND_NBD, Target
@@ -56,14 +56,15 @@ class Options:
 
 
 def load_scenario_results(paths: List[str]) -> Dict[str, Dict[str, Any]]:
-    """--scenario-result FILE...: name -> {"document", "source", "path"}; bad files are bad input."""
+    """--scenario-result FILE...: name -> {"document" (a ScenarioResult), "source", "path"}; bad files are bad
+    input."""
     out: Dict[str, Dict[str, Any]] = {}
     for path in paths:
-        doc = ScenarioResult.load(path).to_dict()  # validated: a bad key is named
-        name = doc["scenario"]["name"]
+        result = ScenarioResult.load(path)  # validated: a bad key is named
+        name = result.name
         if name in out:
             raise UsageError(f"{path}: a second result of scenario {name!r} (first: {out[name]['path']})")
-        out[name] = {"document": doc, "source": f"file {path}", "path": os.path.abspath(path)}
+        out[name] = {"document": result, "source": f"file {path}", "path": os.path.abspath(path)}
     return out
 
 
@@ -108,17 +109,17 @@ def _entry(run, path: str) -> Dict[str, Any]:
             return {"document": None, "reason": f"the scenario run crashed: {type(exc).__name__}: {exc}"}
         if os.path.exists(path):
             try:
-                doc = load_json(path)
-            except SlogqualError:
-                doc = None
-            if isinstance(doc, dict) and doc.get("steps"):
-                return {"document": doc, "path": path,
-                        "note": f"the scenario run stopped: {exc} (status {doc.get('status')})"}
+                kept: Optional[ScenarioResult] = ScenarioResult.load(path)
+            except SlogqualError:  # no result, or not one the loader takes
+                kept = None
+            if kept is not None and kept.steps:
+                return {"document": kept, "path": path,
+                        "note": f"the scenario run stopped: {exc} (status {kept.status})"}
         return {"document": None, "reason": f"the scenario run failed: {exc}"}
     entry: Dict[str, Any] = {"document": outcome.document, "path": outcome.path}
     if outcome.job_status not in (None, 0):
         entry["note"] = (f"the scenario run ended with exit code {outcome.job_status} "
-                         f"(status {outcome.document.get('status')})")
+                         f"(status {outcome.document.status})")
     return entry
 
 
@@ -334,7 +335,7 @@ class DeviceRun:
                       "status": self.sweep.status if self.sweep is not None else None,
                       "document": self.sweep.to_dict() if self.sweep is not None else None},
             "scenarios": [{"name": n, "source": e.get("source"), "path": e.get("path"),
-                           "status": (e.get("document") or {}).get("status"), "reason": e.get("reason"),
+                           "status": e["document"].status if e.get("document") else None, "reason": e.get("reason"),
                            "note": e.get("note")} for n, e in self.scenarios.items()],
             "criteria": [j.to_dict() for j in self.judgements],
             # which rules produced the verdicts above (a reader with newer rules can tell)
@@ -364,8 +365,8 @@ class DeviceRun:
 
 
 def scenario_documents(run: DeviceRun) -> List[tuple]:
-    """(document, path) of the scenario results this device's run used."""
-    return [(e["document"], e.get("path")) for e in run.scenarios.values() if e.get("document")]
+    """(document, path) of the scenario results this device's run used, as the store records them."""
+    return [(e["document"].to_dict(), e.get("path")) for e in run.scenarios.values() if e.get("document")]
 
 
 def say_error(text: str) -> None:

@@ -4,13 +4,15 @@ The document keeps the measurements: the scenario's parameters, the pool, every 
 and ZIL/iostat evidence. Its ``analysis`` is what the run printed (with the analysis version that
 produced it); readers recompute it with slogqual.analysis.scenario.current. ``ScenarioResult.load``
 validates a file and names the first bad key; ``to_dict`` gives back the document, keys it does not
-model included, so a round trip changes nothing.
+model included and in the order the file had them, so a round trip changes nothing (byte for byte,
+written as results.write_json_atomic writes). The runner builds one (``ScenarioResult.new``), adds its
+steps and saves it; every reader takes the object, never the dict.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from slogqual.results import STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_RUNNING, load_json
 from slogqual.results import schema as S
@@ -18,6 +20,13 @@ from slogqual.results import schema as S
 STATUSES = (STATUS_RUNNING, STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED)
 SYNCS = ("standard", "always", "disabled")
 LOGS = ("none", "single", "mirror", "stripe")
+
+
+def log_ops(vdevs: Optional[List[Dict[str, Any]]]) -> Optional[float]:
+    """Write ops/s of the log section's top-level vdevs, from a step's ``vdevs`` list."""
+    if vdevs is None:
+        return None
+    return sum(float(v["write_ops_s"]) for v in vdevs if v.get("section") == "logs" and v.get("depth") == 1)
 
 
 @dataclass
@@ -38,10 +47,57 @@ class ScenarioStep:
 
     _MODELLED = ("config", "sync", "log", "threads_per_lun", "threads", "ios", "iops", "mbps", "lat_us", "zil")
 
+    _order: tuple = ()  # the keys in the order the document had them (to_dict keeps it)
+
     @property
     def candidate(self) -> Optional[str]:
-        """The log device of a single-SLOG configuration with several candidates (else None)."""
+        """The log device of a single-SLOG configuration with several candidates, a pair's devices with
+        three or more (else None)."""
         return self.extra.get("candidate")
+
+    @property
+    def logbias(self) -> Optional[str]:
+        return self.extra.get("logbias")
+
+    @property
+    def log_devices(self) -> List[str]:
+        """The log vdevs as zpool was given them (``["mirror", a, b]``, ``[a, b]``, ``[a]``); [] unrecorded."""
+        v = self.extra.get("log_devices")
+        return list(v) if isinstance(v, list) else []
+
+    @property
+    def transport(self) -> Optional[str]:
+        return self.extra.get("transport")
+
+    @property
+    def p99_us(self) -> Optional[float]:
+        return self.lat_us.get("p99")
+
+    @property
+    def slog_bytes(self) -> Optional[int]:
+        """ZIL bytes to the log vdevs over the step (kstat delta); None where the kstat lacked the row."""
+        return self.zil.get("slog_bytes")
+
+    @property
+    def normal_bytes(self) -> Optional[int]:
+        """ZIL bytes to the main pool over the step."""
+        return self.zil.get("normal_bytes")
+
+    @property
+    def log_write_bytes_s(self) -> Optional[float]:
+        return self.extra.get("log_write_bytes_s")
+
+    @property
+    def log_write_ops_s(self) -> Optional[float]:
+        """The log vdevs' write ops/s over the window: as recorded, else summed from ``vdevs``."""
+        if "log_write_ops_s" in self.extra:
+            return self.extra["log_write_ops_s"]
+        return log_ops(self.extra.get("vdevs"))
+
+    @classmethod
+    def measured(cls, d: Dict[str, Any]) -> "ScenarioStep":
+        """A step the runner just measured, checked as a loaded one is."""
+        return cls.from_dict(d, "step", S.Checker("<measured step>"))
 
     @classmethod
     def from_dict(cls, d: Any, where: str, check: S.Checker) -> "ScenarioStep":
@@ -60,14 +116,21 @@ class ScenarioStep:
                    threads=check.integer(d, "threads", where, minimum=1),
                    ios=check.integer(d, "ios", where, minimum=0), iops=check.number(d, "iops", where, minimum=0),
                    mbps=check.number(d, "mbps", where, minimum=0), lat_us=lat, zil=zil,
-                   extra={k: v for k, v in d.items() if k not in cls._MODELLED})
+                   extra={k: v for k, v in d.items() if k not in cls._MODELLED}, _order=tuple(d))
 
     def to_dict(self) -> Dict[str, Any]:
         d = {"config": self.config, "sync": self.sync, "log": self.log, "threads_per_lun": self.threads_per_lun,
              "threads": self.threads, "ios": self.ios, "iops": self.iops, "mbps": self.mbps, "lat_us": self.lat_us,
              "zil": self.zil}
         d.update(self.extra)
-        return d
+        return _ordered(d, self._order)
+
+
+def _ordered(d: Dict[str, Any], order: Sequence[str]) -> Dict[str, Any]:
+    """``d`` with the keys of ``order`` first, in that order, then the rest as they come."""
+    out = {k: d[k] for k in order if k in d}
+    out.update((k, v) for k, v in d.items() if k not in out)
+    return out
 
 
 @dataclass
@@ -87,9 +150,114 @@ class ScenarioResult:
     schema: str = S.SCENARIO
     absent: frozenset = frozenset()  # optional keys the document did not have (kept absent by to_dict)
 
+    _order: tuple = ()  # the keys in the order the document had them (to_dict keeps it)
+
     _MODELLED = ("schema", "status", "scenario", "quick", "pool", "environment", "steps", "error", "analysis",
                  "warnings", "log_sweeps", "origin")
     _OPTIONAL = ("error", "analysis", "warnings", "log_sweeps", "origin")
+    # the order a new document's keys are written in (the runner's, since the first version)
+    _NEW_ORDER = ("schema", "status", "error", "scenario", "quick", "pool", "environment", "log_sweeps", "steps",
+                  "skipped", "analysis", "warnings", "origin", "sweep_logs", "drivers", "transport")
+
+    @classmethod
+    def new(cls, scenario: Dict[str, Any], quick: bool, pool: Dict[str, Any],
+            environment: Dict[str, Any]) -> "ScenarioResult":
+        """A result about to be measured: status running, no steps yet."""
+        return cls(status=STATUS_RUNNING, scenario=scenario, quick=quick, pool=pool, environment=environment,
+                   steps=[], extra={"skipped": []}, _order=cls._NEW_ORDER)
+
+    # --- what readers ask of it ----------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.scenario["name"]
+
+    @property
+    def bs(self) -> int:
+        """The load's IO size in bytes."""
+        return int(self.scenario["bs"])
+
+    @property
+    def source(self) -> str:
+        """The scenario it ran: a shipped name or the TOML file (what --resume loads again)."""
+        return self.scenario["source"]
+
+    @property
+    def luns(self) -> int:
+        return int(self.scenario["luns"])
+
+    @property
+    def write_sync(self) -> str:
+        """How the load's own writes ask for stability: none, dsync or fsync."""
+        return self.scenario.get("write_sync") or "none"
+
+    @property
+    def complete(self) -> bool:
+        return self.status == STATUS_COMPLETE
+
+    @property
+    def log_paths(self) -> List[str]:
+        """The --log candidates, in the order given."""
+        return list(self.pool.get("log") or [])
+
+    @property
+    def layout(self) -> str:
+        """The data vdevs' layout: stripe, mirror, raidz1, raidz2."""
+        return self.pool["layout"]
+
+    @property
+    def data_paths(self) -> List[str]:
+        return list(self.pool.get("data") or [])
+
+    @property
+    def first_log(self) -> Dict[str, Any]:
+        """The identity record of the first --log candidate: the device a scenario run is filed under."""
+        logs = self.log_paths
+        return self.device(logs[0]) if logs else {}
+
+    def device(self, path: Optional[str]) -> Dict[str, Any]:
+        """The identity record of one of the run's devices ({} where none was recorded)."""
+        devices = self.pool.get("devices")
+        rec = devices.get(path) if path and isinstance(devices, dict) else None
+        return rec if isinstance(rec, dict) else {}
+
+    # keys the runner writes and few readers need: kept in ``extra`` (so an older document without them
+    # round-trips unchanged), reached by name here
+    @property
+    def skipped(self) -> List[Dict[str, Any]]:
+        """Pair configurations a run with fewer than two log candidates could not build."""
+        return list(self.extra.get("skipped") or [])
+
+    @skipped.setter
+    def skipped(self, value: List[Dict[str, Any]]) -> None:
+        self.extra["skipped"] = list(value)
+
+    @property
+    def sweep_logs(self) -> bool:
+        """--sweep-logs: the log candidates' own sweeps are measured before the first pool."""
+        return bool(self.extra.get("sweep_logs"))
+
+    @sweep_logs.setter
+    def sweep_logs(self, value: bool) -> None:
+        self.extra["sweep_logs"] = bool(value)
+
+    @property
+    def drivers(self) -> Optional[Any]:
+        """The fio clients and servers the run was driven by, as recorded (None: before the field existed)."""
+        return self.extra.get("drivers")
+
+    @drivers.setter
+    def drivers(self, value: Dict[str, Any]) -> None:
+        self.extra["drivers"] = value
+
+    @property
+    def transport(self) -> Dict[str, Any]:
+        """``transport.config`` and ``transport.attachments`` ({} for a local run or an older document)."""
+        t = self.extra.get("transport")
+        return t if isinstance(t, dict) else {}
+
+    def attach(self, label: str, config: Dict[str, Any], record: Dict[str, Any]) -> None:
+        """What the transport attached for one configuration (``transport.attachments[label]``)."""
+        self.extra.setdefault("transport", {"config": config, "attachments": {}})["attachments"][label] = record
 
     @classmethod
     def from_dict(cls, doc: Any, source: str = "<document>") -> "ScenarioResult":
@@ -113,7 +281,7 @@ class ScenarioResult:
                    log_sweeps=c.obj(doc, "log_sweeps", required=False) or {},
                    origin=c.text(doc, "origin", required=False),
                    extra={k: v for k, v in doc.items() if k not in cls._MODELLED}, schema=doc["schema"],
-                   absent=frozenset(k for k in cls._OPTIONAL if k not in doc))
+                   absent=frozenset(k for k in cls._OPTIONAL if k not in doc), _order=tuple(doc))
 
     @classmethod
     def load(cls, path: str) -> "ScenarioResult":
@@ -125,7 +293,8 @@ class ScenarioResult:
                              "environment": self.environment, "log_sweeps": self.log_sweeps,
                              "steps": [s.to_dict() for s in self.steps], "analysis": self.analysis,
                              "warnings": self.warnings, "origin": self.origin}
-        for key in self.absent:
-            d.pop(key, None)
+        for key in self.absent:  # an optional key the file lacked stays absent until something is put there
+            if d.get(key) in (None, [], {}):
+                d.pop(key, None)
         d.update(self.extra)
-        return d
+        return _ordered(d, self._order)

@@ -21,8 +21,10 @@ DEVICE = "slogqual.device/1"
 FLEET = "slogqual.fleet/1"  # slogqual fleet --json (written, never read back)
 POWERCUT = "slogqual.powercut/1"  # slogqual powercut run / verify (docs/powercut.md)
 ADVICE = "slogqual.advice/1"  # slogqual advise (docs/advisor.md)
+COST = "slogqual.cost/1"  # slogqual scenario cost --json (docs/scenarios.md, "Protocol cost"; written, never read back)
 
-CURRENT = {s.rsplit("/", 1)[0]: s for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE, FLEET, POWERCUT, ADVICE)}
+CURRENT = {s.rsplit("/", 1)[0]: s
+           for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE, FLEET, POWERCUT, ADVICE, COST)}
 
 
 def family(schema: str) -> str:

@@ -116,28 +116,31 @@ def _digest(doc: Dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def identity_of(doc: Dict[str, Any]) -> Dict[str, Optional[str]]:
+def scenario_identity(result: ScenarioResult) -> Dict[str, Optional[str]]:
+    """A scenario run is filed under its first log candidate."""
+    dev = result.first_log
+    logs = result.log_paths
+    return {"model": dev.get("model"), "serial": dev.get("serial"), "firmware": dev.get("firmware"),
+            "class": dev.get("class"), "target": logs[0] if logs else None}
+
+
+def identity_of(doc: Dict[str, Any], typed: Any = None) -> Dict[str, Optional[str]]:
     """model/serial/firmware/class/target of any of the documents (a sweep or power-cut result: its device
-    record, else the target's label, and the target's path)."""
+    record, else the target's label, and the target's path; a scenario, given ``typed``: its first log)."""
+    if isinstance(typed, ScenarioResult):
+        return scenario_identity(typed)
     schema = doc.get("schema")
     if schema == S.QUALIFICATION:
         ident = doc.get("identity") or {}
         return {"model": ident.get("model"), "serial": ident.get("serial"), "firmware": ident.get("firmware"),
                 "class": ident.get("class"), "target": doc.get("target")}
-    if schema == S.SCENARIO:
-        pool = doc.get("pool") or {}
-        logs = pool.get("log") or []
-        dev = (pool.get("devices") or {}).get(logs[0]) if logs else None
-        dev = dev or {}
-        return {"model": dev.get("model"), "serial": dev.get("serial"), "firmware": dev.get("firmware"),
-                "class": dev.get("class"), "target": logs[0] if logs else None}
     dev = doc.get("device") or {}
     target = doc.get("target") if isinstance(doc.get("target"), dict) else {}
     return {"model": dev.get("model") or target.get("label"), "serial": dev.get("serial"),
             "firmware": dev.get("firmware"), "class": dev.get("class"), "target": target.get("path")}
 
 
-def _summary(kind: str, doc: Dict[str, Any]) -> str:
+def _summary(kind: str, doc: Dict[str, Any], typed: Any = None) -> str:
     if kind == KIND_SWEEP:
         pts = doc.get("points") or []
         four = next((p for p in pts if p.get("size") == 4096), None)
@@ -145,9 +148,9 @@ def _summary(kind: str, doc: Dict[str, Any]) -> str:
         if four:
             head += f"; 4K mean {four['lat_us']['mean']:.1f} µs, {four['iops']:.0f} IOPS"
         return head
-    if kind == KIND_SCENARIO:
-        a = scenario_analysis.current(doc) or {}  # today's rules on the measured steps
-        return str(a.get("verdict") or f"{len(doc.get('steps') or [])} steps")
+    if isinstance(typed, ScenarioResult):
+        a = scenario_analysis.current(typed) or {}  # today's rules on the measured steps
+        return str(a.get("verdict") or f"{len(typed.steps)} steps")
     if kind == KIND_POWERCUT:  # how the power was cut (emulated, real, external), cycles, acknowledged, lost
         return powercut_analysis.summary(doc)
     s = doc.get("summary") or {}
@@ -233,10 +236,10 @@ class Store:
         if kind is None:
             raise StoreError(f"result store: cannot record a document of schema {doc.get('schema')!r}")
         try:  # the typed loader of its kind: a malformed document is not stored
-            TYPED[kind](doc, path or "the document")
+            typed = TYPED[kind](doc, path or "the document")
         except UsageError as exc:
             raise StoreError(f"result store: not recorded: {exc}") from None
-        ident = dict(identity_of(doc))
+        ident = dict(identity_of(doc, typed))
         for k, v in (identity or {}).items():
             if v and not ident.get(k):
                 ident[k] = v
@@ -255,7 +258,7 @@ class Store:
                 (kind, started, ident.get("model"), ident.get("serial"), ident.get("firmware"), ident.get("class"),
                  ident.get("target"), doc.get("source", "slogqual"), doc.get("status"), doc.get("verdict"),
                  (doc.get("profile") or {}).get("name") if kind == KIND_QUALIFICATION else None,
-                 _summary(kind, doc), os.path.abspath(path) if path else None, digest,
+                 _summary(kind, doc, typed), os.path.abspath(path) if path else None, digest,
                  json.dumps(doc, separators=(",", ":")), host, slot))
             if not rows:
                 return None

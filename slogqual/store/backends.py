@@ -167,9 +167,12 @@ def host_and_slot(doc: Dict[str, Any]) -> Tuple[Optional[str], Optional[str]]:
     if not host and str(doc.get("schema", "")).startswith("slogqual.powercut/"):
         host = doc.get("host")  # a power-cut result has no environment block: its host is top-level
     device = doc.get("device") if isinstance(doc.get("device"), dict) else {}
-    if not device and isinstance(doc.get("pool"), dict):  # a scenario: its (first) log device
-        logs = doc["pool"].get("log") or []
-        device = ((doc["pool"].get("devices") or {}).get(logs[0]) or {}) if logs else {}
+    if not device and str(doc.get("schema", "")).startswith("slogqual.scenario/"):  # its (first) log device
+        from slogqual.results.scenario import ScenarioResult
+        try:
+            device = ScenarioResult.from_dict(doc, "a stored scenario").first_log
+        except SlogqualError:  # not a document the loader takes: no device to read a slot from
+            device = {}
     link = device.get("link") if isinstance(device.get("link"), dict) else {}
     slot = link.get("address")
     return (str(host) if host else None), (str(slot) if slot else None)
