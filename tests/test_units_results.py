@@ -49,7 +49,26 @@ def test_round_trip(tmp_path):
     assert set(doc["points"][0]["lat_us"]) >= {"mean", "p50", "p99", "p999", "max"}
     back = load_sweep(str(path))
     assert back.to_dict() == r.to_dict()
-    assert not [f for f in os.listdir(tmp_path) if f.startswith(".slogqual-")]  # no temp file left
+    assert not [f for f in os.listdir(tmp_path) if ".slogqual-" in f]  # no temp file left
+
+
+def test_a_temp_file_a_killed_writer_left_is_removed_by_the_next_write_of_that_file(tmp_path):
+    import subprocess
+    import sys
+
+    from slogqual.results import write_text_atomic
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a PID that was a writer's and is gone
+    path = tmp_path / "r.json"
+    stale = tmp_path / f".r.json.slogqual-{dead.pid}-abcd1234.tmp"
+    alive = tmp_path / f".r.json.slogqual-{os.getpid()}-efgh5678.tmp"  # a writer still running (this one)
+    other = tmp_path / f".s.json.slogqual-{dead.pid}-ijkl9012.tmp"  # another file's: left to its own next write
+    for f in (stale, alive, other):
+        f.write_text("half a document")
+    write_text_atomic(str(path), "{}\n")
+    assert path.read_text() == "{}\n"
+    assert not stale.exists() and alive.exists() and other.exists()
 
 
 def test_points_stay_sorted_and_unique():

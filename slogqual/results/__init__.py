@@ -257,7 +257,12 @@ def atomic_file(path: str, binary: bool = False) -> Iterator[Tuple[IO, str]]:
     (gnuplot) writes to the temporary name.
     """
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".slogqual-", suffix=".tmp", dir=directory)
+    # the temporary name says whose it is and what it replaces: ".NAME.slogqual-PID-XXXXXXXX.tmp"; one left by
+    # a run that was killed inside this block (SIGKILL: no chance to unlink) is removed by the next write of
+    # the same file, once its PID is gone
+    stem = _temp_stem(path)
+    remove_stale_temps(directory, stem)
+    fd, tmp = tempfile.mkstemp(prefix=f"{stem}{os.getpid()}-", suffix=".tmp", dir=directory)
     try:
         os.fchmod(fd, _new_file_mode())
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as fh:
@@ -276,6 +281,43 @@ def atomic_file(path: str, binary: bool = False) -> Iterator[Tuple[IO, str]]:
         os.fsync(dfd)
     finally:
         os.close(dfd)
+
+
+def _temp_stem(path: str) -> str:
+    return f".{os.path.basename(path)[:100]}.slogqual-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # someone else's process (or a number no process has): not ours to judge, keep the file
+    return True
+
+
+def remove_stale_temps(directory: str, stem: str) -> List[str]:
+    """Remove this destination's temporary files (``STEM<pid>-*.tmp``) whose writer is gone; returns them."""
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(stem) and name.endswith(".tmp")):
+            continue
+        pid_text = name[len(stem):].split("-", 1)[0]
+        if not pid_text.isdigit() or _pid_alive(int(pid_text)):
+            continue
+        full = os.path.join(directory, name)
+        try:
+            if stat.S_ISREG(os.lstat(full).st_mode):
+                os.unlink(full)
+                removed.append(full)
+        except OSError:
+            continue
+    return removed
 
 
 def write_text_atomic(path: str, text: str) -> None:
