@@ -31,7 +31,7 @@ def digest(path):
 
 @pytest.fixture
 def arena(tmp_path, monkeypatch):
-    import slogqual.cli.sweep as sweep_cli
+    import slogqual.sweep as sweep_lib
 
     def too_late(*_a, **_k):
         raise AssertionError("the run reached the target: the input was not refused at parse time")
@@ -39,7 +39,7 @@ def arena(tmp_path, monkeypatch):
     import slogqual.cli.lab as lab_cli
     import slogqual.device as device
 
-    monkeypatch.setattr(sweep_cli, "claim_target", too_late)
+    monkeypatch.setattr(sweep_lib, "claim_target", too_late)  # what claims a sweep's targets, all of them
     monkeypatch.setattr(lab_cli, "_lab", too_late)  # never a guest booted here
     monkeypatch.setattr(device, "claim_for_writing", too_late)  # a scenario's devices
     store = tmp_path / "store.sqlite"

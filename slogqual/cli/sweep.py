@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -14,7 +15,7 @@ from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.progress import Progress
 from slogqual.report.text import diskinfo_lines, sweep_table
 from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult
-from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, load_for_resume, note_resume, resume_target
+from slogqual.sweep import SweepParams, SyncWriteSweep, claim_all, same_target, tray_refusal, load_for_resume, note_resume, resume_target
 from slogqual.sweep import DEFAULT_MAX_RUNTIME_S, ENGINE_AUTO, ENGINE_PAIR, ENGINES
 from slogqual.analysis.overtime import DEFAULT_INTERVAL_MS
 from slogqual.tools import fio, pairbench
@@ -57,6 +58,9 @@ def register(sub) -> None:
     p.add_argument("--allow-large", action="store_true", help="allow sizes above 8 MiB")
     p.add_argument("--destroy-data", action="store_true",
                    help="confirm that the named block devices may be overwritten")
+    p.add_argument("--skip-refused", action="store_true",
+                   help="with several targets: sweep those that pass the safety interlocks and name the refused "
+                        "ones (default: one refusal refuses the whole run, nothing written; exit 3 either way)")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="result file (one target) or directory (several); default: slogqual-sweep-NAME-TIME.json here")
     p.add_argument("--force", action="store_true",
@@ -180,6 +184,7 @@ def run(args) -> int:
         for t in resolved:
             if t:
                 params.check_target(t)
+        same_target(resolved)
         # ... and every output: never a target, the store, a device node, or a file that is not ours
         protect = [(t.path, "a target of this sweep") for t in resolved if t and not targets.is_nbd_uri(t.path)]
         if not is_url(result_store.location):
@@ -191,25 +196,44 @@ def run(args) -> int:
         for spec, tgt, out in zip(specs, resolved, outputs):
             plan.append((tgt if tgt else targets.create_scratch(os.getcwd(), largest), out, None))
 
-
     done: List[SweepResult] = []
     worst = 0
+    claims = contextlib.ExitStack()
+    try:
+        # Every target passes the interlocks before any is written: a tray is all or nothing.
+        tray = [tgt for tgt, _, _ in plan]
+        refused = claim_all(claims, tray, args.destroy_data)
+        if refused and not args.skip_refused:
+            raise tray_refusal(refused, tray)
+        for tgt, exc in refused:
+            print(f"slogqual: skipped {tgt.path} (--skip-refused): {exc}", file=sys.stderr)
+            worst = max(worst, exc.exit_code)
+        if refused and len(refused) == len(plan):
+            print("slogqual: every target was refused: nothing left to sweep", file=sys.stderr)
+        plan = [(t, o, p) for t, o, p in plan if all(t is not r for r, _ in refused)]
+    except BaseException as exc:
+        claims.close()
+        for tgt, _, _ in plan:
+            targets.remove_scratch(tgt)
+        if not isinstance(exc, KeyboardInterrupt):
+            raise
+        print("slogqual: interrupted; measured sizes are kept, continue with --resume", file=sys.stderr)
+        return 130
     try:
         for tgt, out, previous in plan:
             try:
-                with claim_target(tgt, args.destroy_data):
-                    for note in tgt.notes:
-                        progress.say(f"note: {note}")
-                    sweep = SyncWriteSweep(tgt, params, out, progress, result=previous,
-                                           fio_version=fio_version, argv=argv, engine_version=engine_version)
-                    for w in (previous.warnings if previous else []):
-                        progress.say(f"WARNING: {w}")
-                    result = sweep.run()
-                    for w in result.warnings:
-                        progress.say(f"WARNING: {w}")
-                    done.append(result)
-                    progress.say(f"result: {out}")
-                    store.record_or_warn(result.to_dict(), out, store_path=args.store)  # history / compare --baseline
+                for note in tgt.notes:
+                    progress.say(f"note: {note}")
+                sweep = SyncWriteSweep(tgt, params, out, progress, result=previous,
+                                       fio_version=fio_version, argv=argv, engine_version=engine_version)
+                for w in (previous.warnings if previous else []):
+                    progress.say(f"WARNING: {w}")
+                result = sweep.run()
+                for w in result.warnings:
+                    progress.say(f"WARNING: {w}")
+                done.append(result)
+                progress.say(f"result: {out}")
+                store.record_or_warn(result.to_dict(), out, store_path=args.store)  # history / compare --baseline
             except ResultWriteError as exc:
                 # The result file cannot be written: what was measured goes to stdout instead.
                 print(f"slogqual: {exc}; the result, marked failed, follows on stdout", file=sys.stderr)
@@ -226,10 +250,12 @@ def run(args) -> int:
             finally:
                 targets.remove_scratch(tgt)
     except KeyboardInterrupt:
+        claims.close()
         for tgt, out, _ in plan:
             targets.remove_scratch(tgt)
         print("slogqual: interrupted; measured sizes are kept, continue with --resume", file=sys.stderr)
         return 130
+    claims.close()
     if done:
         _emit(args, done)
     return worst

@@ -1,0 +1,106 @@
+"""A tray of targets is all or nothing: every target passes the interlocks before any target is written
+(issue #30). Real loop devices (one mounted, one free) and the real CLI; what the free target holds is
+read back byte for byte."""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from test_safety import loops  # noqa: F401 (the loop-device fixture, defined once)
+from slogqual.device import interlock
+
+pytestmark = pytest.mark.integration
+
+FAST = ["--sizes", "4k", "--runtime", "0.2", "--settle", "0", "--quiet"]
+
+
+def sweep(*args, cwd=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.pathsep + \
+        env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "slogqual", "sweep", *map(str, args)], capture_output=True,
+                          text=True, env=env, cwd=cwd)
+
+
+def digest(dev):
+    h = hashlib.sha256()
+    with open(dev, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def needs_fio():
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+
+
+def unlocked(dev):
+    """Nobody holds the device's slogqual lock after the run (no unit left claimed)."""
+    return interlock.lock_holder(dev) is None
+
+
+@pytest.mark.parametrize("order", ["mounted-first", "free-first"])
+def test_one_refused_target_refuses_the_whole_tray_and_nothing_is_written(loops, tmp_path, order):  # noqa: F811
+    needs_fio()
+    mounted, free = loops.new(), loops.new()
+    loops.mkfs(mounted)
+    mnt = loops.mount(mounted)
+    before = digest(free)
+    targets = [mounted, free] if order == "mounted-first" else [free, mounted]
+    out = tmp_path / "out"
+    p = sweep(*targets, *FAST, "--destroy-data", "-o", out)
+    assert p.returncode == 3, p.stderr
+    assert digest(free) == before  # the free target was not written
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert f"refusing {mounted}" in lines[0] and f"is mounted at {mnt}" in lines[0]
+    assert "--skip-refused" in lines[0] and free in lines[0]  # says what was not swept, and how to go on
+    assert not out.exists() or os.listdir(out) == []  # no result of any target
+    assert p.stdout == ""
+    assert unlocked(free) and unlocked(mounted)
+
+
+def test_skip_refused_sweeps_the_rest_and_says_what_it_skipped(loops, tmp_path):  # noqa: F811
+    needs_fio()
+    mounted, free = loops.new(), loops.new()
+    loops.mkfs(mounted)
+    loops.mount(mounted)
+    before = digest(free)
+    out = tmp_path / "out"
+    p = sweep(mounted, free, *FAST, "--destroy-data", "--skip-refused", "--json", "-o", out)
+    assert p.returncode == 3, p.stderr  # a target was refused: still said by the exit code
+    assert f"skipped {mounted}" in p.stderr and "is mounted at" in p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["target"]["path"] == free and doc["status"] == "complete"
+    (name,) = os.listdir(out)
+    assert json.loads((out / name).read_text())["target"]["path"] == free
+    assert digest(free) != before  # the free one was swept
+    assert unlocked(free) and unlocked(mounted)
+
+
+def test_skip_refused_with_every_target_refused_measures_nothing(loops, tmp_path):  # noqa: F811
+    needs_fio()
+    a = loops.new()
+    loops.mkfs(a)
+    loops.mount(a)
+    p = sweep(a, *FAST, "--destroy-data", "--skip-refused", "-o", tmp_path / "r.json")
+    assert p.returncode == 3
+    assert f"skipped {a}" in p.stderr and "nothing left to sweep" in p.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_a_target_named_twice_is_bad_input(tmp_path):
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (8 << 20))
+    link = tmp_path / "alias.img"
+    link.symlink_to(img)
+    p = sweep(img, link, *FAST, "-o", tmp_path / "out")
+    assert p.returncode == 2
+    assert "named twice" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
