@@ -104,3 +104,48 @@ def test_a_target_named_twice_is_bad_input(tmp_path):
     assert p.returncode == 2
     assert "named twice" in p.stderr and len(p.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+
+
+# --- the door below the CLI (issue #27): slogqual.sweep_run.run_sweeps, on real files ----------------------
+
+def _request(targets, out, **kw):
+    from slogqual.sweep import SweepParams
+    from slogqual.sweep_run import SweepRequest
+
+    params = SweepParams(mode="flush", sizes=[4096], runtime_s=0.2, settle_s=0)
+    return SweepRequest(targets=[str(t) for t in targets], params=params, output=str(out), record_in_store=False,
+                        **kw)
+
+
+def test_the_door_refuses_a_tray_with_a_target_another_run_holds(tmp_path):
+    from slogqual.errors import RefusedError
+    from slogqual.sweep_run import run_sweeps
+
+    held, free = tmp_path / "held.img", tmp_path / "free.img"
+    for f in (held, free):
+        f.write_bytes(b"\0" * (8 << 20))
+    with interlock.device_lock(str(held)):  # another slogqual run is writing it (this process's lock)
+        with pytest.raises(RefusedError) as ei:
+            run_sweeps(_request([free, held], tmp_path / "out"))
+    assert f"refusing {held}: another slogqual run" in str(ei.value) and str(free) in str(ei.value)
+    assert free.read_bytes() == b"\0" * (8 << 20)  # the free target, first in the tray, was not written
+    assert os.listdir(tmp_path / "out") == []
+    assert unlocked(str(free))  # its claim was released with the refusal
+
+
+def test_the_door_skips_the_held_target_and_sweeps_the_other(tmp_path):
+    from slogqual.sweep_run import run_sweeps
+
+    held, free = tmp_path / "held.img", tmp_path / "free.img"
+    for f in (held, free):
+        f.write_bytes(b"\0" * (8 << 20))
+    heard = []
+    with interlock.device_lock(str(held)):
+        outcome = run_sweeps(_request([held, free], tmp_path / "out", skip_refused=True), on_unit=heard.append)
+    assert [(u.path, u.skipped) for u in outcome.units] == [(str(held), True), (str(free), False)]
+    assert [u.path for u in heard] == [str(held), str(free)]  # told as each ended, the skipped one first
+    assert outcome.exit_code == 3 and "another slogqual run" in outcome.skipped[0].error
+    (result,) = outcome.results
+    assert result.target["path"] == str(free) and result.status == "complete" and result.point(4096)
+    assert held.read_bytes() == b"\0" * (8 << 20)
+    assert unlocked(str(free))
