@@ -433,8 +433,10 @@ class SyncWriteSweep:
 
     def __init__(self, target: Target, params: SweepParams, output: str,
                  progress: Optional[Progress] = None, result: Optional[SweepResult] = None,
-                 fio_version: str = "", argv: Optional[List[str]] = None, engine_version: str = ""):
+                 fio_version: str = "", argv: Optional[List[str]] = None, engine_version: str = "",
+                 stop: Optional[threading.Event] = None):
         self.target = target
+        self.stop = stop  # set: stop before the next size, as an interrupt would (a sweep in a worker thread)
         self.params = params
         self.output = output
         self.progress = progress or Progress(quiet=True)
@@ -532,6 +534,8 @@ class SyncWriteSweep:
         watch = TargetWatch(self.target)
         try:
             for i, size in enumerate(todo, 1):
+                if self.stop is not None and self.stop.is_set():
+                    raise KeyboardInterrupt
                 self.progress.begin(f"{self.target.path} {size_label(size)}", i, len(todo), estimate)
                 settle(self.params.settle_s)
                 started = environment.now_iso()

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -48,6 +50,7 @@ class SweepRequest:
     resume: Optional[str] = None  # an unfinished result file: measure the sizes it lacks
     destroy_data: bool = False
     skip_refused: bool = False  # sweep the targets that pass the interlocks, skip (and name) the others
+    parallel: bool = False  # measure the targets at the same time, each writing the document a lone run writes
     force: bool = False  # an output may replace a file that is not a slogqual sweep result
     store: Optional[str] = None  # --store PATH|URL; None: $SLOGQUAL_STORE or the default
     record_in_store: bool = True
@@ -138,6 +141,8 @@ def _plan_resume(req: SweepRequest, here: str) -> Tuple[Optional[_Plan], Optiona
     """The plan of a resumed sweep, or (None, the document) when it is complete already."""
     if req.targets or req.params is not None:
         raise UsageError("--resume takes its target, sizes, engine and options from the result file")
+    if req.parallel:
+        raise UsageError("--parallel measures several new targets at once; --resume continues one result")
     result = load_for_resume(req.resume)
     if result.status == STATUS_COMPLETE and all(result.point(s) for s in result.params["sizes"]):
         return None, result
@@ -161,6 +166,11 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
     if any(not t.strip() for t in req.targets):
         raise UsageError("an empty target name: give a device, a file or an nbd URI (or no target at all for a "
                          "scratch file here)")
+    if req.parallel and len(req.targets) < 2:
+        raise UsageError("--parallel measures several targets at once: name two or more")
+    if req.parallel and (params.sustained or params.precision is not None):
+        raise UsageError("--parallel takes a fixed --runtime per size (an interrupt stops each unit after the "
+                         "size it is measuring); not --sustain or --precision")
     specs: List[Optional[str]] = list(req.targets) or [None]
     outputs = output_paths(req.output, specs, req.output_dir or here)
     largest = max(params.sizes)
@@ -200,6 +210,9 @@ def run_sweeps(req: SweepRequest, progress: Optional[Progress] = None,
     with contextlib.ExitStack() as claims:
         try:
             units = _claim(req, plan, claims, outcome, tell)
+            if req.parallel and len(units) > 1:
+                _sweep_parallel(req, plan, units, progress, outcome, tell)
+                units = []
             for tgt, out, previous in units:
                 try:
                     unit = _sweep_one(req, plan, tgt, out, previous, progress)
@@ -229,15 +242,76 @@ def _claim(req: SweepRequest, plan: _Plan, claims: contextlib.ExitStack, outcome
     return [(t, o, p) for t, o, p in plan.units if all(t is not r for r, _ in refused)]
 
 
+class _UnitProgress(Progress):
+    """A unit's progress in a parallel run: each line says which unit it is about."""
+
+    def __init__(self, path: str, parent: Progress):
+        super().__init__(parent.stream, parent.quiet)
+        self.path = path
+
+    def end(self, summary: str) -> None:
+        super().end(f"{self.path}: {summary.strip()}")
+
+
+def _sweep_parallel(req: SweepRequest, plan: _Plan, units: List[Tuple[Target, str, Optional[SweepResult]]],
+                    progress: Progress, outcome: SweepOutcome, tell: Callable[[UnitOutcome], None]) -> None:
+    """Every claimed unit measured at the same time, one thread each; each document is the one a lone run
+    writes. An interrupt stops each unit before its next size (its document saved as interrupted), then
+    propagates."""
+    stop = threading.Event()
+    ended: Dict[int, UnitOutcome] = {}
+
+    finished = [threading.Event() for _ in units]
+
+    def work(i: int, tgt: Target, out: str, previous: Optional[SweepResult]) -> None:
+        try:
+            _work(i, tgt, out, previous)
+        finally:
+            finished[i].set()
+
+    def _work(i: int, tgt: Target, out: str, previous: Optional[SweepResult]) -> None:
+        try:
+            unit = _sweep_one(req, plan, tgt, out, previous, _UnitProgress(tgt.path, progress), stop)
+        except KeyboardInterrupt:
+            unit = UnitOutcome(tgt.path, out, error=f"{tgt.path}: interrupted", exit_code=130,
+                               partial_kept=os.path.exists(out))
+        except Exception as exc:  # not a SlogqualError: still this unit's end, never the others'
+            unit = UnitOutcome(tgt.path, out, error=f"{tgt.path}: {type(exc).__name__}: {exc}", exit_code=1,
+                               partial_kept=os.path.exists(out))
+        ended[i] = unit
+        tell(unit)
+
+    threads = [threading.Thread(target=work, args=(i, *u), name=f"slogqual-sweep-{i}", daemon=True)
+               for i, u in enumerate(units)]
+    try:  # an interrupt at any moment from the first start on: every started unit stops and is saved
+        progress.say(f"measuring {len(units)} units at once")
+        for t in threads:
+            t.start()
+        # waited for on events, not Thread.join: an interrupt inside join() marks a running thread as ended
+        # (CPython 3.11, bpo-45274's fix), and the process would leave with the unit half measured
+        for ev in finished:
+            while not ev.wait(0.2):
+                pass
+    except KeyboardInterrupt:
+        stop.set()
+        print("slogqual: interrupted: each unit stops after the size it is measuring", file=sys.stderr)
+        for t, ev in zip(threads, finished):
+            while t.ident is not None and not ev.wait(0.2):
+                pass
+        outcome.units.extend(ended[i] for i in sorted(ended))
+        raise
+    outcome.units.extend(ended[i] for i in sorted(ended))
+
+
 def _sweep_one(req: SweepRequest, plan: _Plan, tgt: Target, out: str, previous: Optional[SweepResult],
-               progress: Progress) -> UnitOutcome:
+               progress: Progress, stop: Optional[threading.Event] = None) -> UnitOutcome:
     """One claimed target measured; its failure is its outcome, not the run's end."""
     unit = UnitOutcome(tgt.path, out)
     try:
         for note in tgt.notes:
             progress.say(f"note: {note}")
         sweep = SyncWriteSweep(tgt, plan.params, out, progress, result=previous, fio_version=plan.fio_version,
-                               argv=req.argv, engine_version=plan.engine_version)
+                               argv=req.argv, engine_version=plan.engine_version, stop=stop)
         for w in (previous.warnings if previous else []):
             progress.say(f"WARNING: {w}")
         result = sweep.run()

@@ -149,3 +149,94 @@ def test_the_door_skips_the_held_target_and_sweeps_the_other(tmp_path):
     assert result.target["path"] == str(free) and result.status == "complete" and result.point(4096)
     assert held.read_bytes() == b"\0" * (8 << 20)
     assert unlocked(str(free))
+
+
+# --- a shelf at once: --parallel ------------------------------------------------------------------------------
+
+def _iso(t):
+    from datetime import datetime
+    return datetime.fromisoformat(t).timestamp()
+
+
+def _keys(doc, path=""):
+    """Every key path of a document (what its structure is, whatever its figures)."""
+    if isinstance(doc, dict):
+        return {k for key, v in doc.items() for k in {f"{path}.{key}"} | _keys(v, f"{path}.{key}")}
+    if isinstance(doc, list) and doc and isinstance(doc[0], dict):
+        return set().union(*(_keys(v, f"{path}[]") for v in doc))
+    return set()
+
+
+def test_parallel_units_are_measured_at_once_each_writing_a_lone_runs_document(tmp_path):
+    files = [tmp_path / f"{n}.img" for n in "abc"]
+    for f in files:
+        f.write_bytes(b"\0" * (16 << 20))
+    sizes = "4k,64k,1m"
+    p = sweep(*files, "--parallel", "--sizes", sizes, "--runtime", "0.3", "--settle", "0", "--quiet", "--json",
+              "-o", tmp_path / "out")
+    assert p.returncode == 0, p.stderr
+    docs = json.loads(p.stdout)
+    assert [d["target"]["path"] for d in docs] == [str(f) for f in files]  # in the order named
+    assert all(d["status"] == "complete" and len(d["points"]) == 3 for d in docs)
+    # at once: every unit's first size began before any unit's last size ended (one after the other, the
+    # last unit's first size would begin after the first unit's last ended)
+    first_starts = [_iso(d["points"][0]["started"]) for d in docs]
+    last_ends = [_iso(d["points"][-1]["started"]) + d["points"][-1]["runtime_ms"] / 1000 for d in docs]
+    assert max(first_starts) < min(last_ends)
+    # each document is the one a lone run writes: the same structure, the same params
+    lone = sweep(files[0], "--sizes", sizes, "--runtime", "0.3", "--settle", "0", "--quiet", "--json",
+                 "-o", tmp_path / "lone.json")
+    assert lone.returncode == 0, lone.stderr
+    alone = json.loads(lone.stdout)
+    figure_notes = {".points[].notes"}  # a point's notes (too few IOs, ...) follow its figures
+    assert _keys(docs[0]) - figure_notes == _keys(alone) - figure_notes
+    assert docs[0]["params"] == alone["params"] and docs[0]["target"] == alone["target"]
+
+
+def test_parallel_is_bad_input_with_one_target_resume_or_an_open_ended_size(tmp_path):
+    a, b = tmp_path / "a.img", tmp_path / "b.img"
+    for f in (a, b):
+        f.write_bytes(b"\0" * (8 << 20))
+    for args, words in (([a], "two or more"), ([a, b, "--sustain", "10s"], "not --sustain"),
+                        ([a, b, "--precision", "2%"], "not --sustain or --precision"),
+                        (["--resume", tmp_path / "x.json"], "--resume")):
+        p = sweep(*args, "--parallel", "--quiet", "-o", tmp_path / "out")
+        assert p.returncode == 2 and words in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert a.read_bytes() == b"\0" * (8 << 20)
+
+
+def test_parallel_interrupted_leaves_every_unit_resumable_and_none_claimed(tmp_path):
+    import signal
+    import time
+
+    files = [tmp_path / f"{n}.img" for n in "ab"]
+    for f in files:
+        f.write_bytes(b"\0" * (16 << 20))
+    out = tmp_path / "out"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.pathsep + \
+        env.get("PYTHONPATH", "")
+    proc = subprocess.Popen([sys.executable, "-m", "slogqual", "sweep", *map(str, files), "--parallel", "--sizes",
+                             "4k,8k,16k,32k,64k,128k", "--runtime", "0.5", "--settle", "0", "--quiet", "-o", str(out)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while True:  # both units have measured a size: they run at once
+        docs = [json.loads((out / n).read_text()) for n in (os.listdir(out) if out.exists() else [])
+                if n.endswith(".json")]
+        if len(docs) == 2 and all(d["points"] for d in docs):
+            break
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the units made no progress"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)  # slogqual alone, not its engines: each unit stops after its size
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    names = sorted(os.listdir(out))
+    docs = [json.loads((out / n).read_text()) for n in names]
+    assert all(d["status"] in ("interrupted", "complete") for d in docs), [d["status"] for d in docs]
+    assert all(unlocked(str(f)) for f in files)
+    for n in names:
+        done = sweep("--resume", out / n, "--quiet")
+        assert done.returncode == 0, done.stderr
+        doc = json.loads((out / n).read_text())
+        assert doc["status"] == "complete" and len(doc["points"]) == 6

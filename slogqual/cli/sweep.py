@@ -56,6 +56,9 @@ def register(sub) -> None:
     p.add_argument("--skip-refused", action="store_true",
                    help="with several targets: sweep those that pass the safety interlocks and name the refused "
                         "ones (default: one refusal refuses the whole run, nothing written; exit 3 either way)")
+    p.add_argument("--parallel", action="store_true",
+                   help="measure the targets at the same time (a shelf at once), each writing the result a lone "
+                        "run writes; a fixed --runtime per size (not --sustain or --precision)")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="result file (one target) or directory (several); default: slogqual-sweep-NAME-TIME.json here")
     p.add_argument("--force", action="store_true",
@@ -129,7 +132,8 @@ def run(args) -> int:
     progress = Progress(quiet=args.quiet)
     store.Store(args.store)  # a bad --store / $SLOGQUAL_STORE is refused first (nothing opened yet)
     request = SweepRequest(targets=list(args.targets), output=args.output, resume=args.resume,
-                           destroy_data=args.destroy_data, skip_refused=args.skip_refused, force=args.force,
+                           destroy_data=args.destroy_data, skip_refused=args.skip_refused, parallel=args.parallel,
+                           force=args.force,
                            store=args.store, argv=["slogqual", *sys.argv[1:]])
     if args.resume:
         if args.targets or args.sizes or args.engine != ENGINE_AUTO or any(
