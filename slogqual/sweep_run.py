@@ -24,15 +24,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from slogqual import paths, store
+from slogqual import paths, shelf_probe, store
 from slogqual import target as targets
 from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.outputs import check_output
 from slogqual.progress import Progress
-from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult
+from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult, write_json_atomic
 from slogqual.store.backends import is_url
 from slogqual.sweep import ENGINE_PAIR, SweepParams, SyncWriteSweep, claim_all, load_for_resume, note_resume
 from slogqual.sweep import resume_target, same_target, tray_refusal
+from slogqual.shelf_probe import SHELF_SCHEMA
 from slogqual.target import Target
 from slogqual.tools import fio, pairbench
 
@@ -51,6 +52,7 @@ class SweepRequest:
     destroy_data: bool = False
     skip_refused: bool = False  # sweep the targets that pass the interlocks, skip (and name) the others
     parallel: bool = False  # measure the targets at the same time, each writing the document a lone run writes
+    probe: bool = False  # then each unit alone and all at once, 128 KiB ... 8 MiB (shelf_probe), into a shelf document
     force: bool = False  # an output may replace a file that is not a slogqual sweep result
     store: Optional[str] = None  # --store PATH|URL; None: $SLOGQUAL_STORE or the default
     record_in_store: bool = True
@@ -77,6 +79,8 @@ class UnitOutcome:
 class SweepOutcome:
     units: List[UnitOutcome] = field(default_factory=list)
     already_complete: bool = False  # a resume of a complete result: nothing was measured
+    shelf: Optional[Any] = None  # --probe: the shelf_probe.ShelfProbe of the units swept
+    shelf_path: Optional[str] = None
 
     @property
     def results(self) -> List[SweepResult]:
@@ -135,6 +139,7 @@ class _Plan:
     units: List[Tuple[Target, str, Optional[SweepResult]]]  # (target, result path, resumed document)
     fio_version: str
     engine_version: str
+    shelf_output: Optional[str] = None  # --probe: where the shelf document goes
 
 
 def _plan_resume(req: SweepRequest, here: str) -> Tuple[Optional[_Plan], Optional[SweepResult]]:
@@ -168,6 +173,8 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
                          "scratch file here)")
     if req.parallel and len(req.targets) < 2:
         raise UsageError("--parallel measures several targets at once: name two or more")
+    if req.probe and len(req.targets) < 2:
+        raise UsageError("--probe measures several targets alone and together: name two or more")
     if req.parallel and (params.sustained or params.precision is not None):
         raise UsageError("--parallel takes a fixed --runtime per size (an interrupt stops each unit after the "
                          "size it is measuring); not --sustain or --precision")
@@ -186,9 +193,18 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
         protect.append((result_store.location, "the result store"))
     for out in outputs:
         check_output(out, "sweep result", SWEEP_SCHEMA_PREFIX, protect, force=req.force)
+    shelf_output = None
+    if req.probe:
+        if any(params.engine_for(t) != ENGINE_PAIR for t in resolved if t):
+            raise UsageError("--probe measures with the pair engine: files and block devices in --mode flush, "
+                             "not --engine fio or NBD targets")
+        shelf_output = os.path.join(os.path.dirname(outputs[0]), f"slogqual-shelf-{time.strftime('%Y%m%dT%H%M%S')}.json")
+        check_output(shelf_output, "shelf result", SHELF_SCHEMA.rsplit("/", 1)[0] + "/", protect, force=req.force)
     fio_version, engine_version = engines(params, [t.kind if t else targets.KIND_SCRATCH for t in resolved])
+    if req.probe and not engine_version:
+        engine_version = pairbench.check_version().text
     units = [(tgt if tgt else targets.create_scratch(here, largest), out, None) for tgt, out in zip(resolved, outputs)]
-    return _Plan(params, units, fio_version, engine_version)
+    return _Plan(params, units, fio_version, engine_version, shelf_output)
 
 
 def run_sweeps(req: SweepRequest, progress: Optional[Progress] = None,
@@ -220,10 +236,26 @@ def run_sweeps(req: SweepRequest, progress: Optional[Progress] = None,
                     targets.remove_scratch(tgt)
                 outcome.units.append(unit)
                 tell(unit)
+            if plan.shelf_output:
+                _probe(plan, outcome, progress)
         finally:
             for tgt, _, _ in plan.units:  # an interrupt or an error before a target's turn
                 targets.remove_scratch(tgt)
     return outcome
+
+
+def _probe(plan: _Plan, outcome: SweepOutcome, progress: Progress) -> None:
+    """--probe: the units swept to the end, each alone and all at once (still claimed), into the shelf
+    document; nothing when fewer than two were."""
+    swept = [u.path for u in outcome.units if u.result is not None and u.error is None]
+    tray = [t for t, _, _ in plan.units if t.path in swept]
+    if len(tray) < 2:
+        progress.say("no together vs alone: fewer than two units were swept")
+        return
+    outcome.shelf = shelf_probe.probe(tray, plan.params.runtime_s, progress=progress)
+    write_json_atomic(plan.shelf_output, outcome.shelf.to_dict())
+    outcome.shelf_path = plan.shelf_output
+    progress.say(f"shelf: {plan.shelf_output}")
 
 
 def _claim(req: SweepRequest, plan: _Plan, claims: contextlib.ExitStack, outcome: SweepOutcome,

@@ -59,6 +59,10 @@ def register(sub) -> None:
     p.add_argument("--parallel", action="store_true",
                    help="measure the targets at the same time (a shelf at once), each writing the result a lone "
                         "run writes; a fixed --runtime per size (not --sustain or --precision)")
+    p.add_argument("--probe", action="store_true",
+                   help="after the sweeps: each target alone, then all at once, at 128 KiB ... 8 MiB; where the "
+                        "aggregate stopped on the path the units share, and any unit slower than its identical "
+                        "siblings with its slot and link (a shelf document beside the results)")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="result file (one target) or directory (several); default: slogqual-sweep-NAME-TIME.json here")
     p.add_argument("--force", action="store_true",
@@ -133,7 +137,7 @@ def run(args) -> int:
     store.Store(args.store)  # a bad --store / $SLOGQUAL_STORE is refused first (nothing opened yet)
     request = SweepRequest(targets=list(args.targets), output=args.output, resume=args.resume,
                            destroy_data=args.destroy_data, skip_refused=args.skip_refused, parallel=args.parallel,
-                           force=args.force,
+                           probe=args.probe, force=args.force,
                            store=args.store, argv=["slogqual", *sys.argv[1:]])
     if args.resume:
         if args.targets or args.sizes or args.engine != ENGINE_AUTO or any(
@@ -152,4 +156,24 @@ def run(args) -> int:
         print("slogqual: every target was refused: nothing left to sweep", file=sys.stderr)
     if outcome.results:
         _emit(args, outcome.results)
+    if outcome.shelf is not None and not args.json and args.format == "table":
+        print()
+        print(shelf_table(outcome.shelf))
     return outcome.exit_code
+
+
+def shelf_table(probe) -> str:
+    """--probe's figures per size (each alone summed, together) and each size's findings in words."""
+    from slogqual.analysis.shelf import words
+    from slogqual.units import size_label
+
+    lines = ["together vs alone", "  size    alone MB/s (sum)    together MB/s    together/alone"]
+    for s in probe.sizes:
+        a = s.analysis
+        ratio = f"{a.together / a.alone_sum:.0%}" if a.together is not None and a.alone_sum else "-"
+        together = f"{a.together / 1e6:.1f}" if a.together is not None else "-"
+        lines.append(f"{size_label(s.size):>6}    {a.alone_sum / 1e6:>16.1f}    {together:>13}    {ratio:>14}")
+    for s in probe.sizes:
+        for f in s.analysis.findings:
+            lines.append(f"{size_label(s.size)}: {words(f)}")
+    return "\n".join(lines)
