@@ -20,13 +20,14 @@ from slogqual import environment
 from slogqual.analysis import shelf
 from slogqual.device import topology
 from slogqual.progress import Progress
+from slogqual.results import schema as S
 from slogqual.results.shelf import UnitPath
 from slogqual.sweep import describe_target
 from slogqual.target import Target
 from slogqual.tools import pairbench, sysfs
 from slogqual.units import KiB, MiB, size_label
 
-SHELF_SCHEMA = "slogqual.shelf/1"
+SHELF_SCHEMA = S.SHELF
 PROBE_SIZES = [128 * KiB, 256 * KiB, 512 * KiB, 1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB]
 
 
