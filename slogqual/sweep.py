@@ -16,7 +16,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from slogqual import environment, limits
 from slogqual.errors import MeasurementError, RefusedError, ResultWriteError, SlogqualError, UsageError
@@ -231,6 +231,48 @@ def claim_target(target: Target, destroy_data: bool) -> Iterator[None]:
         yield
 
 
+def claim_all(stack: contextlib.ExitStack, tray: List[Target], destroy_data: bool) -> List[Tuple[Target, RefusedError]]:
+    """Claim every target of a tray before any is written: each claim that succeeds is entered on
+    ``stack`` and held until the stack closes; the refused targets are returned with their refusals, in
+    the tray's order. The caller decides: refuse the whole run (close the stack, nothing was written) or
+    sweep the claimed ones (--skip-refused)."""
+    refused: List[Tuple[Target, RefusedError]] = []
+    for target in tray:
+        try:
+            stack.enter_context(claim_target(target, destroy_data))
+        except RefusedError as exc:
+            refused.append((target, exc))
+    return refused
+
+
+def same_target(tray: List[Optional[Target]]) -> None:
+    """A target named twice (under two names: a symlink, a by-id path) is bad input: its second claim
+    would be refused by the first, and one device is not two units."""
+    from slogqual.device import interlock
+
+    seen: Dict[str, str] = {}
+    for target in tray:
+        if target is None:
+            continue
+        try:
+            key = interlock.lock_name(target.path)
+        except OSError:
+            continue  # gone already: its claim says so
+        if key in seen:
+            raise UsageError(f"{target.path}: named twice (also as {seen[key]}); a target is swept once")
+        seen[key] = target.path
+
+
+def tray_refusal(refused: List[Tuple[Target, RefusedError]], tray: List[Target]) -> RefusedError:
+    """One line for a tray refused as a whole: every refusal, and the targets not swept because of them."""
+    line = "; ".join(str(exc) for _, exc in refused)
+    spared = [t.path for t in tray if all(t is not r for r, _ in refused)]
+    if spared:
+        line += (f"; nothing written, not to {', '.join(spared)} either (a tray is all or nothing: "
+                 "--skip-refused sweeps the rest)")
+    return RefusedError(line)
+
+
 def describe_target(target: Target) -> Optional[Dict[str, Any]]:
     """The device identity record (slogqual.device/1, as `slogqual inspect --json` prints it)."""
     from slogqual import device
@@ -391,8 +433,10 @@ class SyncWriteSweep:
 
     def __init__(self, target: Target, params: SweepParams, output: str,
                  progress: Optional[Progress] = None, result: Optional[SweepResult] = None,
-                 fio_version: str = "", argv: Optional[List[str]] = None, engine_version: str = ""):
+                 fio_version: str = "", argv: Optional[List[str]] = None, engine_version: str = "",
+                 stop: Optional[threading.Event] = None):
         self.target = target
+        self.stop = stop  # set: stop before the next size, as an interrupt would (a sweep in a worker thread)
         self.params = params
         self.output = output
         self.progress = progress or Progress(quiet=True)
@@ -490,6 +534,8 @@ class SyncWriteSweep:
         watch = TargetWatch(self.target)
         try:
             for i, size in enumerate(todo, 1):
+                if self.stop is not None and self.stop.is_set():
+                    raise KeyboardInterrupt
                 self.progress.begin(f"{self.target.path} {size_label(size)}", i, len(todo), estimate)
                 settle(self.params.settle_s)
                 started = environment.now_iso()

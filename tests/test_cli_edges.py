@@ -31,17 +31,16 @@ def digest(path):
 
 @pytest.fixture
 def arena(tmp_path, monkeypatch):
-    import slogqual.cli.sweep as sweep_cli
-
     def too_late(*_a, **_k):
         raise AssertionError("the run reached the target: the input was not refused at parse time")
 
     import slogqual.cli.lab as lab_cli
     import slogqual.device as device
 
-    monkeypatch.setattr(sweep_cli, "claim_target", too_late)
     monkeypatch.setattr(lab_cli, "_lab", too_late)  # never a guest booted here
-    monkeypatch.setattr(device, "claim_for_writing", too_late)  # a scenario's devices
+    # a scenario's devices, and a sweep's targets (sweep.claim_target asks it for each); patched where it is
+    # looked up at call time, so that no module keeps the failure after the test
+    monkeypatch.setattr(device, "claim_for_writing", too_late)
     store = tmp_path / "store.sqlite"
     monkeypatch.setenv("SLOGQUAL_STORE", str(store))
     monkeypatch.chdir(tmp_path)

@@ -3,28 +3,24 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import time
-from typing import List, Optional
+from typing import List
 
-from slogqual import limits, paths, store
-from slogqual import target as targets
-from slogqual.errors import ResultWriteError, SlogqualError, UsageError
+from slogqual import limits, store
+from slogqual.errors import UsageError
 from slogqual.progress import Progress
 from slogqual.report.text import diskinfo_lines, sweep_table
-from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult
-from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, load_for_resume, note_resume, resume_target
-from slogqual.sweep import DEFAULT_MAX_RUNTIME_S, ENGINE_AUTO, ENGINE_PAIR, ENGINES
+from slogqual.results import SweepResult
+from slogqual.sweep import SweepParams
+from slogqual.sweep import DEFAULT_MAX_RUNTIME_S, ENGINE_AUTO, ENGINES
+from slogqual.sweep_run import SweepRequest, UnitOutcome, run_sweeps
 from slogqual.analysis.overtime import DEFAULT_INTERVAL_MS
-from slogqual.tools import fio, pairbench
+from slogqual.tools import fio
 from slogqual.units import DEFAULT_SIZES, KiB, parse_percent, parse_sizes, parse_sustain
 
 SUSTAIN_DEFAULT_SIZE = 128 * KiB  # a ZIL log block of a large sync write; an NFS copy's ingest
 from slogqual.cli.options import in_range
 from slogqual.cli.history import STORE_HELP
-from slogqual.store.backends import is_url
-from slogqual.outputs import check_output
 
 
 def register(sub) -> None:
@@ -57,6 +53,16 @@ def register(sub) -> None:
     p.add_argument("--allow-large", action="store_true", help="allow sizes above 8 MiB")
     p.add_argument("--destroy-data", action="store_true",
                    help="confirm that the named block devices may be overwritten")
+    p.add_argument("--skip-refused", action="store_true",
+                   help="with several targets: sweep those that pass the safety interlocks and name the refused "
+                        "ones (default: one refusal refuses the whole run, nothing written; exit 3 either way)")
+    p.add_argument("--parallel", action="store_true",
+                   help="measure the targets at the same time (a shelf at once), each writing the result a lone "
+                        "run writes; a fixed --runtime per size (not --sustain or --precision)")
+    p.add_argument("--probe", action="store_true",
+                   help="after the sweeps: each target alone, then all at once, at 128 KiB ... 8 MiB; where the "
+                        "aggregate stopped on the path the units share, and any unit slower than its identical "
+                        "siblings with its slot and link (a shelf document beside the results)")
     p.add_argument("-o", "--output", metavar="PATH",
                    help="result file (one target) or directory (several); default: slogqual-sweep-NAME-TIME.json here")
     p.add_argument("--force", action="store_true",
@@ -67,32 +73,6 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the result document(s) (same as --format json)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=run)
-
-
-def _name_of(spec: Optional[str]) -> str:
-    return paths.file_stem(spec, "target") if spec else "scratch"
-
-
-def _output_paths(args, specs: List[Optional[str]]) -> List[str]:
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    names = [f"slogqual-sweep-{_name_of(s)}-{stamp}.json" for s in specs]
-    if len(set(names)) != len(names):
-        names = [f"slogqual-sweep-{i}-{_name_of(s)}-{stamp}.json" for i, s in enumerate(specs, 1)]
-    if not args.output:
-        return [os.path.abspath(n) for n in names]
-    out = args.output
-    if len(specs) == 1 and not (os.path.isdir(out) or out.endswith("/")):
-        parent = os.path.dirname(os.path.abspath(out))
-        if not os.path.isdir(parent):
-            raise UsageError(f"{out}: directory {parent} does not exist")
-        return [os.path.abspath(out)]
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise UsageError(f"{out} is a file: with several targets -o names a directory (one result per target)")
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{out}: cannot make the output directory ({exc.strerror or exc})") from None
-    return [os.path.join(os.path.abspath(out), n) for n in names]
 
 
 def _validate(args) -> SweepParams:
@@ -137,99 +117,63 @@ def _emit(args, results: List[SweepResult]) -> None:
         print("\n\n".join(sweep_table(r) for r in results))
 
 
-def _engines(params: SweepParams, kinds: List[str]):
-    """(fio version, pair engine version) of the engines that will measure targets of these kinds, each
-    checked (the pair engine built, on first use from a source tree) before anything is written; fio is
-    needed only where it measures (--mode dsync, NBD, --engine fio), "" where it does not."""
-    engines = {params.engine_for_kind(k) for k in kinds}
-    fio_version = fio.check_version().text if engines - {ENGINE_PAIR} else ""
-    engine_version = pairbench.check_version().text if ENGINE_PAIR in engines else ""
-    return fio_version, engine_version
+def _say_unit(unit: UnitOutcome) -> None:
+    """A target that ended badly, as it ends: its error (and what is kept) on stderr; a result that could
+    not be written follows on stdout."""
+    if unit.skipped:
+        print(f"slogqual: skipped {unit.path} (--skip-refused): {unit.error}", file=sys.stderr)
+    elif unit.unsaved is not None:
+        print(f"slogqual: {unit.error}; the result, marked failed, follows on stdout", file=sys.stderr)
+        json.dump(unit.unsaved, sys.stdout, indent=2)
+        print()
+    elif unit.error:
+        print(f"slogqual: {unit.error}", file=sys.stderr)
+        if unit.partial_kept:
+            print(f"slogqual: partial result kept: {unit.output} (continue with --resume)", file=sys.stderr)
 
 
 def run(args) -> int:
     progress = Progress(quiet=args.quiet)
-    argv = ["slogqual", *sys.argv[1:]]
-    result_store = store.Store(args.store)  # a bad --store / $SLOGQUAL_STORE is refused now (nothing opened yet)
-
+    store.Store(args.store)  # a bad --store / $SLOGQUAL_STORE is refused first (nothing opened yet)
+    request = SweepRequest(targets=list(args.targets), output=args.output, resume=args.resume,
+                           destroy_data=args.destroy_data, skip_refused=args.skip_refused, parallel=args.parallel,
+                           probe=args.probe, force=args.force,
+                           store=args.store, argv=["slogqual", *sys.argv[1:]])
     if args.resume:
         if args.targets or args.sizes or args.engine != ENGINE_AUTO or any(
                 v is not None for v in (args.precision, args.max_runtime, args.sustain, args.interval)):
             raise UsageError("--resume takes its target, sizes, engine and options from the result file")
-        result = load_for_resume(args.resume)
-        if result.status == STATUS_COMPLETE and all(result.point(s) for s in result.params["sizes"]):
-            progress.say(f"{args.resume}: already complete")
-            _emit(args, [result])
-            return 0
-        try:
-            params = SweepParams.from_dict(result.params)
-        except UsageError as exc:
-            raise UsageError(f"{args.resume}: {exc}") from None
-        fio_version, engine_version = _engines(params, [result.target.get("kind")])
-        note_resume(result, fio_version, argv, engine_version)
-        tgt = resume_target(result, os.getcwd())
-        params.check_target(tgt)
-        plan = [(tgt, os.path.abspath(args.resume), result)]
     else:
-        params = _validate(args)
-        specs: List[Optional[str]] = list(args.targets) or [None]
-        outputs = _output_paths(args, specs)
-        largest = max(params.sizes)
-        # Resolve every target before measuring any: bad input costs nothing.
-        resolved = [targets.resolve(s, largest) if s else None for s in specs]
-        for t in resolved:
-            if t:
-                params.check_target(t)
-        # ... and every output: never a target, the store, a device node, or a file that is not ours
-        protect = [(t.path, "a target of this sweep") for t in resolved if t and not targets.is_nbd_uri(t.path)]
-        if not is_url(result_store.location):
-            protect.append((result_store.location, "the result store"))
-        for out in outputs:
-            check_output(out, "sweep result", SWEEP_SCHEMA_PREFIX, protect, force=args.force)
-        fio_version, engine_version = _engines(params, [t.kind if t else targets.KIND_SCRATCH for t in resolved])
-        plan = []
-        for spec, tgt, out in zip(specs, resolved, outputs):
-            plan.append((tgt if tgt else targets.create_scratch(os.getcwd(), largest), out, None))
-
-
-    done: List[SweepResult] = []
-    worst = 0
+        request.params = _validate(args)
     try:
-        for tgt, out, previous in plan:
-            try:
-                with claim_target(tgt, args.destroy_data):
-                    for note in tgt.notes:
-                        progress.say(f"note: {note}")
-                    sweep = SyncWriteSweep(tgt, params, out, progress, result=previous,
-                                           fio_version=fio_version, argv=argv, engine_version=engine_version)
-                    for w in (previous.warnings if previous else []):
-                        progress.say(f"WARNING: {w}")
-                    result = sweep.run()
-                    for w in result.warnings:
-                        progress.say(f"WARNING: {w}")
-                    done.append(result)
-                    progress.say(f"result: {out}")
-                    store.record_or_warn(result.to_dict(), out, store_path=args.store)  # history / compare --baseline
-            except ResultWriteError as exc:
-                # The result file cannot be written: what was measured goes to stdout instead.
-                print(f"slogqual: {exc}; the result, marked failed, follows on stdout", file=sys.stderr)
-                json.dump(exc.document, sys.stdout, indent=2)
-                print()
-                worst = max(worst, exc.exit_code)
-            except SlogqualError as exc:
-                # One target failing (or refused) does not stop the others; its result file
-                # keeps every size measured before the failure.
-                print(f"slogqual: {exc}", file=sys.stderr)
-                if os.path.exists(out):
-                    print(f"slogqual: partial result kept: {out} (continue with --resume)", file=sys.stderr)
-                worst = max(worst, exc.exit_code)
-            finally:
-                targets.remove_scratch(tgt)
+        outcome = run_sweeps(request, progress, on_unit=_say_unit)
     except KeyboardInterrupt:
-        for tgt, out, _ in plan:
-            targets.remove_scratch(tgt)
         print("slogqual: interrupted; measured sizes are kept, continue with --resume", file=sys.stderr)
         return 130
-    if done:
-        _emit(args, done)
-    return worst
+    if outcome.already_complete:
+        progress.say(f"{args.resume}: already complete")
+    if outcome.skipped and len(outcome.skipped) == len(outcome.units):
+        print("slogqual: every target was refused: nothing left to sweep", file=sys.stderr)
+    if outcome.results:
+        _emit(args, outcome.results)
+    if outcome.shelf is not None and not args.json and args.format == "table":
+        print()
+        print(shelf_table(outcome.shelf))
+    return outcome.exit_code
+
+
+def shelf_table(probe) -> str:
+    """--probe's figures per size (each alone summed, together) and each size's findings in words."""
+    from slogqual.analysis.shelf import words
+    from slogqual.units import size_label
+
+    lines = ["together vs alone", "  size    alone MB/s (sum)    together MB/s    together/alone"]
+    for s in probe.sizes:
+        a = s.analysis
+        ratio = f"{a.together / a.alone_sum:.0%}" if a.together is not None and a.alone_sum else "-"
+        together = f"{a.together / 1e6:.1f}" if a.together is not None else "-"
+        lines.append(f"{size_label(s.size):>6}    {a.alone_sum / 1e6:>16.1f}    {together:>13}    {ratio:>14}")
+    for s in probe.sizes:
+        for f in s.analysis.findings:
+            lines.append(f"{size_label(s.size)}: {words(f)}")
+    return "\n".join(lines)

@@ -22,9 +22,10 @@ FLEET = "slogqual.fleet/1"  # slogqual fleet --json (written, never read back)
 POWERCUT = "slogqual.powercut/1"  # slogqual powercut run / verify (docs/powercut.md)
 ADVICE = "slogqual.advice/1"  # slogqual advise (docs/advisor.md)
 COST = "slogqual.cost/1"  # slogqual scenario cost --json (docs/scenarios.md, "Protocol cost"; written, never read back)
+SHELF = "slogqual.shelf/1"  # slogqual sweep --probe: together vs alone on the units' paths (docs/devices.md)
 
 CURRENT = {s.rsplit("/", 1)[0]: s
-           for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE, FLEET, POWERCUT, ADVICE, COST)}
+           for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE, FLEET, POWERCUT, ADVICE, COST, SHELF)}
 
 
 def family(schema: str) -> str:

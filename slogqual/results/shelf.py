@@ -1,0 +1,100 @@
+"""The shelf's typed facts (issue #30): the path from the host to each unit as sysfs shows it
+(``UnitPath``: its elements, each with the link it negotiated), and what slogqual.analysis.shelf makes
+of a shelf's figures on those paths (``ShelfAnalysis``: the shared elements with their ceilings, the
+findings as kinds with their figures). Built by slogqual.device.topology (the paths) and
+slogqual.analysis.shelf (the analysis); words for people are analysis.shelf.words'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Optional
+
+# element kinds
+PCI_HOST, PCI_BRIDGE, PCI_FUNCTION = "pci-host-bridge", "pci-bridge", "pci-function"
+SCSI_HOST, SAS_PORT, SAS_EXPANDER, SAS_END_DEVICE = "scsi-host", "sas-port", "sas-expander", "sas-end-device"
+ATA_PORT, NVME_CONTROLLER, VIRTIO = "ata-port", "nvme-controller", "virtio"
+
+@dataclass
+class Link:
+    """A negotiated link: ``kind`` pcie (rate in GT/s per lane), sas or sata (Gbit/s per lane)."""
+
+    kind: str
+    rate: Optional[float]  # per lane, as negotiated; None: not trained or not reported ("Unknown")
+    lanes: Optional[int]
+    max_rate: Optional[float] = None  # what the element can do
+    max_lanes: Optional[int] = None
+    rates: List[Optional[float]] = field(default_factory=list)  # a SAS port: each phy's negotiated rate
+    evidence: str = ""
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Link":
+        return cls(kind=d["kind"], rate=d.get("rate"), lanes=d.get("lanes"), max_rate=d.get("max_rate"),
+                   max_lanes=d.get("max_lanes"), rates=list(d.get("rates") or []), evidence=d.get("evidence", ""))
+
+    def text(self) -> str:
+        unit = "GT/s" if self.kind == "pcie" else "Gb/s"
+        rate = f"{self.rate:g} {unit}" if self.rate else "unknown speed"
+        lanes = f"x{self.lanes}" if self.lanes else "x?"
+        return f"{self.kind.upper() if self.kind != 'pcie' else 'PCIe'} {rate} {lanes}"
+
+
+@dataclass
+class Element:
+    kind: str
+    name: str  # the sysfs directory's name: 0000:03:00.0, host0, port-0:0, expander-0:0, ata3, nvme0
+    key: str  # its path under /sys/devices: what tells two units' elements apart or the same
+    link: Optional[Link] = None
+    pci_class: Optional[str] = None
+    vendor: Optional[str] = None
+    device: Optional[str] = None
+
+    def label(self) -> str:
+        what = {PCI_HOST: "PCI host bridge", PCI_BRIDGE: "PCIe port", PCI_FUNCTION: "PCI function",
+                SCSI_HOST: "SCSI host", SAS_PORT: "SAS port", SAS_EXPANDER: "SAS expander",
+                SAS_END_DEVICE: "SAS end device", ATA_PORT: "ATA port", NVME_CONTROLLER: "NVMe controller",
+                VIRTIO: "virtio device"}.get(self.kind, self.kind)
+        return f"{what} {self.name}"
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = asdict(self)
+        return {k: v for k, v in d.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Element":
+        return cls(kind=d["kind"], name=d["name"], key=d["key"],
+                   link=Link.from_dict(d["link"]) if d.get("link") else None, pci_class=d.get("pci_class"),
+                   vendor=d.get("vendor"), device=d.get("device"))
+
+
+@dataclass
+class UnitPath:
+    """A block device's path from the host down: ``elements`` in that order (the host bridge first)."""
+
+    device: str  # /dev/NAME
+    elements: List[Element] = field(default_factory=list)
+    syspath: str = ""  # the device's directory under /sys/devices
+    error: Optional[str] = None  # why there is no path (a file, a loop device, not in sysfs)
+
+    @property
+    def slot(self) -> Optional[Element]:
+        """The element nearest the unit that has a link of its own: its slot (the NVMe controller's PCI
+        function, the expander phy's port, the ATA port, the HBA for a direct-attached disk)."""
+        for e in reversed(self.elements):
+            if e.link is not None:
+                return e
+        return None
+
+    def to_dict(self) -> Dict[str, Any]:
+        d: Dict[str, Any] = {"device": self.device, "syspath": self.syspath,
+                             "elements": [e.to_dict() for e in self.elements]}
+        if self.error:
+            d["error"] = self.error
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "UnitPath":
+        return cls(device=d["device"], elements=[Element.from_dict(e) for e in d.get("elements") or []],
+                   syspath=d.get("syspath", ""), error=d.get("error"))
+
+

@@ -1,0 +1,120 @@
+"""Together vs alone (issue #30): at the sizes where bandwidth matters (128 KiB ... 8 MiB), each unit of a
+shelf alone, then every unit at once, and what slogqual.analysis.shelf makes of the figures on the paths
+slogqual.device.topology reads (where the aggregate stopped, the slow sibling with its slot and link).
+
+Each measurement is the pair engine's QD1 write + flush loop (what the sweep measures) for ``runtime_s``;
+"together" starts one engine per unit at the same moment, one thread each. The units must already be
+claimed (slogqual.sweep_run holds the tray's claims while it calls ``probe``). An interrupt stops the probe
+after the engines running at that moment end (each within its runtime) and propagates.
+
+The document, ``slogqual.shelf/1``, is written beside the sweep results (``shelf_document``).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+from slogqual import environment
+from slogqual.analysis import shelf
+from slogqual.device import topology
+from slogqual.progress import Progress
+from slogqual.results import schema as S
+from slogqual.results.shelf import UnitPath
+from slogqual.sweep import describe_target
+from slogqual.target import Target
+from slogqual.tools import pairbench, sysfs
+from slogqual.units import KiB, MiB, size_label
+
+SHELF_SCHEMA = S.SHELF
+PROBE_SIZES = [128 * KiB, 256 * KiB, 512 * KiB, 1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB]
+
+
+@dataclass
+class ProbeSize:
+    size: int
+    alone: Dict[str, float]  # device -> bytes/s, each unit measured by itself
+    together: Dict[str, float]  # device -> bytes/s, every unit at once
+    analysis: shelf.ShelfAnalysis
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"size": self.size, "alone": dict(self.alone), "together": dict(self.together),
+                "analysis": self.analysis.to_dict()}
+
+
+@dataclass
+class ShelfProbe:
+    units: List[str]
+    paths: List[UnitPath]
+    runtime_s: float
+    sizes: List[ProbeSize] = field(default_factory=list)
+    started: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"schema": SHELF_SCHEMA, "started": self.started, "units": list(self.units),
+                "runtime_s": self.runtime_s, "paths": [p.to_dict() for p in self.paths],
+                "sizes": [s.to_dict() for s in self.sizes]}
+
+
+def _bandwidth(target: Target, size: int, runtime_s: float) -> float:
+    """Bytes/s of QD1 write + flush pairs of ``size`` on the target for runtime_s (the pair engine)."""
+    job = pairbench.PairJob(filename=target.path, bs=size, region_bytes=target.size, runtime_s=runtime_s,
+                            direct=target.direct)
+    r = pairbench.run_job(job)
+    return r.bytes_written / (r.elapsed_ns / 1e9) if r.elapsed_ns else 0.0
+
+
+def _together(targets: Sequence[Target], size: int, runtime_s: float) -> Dict[str, float]:
+    """Every target's bandwidth with all of them written at once; a unit whose engine failed raises its
+    error after the others ended."""
+    got: Dict[str, float] = {}
+    errors: List[BaseException] = []
+    finished = [threading.Event() for _ in targets]
+
+    def work(i: int, t: Target) -> None:
+        try:
+            got[t.path] = _bandwidth(t, size, runtime_s)
+        except Exception as exc:  # the engine's typed error, raised again below
+            errors.append(exc)
+        finally:
+            finished[i].set()
+
+    threads = [threading.Thread(target=work, args=(i, t), daemon=True, name=f"slogqual-probe-{i}")
+               for i, t in enumerate(targets)]
+    try:
+        for t in threads:
+            t.start()
+        for ev in finished:  # events, not Thread.join (see sweep_run._sweep_parallel)
+            while not ev.wait(0.2):
+                pass
+    except KeyboardInterrupt:
+        for t, ev in zip(threads, finished):
+            while t.ident is not None and not ev.wait(0.2):
+                pass
+        raise
+    if errors:
+        raise errors[0]
+    return got
+
+
+def probe(targets: Sequence[Target], runtime_s: float = 1.0, sizes: Sequence[int] = PROBE_SIZES,
+          progress: Optional[Progress] = None, root: str = sysfs.SYS) -> ShelfProbe:
+    """Each unit alone, then all at once, at every size that fits every target; the paths read from the
+    sysfs at ``root``; per size the analysis of where the aggregate stopped."""
+    progress = progress or Progress(quiet=True)
+    paths = [topology.walk_path(t.path, root) for t in targets]
+    identity = {t.path: (describe_target(t) or {}) for t in targets}
+    result = ShelfProbe([t.path for t in targets], paths, runtime_s, started=environment.now_iso())
+    fit = [s for s in sizes if all(t.size is None or s <= t.size for t in targets)]
+    for i, size in enumerate(fit, 1):
+        progress.say(f"together vs alone {size_label(size)} ({i}/{len(fit)})")
+        alone = {t.path: _bandwidth(t, size, runtime_s) for t in targets}
+        together = _together(targets, size, runtime_s)
+        figures = [shelf.UnitFigures(t.path, alone[t.path], together[t.path], identity[t.path].get("model"),
+                                     identity[t.path].get("firmware")) for t in targets]
+        analysis = shelf.analyse(figures, paths)
+        result.sizes.append(ProbeSize(size, alone, together, analysis))
+        for f in analysis.findings:
+            progress.say(f"  {size_label(size)}: {shelf.words(f)}")
+    return result

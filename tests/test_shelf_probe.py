@@ -1,0 +1,66 @@
+"""Together vs alone (issue #30) on real files with the real pair engine: each unit alone, then all at once,
+per size, and the analysis of each size. Files have no path to hardware: the probe says so instead of
+inventing one, and the verdict rests on the figures alone."""
+
+import json
+
+import pytest
+
+from slogqual import target as targets
+from slogqual.analysis import shelf as A
+from slogqual.device import claim_for_writing
+from slogqual.shelf_probe import SHELF_SCHEMA, probe
+from slogqual.units import KiB
+
+pytestmark = pytest.mark.integration
+
+
+def test_probe_measures_each_unit_alone_and_together_per_size(tmp_path, pair_engine):
+    files = [tmp_path / f"{n}.img" for n in "ab"]
+    for f in files:
+        f.write_bytes(b"\0" * (8 << 20))
+    tray = [targets.resolve(str(f), 256 * KiB) for f in files]
+    with claim_for_writing(tray[0].path, False), claim_for_writing(tray[1].path, False):
+        result = probe(tray, runtime_s=0.2, sizes=[128 * KiB, 256 * KiB, 16 << 20])
+    assert [s.size for s in result.sizes] == [128 * KiB, 256 * KiB]  # 16 MiB does not fit an 8 MiB file
+    for s in result.sizes:
+        assert set(s.alone) == set(s.together) == {str(f) for f in files}
+        assert all(v > 0 for v in list(s.alone.values()) + list(s.together.values()))
+        aggregate = [f for f in s.analysis.findings if f.kind in (A.SCALED, A.CAPPED, A.SHORT)]
+        assert len(aggregate) == 1  # one verdict on the aggregate per size
+        assert aggregate[0].figures["together"] == pytest.approx(sum(s.together.values()))
+        assert aggregate[0].figures["alone_sum"] == pytest.approx(sum(s.alone.values()))
+        assert aggregate[0].kind != A.CAPPED  # files share no element with a link: nothing to blame
+    assert all("not a block device" in p.error for p in result.paths)
+    doc = json.loads(json.dumps(result.to_dict()))
+    assert doc["schema"] == SHELF_SCHEMA and len(doc["sizes"]) == 2 and doc["units"] == [str(f) for f in files]
+
+
+def test_sweep_probe_writes_the_shelf_document_beside_the_results_and_prints_the_verdicts(tmp_path):
+    from conftest import load, slogqual
+
+    files = [tmp_path / f"{n}.img" for n in "ab"]
+    for f in files:
+        f.write_bytes(b"\0" * (16 << 20))
+    out = tmp_path / "out"
+    p = slogqual("sweep", *files, "--parallel", "--probe", "--sizes", "4k", "--runtime", "0.2", "--settle", "0",
+                 "--quiet", "-o", out)
+    assert p.returncode == 0, p.stderr
+    (shelf_file,) = [n for n in sorted(out.iterdir()) if n.name.startswith("slogqual-shelf-")]
+    doc = load(shelf_file)
+    assert doc["schema"] == SHELF_SCHEMA and [s["size"] for s in doc["sizes"]] == [128 * KiB << i for i in range(7)]
+    assert "together vs alone" in p.stdout and "128K: 2 units alone" in p.stdout
+    assert len([n for n in out.iterdir() if n.name.startswith("slogqual-sweep-")]) == 2
+
+
+@pytest.mark.parametrize("extra, words", [([], "two or more"), (["b", "--engine", "fio"], "pair engine")])
+def test_probe_is_bad_input_before_anything_is_written(tmp_path, extra, words):
+    from conftest import slogqual
+
+    a = tmp_path / "a.img"
+    a.write_bytes(b"\0" * (8 << 20))
+    (tmp_path / "b").write_bytes(b"\0" * (8 << 20))
+    p = slogqual("sweep", a, *[tmp_path / e if e == "b" else e for e in extra], "--probe", "--sizes", "4k",
+                 "--quiet", "-o", tmp_path / "out", cwd=tmp_path)
+    assert p.returncode == 2 and words in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert a.read_bytes() == b"\0" * (8 << 20)
