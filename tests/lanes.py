@@ -41,7 +41,7 @@ LAB_SECONDS = {
     "test_in_guest_device_tests_pass_in_the_lab": 95,
     "test_sweep_in_the_lab_orders_the_classes": 70,
     "test_a_calibrated_cap_binds_on_a_slowed_host": 60,
-    "test_a_shared_path_caps_its_units_together_and_a_slow_slot_is_slower_alone": 65,
+    "test_a_shared_path_caps_its_units_together_and_a_slow_slot_is_slower_alone": 55,
     "test_check_pool_with_log_and_zil_evidence": 40,
 }
 LAB_SECONDS_DEFAULT = 25

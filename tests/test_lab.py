@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import host_was_slowed, disk_was_busy, need_lab
+from conftest import host_was_slowed, slow_host_requested, disk_was_busy, need_lab
 
 from slogqual.lab.image import cache_dir
 
@@ -213,10 +213,16 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path, busy_host_disk):
     assert capped["lat_us"]["mean"] > pts["nvme"]["lat_us"]["mean"]
     defs = _devices.load()
     floor = pts["nvme"]["write_lat_us"]["p50"]
+    # the delay is never skipped (the lower bound holds anywhere); on a host whose CPUs are taken (the slowed lab
+    # tier) nbdkit's delayed writes also wait for a CPU to wake on — the hdd's 8 ms measured 17.3 ms added
+    # beside two hogs, two guests and other test suites — so the upper bound holds only where the session is
+    # not slowed on purpose
+    upper = None if slow_host_requested() else 1.5
     for c in ("hdd", "sata-ssd", "sas-ssd"):
         added_ms = (pts[c]["write_lat_us"]["p50"] - floor) / 1000
         want = defs[c].write_delay_ms
-        assert 0.9 * want <= added_ms <= 1.5 * want, f"{c}: added {added_ms:.2f} ms, configured {want} ms"
+        assert 0.9 * want <= added_ms, f"{c}: added {added_ms:.2f} ms, configured {want} ms"
+        assert upper is None or added_ms <= upper * want, f"{c}: added {added_ms:.2f} ms, configured {want} ms"
 
 
 def test_a_calibrated_cap_binds_on_a_slowed_host(tmp_path, slow_host):
