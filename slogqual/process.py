@@ -22,6 +22,17 @@ EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM: what was measured is kept, what slo
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # what a shell reports for a program that SIGPIPE ended
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one of someone else's counts: not ours to judge)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    return True
+
+
 def _terminate_as_interrupt(signum, frame):
     """SIGTERM ends a run the way Ctrl-C does: the result is saved as interrupted, everything slogqual
     made is torn down (the finally blocks and context managers run), exit 130."""

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
+from slogqual.process import EXIT_INTERRUPTED
 from slogqual.errors import UsageError
 from slogqual.outputs import check_output, text_mark
 from slogqual.progress import Progress
@@ -31,7 +32,6 @@ from slogqual.results.schema import prefix
 
 JUNIT_MARK = '<testsuites name="slogqual'
 HTML_MARK = '<meta name="generator" content="slogqual'
-EXIT_INTERRUPTED = 130
 
 
 @dataclass

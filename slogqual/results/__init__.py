@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Dict, Iterator, List, Optional, Tuple
 
 from slogqual.errors import UsageError
+from slogqual.process import pid_alive
 
 from slogqual.results import schema as _schema
 from slogqual.results import device as _device
@@ -287,16 +288,6 @@ def _temp_stem(path: str) -> str:
     return f".{os.path.basename(path)[:100]}.slogqual-"
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return True  # someone else's process (or a number no process has): not ours to judge, keep the file
-    return True
-
-
 def remove_stale_temps(directory: str, stem: str) -> List[str]:
     """Remove this destination's temporary files (``STEM<pid>-*.tmp``) whose writer is gone; returns them."""
     removed = []
@@ -308,7 +299,7 @@ def remove_stale_temps(directory: str, stem: str) -> List[str]:
         if not (name.startswith(stem) and name.endswith(".tmp")):
             continue
         pid_text = name[len(stem):].split("-", 1)[0]
-        if not pid_text.isdigit() or _pid_alive(int(pid_text)):
+        if not pid_text.isdigit() or pid_alive(int(pid_text)):
             continue
         full = os.path.join(directory, name)
         try:

@@ -14,6 +14,8 @@ import shutil
 import tempfile
 from typing import Callable, List, Optional
 
+from slogqual.process import pid_alive  # noqa: F401  (callers use owned.pid_alive)
+
 OWNER_FILE = "owner.pid"
 
 
@@ -33,16 +35,6 @@ def owner(path: str) -> Optional[int]:
             return int(fh.read().strip())
     except (OSError, ValueError):
         return None
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, someone else's
-        return True
-    return True
 
 
 def stale_dirs(base: str, prefix: str) -> List[str]:
