@@ -252,7 +252,9 @@ def _probe(plan: _Plan, outcome: SweepOutcome, progress: Progress) -> None:
     if len(tray) < 2:
         progress.say("no together vs alone: fewer than two units were swept")
         return
-    outcome.shelf = shelf_probe.probe(tray, plan.params.runtime_s, progress=progress)
+    # the sweep's own sizes where bandwidth matters, when it has any (--sizes 128k keeps a probe short)
+    sizes = [s for s in plan.params.sizes if s >= shelf_probe.PROBE_SIZES[0]] or shelf_probe.PROBE_SIZES
+    outcome.shelf = shelf_probe.probe(tray, plan.params.runtime_s, sizes=sizes, progress=progress)
     write_json_atomic(plan.shelf_output, outcome.shelf.to_dict())
     outcome.shelf_path = plan.shelf_output
     progress.say(f"shelf: {plan.shelf_output}")

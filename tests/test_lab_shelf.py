@@ -5,7 +5,10 @@ Each device alone runs at its own speed (the siblings at the path's ceiling, the
 all at once, the three behind the path share its ceiling (within the counting error and QEMU's burst),
 far below the sum of their alone figures; the fourth is not held back. The guest's sysfs shows which
 devices share a SCSI host: the path's own HBA. The figures are fio's (QD1 O_DIRECT writes, each followed
-by fdatasync), one fio run with a job per device for "together"."""
+by fdatasync), one fio run with a job per device for "together". Then slogqual itself, `sweep --parallel
+--probe` on the same four: each unit's result as a lone sweep writes it, and the shelf document names the
+HBA the three share (its SCSI host, and the PCI function under it) as what held them while the fourth kept
+its speed, and the unit in the slower slot."""
 
 import json
 import os
@@ -23,6 +26,7 @@ CEILING = 3 * MiB
 SLOW = 3 * MiB // 4
 BS = "128k"
 SECONDS = 5
+PROBE_SECONDS = 3  # slogqual's own probe: each unit alone, then all at once, this long each
 # QEMU's throttle bucket lets a tenth of a second's worth through on top (throttle.c: max = avg / 10)
 BURST = 1 + 0.1 / SECONDS
 
@@ -39,8 +43,11 @@ def test_a_shared_path_caps_its_units_together_and_a_slow_slot_is_slower_alone(t
     out = tmp_path / "out"
     proc = slogqual("lab", "run", "-q", "-o", str(out), "--path", f"hba0={CEILING}",
                     "--device", "sas-ssd@hba0", "--device", "sas-ssd@hba0", "--device", f"sas-ssd@hba0:{SLOW}",
-                    "--device", "sas-ssd", "--", "sh", os.path.join(ROOT, "tests", "lab_jobs", "shelf_probe.sh"),
-                    BS, str(SECONDS), timeout=900)
+                    "--device", "sas-ssd", "--", "sh", "-c",
+                    f"sh {os.path.join(ROOT, 'tests', 'lab_jobs', 'shelf_probe.sh')} {BS} {SECONDS} && "
+                    "mkdir -p sweep && "
+                    f"slogqual sweep $SLOGQUAL_LAB_DEVICES --parallel --probe --sizes {BS} --runtime {PROBE_SECONDS} "
+                    "--settle 0 --destroy-data -o sweep --quiet --format table", timeout=900)
     assert proc.returncode == 0, (out / "lab-console.log").read_text()[-3000:] if out.exists() else proc.stderr
     devs = json.loads((out / "lab-devices.json").read_text())
     topo = json.loads((out / "lab-topology.json").read_text())
@@ -69,3 +76,28 @@ def test_a_shared_path_caps_its_units_together_and_a_slow_slot_is_slower_alone(t
     hosts = {n: next(p for p in (out / f"sysfs-{n}.txt").read_text().strip().split("/") if p.startswith("host"))
              for n in names}
     assert len({hosts[n] for n in names[:3]}) == 1 and hosts[outside] != hosts[names[0]], hosts
+
+    # slogqual's own view: a sweep of the four at once, then its together-vs-alone probe
+    sweeps = {}
+    for f in (out / "sweep").glob("*.json"):
+        doc = json.loads(f.read_text())
+        if doc.get("schema", "").startswith("slogqual.sweep/"):
+            assert doc["status"] == "complete" and doc["points"][0]["ios"] > 0, doc["points"]
+            sweeps[os.path.basename(doc["target"]["path"])] = doc
+    assert sorted(sweeps) == sorted(names)
+    (shelf_doc,) = [json.loads(f.read_text()) for f in (out / "sweep").glob("slogqual-shelf-*.json")]
+    (size,) = shelf_doc["sizes"]
+    findings = size["analysis"]["findings"]
+    probe = {"alone": size["alone"], "together": size["together"], "findings": [f["words"] for f in findings]}
+    behind = sorted(f"/dev/{n}" for n in names[:3])
+    alone_fast = min(size["alone"][f"/dev/{n}"] for n in fast)
+    if alone_fast < 0.8 * CEILING:
+        pytest.skip(f"slogqual's probe carried {alone_fast / MiB:.1f} MiB/s on a unit alone, below the path's "
+                    f"{CEILING / MiB:.0f} MiB/s ceiling ({probe})")
+    held = [f for f in findings if f["kind"] == "held-behind-shared-element"]
+    assert len(held) == 1 and sorted(held[0]["units"]) == behind, probe
+    assert held[0]["element"]["label"] == f"SCSI host {hosts[names[0]]}", (held, hosts)
+    assert held[0]["figures"]["ratio"] < 0.7 * held[0]["figures"]["outside_ratio"], probe
+    assert held[0]["figures"]["pci_function"].startswith("PCI function "), held
+    slow_found = [f for f in findings if f["kind"] in ("slow-unit", "slow-unit-link")]
+    assert [f["units"] for f in slow_found] == [[f"/dev/{slow}"]], probe

@@ -241,3 +241,75 @@ def test_different_models_are_not_siblings(tmp_path):
     figures = [A.UnitFigures("/dev/a", 100 * MB, model="x"), A.UnitFigures("/dev/b", 900 * MB, model="y"),
                A.UnitFigures("/dev/c", 1000 * MB, model="y"), A.UnitFigures("/dev/d", 950 * MB, model="y")]
     assert A.slow_units(figures, {}) == []
+
+
+def two_hba_tree(root, behind=3):
+    """SYNTHETIC, the lab's shelf (tests/test_lab_shelf.py) as its guest's sysfs lays it out: ``behind`` SCSI
+    disks on one virtio-scsi HBA (0000:00:05.0, conventional PCI: no link, so no ceiling) and one on another
+    (0000:00:06.0)."""
+    root = str(root)
+    for fn, host, virtio in (("0000:00:05.0", "host2", "virtio3"), ("0000:00:06.0", "host3", "virtio4")):
+        _write(root, f"pci0000:00/{fn}", {"class": "0x010000"})
+        _write(root, f"pci0000:00/{fn}/{virtio}/{host}", {})
+    for i in range(behind):
+        _block(root, f"sd{'bcd'[i]}", f"pci0000:00/0000:00:05.0/virtio3/host2/target2:0:{i}/2:0:{i}:0")
+    _block(root, "sde", "pci0000:00/0000:00:06.0/virtio4/host3/target3:0:0/3:0:0:0")
+    return root
+
+
+def _held_figures(together_inside, together_outside=95):
+    """Three identical units behind one HBA (two fast, one in a slower slot) and a fourth outside it, MB/s."""
+    alone = {"sdb": 3.1, "sdc": 3.1, "sdd": 0.78, "sde": 96}
+    together = dict(zip(("sdb", "sdc", "sdd"), together_inside), sde=together_outside)
+    return [A.UnitFigures(f"/dev/{n}", alone[n] * MB, together[n] * MB, model="LAB SAS SSD") for n in alone]
+
+
+def test_units_behind_one_hba_held_while_the_unit_outside_kept_its_speed(tmp_path):
+    root = two_hba_tree(tmp_path)
+    paths = [T.walk(n, root) for n in ("sdb", "sdc", "sdd", "sde")]
+    result = A.analyse(_held_figures((1.3, 1.3, 0.45)), paths)
+    # all four at once kept 95 % of their sum (the fast unit outside dominates it) ...
+    assert result.kinds() == [A.SCALED, A.HELD, A.SLOW_UNIT], result.to_dict()
+    held = result.findings[1]
+    # ... but the three behind host2 lost more than half, the deepest element only they share, and its HBA named
+    assert held.units == ["/dev/sdb", "/dev/sdc", "/dev/sdd"] and held.element.label == "SCSI host host2"
+    assert held.figures["pci_function"] == "PCI function 0000:00:05.0"
+    assert held.figures["ratio"] == pytest.approx(3.05 / 6.98) and held.figures["outside_ratio"] > 0.85
+    text = A.words(held)
+    assert "3 units behind SCSI host host2 (PCI function 0000:00:05.0)" in text and "sysfs gives no ceiling" in text
+    assert result.findings[2].units == ["/dev/sdd"]  # the slow slot: 25 % of its siblings' median
+
+
+def test_a_group_that_kept_its_speed_or_an_outside_that_lost_as_much_is_not_held(tmp_path):
+    root = two_hba_tree(tmp_path)
+    paths = [T.walk(n, root) for n in ("sdb", "sdc", "sdd", "sde")]
+    scaled = A.analyse(_held_figures((3.0, 3.0, 0.77)), paths)
+    assert A.HELD not in scaled.kinds()
+    # the unit outside lost as much as those behind the HBA: the host, not the HBA, is the common factor
+    everyone = A.analyse(_held_figures((1.3, 1.3, 0.45), together_outside=40), paths)
+    assert A.HELD not in everyone.kinds() and everyone.kinds()[0] == A.SHORT
+    # the outside lost some too (a busy host), the three behind the HBA far more: still held, said with both
+    noisy = A.analyse(_held_figures((1.3, 1.3, 0.45), together_outside=72), paths)
+    (held,) = [f for f in noisy.findings if f.kind == A.HELD]
+    assert "while the 1 outside it kept 75%" in A.words(held)
+    # the words of the whole shelf, a whole shelf on one HBA: never a group finding (that is the overall one)
+    one_hba = two_hba_tree(tmp_path / "one", behind=3)
+    three = [T.walk(n, one_hba) for n in ("sdb", "sdc", "sdd")]
+    only = A.analyse(_held_figures((1.3, 1.3, 0.45))[:3], three)
+    assert A.HELD not in only.kinds()
+
+
+def test_a_group_behind_a_port_whose_ceiling_it_reached_is_capped(tmp_path):
+    # seed 003's JBOD on its 3 Gb/s wide port, and a fourteenth... a disk on another HBA beside it
+    root = seed003_tree(tmp_path, "3.0 Gbit")
+    _write(root, "pci0000:00/0000:00:04.0", {**_pci("8.0 GT/s PCIe", 8), "class": "0x010700"})
+    _block(root, "sdp", "pci0000:00/0000:00:04.0/host1/target1:0:0/1:0:0:0")
+    names = [f"sd{c}" for c in "bcdefghijklmnop"]
+    paths = [T.walk(n, root) for n in names]
+    figures = [A.UnitFigures(f"/dev/{n}", 160 * MB, (1036.4 / 14 if n != "sdp" else 158) * MB, model="disk")
+               for n in names]
+    result = A.analyse(figures, paths)
+    capped = [f for f in result.findings if f.kind == A.CAPPED]
+    assert len(capped) == 1 and capped[0].element.label == "SAS port port-0:0" and len(capped[0].units) == 14
+    assert capped[0].figures["of_ceiling"] == pytest.approx(1036.4e6 / 1.2e9)
+    assert capped[0].figures["outside_ratio"] == pytest.approx(158 / 160)

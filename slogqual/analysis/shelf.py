@@ -20,7 +20,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
-from slogqual.results.shelf import Link, UnitPath
+from slogqual.results.shelf import PCI_FUNCTION, Link, UnitPath
 
 # Finding kinds
 SCALED = "scaled"  # together reached the sum of the units alone
@@ -28,7 +28,8 @@ CAPPED = "capped-by-shared-element"  # together stopped at a shared element's ce
 SHORT = "short-of-sum"  # together stopped short and no element on the path explains it
 SLOW_LINK = "slow-unit-link"  # a unit slower than its identical siblings, on a slower link than theirs
 SLOW_UNIT = "slow-unit"  # ... on the same link as theirs: the unit itself (or what sysfs does not show)
-KINDS = (SCALED, CAPPED, SHORT, SLOW_LINK, SLOW_UNIT)
+HELD = "held-behind-shared-element"  # the units behind one element lost together, those outside it did not
+KINDS = (SCALED, CAPPED, SHORT, SLOW_LINK, SLOW_UNIT, HELD)
 
 TOLERANCE = 0.15  # together within 15 % of a figure "reached" it (counting error, a noisy host)
 SLOW = 0.25  # a unit more than 25 % below the median of its identical siblings is slow
@@ -211,14 +212,64 @@ def analyse(figures: Sequence[UnitFigures], paths: Sequence[UnitPath], together:
                 if limit is not None:
                     figs.update(nearest_ceiling=limit.ceiling, of_ceiling=together / limit.ceiling)
                 result.findings.append(Finding(SHORT, figs, names, limit))
+    result.findings.extend(groups_held(figures, shared, tolerance))
     result.findings.extend(slow_units(figures, by_device, slow))
     return result
+
+
+def _deepest_by_units(figures: Sequence[UnitFigures], shared: Sequence[Shared]) -> Dict[frozenset, List[Shared]]:
+    """The elements shared by some of the units but not all, grouped by the set of units behind them, nearest
+    the host first (so the last of each group is the one nearest the units: an expander before its HBA)."""
+    names = {f.device for f in figures}
+    out: Dict[frozenset, List[Shared]] = {}
+    for s in shared:
+        units = frozenset(u for u in s.units if u in names)
+        if 2 <= len(units) < len(names):
+            out.setdefault(units, []).append(s)
+    return out
+
+
+def groups_held(figures: Sequence[UnitFigures], shared: Sequence[Shared],
+                tolerance: float = TOLERANCE) -> List[Finding]:
+    """Units behind one element (some of the shelf, not all) that lost together while the units outside it
+    kept theirs (the inside's share of its sum alone at most ``1 - 2 tolerance`` of the outside's: the
+    contrast outlasts a noisy host's counting error on both sides): CAPPED where the lowest ceiling on their shared path explains it, else HELD — the
+    element nearest them named, though no ceiling sysfs gives explains it (a throttled or oversubscribed HBA, an expander's uplink, a switch), the
+    contrast with the units outside being the evidence. Needs each unit's figure together."""
+    if len(figures) < 3 or any(f.together is None for f in figures):
+        return []
+    out: List[Finding] = []
+    for units, elements in _deepest_by_units(figures, shared).items():
+        element = elements[-1]
+        inside = [f for f in figures if f.device in units]
+        outside = [f for f in figures if f.device not in units]
+        alone_sum, together = sum(f.alone for f in inside), sum(f.together for f in inside)
+        out_alone, out_together = sum(f.alone for f in outside), sum(f.together for f in outside)
+        if alone_sum <= 0 or out_alone <= 0 or together >= (1 - tolerance) * alone_sum:
+            continue
+        figs: Dict[str, Any] = {"alone_sum": alone_sum, "together": together, "ratio": together / alone_sum,
+                                "outside_units": len(outside), "outside_ratio": out_together / out_alone}
+        pci = [e for e in elements if e.kind == PCI_FUNCTION]
+        if pci:
+            figs["pci_function"] = pci[-1].label
+        with_ceiling = [e for e in elements if e.ceiling is not None]
+        limit = min(with_ceiling, key=lambda e: e.ceiling) if with_ceiling else None
+        if limit is not None and limit.ceiling < alone_sum and together >= (1 - tolerance) * limit.ceiling:
+            out.append(Finding(CAPPED, {**figs, "ceiling": limit.ceiling, "of_ceiling": together / limit.ceiling},
+                               [f.device for f in inside], limit))
+        elif figs["ratio"] <= (1 - 2 * tolerance) * figs["outside_ratio"]:
+            if limit is not None:
+                figs.update(nearest=limit.label, nearest_ceiling=limit.ceiling, of_ceiling=together / limit.ceiling)
+            out.append(Finding(HELD, figs, [f.device for f in inside], element))
+    return out
 
 
 # --- words ---------------------------------------------------------------------------------------------
 
 def _gb(x: Optional[float]) -> str:
-    return "?" if x is None else f"{x / 1e9:.2f} GB/s" if x >= 1e9 else f"{x / 1e6:.0f} MB/s"
+    if x is None:
+        return "?"
+    return f"{x / 1e9:.2f} GB/s" if x >= 1e9 else f"{x / 1e6:.0f} MB/s" if x >= 10e6 else f"{x / 1e6:.1f} MB/s"
 
 
 def words(f: Finding) -> str:
@@ -240,6 +291,14 @@ def words(f: Finding) -> str:
                     f"{_gb(g['nearest_ceiling'])}, reached {g['of_ceiling']:.0%}); the limit is not on the "
                     "path sysfs shows (a cable, the host, the units themselves)")
         return text + ": no element they share has a ceiling that explains it"
+    if f.kind == HELD:
+        e = f.element
+        behind = f"{e.label}" + (f" ({g['pci_function']})" if g.get("pci_function") else "")
+        why = (f"the lowest ceiling on it, {g['nearest']}'s {_gb(g['nearest_ceiling'])}, is not what stops them"
+               if g.get("nearest_ceiling") else "sysfs gives no ceiling for it")
+        return (f"{n} units behind {behind} alone {_gb(g['alone_sum'])} summed, together {_gb(g['together'])} "
+                f"({g['ratio']:.0%}), while the {g['outside_units']} outside it kept {g['outside_ratio']:.0%}: "
+                f"the path they share holds them back ({why})")
     if f.kind == SLOW_LINK:
         return (f"{f.units[0]} alone {_gb(g['alone'])}, {g['ratio']:.0%} of its identical siblings' "
                 f"{_gb(g['siblings_median'])}: its slot {g['slot']} negotiated {g['link']} "

@@ -60,7 +60,8 @@ def register(sub) -> None:
                    help="measure the targets at the same time (a shelf at once), each writing the result a lone "
                         "run writes; a fixed --runtime per size (not --sustain or --precision)")
     p.add_argument("--probe", action="store_true",
-                   help="after the sweeps: each target alone, then all at once, at 128 KiB ... 8 MiB; where the "
+                   help="after the sweeps: each target alone, then all at once, at 128 KiB ... 8 MiB (those of "
+                        "--sizes, when it has any); where the "
                         "aggregate stopped on the path the units share, and any unit slower than its identical "
                         "siblings with its slot and link (a shelf document beside the results)")
     p.add_argument("-o", "--output", metavar="PATH",
