@@ -228,3 +228,37 @@ def test_lab_output_that_is_a_file_is_refused_before_the_guest(arena, argv):
     argv = [a.replace("FILE", arena["target"]) for a in argv]
     text = refused(argv, [arena["target"], arena["store"]])
     assert "not a directory" in text
+
+
+def test_every_command_word_is_registered_by_the_module_the_map_names():
+    """slogqual.cli imports only the named command's module (a lab guest under TCG spent 9 s importing them
+    all): the map must name every command the modules register, and each word's module must register it."""
+    import argparse
+
+    from slogqual import cli
+
+    every = cli.build_parser(every=True)
+    (sub,) = [a for a in every._actions if isinstance(a, argparse._SubParsersAction)]
+    assert sorted(sub.choices) == sorted(cli.COMMANDS)
+    for word, module in cli.COMMANDS.items():
+        parser = cli.build_parser([word])
+        (one,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        assert word in one.choices, (word, module)
+    assert len(one.choices) <= 2  # one module's commands only ("devices" registers inspect too)
+
+
+def test_a_command_line_imports_only_its_command_module():
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    code = ("import sys; from slogqual import cli; cli.build_parser(['--debug', 'export']); "
+            "print(sorted(m for m in sys.modules if m.startswith('slogqual.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=ROOT)).stdout
+    assert [m for m in eval(out) if m.split(".")[-1] in cli.COMMAND_MODULES] == ["slogqual.cli.export"]
+    # a word slogqual does not know: every module, so that the error lists the choices
+    out = subprocess.run([sys.executable, "-m", "slogqual", "sweeep"], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert out.returncode == 2 and "invalid choice: 'sweeep'" in out.stderr and "advise" in out.stderr

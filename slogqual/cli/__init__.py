@@ -33,17 +33,37 @@ COMMAND_MODULES = [
 ]
 
 
+# Each command word and the module that registers it. A command line names one: only its module is imported
+# (a lab guest under TCG spent 9 s importing all of them for `slogqual --version`; each slogqual a lab job
+# starts pays it). No command word (--help, a typo): all of them, for the list of choices.
+COMMANDS = {
+    "sweep": "sweep", "devices": "devices", "inspect": "devices", "lab": "lab", "scenario": "scenario",
+    "plot": "plot", "import": "import_cmd", "compare": "compare", "report": "report", "export": "export",
+    "qualify": "qualify", "history": "history", "fleet": "fleet", "store": "store_cmd", "powercut": "powercut",
+    "advise": "advise",
+}
+
+
+def _modules_for(argv: Optional[List[str]]) -> List[str]:
+    """The modules to import for this command line: its command word's, or all when it has none we know."""
+    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    if words and words[0] in COMMANDS:
+        return [COMMANDS[words[0]]]
+    return COMMAND_MODULES
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2, like every other bad input
         self.exit(2, f"slogqual: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Optional[List[str]] = None, every: bool = False) -> argparse.ArgumentParser:
+    """The parser for this command line (only its command's subparser), or with ``every`` all of them."""
     parser = _Parser(prog="slogqual", description="Qualify devices as ZFS SLOG (separate intent log) devices.")
     parser.add_argument("--version", action="version", version=f"slogqual {__version__}")
     parser.add_argument("--debug", action="store_true", help="log every external command run")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    for name in (COMMAND_MODULES if every else _modules_for(argv)):
         importlib.import_module(f"slogqual.cli.{name}").register(sub)
     return parser
 
@@ -61,7 +81,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _main(argv: Optional[List[str]]) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING, format="%(name)s: %(message)s")
     if not getattr(args, "func", None):
