@@ -46,9 +46,12 @@ COMMANDS = {
 
 def _modules_for(argv: Optional[List[str]]) -> List[str]:
     """The modules to import for this command line: its command word's, or all when it has none we know."""
-    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    argv = sys.argv[1:] if argv is None else argv
+    words = [a for a in argv if not a.startswith("-")]
     if words and words[0] in COMMANDS:
         return [COMMANDS[words[0]]]
+    if not words and "--version" in argv:
+        return []
     return COMMAND_MODULES
 
 
