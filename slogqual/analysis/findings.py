@@ -44,6 +44,9 @@ class Kind(str, Enum):
     SLOWER_IS_BOTTLENECK = "slower-is-bottleneck"
     # a mirrored or striped log pair against the best single log of the same sync
     PAIR_VERSUS_SINGLE = "pair-versus-single"
+    # what a striped or mirrored log could reach (its slowest member x N for a stripe, that member for a
+    # mirror, or the ceiling of a path element every member shares, whichever is lower) and what it reached
+    PAIR_CEILING = "pair-ceiling"
 
 
 # The kinds a verdict's bottleneck may be, and its sentence.
@@ -52,7 +55,8 @@ LIMITS = (Kind.NOTHING_TO_JUDGE, Kind.POOL_BOUND, Kind.HOST_BOUND, Kind.RISING_O
 EFFECTS = (Kind.NOTHING_TO_JUDGE, Kind.FASTER_WITHOUT_SLOG, Kind.BUYS_NOTHING, Kind.SPEEDUP, Kind.NO_COMPARISON)
 DETAILS = (Kind.SATURATED_AT, Kind.KNEE)
 PROBLEMS = (Kind.SLOG_UNUSED, Kind.SPILL, Kind.LOG_WITHOUT_SLOG)
-CANDIDATES = (Kind.CROSSES, Kind.ALIKE, Kind.SLOWER, Kind.SLOWER_IS_BOTTLENECK, Kind.PAIR_VERSUS_SINGLE)
+CANDIDATES = (Kind.CROSSES, Kind.ALIKE, Kind.SLOWER, Kind.SLOWER_IS_BOTTLENECK, Kind.PAIR_VERSUS_SINGLE,
+              Kind.PAIR_CEILING)
 
 
 @dataclass(frozen=True)

@@ -47,9 +47,10 @@ def versus_single(pair: scaling.Curve, pair_peak: float, best: Optional[Dict[str
 
 def entries(pairs: Sequence[scaling.Curve], devices: Dict[tuple, List[str]], singles: Sequence[Dict[str, Any]],
             judge: Callable[[scaling.Curve], scaling.Verdict], name: Callable[[str], str],
-            metric: str) -> List[Dict[str, Any]]:
+            metric: str, ceilings: Optional[Dict[tuple, Finding]] = None) -> List[Dict[str, Any]]:
     """One entry per pair curve, fastest first. ``singles``: the per-candidate entries (with ``sync``);
-    ``judge``: the verdict of one SLOG curve against the no-log curves; ``name``: a device's words."""
+    ``judge``: the verdict of one SLOG curve against the no-log curves; ``name``: a device's words;
+    ``ceilings``: each curve's PAIR_CEILING finding by (config, candidate), where there is one."""
     out = []
     for c in pairs:
         v = judge(c)
@@ -59,16 +60,19 @@ def entries(pairs: Sequence[scaling.Curve], devices: Dict[tuple, List[str]], sin
         best = max(same_sync, key=lambda s: s["peak"]) if same_sync else None
         devs = devices.get((c.config, c.candidate)) or []
         vs = versus_single(c, peak, best, metric) if peak else None
+        ceiling = (ceilings or {}).get((c.config, c.candidate))
         out.append({
             "config": c.config, "log": c.log, "candidate": c.candidate, "devices": devs,
             "name": " + ".join(name(d) for d in devs) or (c.candidate or c.config), "peak": peak,
             "verdict": wording.effect(v.findings), "bottleneck": wording.limit(v.findings),
-            "findings": [f.to_dict() for f in v.findings if f.kind not in PROBLEMS] + ([vs.to_dict()] if vs else []),
+            "findings": [f.to_dict() for f in v.findings if f.kind not in PROBLEMS]
+            + [f.to_dict() for f in (vs, ceiling) if f is not None],
             "slog_benefit_at_peak": v.benefit_at_peak,
             "slog_of_standard_at_peak": v.of_standard_at_peak,
             "best_single": best["device"] if best else None,
             "of_best_single": peak / best["peak"] if best and peak else None,
             "versus_single": wording.word(vs) if vs else None,
+            "ceiling": wording.word(ceiling) if ceiling else None,
         })
     out.sort(key=lambda d: -(d["peak"] or 0))
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from slogqual.analysis import pair_ceiling
 from slogqual.analysis import pairs as _pairs
 from slogqual.analysis import scaling
 from slogqual.analysis.findings import PROBLEMS, Finding
@@ -27,8 +28,13 @@ from slogqual.results.scenario import ScenarioResult, ScenarioStep
 # candidates whose curves cross (each more than 10 % ahead at some step) are said to cross, not "alike", and
 # only one sync=always configuration's candidates are compared (never one device's two configurations); 7:
 # the facts beside the words — ``findings`` (kind, figures, steps: analysis.findings) at the top level and per
-# candidate and pair; every sentence is the same as version 6 wrote for the same measurements.
-ANALYSIS_VERSION = 7
+# candidate and pair; every sentence is the same as version 6 wrote for the same measurements; 8: each
+# mirrored/striped pair whose members' sweeps reach 128 KiB gets a ``pair-ceiling`` finding and its words in
+# ``ceiling`` (analysis.pair_ceiling: N x the slowest member for a stripe, the slowest for a mirror, or a
+# path element every member shares, and which one the log vdevs reached); every other key and sentence is
+# version 7's for the same measurements. Results recorded before it lack the members' paths (pool.devices'
+# ``topology``): their pairs' shared element is "unknown", and their stored analyses keep what they said.
+ANALYSIS_VERSION = 8
 
 
 def metric_for(bs: int) -> str:
@@ -55,13 +61,33 @@ def curves(result: ScenarioResult) -> List[scaling.Curve]:
     return list(by.values())
 
 
-def pair_devices(result: ScenarioResult) -> Dict[tuple, List[str]]:
-    """(config, candidate) of each mirror/stripe curve -> its log devices (analysis.pairs.devices_of)."""
+def pair_steps(result: ScenarioResult) -> Dict[tuple, List[ScenarioStep]]:
+    """(config, candidate) of each mirror/stripe curve -> its steps."""
     by: Dict[tuple, List[ScenarioStep]] = {}
     for s in result.steps:
         if s.log in _pairs.PAIR_LOGS:
             by.setdefault((s.config, s.candidate), []).append(s)
-    return {k: _pairs.devices_of(v, result.log_paths) for k, v in by.items()}
+    return by
+
+
+def pair_devices(result: ScenarioResult) -> Dict[tuple, List[str]]:
+    """(config, candidate) of each mirror/stripe curve -> its log devices (analysis.pairs.devices_of)."""
+    return {k: _pairs.devices_of(v, result.log_paths) for k, v in pair_steps(result).items()}
+
+
+def pair_ceilings(result: ScenarioResult) -> Dict[tuple, Finding]:
+    """(config, candidate) of each mirror/stripe curve -> what it could reach and what it reached
+    (analysis.pair_ceiling), where its members' sweeps and its log vdevs' writes say."""
+    out = {}
+    for key, steps in pair_steps(result).items():
+        members = _pairs.devices_of(steps, result.log_paths)
+        found = pair_ceiling.finding(
+            steps[0].log, key[0], key[1], steps, members,
+            {m: pair_ceiling.member_bandwidth(result.log_sweeps.get(m)) for m in members},
+            {m: result.topology(m) for m in members})
+        if found is not None:
+            out[key] = found
+    return out
 
 
 def step_label(result: ScenarioResult, step: ScenarioStep) -> str:
@@ -133,7 +159,7 @@ def analyse(result: ScenarioResult) -> Dict[str, Any]:
                     "findings": verdict_facts(v)})
     per.sort(key=lambda d: -(d["peak"] or 0))
     pair_entries = _pairs.entries(pair_curves, pair_devices(result), per, judge, lambda d: _device_name(result, d),
-                                  metric)
+                                  metric, pair_ceilings(result))
     best = [c for c in singles if per and c.candidate == per[0]["device"]] or singles[:1]
     if best:
         v = judge(best[0], single_evidence(best[0]))
@@ -170,7 +196,8 @@ def verdict_facts(v: scaling.Verdict) -> List[Dict[str, Any]]:
 
 
 def findings(analysis: Optional[Dict[str, Any]]) -> List[Finding]:
-    """The findings of an analysis (``current`` or a stored one of version 7 on); [] before they were kept."""
+    """The findings of an analysis (``current`` or a stored one of version 7 on; a pair's ``pair-ceiling``
+    from version 8); [] before they were kept."""
     return [Finding.from_dict(f) for f in (analysis or {}).get("findings") or []]
 
 

@@ -193,8 +193,9 @@ def _print(result: ScenarioResult, as_json: bool) -> None:
             print(a["slower_log"])
         for p in a.get("pairs") or []:
             print(f"{p['log']} log pair {p['name']} ({p['config']}): {p['verdict']}")
-            if p.get("versus_single"):
-                print(f"{p['log']} log pair {p['name']}: {p['versus_single']}")
+            for said in ("versus_single", "ceiling"):
+                if p.get(said):
+                    print(f"{p['log']} log pair {p['name']}: {p[said]}")
     for w in result.warnings:
         print(f"WARNING: {w}")
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.results.shelf import (ATA_PORT, NVME_CONTROLLER, PCI_BRIDGE, PCI_FUNCTION, PCI_HOST, SAS_END_DEVICE,
                                     SAS_EXPANDER, SAS_PORT, SCSI_HOST, VIRTIO, Element, Link, UnitPath)
@@ -170,3 +170,15 @@ def walk_path(path: str, root: str = sysfs.SYS) -> UnitPath:
     unit = walk(name, root)
     unit.device = path
     return unit
+
+
+def recorded(path: str, root: str = sysfs.SYS) -> Dict[str, Any]:
+    """walk_path as a result keeps it (a scenario's ``pool.devices[dev].topology``). A path sysfs cannot
+    give — no sysfs here (FreeBSD), a file, a directory that cannot be read — is kept as a path with an
+    ``error`` saying so: unknown, never a failed run."""
+    if not os.path.isdir(os.path.join(root, "class", "block")):
+        return UnitPath(device=path, error=f"no sysfs at {root}: the path of {path} is unknown").to_dict()
+    try:
+        return walk_path(path, root).to_dict()
+    except OSError as exc:
+        return UnitPath(device=path, error=f"the path of {path} is unknown: {exc}").to_dict()

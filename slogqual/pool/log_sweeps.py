@@ -44,7 +44,7 @@ def summary(result: SweepResult, source: str) -> Dict[str, Any]:
         "status": result.status,
         "mode": result.params.get("mode"),
         "runtime_s": result.params.get("runtime_s"),
-        "points": [{"size": p.size, "mbps": p.mbps, "iops": p.iops, "lat_mean_us": p.lat_us.mean,
+        "points": [{"size": p.size, "mbps": p.mbps, "iops": p.iops, "ios": p.ios, "lat_mean_us": p.lat_us.mean,
                     "lat_p99_us": p.lat_us.p99, "lat_basis": p.lat_basis} for p in result.points],
     }
 

@@ -195,6 +195,7 @@ def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> S
         return ScenarioOutcome(plan.document, output, already_complete=True)
     fio_version = fio.check_version().text  # 'fio-3.33', as every document records it
     from slogqual import device as _device
+    from slogqual.device import topology
 
     result = plan.document
     with contextlib.ExitStack() as stack:
@@ -207,6 +208,8 @@ def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> S
                     identities[dev] = _device.identify(dev).to_dict()
                 except SlogqualError as exc:
                     identities[dev] = {"path": dev, "error": str(exc)}
+                # its path from the host: which elements a pair of logs shares (analysis.pair_ceiling)
+                identities[dev]["topology"] = topology.recorded(dev)
             result = new_result(plan.scenario, req.quick, req.layout, plan.data, plan.logs, fio_version,
                                 req.argv, identities)
             result.origin = req.origin

@@ -223,6 +223,66 @@ def _pair_versus_single(f: Finding) -> str:
     return words[0].upper() + words[1:] + "."
 
 
+def _element(shared: Dict[str, Any]) -> str:
+    return shared["label"] + (f" ({shared['link']})" if shared.get("link") else "")
+
+
+def _members_ceiling(x: Dict[str, Any]) -> str:
+    """N x the slowest member (a stripe) or the slowest member (a mirror), with where its figure comes from."""
+    n, slowest = len(x["members"]), next(m for m in x["members"] if m["device"] == x["slowest"])
+    who = (f"{x['slowest']} ({_mib(x['slowest_mbps'])} MiB/s, the best of its QD1 sync-write sweep from "
+           f"{_size_words(slowest['size'])})")
+    if x["log"] == "mirror":
+        return f"{_mib(x['members_ceiling_mbps'])} MiB/s, its slowest member {who}: a mirror writes every block to each"
+    return f"{_mib(x['members_ceiling_mbps'])} MiB/s, {n} x its slowest member {who}"
+
+
+def _shared_ceiling(x: Dict[str, Any]) -> str:
+    """The ceiling of the element every member's path crosses, as what the log can take through it."""
+    n, shared = len(x["members"]), x["shared"]
+    words = f"{_mib(x['shared_ceiling_mbps'])} MiB/s, the ceiling of {_element(shared)}, on every member's path"
+    if x["log"] == "mirror":
+        words += f" (1/{n} of its {_mib(shared['ceiling'] / (1 << 20))} MiB/s: a mirror's blocks cross it {n} times)"
+    return words
+
+
+def _paths_said(x: Dict[str, Any]) -> str:
+    """What the members' recorded paths add beside a ceiling that is not theirs."""
+    if x["topology"] == "unknown":
+        return "; the members' paths were not recorded, so a ceiling they share is unknown"
+    shared = x["shared"]
+    if shared is None:
+        return "; no element of their paths is shared"
+    if x["shared_ceiling_mbps"] is None:
+        return f"; they share {_element(shared)}, whose ceiling sysfs does not give"
+    if x["expected_by"] == "members":
+        return f"; the {_mib(x['shared_ceiling_mbps'])} MiB/s of {_element(shared)}, which they share, is higher"
+    return ""
+
+
+def _pair_reached(x: Dict[str, Any]) -> str:
+    within = f"{x['tolerance']:.0%}"
+    if x["reached"] == "members":
+        return f"it reached its members' ceiling (within {within})"
+    if x["reached"] == "shared-path":
+        return f"it reached the shared path's ceiling (within {within}), not its members'"
+    if x["reached"] == "above":
+        return (f"it went above that by more than {within}: the members' QD1 sweeps understate what they take "
+                "from the ZIL's log writes in flight at once")
+    if x["expected_by"] == "members":
+        return f"it stopped short of it by more than {within}: its members' bandwidth did not hold it"
+    return f"it stopped short of it by more than {within}: neither ceiling held it"
+
+
+def _pair_ceiling(f: Finding) -> str:
+    x = f.figures
+    ceiling = _shared_ceiling(x) if x["expected_by"] == "shared-path" else _members_ceiling(x)
+    below = (f", below {_members_ceiling(x)}" if x["expected_by"] == "shared-path" else "")
+    return (f"The {SHAPE.get(x['log'], 'pair')}'s log vdevs took {_mib(x['measured_mbps'])} MiB/s at {x['threads']} "
+            f"threads, {x['of_expected']:.0%} of what it can take: {ceiling}{below}{_paths_said(x)}; "
+            f"{_pair_reached(x)}.")
+
+
 WORDS: Dict[Kind, Callable[[Finding], str]] = {
     Kind.POOL_BOUND: _pool_bound, Kind.HOST_BOUND: _host_bound, Kind.RISING_ON_PLATEAU: _rising_on_plateau,
     Kind.LOG_BANDWIDTH: _log_bandwidth, Kind.LOG_BOUND: _log_bound, Kind.NOT_REACHED: _not_reached,
@@ -230,7 +290,7 @@ WORDS: Dict[Kind, Callable[[Finding], str]] = {
     Kind.NO_COMPARISON: _no_comparison, Kind.SATURATED_AT: _saturated_at, Kind.KNEE: _knee,
     Kind.SLOG_UNUSED: _slog_unused, Kind.SPILL: _spill, Kind.LOG_WITHOUT_SLOG: _log_without_slog,
     Kind.CROSSES: _crosses, Kind.ALIKE: _alike, Kind.SLOWER: _slower, Kind.SLOWER_IS_BOTTLENECK: _slower_is_bottleneck,
-    Kind.PAIR_VERSUS_SINGLE: _pair_versus_single,
+    Kind.PAIR_VERSUS_SINGLE: _pair_versus_single, Kind.PAIR_CEILING: _pair_ceiling,
 }
 
 

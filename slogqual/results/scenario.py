@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from slogqual.results import STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_RUNNING, load_json
 from slogqual.results import schema as S
+from slogqual.results.shelf import UnitPath
 
 STATUSES = (STATUS_RUNNING, STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED)
 SYNCS = ("standard", "always", "disabled")
@@ -126,6 +127,28 @@ class ScenarioStep:
         return _ordered(d, self._order)
 
 
+def _check_topologies(check: S.Checker, pool: Dict[str, Any]) -> None:
+    """Each recorded device path (``pool.devices[dev].topology``) has what ``ScenarioResult.topology``
+    reads: a device, and elements each with a kind, a name, a key and, where it has one, a link's kind."""
+    devices = pool.get("devices")
+    for dev, rec in (devices.items() if isinstance(devices, dict) else ()):
+        if isinstance(rec, dict) and rec.get("topology") is not None:
+            where = f"pool.devices[{dev}]"
+            topo = check.obj(rec, "topology", where)
+            check.text(topo, "device", f"{where}.topology")
+            for i, e in enumerate(check.items(topo, "elements", f"{where}.topology", required=False)):
+                _check_element(check, e, f"{where}.topology.elements[{i}]")
+
+
+def _check_element(check: S.Checker, e: Any, where: str) -> None:
+    e = check.table(e, where)
+    for key in ("kind", "name", "key"):
+        check.text(e, key, where)
+    link = check.obj(e, "link", where, required=False)
+    if link is not None:
+        check.text(link, "kind", f"{where}.link")
+
+
 def _ordered(d: Dict[str, Any], order: Sequence[str]) -> Dict[str, Any]:
     """``d`` with the keys of ``order`` first, in that order, then the rest as they come."""
     out = {k: d[k] for k in order if k in d}
@@ -220,6 +243,12 @@ class ScenarioResult:
         rec = devices.get(path) if path and isinstance(devices, dict) else None
         return rec if isinstance(rec, dict) else {}
 
+    def topology(self, path: Optional[str]) -> Optional[UnitPath]:
+        """The device's path from the host as the runner recorded it (device.topology; its ``error`` says
+        why sysfs gave none); None for a result recorded before paths were kept."""
+        rec = self.device(path).get("topology")
+        return UnitPath.from_dict(rec) if isinstance(rec, dict) else None
+
     # keys the runner writes and few readers need: kept in ``extra`` (so an older document without them
     # round-trips unchanged), reached by name here
     @property
@@ -272,6 +301,7 @@ class ScenarioResult:
             for i, dev in enumerate(c.items(pool, key, "pool")):
                 if not isinstance(dev, str):
                     raise c.fail(f"pool.{key}[{i}]", "must be a device path (a string)")
+        _check_topologies(c, pool)
         steps = [ScenarioStep.from_dict(s, f"steps[{i}]", c) for i, s in enumerate(c.items(doc, "steps"))]
         analysis = c.obj(doc, "analysis", required=False)
         warnings = c.items(doc, "warnings", required=False)
