@@ -41,6 +41,7 @@ from slogqual import target as targets
 from slogqual.analysis import overtime, percentiles, precision
 from slogqual.analysis import powerloss
 from slogqual.analysis import thermal as thermal_analysis
+from slogqual.analysis import wear
 from slogqual.tools import fio, pairbench
 from slogqual.units import MAX_SUSTAIN_BYTES, MiB, size_label
 
@@ -560,7 +561,9 @@ class SyncWriteSweep:
                     self._save(result)
                     raise MeasurementError(result.error)
                 if before is not None:
-                    point.thermal = thermal_analysis.summary(before, thermal_snapshot(self.target))
+                    after = thermal_snapshot(self.target)
+                    point.thermal = thermal_analysis.summary(before, after)
+                    point.wear = wear.summary(before.to_dict(), after.to_dict(), point.ios * size) if after else None
                     for w in point.thermal["warnings"]:
                         result.warnings.append(f"{size_label(size)}: {w}")
                         self.progress.say(f"WARNING: {size_label(size)}: {w}")

@@ -255,6 +255,12 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path, busy_host_disk):
     assert thermal["available"] and thermal["source"] == "nvme smart-log", thermal
     assert thermal["temperature_c"]["before"] is not None and thermal["throttled"] is not True
     assert "thermal" not in pts["nvdimm"]  # no hardware to ask
+    # wear read with the heat: the emulated NVMe counted the bytes the sweep wrote, to within one data unit (QEMU
+    # keeps the log's Data Units Written from its block accounting, rounded up per reading); no rated life to use
+    for r in by_round:
+        worn, written = r["nvme"]["wear"], r["nvme"]["ios"] * 4096
+        assert worn["written_bytes"] == written and abs(worn["device_counted_bytes"] - written) <= worn["resolution_bytes"], worn
+        assert worn["percentage_used"] == {"before": 0, "after": 0}, worn
     capped = pts["capped"]
     # QD1 write+flush cycles under a 200 IOPS cap: QEMU's leaky bucket lets a burst of a tenth of the
     # limit through first (throttle.c: a bucket's max defaults to avg / 10), so over T seconds at most

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from slogqual.analysis import scaling
+from slogqual.analysis import scaling, wear
 from slogqual.results import SweepPoint, SweepResult
 from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
@@ -472,7 +472,8 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
     size = sizing(w, t, shape, peak, capacity_of(sweep))
     if size.get("finding"):
         findings.append(size.pop("finding"))
-    life = lifetime(size["log_rate_bytes_s"], endurance, capacity_of(sweep), size["rate_basis"])
+    life = lifetime(size["log_rate_bytes_s"], endurance, capacity_of(sweep), size["rate_basis"],
+                    wear.evidence(sweep.points))
     if life and life.get("finding"):
         findings.append(life.pop("finding"))
     dev = sweep.device or {}
@@ -547,30 +548,69 @@ def sizing(w: Workload, t: Tunables, shape: LogShape, peak: Dict[str, Any], capa
     return out
 
 
-def lifetime(log_rate: float, e: Optional[Endurance], capacity: Optional[int], basis: str) -> Optional[Dict[str, Any]]:
-    """Years until the rated endurance is written at ``log_rate`` (bytes/s to the log), the device's own
-    write amplification taken as 1 (not measured here)."""
+def _rated(e: Optional[Endurance], capacity: Optional[int]) -> Optional[Tuple[float, str]]:
+    """The rated endurance in bytes and how it was reckoned; None when none was given."""
     if e is None or (e.tbw is None and e.dwpd is None):
         return None
-    per_day = log_rate * 3600 * e.hours_per_day
     if e.tbw is not None:
-        rated = e.tbw * 1e12
-        how = f"rated {e.tbw:g} TBW"
+        return e.tbw * 1e12, f"rated {e.tbw:g} TBW"
+    if not capacity:
+        raise AdviceInputError("--dwpd needs the device's capacity, which its sweep does not record; give --tbw")
+    return (e.dwpd * capacity * 365 * e.warranty_years,
+            f"rated {e.dwpd:g} DWPD × {capacity} bytes × 365 × {e.warranty_years:g} years")
+
+
+def _wear_words(worn: Dict[str, Any]) -> str:
+    """What the device's own counters said over its sweep's longest point (analysis.wear), in words."""
+    w, size = worn["written_bytes"], worn.get("size")
+    at = f" at {size} bytes per write" if size else ""
+    parts = []
+    if worn.get("counted_ratio") is not None:
+        parts.append(f"it counted {worn['counted_ratio']:.2f} x the {w} bytes its sweep wrote{at} as host writes")
+    if worn.get("bytes_per_percent"):
+        c = worn["bytes_per_percent"]
+        parts.append(f"its percentage used moved {worn['percentage_used_delta']} over {w} bytes: one per cent of "
+                     f"its life costs {c['low']}–{c['high']} bytes, its own write amplification included")
+    elif worn.get("percentage_used_delta") is not None:
+        parts.append(f"its percentage used moved {worn['percentage_used_delta']} over {w} bytes{at}: too few "
+                     "writes to measure what a per cent costs (a longer --sustain run would)")
+    return "; ".join(parts)
+
+
+def lifetime(log_rate: float, e: Optional[Endurance], capacity: Optional[int], basis: str,
+             worn: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
+    """Years until the rated endurance is written at ``log_rate`` (bytes/s to the log), and — where the
+    candidate's sweep read the device's wear before and after (``worn``: analysis.wear.evidence) — what the
+    device's own counters say: its measured cost of a per cent of life when its percentage used moved
+    enough (then the years from it, both ends, and without a rating the lower end is the answer)."""
+    rated = _rated(e, capacity)
+    hours = e.hours_per_day if e else 24.0
+    warranty = e.warranty_years if e else Endurance().warranty_years
+    per_day = log_rate * 3600 * hours
+    measured = wear.measured_life(worn, per_day) if worn else None
+    if rated is None and measured is None:
+        return None
+    if rated is not None:
+        years = rated[0] / (per_day * 365) if per_day > 0 else None
+        out: Dict[str, Any] = {"rated_bytes": round(rated[0]), "endurance_basis": rated[1]}
     else:
-        if not capacity:
-            raise AdviceInputError("--dwpd needs the device's capacity, which its sweep does not record; give --tbw")
-        rated = e.dwpd * capacity * 365 * e.warranty_years
-        how = f"rated {e.dwpd:g} DWPD × {capacity} bytes × 365 × {e.warranty_years:g} years"
-    years = rated / (per_day * 365) if per_day > 0 else None
-    out: Dict[str, Any] = {"bytes_per_day": round(per_day), "rated_bytes": round(rated), "endurance_basis": how,
-                           "rate_basis": basis, "hours_per_day": e.hours_per_day, "years": round(years, 3) if years else None,
-                           "warranty_years": e.warranty_years,
-                           "assumption": "the device's own write amplification is 1 (not measured: a --sustain run "
-                                         "with wear read before and after would measure it)"}
-    if years is not None and years < e.warranty_years:
+        years = measured["years_low"]
+        out = {"rated_bytes": None, "endurance_basis": "measured: the device's percentage used over its sweep"}
+    assumption = ("the device's own write amplification is 1 (not measured: a --sustain run with wear read "
+                  "before and after would measure it)")
+    if worn:
+        said = _wear_words(worn)
+        assumption = said if measured else f"the device's own write amplification is 1 (not measured); {said}"
+    out.update({"bytes_per_day": round(per_day), "rate_basis": basis, "hours_per_day": hours,
+                "years": round(years, 3) if years else None, "warranty_years": warranty, "assumption": assumption})
+    if worn:
+        out["wear"] = dict(worn)
+    if measured:
+        out["measured_years"] = measured
+    if years is not None and years < warranty:
         out["finding"] = {"kind": Kind.SHORT_LIFE.value, "threads": [],
-                          "figures": [{"years": round(years, 2), "warranty_years": e.warranty_years,
-                                       "bytes_per_day": round(per_day), "rated_bytes": round(rated)}]}
+                          "figures": [{"years": round(years, 2), "warranty_years": warranty,
+                                       "bytes_per_day": round(per_day), "rated_bytes": out["rated_bytes"]}]}
     return out
 
 

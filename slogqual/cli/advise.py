@@ -262,8 +262,13 @@ def table(doc: Dict[str, Any]) -> str:
             lines.append(f"mirror: {m['mirror']} (see the finding above)")
         life = c.get("life")
         if life:
-            lines.append(f"life: {life['years']:.2g} years at {life['bytes_per_day'] / 1e9:,.1f} GB a day "
+            years = "?" if life["years"] is None else f"{life['years']:.2g}"
+            lines.append(f"life: {years} years at {life['bytes_per_day'] / 1e9:,.1f} GB a day "
                          f"({life['endurance_basis']}; {life['assumption']})")
+            measured = life.get("measured_years")
+            if measured:
+                lines.append(f"life measured from its own wear: {measured['years_low']:.2g}–{measured['years_high']:.2g} "
+                             f"years ({measured['remaining_percent']} % of its life left)")
     lines.append("")
     lines.append("model: docs/advisor.md (percentiles are not predicted; 'IOPS if p99≤' is a bound)")
     return "\n".join(lines)

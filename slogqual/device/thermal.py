@@ -64,6 +64,9 @@ class ThermalSnapshot:
     thm_temp2_total_time_s: Optional[int] = None
     sensors_c: Optional[Dict[str, int]] = None  # sensor number -> Celsius
     critical_warning: Optional[int] = None
+    # wear, where the device reports it (NVMe's SMART/Health log): read with the heat, compared by analysis.wear
+    percentage_used: Optional[int] = None
+    data_units_written: Optional[int] = None  # units of 512,000 bytes, rounded up by the device
     error: Optional[str] = None  # why no (or only part of the) reading was taken
     notes: List[str] = field(default_factory=list)
 
@@ -162,7 +165,8 @@ def _nvme(snap: ThermalSnapshot, ctrl: str, path: str) -> ThermalSnapshot:
         else:
             snap.source, snap.queried = SOURCE_NVME, ctrl
             for f in ("temperature_c", "warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count",
-                      "thm_temp2_trans_count", "thm_temp1_total_time_s", "thm_temp2_total_time_s", "critical_warning"):
+                      "thm_temp2_trans_count", "thm_temp1_total_time_s", "thm_temp2_total_time_s", "critical_warning",
+                      "percentage_used", "data_units_written"):
                 setattr(snap, f, getattr(log, f))
             snap.sensors_c = _sensors(log.sensors_c)
             try:
@@ -202,7 +206,7 @@ def _smartctl(snap: ThermalSnapshot, device: str) -> ThermalSnapshot:
     snap.source, snap.queried = SOURCE_SMARTCTL, device
     for f in ("temperature_c", "warning_temp_time_min", "critical_temp_time_min", "critical_warning",
               "thm_temp1_trans_count", "thm_temp2_trans_count", "thm_temp1_total_time_s", "thm_temp2_total_time_s",
-              "warning_threshold_c", "critical_threshold_c"):
+              "warning_threshold_c", "critical_threshold_c", "percentage_used", "data_units_written"):
         setattr(snap, f, getattr(h, f))
     snap.sensors_c = _sensors(h.sensors_c)
     if h.drive_trip_c is not None:

@@ -87,6 +87,7 @@ class SweepPoint:
     over_time: Optional[Dict[str, Any]] = None  # per-interval aggregates, column-wise (analysis.overtime)
     collapse: Optional[Dict[str, Any]] = None  # --sustain: where bandwidth fell below half of its start
     thermal: Optional[Dict[str, Any]] = None  # SMART temperature/throttling before and after the point
+    wear: Optional[Dict[str, Any]] = None  # the device's endurance counters before and after (analysis.wear)
 
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)
@@ -125,7 +126,7 @@ class SweepPoint:
 
 
 # Keys a point has only when measured so (left out when absent: readers from before them never saw them).
-_OPTIONAL_POINT_KEYS = ("mean_ci95_us", "precision", "over_time", "collapse", "thermal")
+_OPTIONAL_POINT_KEYS = ("mean_ci95_us", "precision", "over_time", "collapse", "thermal", "wear")
 _OVER_TIME_COLUMNS = ("t_s", "ios", "mean_us", "p99_us", "max_us", "mbps")
 
 
@@ -212,7 +213,7 @@ class SweepResult:
                     for k in LATENCY_KEYS[1:]:
                         c.number(lat, k, f"{at}.{key}", required=False, minimum=0)
             c.items(p, "notes", at, required=False)
-            for key in ("mean_ci95_us", "precision", "collapse", "thermal"):
+            for key in ("mean_ci95_us", "precision", "collapse", "thermal", "wear"):
                 c.obj(p, key, at, required=False)
             ci = p.get("mean_ci95_us")
             if ci is not None:

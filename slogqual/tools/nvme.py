@@ -188,6 +188,9 @@ class SmartLog:
     thm_temp2_total_time_s: Optional[int] = None
     sensors_c: Optional[Dict[int, int]] = None  # temperature sensor number (1-8) -> Celsius, reported ones only
     critical_warning: Optional[int] = None  # bit 1: temperature above/below a threshold right now
+    # wear (the log's endurance fields, read beside the heat for slogqual.analysis.wear)
+    percentage_used: Optional[int] = None  # the vendor's estimate of the rated life used, may pass 100
+    data_units_written: Optional[int] = None  # host writes in units of 1000 512-byte blocks, rounded up
     form: Optional[str] = None  # "json" | "text": what was parsed
 
     @property
@@ -217,6 +220,14 @@ _SMART_COUNTERS = {
     "thm_temp2_total_time": "thm_temp2_total_time_s",
     "thermal management t2 total time": "thm_temp2_total_time_s",
     "critical_warning": "critical_warning",
+}
+# the endurance fields: 128-bit (data units) or one byte (percentage) counters, not limited to 32 bits
+_WEAR_COUNTERS = {
+    "percent_used": "percentage_used",  # nvme-cli 1.x JSON
+    "percentage_used": "percentage_used",  # nvme-cli 2.x JSON, both versions' text
+    "percentage used": "percentage_used",
+    "data_units_written": "data_units_written",
+    "data units written": "data_units_written",
 }
 _SENSOR_JSON = re.compile(r"^temperature_sensor_([1-8])$")
 _SENSOR_TEXT = re.compile(r"^temperature sensor ([1-8])$")
@@ -273,6 +284,8 @@ def _smart_from_json(doc: Dict[str, Any]) -> SmartLog:
                 value = next((v for kk, v in value.items() if str(kk).lower() == "value"), None)
             n = _count(value)
             setattr(log, _SMART_COUNTERS[k], n if n is None or n <= _U32 else None)
+        elif k in _WEAR_COUNTERS:
+            setattr(log, _WEAR_COUNTERS[k], _count(value))
         else:
             m = _SENSOR_JSON.match(k)
             if m:
@@ -296,6 +309,8 @@ def _smart_from_text(text: str) -> SmartLog:
         elif k in _SMART_COUNTERS:
             n = _text_count(value)
             setattr(log, _SMART_COUNTERS[k], n if n is None or n <= _U32 else None)
+        elif k in _WEAR_COUNTERS:
+            setattr(log, _WEAR_COUNTERS[k], _text_count(value))
         else:
             m = _SENSOR_TEXT.match(k)
             if m:
