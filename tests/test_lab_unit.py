@@ -240,6 +240,30 @@ def test_openzfs_versions_from_recorded_zfs_version():
                                                                                    "module": None}
 
 
+def test_selftest_reads_its_recorded_fio_run_with_fios_parser_into_the_recorded_evidence():
+    """lab/fio-zvol-sync-always.json is the check job's fio output from the lab run whose check.json is
+    lab/check.json: read by tools/fio.py's parser, it gives the evidence that run recorded."""
+    import json
+
+    from slogqual.lab import selftest
+    from slogqual.tools import fio
+    argv = fio.check_job_argv("/dev/zvol/sqlabcheck/vol", selftest.FIO_RUNTIME_S)
+    evidence = selftest.fio_evidence(fixture("lab", "fio-zvol-sync-always.json"), "", 0, argv,
+                                     "/dev/zvol/sqlabcheck/vol")
+    assert evidence == json.loads(fixture("lab", "check.json"))["evidence"]["fio"]
+
+
+def test_selftest_fio_evidence_of_a_failed_recorded_run_is_the_tools_failed_error():
+    from slogqual.errors import ToolFailedError
+    from slogqual.lab import selftest
+    argv = fixture("fio", "nbd-eio-4k.argv").split()
+    with pytest.raises(ToolFailedError, match="Input/output error"):
+        selftest.fio_evidence(fixture("fio", "nbd-eio-4k.stdout"), fixture("fio", "nbd-eio-4k.stderr"),
+                              int(fixture("fio", "nbd-eio-4k.rc")), argv, "nbd")
+    with pytest.raises(MeasurementError):  # fio's report cut short: ToolOutputError, a MeasurementError
+        selftest.fio_evidence(fixture("lab", "fio-zvol-sync-always.json")[:400], "", 0, argv, "/dev/zvol/x")
+
+
 # ---- the host side of a run, without booting ---------------------------------------------------
 
 def _image(tmp_path):

@@ -75,6 +75,17 @@ class Check:
         return ok
 
 
+def fio_evidence(stdout: str, stderr: str, returncode: int, argv: List[str], where: str) -> Dict:
+    """What check.json shows of the check job's fio run, read by fio's one parser (tools/fio.py):
+    ToolFailedError when fio failed, ToolOutputError when its report cannot be read, MeasurementError
+    when it completed no writes."""
+    result = fio_tool.interpret(stdout, stderr, returncode, where, fio_tool.CHECK_JOB_BS, argv)
+    if result.write_clat is None:
+        raise _run.parse_failed(fio_tool.PROGRAM, argv, stdout, "no clat_ns section in the write job", stderr=stderr)
+    return {"ios": result.ios, "iops": round(result.iops, 1), "clat_mean_us": round(result.write_clat.mean, 1),
+            "runtime_s": FIO_RUNTIME_S}
+
+
 def main() -> int:
     out = os.environ.get("SLOGQUAL_LAB_OUT", ".")
     devs = os.environ.get("SLOGQUAL_LAB_DEVICES", "").split()
@@ -131,13 +142,7 @@ def main() -> int:
         argv = fio_tool.check_job_argv(state["dev"], FIO_RUNTIME_S)
         proc = _run.run(argv, timeout=120)
         c.save("fio.json", proc.stdout)
-        if proc.returncode != 0:
-            raise RuntimeError(f"fio exited {proc.returncode}: {proc.stderr.strip()[-200:]}")
-        job = json.loads(proc.stdout[proc.stdout.index("{"):])["jobs"][0]["write"]
-        c.evidence["fio"] = {"ios": job["total_ios"], "iops": round(job["iops"], 1),
-                             "clat_mean_us": round(job["clat_ns"]["mean"] / 1000, 1), "runtime_s": FIO_RUNTIME_S}
-        if job["total_ios"] <= 0:
-            raise RuntimeError("fio completed no writes")
+        c.evidence["fio"] = fio_evidence(proc.stdout, proc.stderr, proc.returncode, argv, state["dev"])
         return c.evidence["fio"]
 
     def kstats_after():
