@@ -9,8 +9,7 @@ from slogqual.cli.history import STORE_HELP
 from slogqual.cli.options import count, guard_output, seconds, size_range
 from slogqual.powercut import writer
 from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
-
-EXIT_INTERRUPTED = 130
+from slogqual.process import EXIT_INTERRUPTED
 
 
 def _positive(text: str) -> int:
@@ -38,7 +37,7 @@ def register(sub) -> None:
                       description="Write records to TARGET, cut its power after --cut-after acknowledged records "
                                   "(--cut-cmd, or --emulate: TARGET is then a backing file served by nbdkit and "
                                   "the cut is nbdkit's SIGKILL), verify, repeat. Exit 0 pass, 1 lost records or "
-                                  "a failed run, 2 bad input, 3 refused, 130 interrupted.")
+                                  f"a failed run, 2 bad input, 3 refused, {EXIT_INTERRUPTED} interrupted.")
     r.add_argument("target", metavar="TARGET", help="block device or regular file (with --emulate: the backing file)")
     how = r.add_mutually_exclusive_group()
     how.add_argument("--cut-cmd", metavar="CMD",
