@@ -264,6 +264,17 @@ def test_selftest_fio_evidence_of_a_failed_recorded_run_is_the_tools_failed_erro
         selftest.fio_evidence(fixture("lab", "fio-zvol-sync-always.json")[:400], "", 0, argv, "/dev/zvol/x")
 
 
+def test_selftest_slog_problems_on_the_recorded_check_run_and_on_no_growth():
+    from slogqual.lab import selftest
+    before = kstat.ZilStats.from_kstat(kstat.parse_kstat(fixture("kstat", "objset-before.txt")))
+    after = kstat.ZilStats.from_kstat(kstat.parse_kstat(fixture("kstat", "objset-after.txt")))
+    logs = [r for r in zpool.parse_iostat_v(fixture("zpool", "iostat-vp-mirror-log.txt")) if r.section == "logs"]
+    assert selftest.slog_problems(after - before, logs) == []
+    assert selftest.slog_problems(after - after, []) == ["zil_commit_count did not grow",
+                                                         "zil_itx_metaslab_slog_count/bytes did not grow",
+                                                         "zpool iostat -v shows no writes on the log vdev"]
+
+
 # ---- the host side of a run, without booting ---------------------------------------------------
 
 def _image(tmp_path):
