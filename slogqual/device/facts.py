@@ -15,8 +15,7 @@ from typing import Any, Dict, Mapping
 
 from slogqual.device.record import DeviceRecord
 
-FILL, OVERRIDE, REPLACE = "fill", "override", "replace"
-# REPLACE: as OVERRIDE, but without the note
+FILL, OVERRIDE = "fill", "override"
 
 Facts = Dict[str, Any]
 Precedence = Mapping[str, Mapping[str, str]]  # source -> field -> FILL | OVERRIDE, fields in merge order
@@ -26,15 +25,7 @@ def merge(rec: DeviceRecord, precedence: Precedence, source: str, facts: Mapping
     """One source's facts into the record, as ``precedence[source]`` says (a field it does not list is
     not taken), field by field in the table's order."""
     for name, rule in precedence[source].items():
-        value = facts.get(name)
-        if rule == FILL:
-            rec.set(name, value, source)
-        elif rule == OVERRIDE:
-            rec.prefer(name, value, source)
-        elif value is not None and value != "":
-            setattr(rec, name, value)
-            rec.sources[name] = source
-            rec.unknown.pop(name, None)
+        (rec.prefer if rule == OVERRIDE else rec.set)(name, facts.get(name), source)
 
 
 def merge_in_order(rec: DeviceRecord, precedence: Precedence, answers: Mapping[str, Facts]) -> None:

@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional
 
 from slogqual.device import classify as C
 from slogqual.device import facts as _facts
-from slogqual.device.facts import FILL, REPLACE
+from slogqual.device.facts import FILL
 from slogqual.device.record import DeviceRecord, Link, LinkEnd
 from slogqual.errors import ToolError, UsageError
 from slogqual.tools.freebsd import camcontrol, diskinfo, geom, nvmecontrol, pciconf
@@ -57,13 +57,13 @@ def nvme_controller(name: str) -> str:
 # Who answers an identity field, per source, in the order they are merged (device/facts.py's rules):
 # the drive's own answers come before the HBA's translation of them (camcontrol identify of a SATA disk
 # behind a SAS HBA before its inquiry), the device's before the kernel's (geom and diskinfo repeat what
-# the disk reported at attach). camcontrol's rotation rate replaces camcontrol identify's.
+# the disk reported at attach).
 _CAM_FIELDS = ("model", "serial", "firmware", "wwn", "logical_sector", "physical_sector", "capacity", "rotation_rate")
 _GEOM_FIELDS = ("model", "serial", "capacity", "logical_sector", "physical_sector", "rotation_rate")
 PRECEDENCE = {
     "camcontrol identify": {f: FILL for f in _CAM_FIELDS},
     "nvmecontrol": {f: FILL for f in ("model", "serial", "firmware")},
-    "camcontrol": {**{f: FILL for f in _CAM_FIELDS}, "rotation_rate": REPLACE},
+    "camcontrol": {f: FILL for f in _CAM_FIELDS},
     "geom": {f: FILL for f in _GEOM_FIELDS},
     "diskinfo": {f: FILL for f in _GEOM_FIELDS},
 }
