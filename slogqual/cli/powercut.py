@@ -32,7 +32,19 @@ def register(sub) -> None:
                                    "records written and flushed one by one, every acknowledged one told to a "
                                    "recorder that survives the cut; after the cut, verify counts what was lost.")
     sp = p.add_subparsers(dest="powercut_command", metavar="SUBCOMMAND", parser_class=type(p))
+    _register_run(sp)
+    _register_record(sp)
+    _register_verify(sp)
+    w = sp.add_parser("write", help="(the writer process powercut run starts)",
+                      description="Write records to TARGET, each flushed, each acknowledged one sent to the "
+                                  "recorder and printed as 'ack N', until the area is full or IO fails "
+                                  "(the same program as python -m slogqual.powercut.writer).")
+    writer.add_arguments(w)
+    w.set_defaults(func=cmd_write)
+    p.set_defaults(func=lambda args: _help(p))
 
+
+def _register_run(sp) -> None:
     r = sp.add_parser("run", help="write, cut the power, verify; --cycles times",
                       description="Write records to TARGET, cut its power after --cut-after acknowledged records "
                                   "(--cut-cmd, or --emulate: TARGET is then a backing file served by nbdkit and "
@@ -71,6 +83,8 @@ def register(sub) -> None:
     r.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     r.set_defaults(func=cmd_run)
 
+
+def _register_record(sp) -> None:
     rec = sp.add_parser("record", help="the recorder: a TCP server that keeps every acknowledged record",
                         description="Listen for powercut writers and keep what they acknowledged (in memory and, "
                                     "with --journal, in a file), answer verify's queries. Runs until Ctrl-C.")
@@ -80,6 +94,8 @@ def register(sub) -> None:
     rec.add_argument("--ready-file", metavar="FILE", help=argparse_suppress())
     rec.set_defaults(func=cmd_record)
 
+
+def _register_verify(sp) -> None:
     v = sp.add_parser("verify", help="check a device against what the recorder holds",
                       description="Read every record the recorder holds for RUN-ID from TARGET and count intact, "
                                   "torn, stale and missing ones. Exit 0 none lost, 1 some lost.")
@@ -94,14 +110,6 @@ def register(sub) -> None:
     v.add_argument("--json", action="store_true", help="print the result document")
     v.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     v.set_defaults(func=cmd_verify)
-
-    w = sp.add_parser("write", help="(the writer process powercut run starts)",
-                      description="Write records to TARGET, each flushed, each acknowledged one sent to the "
-                                  "recorder and printed as 'ack N', until the area is full or IO fails "
-                                  "(the same program as python -m slogqual.powercut.writer).")
-    writer.add_arguments(w)
-    w.set_defaults(func=cmd_write)
-    p.set_defaults(func=lambda args: _help(p))
 
 
 def argparse_suppress():
