@@ -28,6 +28,7 @@ from slogqual import paths, shelf_probe, store
 from slogqual import target as targets
 from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.outputs import check_output
+from slogqual.process import EXIT_INTERRUPTED
 from slogqual.progress import Progress
 from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult, write_json_atomic
 from slogqual.store.backends import is_url
@@ -307,7 +308,7 @@ def _sweep_parallel(req: SweepRequest, plan: _Plan, units: List[Tuple[Target, st
         try:
             unit = _sweep_one(req, plan, tgt, out, previous, _UnitProgress(tgt.path, progress), stop)
         except KeyboardInterrupt:
-            unit = UnitOutcome(tgt.path, out, error=f"{tgt.path}: interrupted", exit_code=130,
+            unit = UnitOutcome(tgt.path, out, error=f"{tgt.path}: interrupted", exit_code=EXIT_INTERRUPTED,
                                partial_kept=os.path.exists(out))
         except Exception as exc:  # not a SlogqualError: still this unit's end, never the others'
             unit = UnitOutcome(tgt.path, out, error=f"{tgt.path}: {type(exc).__name__}: {exc}", exit_code=1,

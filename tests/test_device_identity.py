@@ -303,6 +303,41 @@ def test_freebsd_nvme_pcie_link_from_pciconf():
     assert r.tools["pciconf"].startswith("failed") and "failed" in r.link.reason
 
 
+@pytest.mark.parametrize("name, cam, cam_id", [
+    ("ada0", "camcontrol-identify-st8000vn002.txt", None),
+    ("da7", "cam-announce-da7-sata-ssd-behind-mpr.txt", "camcontrol-identify-da11-intel-s3700-sas3008.txt"),
+    ("ada0", "camcontrol-identify-corsair-force-le-tabs.txt", "camcontrol-identify-st8000vn002.txt"),
+])
+def test_freebsd_each_field_comes_from_the_first_source_in_precedence_that_has_it(name, cam, cam_id):
+    """Every recorded source at once: each identity field's source is the first, in PRECEDENCE's order,
+    whose facts hold it (the drive's own identify first, the kernel's geom and diskinfo last)."""
+    from slogqual.tools.freebsd import camcontrol, diskinfo, geom, nvmecontrol
+    texts = {"geom_text": text("freebsd", "geom-disk-list-truenas-nvd0-ada0-da0.txt"),
+             "diskinfo_text": text("freebsd", "diskinfo-v-hgst-hdn726060ale614.txt"),
+             "camcontrol_text": text("freebsd", cam),
+             "nvmecontrol_text": text("freebsd", "nvmecontrol-identify-samsung-pm983.collapsed.txt"),
+             "camcontrol_identify_text": text("freebsd", cam_id) if cam_id else None}
+    r = freebsd.build(f"/dev/{name}", **texts)
+    disks = geom.parse(texts["geom_text"])
+    answers = {"camcontrol": freebsd.camcontrol_facts(camcontrol.parse(texts["camcontrol_text"])),
+               "nvmecontrol": freebsd.nvmecontrol_facts(nvmecontrol.parse(texts["nvmecontrol_text"])),
+               "geom": freebsd.geom_facts(next((d for d in disks if d.name == name), disks[0])),
+               "diskinfo": freebsd.diskinfo_facts(diskinfo.parse(texts["diskinfo_text"]))}
+    if cam_id:
+        answers["camcontrol identify"] = freebsd.camcontrol_facts(camcontrol.parse(texts["camcontrol_identify_text"]))
+    checked, contested = 0, 0  # fields known; fields where a later source said something else
+    for field in ("model", "serial", "firmware", "wwn", "capacity", "logical_sector", "physical_sector",
+                  "rotation_rate"):
+        said = [(s, answers[s][field]) for s in freebsd.PRECEDENCE
+                if field in freebsd.PRECEDENCE[s] and s in answers and answers[s].get(field) not in (None, "")]
+        assert r.sources.get(field) == (said[0][0] if said else None), field
+        if said:
+            assert getattr(r, field) == said[0][1]
+            checked += 1
+            contested += any(value != said[0][1] for _, value in said[1:])
+    assert checked >= 6 and contested >= 3
+
+
 # --- Linux: real identification (loop devices, partitions, files, NBD) ----------------------------------
 
 def test_regular_file(tmp_path):

@@ -240,6 +240,41 @@ def test_openzfs_versions_from_recorded_zfs_version():
                                                                                    "module": None}
 
 
+def test_selftest_reads_its_recorded_fio_run_with_fios_parser_into_the_recorded_evidence():
+    """lab/fio-zvol-sync-always.json is the check job's fio output from the lab run whose check.json is
+    lab/check.json: read by tools/fio.py's parser, it gives the evidence that run recorded."""
+    import json
+
+    from slogqual.lab import selftest
+    from slogqual.tools import fio
+    argv = fio.check_job_argv("/dev/zvol/sqlabcheck/vol", selftest.FIO_RUNTIME_S)
+    evidence = selftest.fio_evidence(fixture("lab", "fio-zvol-sync-always.json"), "", 0, argv,
+                                     "/dev/zvol/sqlabcheck/vol")
+    assert evidence == json.loads(fixture("lab", "check.json"))["evidence"]["fio"]
+
+
+def test_selftest_fio_evidence_of_a_failed_recorded_run_is_the_tools_failed_error():
+    from slogqual.errors import ToolFailedError
+    from slogqual.lab import selftest
+    argv = fixture("fio", "nbd-eio-4k.argv").split()
+    with pytest.raises(ToolFailedError, match="Input/output error"):
+        selftest.fio_evidence(fixture("fio", "nbd-eio-4k.stdout"), fixture("fio", "nbd-eio-4k.stderr"),
+                              int(fixture("fio", "nbd-eio-4k.rc")), argv, "nbd")
+    with pytest.raises(MeasurementError):  # fio's report cut short: ToolOutputError, a MeasurementError
+        selftest.fio_evidence(fixture("lab", "fio-zvol-sync-always.json")[:400], "", 0, argv, "/dev/zvol/x")
+
+
+def test_selftest_slog_problems_on_the_recorded_check_run_and_on_no_growth():
+    from slogqual.lab import selftest
+    before = kstat.ZilStats.from_kstat(kstat.parse_kstat(fixture("kstat", "objset-before.txt")))
+    after = kstat.ZilStats.from_kstat(kstat.parse_kstat(fixture("kstat", "objset-after.txt")))
+    logs = [r for r in zpool.parse_iostat_v(fixture("zpool", "iostat-vp-mirror-log.txt")) if r.section == "logs"]
+    assert selftest.slog_problems(after - before, logs) == []
+    assert selftest.slog_problems(after - after, []) == ["zil_commit_count did not grow",
+                                                         "zil_itx_metaslab_slog_count/bytes did not grow",
+                                                         "zpool iostat -v shows no writes on the log vdev"]
+
+
 # ---- the host side of a run, without booting ---------------------------------------------------
 
 def _image(tmp_path):

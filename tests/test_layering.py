@@ -125,6 +125,33 @@ def test_the_argv_rule_sees_an_argv_outside_tools(tmp_path):
         "slogqual/pool/x.py:1: an argv for udevadm (build it in slogqual/tools/)"]
 
 
+def bare_exit_codes(path, rel):
+    """The integers 130 and 141 (Ctrl-C/SIGTERM, a closed stdout) written out rather than named:
+    slogqual.process.EXIT_INTERRUPTED and EXIT_BROKEN_PIPE are the one place they are defined. An
+    operand of arithmetic (analysis/shelf.py's ratio 128 / 130) is no exit code."""
+    if rel == "slogqual/process.py":
+        return []
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    operands = {id(side) for n in ast.walk(tree) if isinstance(n, ast.BinOp) for side in (n.left, n.right)}
+    return [f"{rel}:{n.lineno}: exit code {n.value} (use slogqual.process's name for it)" for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and type(n.value) is int and n.value in (130, 141)
+            and id(n) not in operands]
+
+
+def test_exit_codes_130_and_141_are_named_where_they_are_used():
+    from slogqual import process
+    assert (process.EXIT_INTERRUPTED, process.EXIT_BROKEN_PIPE) == (130, 141)
+    assert [v for rel, path in modules() for v in bare_exit_codes(path, rel)] == []
+
+
+def test_the_exit_code_rule_sees_a_bare_130(tmp_path):
+    bad = tmp_path / "x.py"
+    bad.write_text("def f():\n    return 130\n\n\nratio = 128 / 130\nUnit(exit_code=141)\n")
+    assert bare_exit_codes(str(bad), "slogqual/cli/x.py") == [
+        "slogqual/cli/x.py:2: exit code 130 (use slogqual.process's name for it)",
+        "slogqual/cli/x.py:6: exit code 141 (use slogqual.process's name for it)"]
+
+
 # --- the CLI is the user's door: library code never starts it by its command words ------------------------
 
 CLI_MODULES = ("slogqual.cli", "slogqual.__main__")

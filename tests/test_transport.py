@@ -19,7 +19,7 @@ from slogqual.pool.transport import iscsi as tiscsi
 from slogqual.pool.transport import local as tlocal
 from slogqual.pool.transport import nfs as tnfs
 from slogqual.pool.transport.teardown import Undo
-from slogqual.tools import exportfs, iscsiadm, nfsd, nfsmount, procfs, targetcli
+from slogqual.tools import exportfs, iscsiadm, mount, nfsd, nfsmount, procfs, targetcli
 from slogqual.tools.freebsd import ctld, nfsserver
 
 POOL = "slogqual-iscsi-4k-randwrite-4242"
@@ -219,7 +219,7 @@ def test_nfs_plan_exports_to_loopback_only_and_mounts_with_the_version():
     assert plan[2] == ["mount", "-t", "nfs", "-o", "vers=4.2,hard,sync", f"127.0.0.1:/tmp/{POOL}-x/nfs",
                        f"/tmp/{POOL}-nfs-abc"]
     assert exportfs.unexport_argv("127.0.0.1", "/p") == ["exportfs", "-u", "127.0.0.1:/p"]
-    assert nfsmount.umount_argv("/m") == ["umount", "/m"]
+    assert mount.umount_argv("/m") == ["umount", "/m"]
     assert not set(plan[1]) & {"-a", "-r", "-ra", "-ar"}  # never the whole table from /etc/exports
 
 

@@ -9,8 +9,7 @@ from slogqual.cli.history import STORE_HELP
 from slogqual.cli.options import count, guard_output, seconds, size_range
 from slogqual.powercut import writer
 from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
-
-EXIT_INTERRUPTED = 130
+from slogqual.process import EXIT_INTERRUPTED
 
 
 def _positive(text: str) -> int:
@@ -33,12 +32,24 @@ def register(sub) -> None:
                                    "records written and flushed one by one, every acknowledged one told to a "
                                    "recorder that survives the cut; after the cut, verify counts what was lost.")
     sp = p.add_subparsers(dest="powercut_command", metavar="SUBCOMMAND", parser_class=type(p))
+    _register_run(sp)
+    _register_record(sp)
+    _register_verify(sp)
+    w = sp.add_parser("write", help="(the writer process powercut run starts)",
+                      description="Write records to TARGET, each flushed, each acknowledged one sent to the "
+                                  "recorder and printed as 'ack N', until the area is full or IO fails "
+                                  "(the same program as python -m slogqual.powercut.writer).")
+    writer.add_arguments(w)
+    w.set_defaults(func=cmd_write)
+    p.set_defaults(func=lambda args: _help(p))
 
+
+def _register_run(sp) -> None:
     r = sp.add_parser("run", help="write, cut the power, verify; --cycles times",
                       description="Write records to TARGET, cut its power after --cut-after acknowledged records "
                                   "(--cut-cmd, or --emulate: TARGET is then a backing file served by nbdkit and "
                                   "the cut is nbdkit's SIGKILL), verify, repeat. Exit 0 pass, 1 lost records or "
-                                  "a failed run, 2 bad input, 3 refused, 130 interrupted.")
+                                  f"a failed run, 2 bad input, 3 refused, {EXIT_INTERRUPTED} interrupted.")
     r.add_argument("target", metavar="TARGET", help="block device or regular file (with --emulate: the backing file)")
     how = r.add_mutually_exclusive_group()
     how.add_argument("--cut-cmd", metavar="CMD",
@@ -72,6 +83,8 @@ def register(sub) -> None:
     r.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     r.set_defaults(func=cmd_run)
 
+
+def _register_record(sp) -> None:
     rec = sp.add_parser("record", help="the recorder: a TCP server that keeps every acknowledged record",
                         description="Listen for powercut writers and keep what they acknowledged (in memory and, "
                                     "with --journal, in a file), answer verify's queries. Runs until Ctrl-C.")
@@ -81,6 +94,8 @@ def register(sub) -> None:
     rec.add_argument("--ready-file", metavar="FILE", help=argparse_suppress())
     rec.set_defaults(func=cmd_record)
 
+
+def _register_verify(sp) -> None:
     v = sp.add_parser("verify", help="check a device against what the recorder holds",
                       description="Read every record the recorder holds for RUN-ID from TARGET and count intact, "
                                   "torn, stale and missing ones. Exit 0 none lost, 1 some lost.")
@@ -95,14 +110,6 @@ def register(sub) -> None:
     v.add_argument("--json", action="store_true", help="print the result document")
     v.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
     v.set_defaults(func=cmd_verify)
-
-    w = sp.add_parser("write", help="(the writer process powercut run starts)",
-                      description="Write records to TARGET, each flushed, each acknowledged one sent to the "
-                                  "recorder and printed as 'ack N', until the area is full or IO fails "
-                                  "(the same program as python -m slogqual.powercut.writer).")
-    writer.add_arguments(w)
-    w.set_defaults(func=cmd_write)
-    p.set_defaults(func=lambda args: _help(p))
 
 
 def argparse_suppress():

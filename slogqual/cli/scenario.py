@@ -12,6 +12,7 @@ from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.pool.builder import LAYOUTS, ZFS_APIS, safe_name
 from slogqual.pool.run import ScenarioRequest, run_scenario
 from slogqual.pool.scenario import builtin_names, load_scenario
+from slogqual.process import EXIT_INTERRUPTED
 from slogqual.progress import Progress
 from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
@@ -243,7 +244,7 @@ def cmd_run(args) -> int:
     except KeyboardInterrupt:
         print(f"slogqual: interrupted; finished steps are kept in {os.path.abspath(output)}, continue with --resume",
               file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except ResultWriteError as exc:  # the result file cannot be written: what was measured goes to stdout
         print(f"slogqual: {exc}; the result, marked failed, follows on stdout", file=sys.stderr)
         print(json.dumps(exc.document, indent=2))

@@ -8,6 +8,7 @@ from typing import List
 
 from slogqual import limits, store
 from slogqual.errors import UsageError
+from slogqual.process import EXIT_INTERRUPTED
 from slogqual.progress import Progress
 from slogqual.report.text import diskinfo_lines, sweep_table
 from slogqual.results import SweepResult
@@ -150,7 +151,7 @@ def run(args) -> int:
         outcome = run_sweeps(request, progress, on_unit=_say_unit)
     except KeyboardInterrupt:
         print("slogqual: interrupted; measured sizes are kept, continue with --resume", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     if outcome.already_complete:
         progress.say(f"{args.resume}: already complete")
     if outcome.skipped and len(outcome.skipped) == len(outcome.units):

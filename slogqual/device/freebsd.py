@@ -6,16 +6,21 @@ it is tested on recorded outputs; :func:`identify` runs the tools on a FreeBSD
 host and hands their outputs to build(). A ``da`` disk whose inquiry shows an ATA
 device (a SATA disk behind a SAS HBA: vendor "ATA") is also asked ``camcontrol
 identify``, which gives its rotation and SATA link; an NVMe controller's PCIe link
-comes from ``pciconf -lvc``. The safety interlocks are device/freebsd_safety.py (the facts; device/interlock.py the rules they share).
+comes from ``pciconf -lvc``. Each source's answers are its facts (camcontrol_facts, nvmecontrol_facts,
+geom_facts, diskinfo_facts), merged by one table, PRECEDENCE, with device/facts.py's rules, as on Linux.
+The safety interlocks are device/freebsd_safety.py (the facts; device/interlock.py the rules they share).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from typing import Dict, Optional
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
 
 from slogqual.device import classify as C
+from slogqual.device import facts as _facts
+from slogqual.device.facts import FILL
 from slogqual.device.record import DeviceRecord, Link, LinkEnd
 from slogqual.errors import ToolError, UsageError
 from slogqual.tools.freebsd import camcontrol, diskinfo, geom, nvmecontrol, pciconf
@@ -49,6 +54,68 @@ def nvme_controller(name: str) -> str:
     return "nvme" + re.sub(r"\D", "", name)
 
 
+# Who answers an identity field, per source, in the order they are merged (device/facts.py's rules):
+# the drive's own answers come before the HBA's translation of them (camcontrol identify of a SATA disk
+# behind a SAS HBA before its inquiry), the device's before the kernel's (geom and diskinfo repeat what
+# the disk reported at attach).
+_CAM_FIELDS = ("model", "serial", "firmware", "wwn", "logical_sector", "physical_sector", "capacity", "rotation_rate")
+_GEOM_FIELDS = ("model", "serial", "capacity", "logical_sector", "physical_sector", "rotation_rate")
+PRECEDENCE = {
+    "camcontrol identify": {f: FILL for f in _CAM_FIELDS},
+    "nvmecontrol": {f: FILL for f in ("model", "serial", "firmware")},
+    "camcontrol": {f: FILL for f in _CAM_FIELDS},
+    "geom": {f: FILL for f in _GEOM_FIELDS},
+    "diskinfo": {f: FILL for f in _GEOM_FIELDS},
+}
+
+
+def camcontrol_facts(cam: camcontrol.CamInfo) -> Dict[str, Any]:
+    """camcontrol identify (ATA) or inquiry (SCSI): the capacity from the sector count it reports."""
+    return {"model": cam.model, "serial": cam.serial, "firmware": cam.firmware, "wwn": cam.wwn,
+            "logical_sector": cam.logical_sector, "physical_sector": cam.physical_sector,
+            "capacity": cam.logical_sector * cam.sectors if cam.logical_sector and cam.sectors else None,
+            "rotation_rate": cam.media_rpm}
+
+
+def nvmecontrol_facts(nv: nvmecontrol.NvmeIdentify) -> Dict[str, Any]:
+    return {"model": nv.model, "serial": nv.serial, "firmware": nv.firmware}
+
+
+def geom_facts(g: geom.GeomDisk) -> Dict[str, Any]:
+    # a stripe size of 0 says nothing of the physical sector
+    return {"model": g.descr, "serial": g.ident, "capacity": g.mediasize, "logical_sector": g.sectorsize,
+            "physical_sector": g.stripesize or None, "rotation_rate": g.rotationrate}
+
+
+def diskinfo_facts(di: diskinfo.DiskInfo) -> Dict[str, Any]:
+    return {"model": di.descr, "serial": di.ident, "capacity": di.mediasize, "logical_sector": di.sectorsize,
+            "physical_sector": di.stripesize or None, "rotation_rate": di.rotation_rate}
+
+
+@dataclass
+class Outputs:
+    """The tools' outputs as build() is handed them (None: that tool was not run or not there)."""
+
+    geom: Optional[str] = None
+    diskinfo: Optional[str] = None
+    camcontrol: Optional[str] = None  # the inquiry (da) or identify (ada)
+    nvmecontrol: Optional[str] = None
+    camcontrol_identify: Optional[str] = None  # of a da disk whose inquiry shows an ATA device
+    pciconf: Optional[str] = None  # pciconf -lvc, for an NVMe disk
+
+
+@dataclass
+class Parsed:
+    """What the outputs say, each None where its tool gave nothing readable."""
+
+    geom: Optional[geom.GeomDisk] = None
+    diskinfo: Optional[diskinfo.DiskInfo] = None
+    camcontrol: Optional[camcontrol.CamInfo] = None
+    nvmecontrol: Optional[nvmecontrol.NvmeIdentify] = None
+    camcontrol_identify: Optional[camcontrol.CamInfo] = None
+    pciconf: Optional[List[pciconf.PciDevice]] = None
+
+
 def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[str] = None,
           camcontrol_text: Optional[str] = None, nvmecontrol_text: Optional[str] = None,
           tools: Optional[Dict[str, str]] = None, camcontrol_identify_text: Optional[str] = None,
@@ -56,97 +123,85 @@ def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[st
     """A record from whichever outputs are given (None = that tool was not available).
     camcontrol_text is the inquiry (da) or identify (ada) output; camcontrol_identify_text the identify
     of a da disk whose inquiry shows an ATA device; pciconf_text ``pciconf -lvc`` for an NVMe disk."""
+    out = Outputs(geom_text, diskinfo_text, camcontrol_text, nvmecontrol_text, camcontrol_identify_text,
+                  pciconf_text)
     name = os.path.basename(path)
     rec = DeviceRecord(path=path, kind="block", name=name, platform="freebsd")
     rec.tools.update(tools or {})
+    p = _parse(rec, name, out)
+    _facts.merge_in_order(rec, PRECEDENCE, _answers(p))
+    if rec.rotation_rate is not None:
+        rec.rotational = rec.rotation_rate > 1
+        rec.sources["rotational"] = rec.sources["rotation_rate"]
+    _transport(rec, name, p)
+    # the identify of a da disk: its announce lines carry the SATA generation and the negotiated rate
+    cam = p.camcontrol_identify if p.camcontrol_identify and name.startswith("da") else p.camcontrol
+    _device_class(rec)
+    if cam and rec.transport == "sata":
+        rec.link = _sata_link(cam)
+    elif rec.transport == "nvme":
+        rec.link = _pcie_link(name, p.pciconf, out.pciconf is not None)
+    else:
+        rec.link = Link(reason=f"no link information for a {rec.transport} device on FreeBSD")
+    _write_cache(rec, p.nvmecontrol, cam)
+    _unknowns(rec, out)
+    return rec
+
+
+def _parse(rec: DeviceRecord, name: str, out: Outputs) -> Parsed:
+    """Each output parsed; a tool that ran is "used" in rec.tools, one whose output cannot be read
+    "failed: why" (after the others), and its answer None."""
     errors: Dict[str, str] = {}
 
     def parsed(tool: str, parse, text: Optional[str]):
-        """``parse(text)`` for a tool that ran (None: it did not); its failure is noted, not raised."""
         if text is None:
             return None
         try:
-            out = parse(text)
+            value = parse(text)
         except ValueError as exc:
             errors[tool] = str(exc)
             return None
         rec.tools.setdefault(tool, "used")
-        return out
+        return value
 
-    g = None
-    if geom_text is not None:
+    p = Parsed()
+    if out.geom is not None:
         try:
-            disks = geom.parse(geom_text)
-            g = next((d for d in disks if d.name == name), disks[0] if disks else None)
-            rec.tools.setdefault("geom", "used" if g else "failed: no disk in output")
+            disks = geom.parse(out.geom)
+            p.geom = next((d for d in disks if d.name == name), disks[0] if disks else None)
+            rec.tools.setdefault("geom", "used" if p.geom else "failed: no disk in output")
         except ValueError as exc:
             errors["geom"] = str(exc)
-    di = parsed("diskinfo", diskinfo.parse, diskinfo_text)
-    cam = parsed("camcontrol", camcontrol.parse, camcontrol_text)
-    nv = parsed("nvmecontrol", nvmecontrol.parse, nvmecontrol_text)
-    # an ATA identify of a da disk (a SATA disk behind a SAS HBA)
-    cam_id = parsed("camcontrol identify", camcontrol.parse, camcontrol_identify_text)
-    pci = parsed("pciconf", pciconf.parse, pciconf_text)
-    for t, e in errors.items():
-        rec.tools[t] = f"failed: {e}"
+    p.diskinfo = parsed("diskinfo", diskinfo.parse, out.diskinfo)
+    p.camcontrol = parsed("camcontrol", camcontrol.parse, out.camcontrol)
+    p.nvmecontrol = parsed("nvmecontrol", nvmecontrol.parse, out.nvmecontrol)
+    p.camcontrol_identify = parsed("camcontrol identify", camcontrol.parse, out.camcontrol_identify)
+    p.pciconf = parsed("pciconf", pciconf.parse, out.pciconf)
+    for tool, why in errors.items():
+        rec.tools[tool] = f"failed: {why}"
+    return p
 
-    if cam_id:  # the drive's own answers come before the HBA's translation of them
-        rec.set("model", cam_id.model, "camcontrol identify")
-        rec.set("serial", cam_id.serial, "camcontrol identify")
-        rec.set("firmware", cam_id.firmware, "camcontrol identify")
-        rec.set("wwn", cam_id.wwn, "camcontrol identify")
-        rec.set("logical_sector", cam_id.logical_sector, "camcontrol identify")
-        rec.set("physical_sector", cam_id.physical_sector, "camcontrol identify")
-        if cam_id.logical_sector and cam_id.sectors:
-            rec.set("capacity", cam_id.logical_sector * cam_id.sectors, "camcontrol identify")
-        if cam_id.media_rpm is not None:
-            rec.rotation_rate, rec.sources["rotation_rate"] = cam_id.media_rpm, "camcontrol identify"
 
-    if nv:
-        rec.set("model", nv.model, "nvmecontrol")
-        rec.set("serial", nv.serial, "nvmecontrol")
-        rec.set("firmware", nv.firmware, "nvmecontrol")
-    if cam:
-        rec.set("model", cam.model, "camcontrol")
-        rec.set("serial", cam.serial, "camcontrol")
-        rec.set("firmware", cam.firmware, "camcontrol")
-        rec.set("wwn", cam.wwn, "camcontrol")
-        rec.set("logical_sector", cam.logical_sector, "camcontrol")
-        rec.set("physical_sector", cam.physical_sector, "camcontrol")
-        if cam.logical_sector and cam.sectors:
-            rec.set("capacity", cam.logical_sector * cam.sectors, "camcontrol")
-        if cam.media_rpm is not None:
-            rec.rotation_rate, rec.sources["rotation_rate"] = cam.media_rpm, "camcontrol"
-    if g:
-        rec.set("model", g.descr, "geom")
-        rec.set("serial", g.ident, "geom")
-        rec.set("capacity", g.mediasize, "geom")
-        rec.set("logical_sector", g.sectorsize, "geom")
-        if g.stripesize:
-            rec.set("physical_sector", g.stripesize, "geom")
-        if rec.rotation_rate is None and g.rotationrate is not None:
-            rec.rotation_rate, rec.sources["rotation_rate"] = g.rotationrate, "geom"
-    if di:
-        rec.set("model", di.descr, "diskinfo")
-        rec.set("serial", di.ident, "diskinfo")
-        rec.set("capacity", di.mediasize, "diskinfo")
-        rec.set("logical_sector", di.sectorsize, "diskinfo")
-        if di.stripesize:
-            rec.set("physical_sector", di.stripesize, "diskinfo")
-        if rec.rotation_rate is None and di.rotation_rate is not None:
-            rec.rotation_rate, rec.sources["rotation_rate"] = di.rotation_rate, "diskinfo"
-    if rec.rotation_rate is not None:
-        rec.rotational = rec.rotation_rate > 1
-        rec.sources["rotational"] = rec.sources["rotation_rate"]
+def _answers(p: Parsed) -> Dict[str, Dict[str, Any]]:
+    """The facts of each source that answered, by PRECEDENCE's source names."""
+    found = {"camcontrol identify": (p.camcontrol_identify, camcontrol_facts),
+             "nvmecontrol": (p.nvmecontrol, nvmecontrol_facts), "camcontrol": (p.camcontrol, camcontrol_facts),
+             "geom": (p.geom, geom_facts), "diskinfo": (p.diskinfo, diskinfo_facts)}
+    return {source: facts(answer) for source, (answer, facts) in found.items() if answer}
 
+
+def _transport(rec: DeviceRecord, name: str, p: Parsed) -> None:
+    di = p.diskinfo
     rec.transport = transport_of(name, di.attachment if di else None)
     rec.sources["transport"] = "device name" + (" + diskinfo attachment" if di and di.attachment else "")
-    if cam_id and name.startswith("da"):
+    if p.camcontrol_identify and name.startswith("da"):
         hba = rec.transport
         rec.transport = "sata"
         rec.sources["transport"] = (f"camcontrol identify (an ATA device: a SATA disk behind a {hba} "
                                     "HBA, the inquiry's vendor being ATA)")
-        cam = cam_id  # its announce lines carry the SATA generation and the negotiated rate
+
+
+def _device_class(rec: DeviceRecord) -> None:
     rec.device_class, rec.class_evidence = C.classify(rec.transport, rec.rotational, rec.rotation_rate,
                                                       rec.model, rec.vendor)
     emu = C.emulated_by(rec.model, rec.vendor)
@@ -154,22 +209,22 @@ def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[st
         rec.emulated = True
         rec.class_evidence.append(f"emulated by {emu}: the class is what the device presents, not real media")
 
-    # link: SATA from camcontrol (negotiated transfer rate vs the generation the device announces)
-    if cam and rec.transport == "sata":
-        cur = C.parse_gbps(f"{cam.transfer_mbps}MB/s") if cam.transfer_mbps else None
-        m = re.search(r"SATA (\d)\.x", cam.device_kind or "")
-        mx = SATA_GEN_GBPS.get(m.group(1)) if m else None
-        rec.link = Link(kind="sata", scope="device", current=LinkEnd(speed=f"{cam.transfer_mbps}MB/s" if cam.transfer_mbps else None, rate=cur),
-                        max=LinkEnd(speed=f"SATA {m.group(1)}.x" if m else None, rate=mx))
-        rec.link.evidence.append(f"camcontrol: {cam.device_kind!r}, transfers {cam.transfer_mbps} MB/s "
-                                 f"({cam.transfer_detail})")
-        C.judge_link(rec.link)
-    elif rec.transport == "nvme":
-        rec.link = _pcie_link(name, pci, pciconf_text is not None)
-    else:
-        rec.link = Link(reason=f"no link information for a {rec.transport} device on FreeBSD")
 
-    # write cache
+def _sata_link(cam: camcontrol.CamInfo) -> Link:
+    """camcontrol's negotiated transfer rate against the SATA generation the device announces."""
+    cur = C.parse_gbps(f"{cam.transfer_mbps}MB/s") if cam.transfer_mbps else None
+    m = re.search(r"SATA (\d)\.x", cam.device_kind or "")
+    mx = SATA_GEN_GBPS.get(m.group(1)) if m else None
+    link = Link(kind="sata", scope="device",
+                current=LinkEnd(speed=f"{cam.transfer_mbps}MB/s" if cam.transfer_mbps else None, rate=cur),
+                max=LinkEnd(speed=f"SATA {m.group(1)}.x" if m else None, rate=mx))
+    link.evidence.append(f"camcontrol: {cam.device_kind!r}, transfers {cam.transfer_mbps} MB/s "
+                         f"({cam.transfer_detail})")
+    C.judge_link(link)
+    return link
+
+
+def _cache_signals(nv: Optional[nvmecontrol.NvmeIdentify], cam: Optional[camcontrol.CamInfo]) -> List[C.CacheSignal]:
     signals = []
     if nv and nv.vwc_present is not None:
         if nv.vwc_present:
@@ -184,6 +239,12 @@ def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[st
         elif wc.enabled is not None:
             signals.append(C.CacheSignal("camcontrol identify", wc.enabled,
                                          "write cache supported, " + ("enabled" if wc.enabled else "disabled")))
+    return signals
+
+
+def _write_cache(rec: DeviceRecord, nv: Optional[nvmecontrol.NvmeIdentify],
+                 cam: Optional[camcontrol.CamInfo]) -> None:
+    signals = _cache_signals(nv, cam)
     rec.write_cache = C.judge_write_cache(signals, None, rec.transport)
     if not signals:
         if rec.transport == "nvme":
@@ -193,15 +254,16 @@ def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[st
         elif rec.transport in ("sas", "scsi"):
             rec.write_cache.reason = "the SCSI WCE bit (camcontrol modepage -m 8) is not read yet"
 
+
+def _unknowns(rec: DeviceRecord, out: Outputs) -> None:
+    given = [t for t, txt in (("geom", out.geom), ("diskinfo", out.diskinfo), ("camcontrol", out.camcontrol),
+                              ("nvmecontrol", out.nvmecontrol)) if txt is not None]
     for f in ("model", "serial", "firmware", "capacity", "logical_sector", "physical_sector", "rotational"):
         if getattr(rec, f) is None:
-            given = [t for t, txt in (("geom", geom_text), ("diskinfo", diskinfo_text),
-                                      ("camcontrol", camcontrol_text), ("nvmecontrol", nvmecontrol_text)) if txt is not None]
             rec.unknown[f] = ("not reported by " + ", ".join(given)) if given else "no FreeBSD tool output available"
     rec.unknown.setdefault("vendor", "FreeBSD tools report the vendor as part of the model")
     if rec.device_class == "unknown":
         rec.unknown["class"] = "; ".join(rec.class_evidence)
-    return rec
 
 
 def _pcie_link(name: str, devices, asked: bool) -> Link:

@@ -15,6 +15,8 @@ from typing import Any, Dict, List, Optional
 
 from slogqual import paths
 from slogqual.device import classify as C
+from slogqual.device import facts as _facts
+from slogqual.device.facts import FILL, OVERRIDE
 from slogqual.device.record import DeviceRecord, Link, LinkEnd
 from slogqual.errors import ToolError, UsageError
 from slogqual.tools import lsblk, lspci, nvme, smartctl, sysfs
@@ -190,11 +192,11 @@ def link_from_ata(al: dict) -> Link:
 
 
 # Who answers an identity field, per source, in the order the sources are asked (sysfs, lsblk,
-# smartctl, nvme-cli). FILL takes a field no earlier source knew: sysfs is the kernel's own answer and
-# costs nothing, lsblk repeats it. OVERRIDE replaces what is known, with a note where it differs: the
-# device's own answer (ATA IDENTIFY, SCSI INQUIRY, NVMe Identify) beats the kernel's SCSI-translated
-# copy, which cuts an ATA model to 16 characters and its firmware to 4.
-FILL, OVERRIDE = "fill", "override"
+# smartctl, nvme-cli); the rules are device/facts.py's. FILL takes a field no earlier source knew:
+# sysfs is the kernel's own answer and costs nothing, lsblk repeats it. OVERRIDE replaces what is
+# known, with a note where it differs: the device's own answer (ATA IDENTIFY, SCSI INQUIRY, NVMe
+# Identify) beats the kernel's SCSI-translated copy, which cuts an ATA model to 16 characters and its
+# firmware to 4.
 _HARDWARE = ("capacity", "logical_sector", "physical_sector", "rotational", "model", "vendor", "serial", "firmware",
              "wwn")
 PRECEDENCE = {
@@ -208,8 +210,7 @@ PRECEDENCE = {
 
 def merge(rec: DeviceRecord, source: str, facts: Dict[str, Any]) -> None:
     """One source's facts into the record, as PRECEDENCE says (a field it does not list is not taken)."""
-    for name, rule in PRECEDENCE[source].items():
-        (rec.prefer if rule == OVERRIDE else rec.set)(name, facts.get(name), source)
+    _facts.merge(rec, PRECEDENCE, source, facts)
 
 
 def sysfs_facts(info: sysfs.BlockInfo) -> Dict[str, Any]:

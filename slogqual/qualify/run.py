@@ -17,6 +17,7 @@ from slogqual.analysis import scenario as scenario_analysis
 from slogqual import target as targets
 from slogqual.errors import RefusedError, SlogqualError, UsageError
 from slogqual.pool.run import ScenarioRequest, run_scenario
+from slogqual.process import EXIT_INTERRUPTED
 from slogqual.progress import Progress
 from slogqual.qualify import judge, steady
 from slogqual.qualify import precondition as precond
@@ -266,7 +267,7 @@ class DeviceRun:
         except SlogqualError as exc:
             self.error, self.exit_code, self.verdict = str(exc), exc.exit_code, judge.VERDICT_ERROR
         except KeyboardInterrupt:
-            self.error, self.exit_code, self.verdict = "interrupted", 130, judge.VERDICT_ERROR
+            self.error, self.exit_code, self.verdict = "interrupted", EXIT_INTERRUPTED, judge.VERDICT_ERROR
             self._finish()
             raise
         if not self.error or (claimed and self.sweep is not None and self.sweep.points):

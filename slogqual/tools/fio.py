@@ -71,6 +71,9 @@ class FioWriteResult:
     fio_version: str
     options: Dict[str, str] = field(default_factory=dict)
     ended_ms: Optional[int] = None  # fio's "timestamp_ms": when it wrote the report, i.e. the run's end
+    # fio's completion latency (clat_ns: write_lat less the submission), where the report has it; what
+    # the lab self-test's evidence shows (slogqual.lab.selftest)
+    write_clat: Optional[FioLatency] = None
 
 
 def _escape_filename(path: str) -> str:
@@ -154,7 +157,7 @@ def _latency(section: dict) -> FioLatency:
 def _finite(result: FioWriteResult) -> FioWriteResult:
     """ValueError when a figure is not a finite number (NaN, Infinity, 1e999): fio prints none such,
     and one would make every figure derived from it, and the document, meaningless."""
-    lats = [lat for lat in (result.write_lat, result.sync_lat) if lat is not None]
+    lats = [lat for lat in (result.write_lat, result.sync_lat, result.write_clat) if lat is not None]
     figures = [("runtime", result.runtime_ms), ("iops", result.iops), ("bw_bytes", result.bw_bytes)]
     for lat in lats:
         figures += [("latency mean", lat.mean), ("latency min", lat.min), ("latency max", lat.max),
@@ -184,6 +187,7 @@ def job_result(job: dict, fio_version: str = "", ended_ms: Optional[int] = None)
             fio_version=fio_version if isinstance(fio_version, str) else "",
             options=dict(job.get("job options") or {}),
             ended_ms=ended_ms,
+            write_clat=_latency(write["clat_ns"]) if "clat_ns" in write else None,
         ))
     # Attribute: a section not an object; Overflow: int() of an Infinity (JSON has no word for it, fio's parser takes it)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as exc:
@@ -332,6 +336,9 @@ def job_file(load: FioLoad) -> str:
     for name, job_opts in jobs:
         lines += ["", f"[{name}]", *job_opts]
     return "\n".join(lines) + "\n"
+
+
+CHECK_JOB_BS = 4096  # check_job_argv's --bs=4k
 
 
 def check_job_argv(device: str, runtime_s: int) -> List[str]:

@@ -20,6 +20,7 @@ import signal
 from typing import List, Optional
 
 from slogqual.errors import ToolError
+from slogqual.tools import mount as _mount
 from slogqual.tools import owned as _owned
 from slogqual.tools import run as _run
 
@@ -40,19 +41,10 @@ def check_version() -> _run.ToolVersion:
     return _run.check_version(PROGRAM, version)
 
 
-def umount_argv(mountpoint: str, lazy: bool = False) -> List[str]:
-    return ["umount", *(["-l"] if lazy else []), mountpoint]
-
-
 def umount(mountpoint: str, timeout: float = 15.0) -> None:
-    """Unmount; a busy mount (a writer still holds the file) is detached lazily. ToolFailedError when
-    neither works, ToolTimeoutError when umount hangs."""
-    proc = _run.run(umount_argv(mountpoint), timeout=timeout, typed_timeout=True)
-    if proc.returncode == 0:
-        return
-    lazy = _run.run(umount_argv(mountpoint, lazy=True), timeout=timeout, typed_timeout=True)
-    if lazy.returncode != 0:
-        raise _run.failure(lazy.args, lazy.returncode, lazy.stderr or proc.stderr)
+    """Unmount (through slogqual.tools.mount); a busy mount (a writer still holds the file) is detached
+    lazily. ToolFailedError when neither works, ToolTimeoutError when umount hangs."""
+    _mount.umount(mountpoint, timeout=timeout, lazy_fallback=True)
 
 
 def is_mounted(mountpoint: str) -> bool:

@@ -12,6 +12,7 @@ import os
 from typing import List, Optional
 
 from slogqual.errors import UsageError
+from slogqual.tools import mount as _mount
 from slogqual.tools import run as _run
 
 PROGRAM = "rpc.nfsd"
@@ -53,13 +54,10 @@ def set_threads(n: int, timeout: float = 60) -> None:
     _run.run_checked(threads_argv(n), timeout=timeout)
 
 
-def mount_nfsd_fs_argv(root: str = PROC_NFSD) -> List[str]:
-    """The nfsd control filesystem, where a host without the nfs-server service has none mounted."""
-    return ["mount", "-t", "nfsd", "nfsd", root]
-
-
-def umount_nfsd_fs_argv(root: str = PROC_NFSD) -> List[str]:
-    return ["umount", root]
+def nfsd_fs(root: str = PROC_NFSD) -> _mount.Mount:
+    """The nfsd control filesystem, where a host without the nfs-server service has none mounted
+    (mounted and unmounted through slogqual.tools.mount)."""
+    return _mount.Mount("nfsd", root, "nfsd")
 
 
 def mountd_argv() -> List[str]:

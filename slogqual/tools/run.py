@@ -70,7 +70,18 @@ _LINUX_ONLY = "not used on FreeBSD"
 _FREEBSD_ONLY = "not used on Linux"
 _FREEBSD_BASE = "in the base system"
 
-PROGRAMS: Dict[str, Requirement] = {r.program: r for r in (
+def _by_program(requirements: Sequence[Requirement]) -> Dict[str, Requirement]:
+    """The table by program name; a program listed twice is a mistake (the later entry would silently
+    win, as 'mount' once did with FreeBSD-only advice given on Linux), refused when slogqual loads."""
+    table: Dict[str, Requirement] = {}
+    for req in requirements:
+        if req.program in table:
+            raise ValueError(f"tools.run.PROGRAMS lists {req.program} twice")
+        table[req.program] = req
+    return table
+
+
+PROGRAMS: Dict[str, Requirement] = _by_program((
     Requirement("fio", (3, 19), "the nbd ioengine (nbd:// targets)",
                 "apt-get install fio", "pkg install fio"),
     Requirement("pairbench", (3,), "the pair engine (write+flush timed per IO; slogqual/native/pairbench.c)",
@@ -86,8 +97,11 @@ PROGRAMS: Dict[str, Requirement] = {r.program: r for r in (
                 "apt-get install libnbd-bin", "pkg install libnbd"),
     Requirement("nbdfuse", None, "the powercut emulation (an NBD export as a regular file, flushes as NBD flushes)",
                 "apt-get install libnbd-bin", "pkg install libnbd"),
-    Requirement("umount", None, "unmounting the powercut emulation's FUSE mount", "apt-get install mount",
-                _FREEBSD_BASE),
+    Requirement("mount", None, "the NFS client mount of transport = \"nfs\" scenarios and the nfsd filesystem "
+                "(Linux); the NFS client mount and the safety interlocks' mount table (mount -p, FreeBSD)",
+                "apt-get install mount nfs-common", _FREEBSD_BASE),
+    Requirement("umount", None, "unmounting the powercut emulation's FUSE mount and the NFS client mount",
+                "apt-get install mount", _FREEBSD_BASE),
     Requirement("qemu-system-x86_64", (4, 2), "-fsdev multidevs=remap (the lab's 9p root share)",
                 "apt-get install qemu-system-x86", "pkg install qemu-nox11"),
     Requirement("zpool", (2, 2), "per-dataset ZIL kstats (the zil_* rows of objset-0x..., the SLOG evidence)",
@@ -121,8 +135,6 @@ PROGRAMS: Dict[str, Requirement] = {r.program: r for r in (
                 "apt-get install nfs-kernel-server", _LINUX_ONLY + " (mountd with a private exports file)"),
     Requirement("rpc.nfsd", None, "the knfsd threads of transport = \"nfs\" scenarios",
                 "apt-get install nfs-kernel-server", _LINUX_ONLY + " (nfsd)"),
-    Requirement("mount", None, "the NFS client mount of transport = \"nfs\" scenarios",
-                "apt-get install mount nfs-common", _FREEBSD_BASE),
     Requirement("ctld", None, "the iSCSI target of transport = \"iscsi\" scenarios", _FREEBSD_ONLY + " (targetcli)",
                 _FREEBSD_BASE),
     Requirement("iscsictl", None, "the iSCSI initiator of transport = \"iscsi\" scenarios",
@@ -145,12 +157,11 @@ PROGRAMS: Dict[str, Requirement] = {r.program: r for r in (
     Requirement("pciconf", None, "the NVMe PCIe link", _FREEBSD_ONLY + " (sysfs, lspci)", _FREEBSD_BASE),
     Requirement("gpart", None, "the safety interlocks (partition tables)", _FREEBSD_ONLY + " (sysfs)", _FREEBSD_BASE),
     Requirement("glabel", None, "the safety interlocks (GEOM labels)", _FREEBSD_ONLY + " (blkid)", _FREEBSD_BASE),
-    Requirement("mount", None, "the safety interlocks (mount -p)", _FREEBSD_ONLY + " (findmnt)", _FREEBSD_BASE),
     Requirement("swapctl", None, "the safety interlocks (swapctl -l)", _FREEBSD_ONLY + " (/proc/swaps)",
                 _FREEBSD_BASE),
     Requirement("sysctl", None, "disk list and ZFS kstats", _FREEBSD_ONLY + " (sysfs, /proc/spl/kstat)",
                 _FREEBSD_BASE),
-)}
+))
 
 
 def _platform(platform: Optional[str] = None) -> str:

@@ -28,6 +28,7 @@ from slogqual.errors import UsageError
 from slogqual.pool.transport import LOOPBACK, Attached
 from slogqual.pool.transport import freebsd_daemon as _daemon
 from slogqual.pool.transport.teardown import Undo
+from slogqual.tools import mount as _mount
 from slogqual.tools import run as _run
 from slogqual.tools.freebsd import nfsserver as _nfs
 from slogqual.tools.freebsd import nfsstat as _nfsstat
@@ -76,14 +77,13 @@ def attach(pool_name: str, path: str, version: str = "4.2", threads: Optional[in
         _daemon.start(host, undo, "mountd", _nfs.mountd_argv(exports_path), MOUNTD_PIDFILE, read=read,
                       started=started, sleep=sleep)
         _daemon.start(host, undo, "nfsd", nfsd_argv, NFSD_PIDFILE, read=read, started=started, sleep=sleep)
-        mount = _nfs.mount_argv(LOOPBACK, path, mountpoint, version, mount_options)
-        _daemon.checked(host, mount)
-        undo.push(f"unmount {mountpoint}", lambda: _daemon.checked(host, _nfs.umount_argv(mountpoint)))
+        mount = _mount.mount(_nfs.nfs_mount(LOOPBACK, path, mountpoint, version, mount_options), host=host)
+        undo.push(f"unmount {mountpoint}", lambda: _mount.umount(mountpoint, host=host))
         mounted = find_mount(host, mountpoint)
         record = {
             "kind": "nfs", "server": "FreeBSD nfsd", "export": f"{LOOPBACK}:{path}",
-            "exports": exports_text, "mountpoint": mountpoint, "mount_argv": mount,
-            "mount_options_requested": mount[4].split(","), "nfsd_threads": want,
+            "exports": exports_text, "mountpoint": mountpoint, "mount_argv": mount.argv(),
+            "mount_options_requested": mount.options.split(","), "nfsd_threads": want,
             "mount_options": mounted.opts if mounted else None,
             "daemons_started": started,
         }

@@ -24,6 +24,7 @@ from slogqual.errors import UsageError
 from slogqual.pool.transport import LOOPBACK, Attached
 from slogqual.pool.transport.teardown import Undo
 from slogqual.tools import exportfs as _exportfs
+from slogqual.tools import mount as _mount
 from slogqual.tools import nfsd as _nfsd
 from slogqual.tools import nfsmount as _nfsmount
 from slogqual.tools import procfs as _procfs
@@ -32,6 +33,7 @@ from slogqual.tools import run as _run
 EXPORT_OPTIONS = ("rw", "sync", "no_root_squash", "no_subtree_check", "insecure")
 DEFAULT_THREADS = 8  # nfs-utils' own default (RPCNFSDCOUNT)
 QUICK_GRACE_S = 10  # the kernel's minimum for nfsv4gracetime/nfsv4leasetime
+NFSD_FS_TIMEOUT_S = 300.0  # the (un)mount of /proc/fs/nfsd: run_checked's default, as rpc.nfsd gets here
 
 
 def export_options(fsid: int) -> List[str]:
@@ -85,8 +87,8 @@ def attach(pool_name: str, path: str, fsid: int, version: str = "4.2", threads: 
     started: List[str] = []
     try:
         if _nfsd.threads() is None:
-            _run.run_checked(_nfsd.mount_nfsd_fs_argv())
-            undo.push(f"unmount {_nfsd.PROC_NFSD}", lambda: _run.run_checked(_nfsd.umount_nfsd_fs_argv()))
+            _mount.mount(_nfsd.nfsd_fs(), timeout=NFSD_FS_TIMEOUT_S)
+            undo.push(f"unmount {_nfsd.PROC_NFSD}", lambda: _mount.umount(_nfsd.PROC_NFSD, timeout=NFSD_FS_TIMEOUT_S))
         # rpcbind for every version: rpc.nfsd registers NFSv3 (on by default) with it, and without one it
         # ends "unable to set any sockets for nfsd" (measured in the lab: a 4.2 attach after a 3 one)
         _daemon(undo, "rpcbind", _nfsd.rpcbind_argv(), started)
@@ -110,8 +112,9 @@ def attach(pool_name: str, path: str, fsid: int, version: str = "4.2", threads: 
         undo.push("stop the rpc.statd our NFSv3 mount started",
                   lambda: not statd_before and _procfs.running("rpc.statd") and _stop_statd())
         undo.push(f"unmount {mountpoint}", lambda: os.path.ismount(mountpoint) and
-                  _nfsmount.run(_nfsmount.umount_argv(mountpoint)))
-        _nfsmount.run(_nfsmount.mount_argv(LOOPBACK, path, mountpoint, version, mount_options))
+                  _mount.umount(mountpoint, timeout=_nfsmount.TIMEOUT_S))
+        _mount.mount(_nfsmount.nfs_mount(LOOPBACK, path, mountpoint, version, mount_options),
+                     timeout=_nfsmount.TIMEOUT_S)
         if not statd_before and _procfs.running("rpc.statd"):
             # mount.nfs starts rpc.statd for NFSv3 locking (start-statd) when none runs: ours to end,
             # after the unmount (measured in the lab: it outlived the scenario otherwise)

@@ -2,29 +2,23 @@
 
 Each line is ``device mountpoint fstype options dump pass`` (sbin/mount/mount.c putfsent()); the
 device is a path (``/dev/ada0p2``, ``/dev/gpt/rootfs``), a dataset (``zroot/ROOT/default``) or a
-pseudo name (``devfs``, ``tmpfs``).
+pseudo name (``devfs``, ``tmpfs``). The argv and the :class:`~slogqual.tools.mount.Mount` each line
+becomes are the mount door's (slogqual.tools.mount); the FreeBSD format is read here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import List, Optional
 
+from slogqual.tools import mount as _mount
 from slogqual.tools import run as _run
+from slogqual.tools.mount import Mount
 
-PROGRAM = "mount"
-
-
-@dataclass(frozen=True)
-class Mount:
-    device: str
-    mountpoint: str
-    fstype: str
-    options: str
+PROGRAM = _mount.PROGRAM
 
 
 def argv() -> List[str]:
-    return [PROGRAM, "-p"]
+    return _mount.table_argv()
 
 
 def parse(text: str) -> List[Mount]:
@@ -43,10 +37,7 @@ def parse(text: str) -> List[Mount]:
 def mounts(host=None) -> List[Mount]:
     from slogqual.tools.freebsd.host import LIVE
 
-    proc = (host or LIVE).run(argv())
-    if proc.returncode != 0:
-        raise _run.failure(proc.args, proc.returncode, proc.stderr, proc.stdout)
-    return _run.parse_output(proc, parse)
+    return _run.parse_output(_mount.run(argv(), timeout=30, host=host or LIVE), parse)
 
 
 def device_name(device: str, dev: str = "/dev") -> Optional[str]:

@@ -11,6 +11,7 @@ import re
 from typing import List, Sequence
 
 from slogqual.errors import UsageError
+from slogqual.tools import mount as _mount
 
 NFSD = "nfsd"
 MOUNTD = "mountd"
@@ -49,18 +50,20 @@ def nfsd_argv(threads: int) -> List[str]:
     return [NFSD, "-t", "-n", str(threads)]
 
 
-def mount_argv(server: str, export: str, mountpoint: str, version: str, options: Sequence[str],
-               v4_root: bool = True) -> List[str]:
-    """mount_nfs through mount(8): '-o nfsv4' or '-o nfsv3' and the scenario's options. An NFSv4 path
-    is relative to the exports file's V4: root (exports(5)): with ``export`` as that root (v4_root, as
-    :func:`exports` writes it) the v4 client mounts ``server:/``; v3 mounts the path itself."""
+def nfs_mount(server: str, export: str, mountpoint: str, version: str, options: Sequence[str],
+              v4_root: bool = True) -> _mount.Mount:
+    """mount_nfs through mount(8) (mounted by slogqual.tools.mount): '-o nfsv4' or '-o nfsv3' and the
+    scenario's options. An NFSv4 path is relative to the exports file's V4: root (exports(5)): with
+    ``export`` as that root (v4_root, as :func:`exports` writes it) the v4 client mounts ``server:/``;
+    v3 mounts the path itself."""
     if version not in ("4", "4.2", "4.1", "3"):
         raise UsageError(f"NFS version {version!r}: 4 or 3")
     vers = "nfsv4" if version.startswith("4") else "nfsv3"
     opts = [vers, *(["minorversion=" + version.split(".")[1]] if "." in version else []), *options]
     remote = "/" if vers == "nfsv4" and v4_root else export
-    return ["mount", "-t", "nfs", "-o", ",".join(opts), f"{server}:{remote}", mountpoint]
+    return _mount.Mount(f"{server}:{remote}", mountpoint, "nfs", ",".join(opts))
 
 
-def umount_argv(mountpoint: str) -> List[str]:
-    return ["umount", mountpoint]
+def mount_argv(server: str, export: str, mountpoint: str, version: str, options: Sequence[str],
+               v4_root: bool = True) -> List[str]:
+    return nfs_mount(server, export, mountpoint, version, options, v4_root).argv()
