@@ -364,11 +364,15 @@ def point_from_pair(size: int, r: pairbench.PairResult, started: str,
     return point
 
 
-def settle(seconds: float) -> None:
-    """diskinfo's T0(): flush dirty data system-wide and let the device go idle."""
+def settle(seconds: float, stop: Optional[threading.Event] = None) -> None:
+    """diskinfo's T0(): flush dirty data system-wide and let the device go idle. ``stop`` (a unit of a
+    parallel run) cuts the pause as an interrupt cuts a lone run's sleep."""
     os.sync()
     if seconds > 0:
-        time.sleep(seconds)
+        if stop is None:
+            time.sleep(seconds)
+        elif stop.wait(seconds):
+            raise KeyboardInterrupt
         os.sync()
 
 
@@ -436,7 +440,7 @@ class SyncWriteSweep:
                  fio_version: str = "", argv: Optional[List[str]] = None, engine_version: str = "",
                  stop: Optional[threading.Event] = None):
         self.target = target
-        self.stop = stop  # set: stop before the next size, as an interrupt would (a sweep in a worker thread)
+        self.stop = stop  # set: stop as an interrupt would (a sweep in a worker thread of slogqual.at_once)
         self.params = params
         self.output = output
         self.progress = progress or Progress(quiet=True)
@@ -537,7 +541,7 @@ class SyncWriteSweep:
                 if self.stop is not None and self.stop.is_set():
                     raise KeyboardInterrupt
                 self.progress.begin(f"{self.target.path} {size_label(size)}", i, len(todo), estimate)
-                settle(self.params.settle_s)
+                settle(self.params.settle_s, self.stop)
                 started = environment.now_iso()
                 before = thermal_snapshot(self.target)
                 try:
