@@ -245,7 +245,7 @@ def claim_all(stack: contextlib.ExitStack, tray: List[Target], destroy_data: boo
     return refused
 
 
-def same_target(tray: List[Optional[Target]]) -> None:
+def same_target(tray: List[Optional[Target]], done: str = "swept") -> None:
     """A target named twice (under two names: a symlink, a by-id path) is bad input: its second claim
     would be refused by the first, and one device is not two units."""
     from slogqual.device import interlock
@@ -259,17 +259,19 @@ def same_target(tray: List[Optional[Target]]) -> None:
         except OSError:
             continue  # gone already: its claim says so
         if key in seen:
-            raise UsageError(f"{target.path}: named twice (also as {seen[key]}); a target is swept once")
+            raise UsageError(f"{target.path}: named twice (also as {seen[key]}); a target is {done} once")
         seen[key] = target.path
 
 
-def tray_refusal(refused: List[Tuple[Target, RefusedError]], tray: List[Target]) -> RefusedError:
-    """One line for a tray refused as a whole: every refusal, and the targets not swept because of them."""
+def tray_refusal(refused: List[Tuple[Target, RefusedError]], tray: List[Target],
+                 does: str = "sweeps") -> RefusedError:
+    """One line for a tray refused as a whole: every refusal, and the targets not measured because of them
+    (``does``: what --skip-refused does with the rest, "sweeps" or "qualifies")."""
     line = "; ".join(str(exc) for _, exc in refused)
     spared = [t.path for t in tray if all(t is not r for r, _ in refused)]
     if spared:
         line += (f"; nothing written, not to {', '.join(spared)} either (a tray is all or nothing: "
-                 "--skip-refused sweeps the rest)")
+                 f"--skip-refused {does} the rest)")
     return RefusedError(line)
 
 
