@@ -133,6 +133,24 @@ def test_parallel_with_one_device_is_a_lone_run(tmp_path, profile):
     assert load(tmp_path / "o" / "a.img.qualification.json")["verdict"] == "pass"
 
 
+def test_probe_measures_the_devices_alone_and_together_after_their_qualification(tmp_path, profile):
+    a, b = files(tmp_path)
+    out = tmp_path / "o"
+    p = slogqual("qualify", a, b, "--profile", profile, "--parallel", "--probe", "--out", out, *FAST,
+                 "--runtime", "0.2")  # the last --runtime counts: 0.2 s per size, alone and together
+    assert p.returncode == 0, p.stderr
+    shelf = load(out / "shelf.json")
+    assert shelf["schema"] == "slogqual.shelf/1" and shelf["units"] == [str(a), str(b)]
+    assert [s["size"] for s in shelf["sizes"]] == [128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]
+    assert all(s["together"].keys() == s["alone"].keys() == {str(a), str(b)} for s in shelf["sizes"])
+    assert all(p["error"].endswith("is not a block device: it has no path to hardware") for p in shelf["paths"])
+    assert "together vs alone" in p.stdout  # the table after the verdicts
+    page = (out / "qualification.html").read_text()
+    assert f"Together vs alone: {a}, {b}" in page and 'id="qualification"' in page
+    # the verdicts are the devices' own, as without --probe
+    assert [load(out / f"{f.name}.qualification.json")["verdict"] for f in (a, b)] == ["pass", "pass"]
+
+
 def test_tray_options_are_bad_input_before_anything_is_written(tmp_path, profile):
     a, b = files(tmp_path)
     alias = tmp_path / "alias.img"

@@ -42,6 +42,7 @@ from slogqual.qualify import profile as profiles
 from slogqual.qualify.run import DeviceRun, Options, load_scenario_results, scenario_documents, stems
 from slogqual.results import schema, write_json_atomic
 from slogqual.results.schema import prefix
+from slogqual.results.shelf import ShelfResult
 from slogqual.target import Target
 
 JUNIT_MARK = '<testsuites name="slogqual'
@@ -402,7 +403,10 @@ def _reports(req: QualifyRequest, opts: Options, progress: Progress, outcome: Qu
         sweeps = [(r.sweep, r.sweep_path) for r in outcome.runs if r.sweep is not None and r.sweep.points]
         html_path = os.path.join(opts.out_dir, "qualification.html")
         try:
-            for note in output.write_html(html_path, docs, [s for s, _ in sweeps], [p for _, p in sweeps]):
+            shelves = [(ShelfResult.from_dict(outcome.shelf.to_dict(), outcome.shelf_path), outcome.shelf_path)
+                       ] if outcome.shelf is not None else []
+            for note in output.write_html(html_path, docs, [s for s, _ in sweeps], [p for _, p in sweeps],
+                                          shelves=shelves):
                 on_note(f"note: {note}")
             outcome.html = html_path
             progress.say(f"report: {html_path}")
