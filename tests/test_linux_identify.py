@@ -70,7 +70,7 @@ def test_a_sata_disk_smartctl_names_it_and_sysfs_sizes_it(lab_sys, lab_tools):
     assert any("sysfs said 'SLOGQUAL LAB HDD'" in n for n in d["notes"])
 
 
-def test_the_record_carries_the_path_from_the_host_as_sysfs_names_it(lab_sys, lab_tools):
+def test_the_record_carries_the_path_from_the_host_as_sysfs_names_it(lab_sys, lab_tools):  # noqa: F811
     d = record(lab_sys, "sdb")
     topo = d["topology"]
     assert topo["device"] == "/dev/sdb" and "error" not in topo
