@@ -45,3 +45,14 @@ class Progress:
     def say(self, text: str) -> None:
         if not self.quiet:
             print(f"slogqual: {text}", file=self.stream, flush=True)
+
+
+class UnitProgress(Progress):
+    """A unit's progress in a run of several units at once: each line says which unit it is about."""
+
+    def __init__(self, path: str, parent: Progress):
+        super().__init__(parent.stream, parent.quiet)
+        self.path = path
+
+    def end(self, summary: str) -> None:
+        super().end(f"{self.path}: {summary.strip()}")

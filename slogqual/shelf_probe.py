@@ -4,19 +4,19 @@ slogqual.device.topology reads (where the aggregate stopped, the slow sibling wi
 
 Each measurement is the pair engine's QD1 write + flush loop (what the sweep measures) for ``runtime_s``;
 "together" starts one engine per unit at the same moment, one thread each. The units must already be
-claimed (slogqual.sweep_run holds the tray's claims while it calls ``probe``). An interrupt stops the probe
-after the engines running at that moment end (each within its runtime) and propagates.
+claimed (slogqual.sweep_run and qualify.door hold the tray's claims while they call ``probe``). An interrupt
+ends the engines running at that moment (slogqual.at_once) and propagates.
 
 The document, ``slogqual.shelf/1``, is written beside the sweep results (``shelf_document``).
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from slogqual import environment
+from slogqual.at_once import at_once
 from slogqual.analysis import shelf
 from slogqual.device import topology
 from slogqual.progress import Progress
@@ -66,35 +66,16 @@ def _bandwidth(target: Target, size: int, runtime_s: float) -> float:
 
 
 def _together(targets: Sequence[Target], size: int, runtime_s: float) -> Dict[str, float]:
-    """Every target's bandwidth with all of them written at once; a unit whose engine failed raises its
-    error after the others ended."""
+    """Every target's bandwidth with all of them written at once (slogqual.at_once); a unit whose engine
+    failed raises its error after the others ended."""
     got: Dict[str, float] = {}
-    errors: List[BaseException] = []
-    finished = [threading.Event() for _ in targets]
 
-    def work(i: int, t: Target) -> None:
-        try:
+    def worker(t: Target):
+        def work(_stop) -> None:
             got[t.path] = _bandwidth(t, size, runtime_s)
-        except Exception as exc:  # the engine's typed error, raised again below
-            errors.append(exc)
-        finally:
-            finished[i].set()
+        return work
 
-    threads = [threading.Thread(target=work, args=(i, t), daemon=True, name=f"slogqual-probe-{i}")
-               for i, t in enumerate(targets)]
-    try:
-        for t in threads:
-            t.start()
-        for ev in finished:  # events, not Thread.join (see sweep_run._sweep_parallel)
-            while not ev.wait(0.2):
-                pass
-    except KeyboardInterrupt:
-        for t, ev in zip(threads, finished):
-            while t.ident is not None and not ev.wait(0.2):
-                pass
-        raise
-    if errors:
-        raise errors[0]
+    at_once([worker(t) for t in targets], "slogqual-probe")
     return got
 
 

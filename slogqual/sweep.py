@@ -246,7 +246,7 @@ def claim_all(stack: contextlib.ExitStack, tray: List[Target], destroy_data: boo
     return refused
 
 
-def same_target(tray: List[Optional[Target]]) -> None:
+def same_target(tray: List[Optional[Target]], done: str = "swept") -> None:
     """A target named twice (under two names: a symlink, a by-id path) is bad input: its second claim
     would be refused by the first, and one device is not two units."""
     from slogqual.device import interlock
@@ -260,17 +260,19 @@ def same_target(tray: List[Optional[Target]]) -> None:
         except OSError:
             continue  # gone already: its claim says so
         if key in seen:
-            raise UsageError(f"{target.path}: named twice (also as {seen[key]}); a target is swept once")
+            raise UsageError(f"{target.path}: named twice (also as {seen[key]}); a target is {done} once")
         seen[key] = target.path
 
 
-def tray_refusal(refused: List[Tuple[Target, RefusedError]], tray: List[Target]) -> RefusedError:
-    """One line for a tray refused as a whole: every refusal, and the targets not swept because of them."""
+def tray_refusal(refused: List[Tuple[Target, RefusedError]], tray: List[Target],
+                 does: str = "sweeps") -> RefusedError:
+    """One line for a tray refused as a whole: every refusal, and the targets not measured because of them
+    (``does``: what --skip-refused does with the rest, "sweeps" or "qualifies")."""
     line = "; ".join(str(exc) for _, exc in refused)
     spared = [t.path for t in tray if all(t is not r for r, _ in refused)]
     if spared:
         line += (f"; nothing written, not to {', '.join(spared)} either (a tray is all or nothing: "
-                 "--skip-refused sweeps the rest)")
+                 f"--skip-refused {does} the rest)")
     return RefusedError(line)
 
 
@@ -365,11 +367,15 @@ def point_from_pair(size: int, r: pairbench.PairResult, started: str,
     return point
 
 
-def settle(seconds: float) -> None:
-    """diskinfo's T0(): flush dirty data system-wide and let the device go idle."""
+def settle(seconds: float, stop: Optional[threading.Event] = None) -> None:
+    """diskinfo's T0(): flush dirty data system-wide and let the device go idle. ``stop`` (a unit of a
+    parallel run) cuts the pause as an interrupt cuts a lone run's sleep."""
     os.sync()
     if seconds > 0:
-        time.sleep(seconds)
+        if stop is None:
+            time.sleep(seconds)
+        elif stop.wait(seconds):
+            raise KeyboardInterrupt
         os.sync()
 
 
@@ -437,7 +443,7 @@ class SyncWriteSweep:
                  fio_version: str = "", argv: Optional[List[str]] = None, engine_version: str = "",
                  stop: Optional[threading.Event] = None):
         self.target = target
-        self.stop = stop  # set: stop before the next size, as an interrupt would (a sweep in a worker thread)
+        self.stop = stop  # set: stop as an interrupt would (a sweep in a worker thread of slogqual.at_once)
         self.params = params
         self.output = output
         self.progress = progress or Progress(quiet=True)
@@ -538,7 +544,7 @@ class SyncWriteSweep:
                 if self.stop is not None and self.stop.is_set():
                     raise KeyboardInterrupt
                 self.progress.begin(f"{self.target.path} {size_label(size)}", i, len(todo), estimate)
-                settle(self.params.settle_s)
+                settle(self.params.settle_s, self.stop)
                 started = environment.now_iso()
                 before = thermal_snapshot(self.target)
                 try:

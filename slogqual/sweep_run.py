@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from slogqual import paths, shelf_probe, store
+from slogqual.at_once import at_once
 from slogqual import target as targets
 from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.outputs import check_output
 from slogqual.process import EXIT_INTERRUPTED
-from slogqual.progress import Progress
+from slogqual.progress import Progress, UnitProgress
 from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult, write_json_atomic
 from slogqual.store.backends import is_url
 from slogqual.sweep import ENGINE_PAIR, SweepParams, SyncWriteSweep, claim_all, load_for_resume, note_resume
@@ -177,8 +178,7 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
     if req.probe and len(req.targets) < 2:
         raise UsageError("--probe measures several targets alone and together: name two or more")
     if req.parallel and (params.sustained or params.precision is not None):
-        raise UsageError("--parallel takes a fixed --runtime per size (an interrupt stops each unit after the "
-                         "size it is measuring); not --sustain or --precision")
+        raise UsageError("--parallel takes a fixed --runtime per size: not --sustain or --precision")
     specs: List[Optional[str]] = list(req.targets) or [None]
     outputs = output_paths(req.output, specs, req.output_dir or here)
     largest = max(params.sizes)
@@ -277,65 +277,34 @@ def _claim(req: SweepRequest, plan: _Plan, claims: contextlib.ExitStack, outcome
     return [(t, o, p) for t, o, p in plan.units if all(t is not r for r, _ in refused)]
 
 
-class _UnitProgress(Progress):
-    """A unit's progress in a parallel run: each line says which unit it is about."""
-
-    def __init__(self, path: str, parent: Progress):
-        super().__init__(parent.stream, parent.quiet)
-        self.path = path
-
-    def end(self, summary: str) -> None:
-        super().end(f"{self.path}: {summary.strip()}")
-
-
 def _sweep_parallel(req: SweepRequest, plan: _Plan, units: List[Tuple[Target, str, Optional[SweepResult]]],
                     progress: Progress, outcome: SweepOutcome, tell: Callable[[UnitOutcome], None]) -> None:
-    """Every claimed unit measured at the same time, one thread each; each document is the one a lone run
-    writes. An interrupt stops each unit before its next size (its document saved as interrupted), then
-    propagates."""
-    stop = threading.Event()
+    """Every claimed unit measured at the same time (slogqual.at_once); each document is the one a lone
+    run writes. An interrupt ends each unit as it ends a lone run (the size being measured is dropped,
+    the document saved as interrupted), then propagates."""
     ended: Dict[int, UnitOutcome] = {}
 
-    finished = [threading.Event() for _ in units]
+    def worker(i: int, tgt: Target, out: str, previous: Optional[SweepResult]) -> Callable[[threading.Event], None]:
+        def work(stop: threading.Event) -> None:
+            try:
+                unit = _sweep_one(req, plan, tgt, out, previous, UnitProgress(tgt.path, progress), stop)
+            except KeyboardInterrupt:
+                unit = UnitOutcome(tgt.path, out, error=f"{tgt.path}: interrupted", exit_code=EXIT_INTERRUPTED,
+                                   partial_kept=os.path.exists(out))
+            except Exception as exc:  # not a SlogqualError: still this unit's end, never the others'
+                unit = UnitOutcome(tgt.path, out, error=f"{tgt.path}: {type(exc).__name__}: {exc}", exit_code=1,
+                                   partial_kept=os.path.exists(out))
+            ended[i] = unit
+            tell(unit)
+        return work
 
-    def work(i: int, tgt: Target, out: str, previous: Optional[SweepResult]) -> None:
-        try:
-            _work(i, tgt, out, previous)
-        finally:
-            finished[i].set()
-
-    def _work(i: int, tgt: Target, out: str, previous: Optional[SweepResult]) -> None:
-        try:
-            unit = _sweep_one(req, plan, tgt, out, previous, _UnitProgress(tgt.path, progress), stop)
-        except KeyboardInterrupt:
-            unit = UnitOutcome(tgt.path, out, error=f"{tgt.path}: interrupted", exit_code=EXIT_INTERRUPTED,
-                               partial_kept=os.path.exists(out))
-        except Exception as exc:  # not a SlogqualError: still this unit's end, never the others'
-            unit = UnitOutcome(tgt.path, out, error=f"{tgt.path}: {type(exc).__name__}: {exc}", exit_code=1,
-                               partial_kept=os.path.exists(out))
-        ended[i] = unit
-        tell(unit)
-
-    threads = [threading.Thread(target=work, args=(i, *u), name=f"slogqual-sweep-{i}", daemon=True)
-               for i, u in enumerate(units)]
-    try:  # an interrupt at any moment from the first start on: every started unit stops and is saved
-        progress.say(f"measuring {len(units)} units at once")
-        for t in threads:
-            t.start()
-        # waited for on events, not Thread.join: an interrupt inside join() marks a running thread as ended
-        # (CPython 3.11, bpo-45274's fix), and the process would leave with the unit half measured
-        for ev in finished:
-            while not ev.wait(0.2):
-                pass
-    except KeyboardInterrupt:
-        stop.set()
-        print("slogqual: interrupted: each unit stops after the size it is measuring", file=sys.stderr)
-        for t, ev in zip(threads, finished):
-            while t.ident is not None and not ev.wait(0.2):
-                pass
+    progress.say(f"measuring {len(units)} units at once")
+    try:
+        at_once([worker(i, *u) for i, u in enumerate(units)], "slogqual-sweep",
+                on_interrupt=lambda: print("slogqual: interrupted: every unit stops and keeps the sizes it measured",
+                                           file=sys.stderr))
+    finally:
         outcome.units.extend(ended[i] for i in sorted(ended))
-        raise
-    outcome.units.extend(ended[i] for i in sorted(ended))
 
 
 def _sweep_one(req: SweepRequest, plan: _Plan, tgt: Target, out: str, previous: Optional[SweepResult],

@@ -367,6 +367,7 @@ def test_loop_device_and_partition(loops):
     if d["tools"]["lsblk"] == "used":
         assert re.fullmatch(r"\d+\.\d+", d["tool_versions"]["lsblk"])
     assert "loop device backed by" in " ".join(d["notes"])
+    assert d["topology"]["elements"] == [] and "virtual device" in d["topology"]["error"]  # no path to hardware
     p1, _ = loops.partition(dev)
     pd = identify(p1).to_dict()
     assert pd["partition_of"] == os.path.basename(dev) and pd["capacity"] == 32 * 1024 * 1024

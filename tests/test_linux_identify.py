@@ -70,6 +70,17 @@ def test_a_sata_disk_smartctl_names_it_and_sysfs_sizes_it(lab_sys, lab_tools):
     assert any("sysfs said 'SLOGQUAL LAB HDD'" in n for n in d["notes"])
 
 
+def test_the_record_carries_the_path_from_the_host_as_sysfs_names_it(lab_sys, lab_tools):  # noqa: F811
+    d = record(lab_sys, "sdb")
+    topo = d["topology"]
+    assert topo["device"] == "/dev/sdb" and "error" not in topo
+    assert [e["kind"] for e in topo["elements"]] == ["pci-host-bridge", "pci-function", "ata-port", "scsi-host"]
+    ata = topo["elements"][2]
+    assert ata["name"] == "ata1" and ata["link"]["kind"] == "sata" and ata["link"]["rate"] == 1.5
+    nvme_path = record(lab_sys, "nvme0n1")["topology"]
+    assert [e["name"] for e in nvme_path["elements"]] == ["pci0000:00", "0000:00:04.0", "nvme0"]
+
+
 def test_a_scsi_disk_takes_its_cache_from_the_sd_driver(lab_sys, lab_tools):
     d = record(lab_sys, "sda")
     assert d["transport"] in ("scsi", "sas") and d["vendor"] == "SLOGQUAL"

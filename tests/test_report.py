@@ -165,7 +165,8 @@ def test_report_errors(results, tmp_path):
     assert proc.returncode == 2 and "no directory" in proc.stderr
     (tmp_path / "junk.json").write_text('{"schema": "other/1"}')
     proc = slogqual("report", tmp_path / "junk.json", "-o", tmp_path / "r.html")
-    assert proc.returncode == 2 and "not a slogqual.sweep/1 or slogqual.powercut/1 document" in proc.stderr
+    assert proc.returncode == 2
+    assert "not a slogqual.sweep/1, slogqual.powercut/1 or slogqual.shelf/1 document" in proc.stderr
 
 
 def test_csv_export(results, tmp_path):

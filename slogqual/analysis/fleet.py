@@ -17,6 +17,9 @@ Rules (each also stated in every output by :data:`OUTLIER_RULE`, :data:`HOST_RUL
   that most of its units run, figure by figure, with Welch's t-test on the units' figures
   (slogqual/analysis/compare.py, two-sided, 95 %); a difference is called only when significant and larger
   than the minimum effect (10 %). Units on a flagged host are left out (their figures are the host's).
+* **Shared paths**: per host, every element of its units' recorded paths from the host (device record's
+  ``topology``: PCIe ports, the HBA, SAS ports and expanders) that two units or more share, with its link's
+  ceiling (slogqual/analysis/shelf.py): the units behind it together get no more than that.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slogqual.analysis import compare as cmp
+from slogqual.analysis import shelf
+from slogqual.results.shelf import UnitPath
 
 Z_LIMIT = 3.5
 MAD_SCALE = 1.4826  # MAD -> standard deviation of a normal distribution
@@ -77,6 +82,7 @@ class Unit:
     lat_us: Dict[int, float] = field(default_factory=dict)  # size -> mean latency of a sync write
     mbps: Dict[int, float] = field(default_factory=dict)
     verdicts: Dict[str, str] = field(default_factory=dict)  # profile -> verdict
+    topology: Optional[UnitPath] = None  # its path from the host, as its latest run recorded it
 
     @property
     def name(self) -> str:
@@ -187,6 +193,7 @@ class Fleet:
     hosts: List[HostFinding]
     firmware: List[FirmwareRow]
     notes: List[str] = field(default_factory=list)
+    shared: List[Tuple[str, shelf.Shared]] = field(default_factory=list)  # (host, element its units share)
 
     @property
     def flagged_hosts(self) -> List[HostFinding]:
@@ -278,7 +285,16 @@ def analyse(units: Sequence[Unit]) -> Fleet:
     outliers = [Outlier(u, deviations[_unit_key(u)]) for m in models for u in m.units
                 if _unit_key(u) in deviations and _unit_key(u) not in on_flagged]
     firmware = _firmware(models, on_flagged)
-    return Fleet(models, outliers, hosts, firmware, notes)
+    return Fleet(models, outliers, hosts, firmware, notes, shared_paths(units))
+
+
+def shared_paths(units: Sequence[Unit]) -> List[Tuple[str, shelf.Shared]]:
+    """(host, element) for every element of a host's paths that two of its units or more share, each unit
+    named by model and serial. Units without a known host are left out: their paths' keys (sysfs paths)
+    name an element on one machine only."""
+    paths = [(u.host, UnitPath(f"{u.model} {u.name}", u.topology.elements)) for u in
+             sorted(units, key=lambda u: (u.host or "", u.model, u.name)) if u.host and u.topology is not None]
+    return [(host or "", s) for host, s in shelf.shared_on_hosts(paths)]
 
 
 def _sample(values: Sequence[float]) -> cmp.Sample:
@@ -347,5 +363,7 @@ def to_dict(fleet: Fleet) -> Dict[str, Any]:
                       "units": r.n, "reference_units": r.ref_n, "mean": r.mean, "reference_mean": r.ref_mean,
                       "change_pct": r.change_pct, "t": _finite(r.test.t) if r.test else None,
                       "p": r.test.p if r.test else None, "verdict": r.verdict} for r in fleet.firmware],
+        "shared_paths": [{"host": host, "element": s.label, "kind": s.kind, "link": s.link,
+                          "ceiling_bytes_s": s.ceiling, "units": list(s.units)} for host, s in fleet.shared],
         "notes": fleet.notes,
     }

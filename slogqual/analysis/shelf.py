@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slogqual.results.shelf import PCI_FUNCTION, Link, UnitPath
 
@@ -132,6 +132,16 @@ def shared_elements(paths: Sequence[UnitPath]) -> List[Shared]:
             if path.device not in seen[e.key].units:
                 seen[e.key].units.append(path.device)
     return [seen[k] for k in order if len(seen[k].units) >= 2]
+
+
+def shared_on_hosts(units: Sequence[Tuple[Optional[str], UnitPath]]) -> List[Tuple[Optional[str], Shared]]:
+    """(host, shared element) for every element that two units or more of one host share, the hosts in
+    the order first met. An element's key names it on its own host only: units of two hosts share
+    nothing, whatever their paths look like. A unit named twice (two results of one device) is one."""
+    by_host: Dict[Optional[str], List[UnitPath]] = {}
+    for host, path in units:
+        by_host.setdefault(host, []).append(path)
+    return [(host, s) for host, paths in by_host.items() for s in shared_elements(paths)]
 
 
 def _link_capacity(link: Optional[Link]) -> Optional[float]:
@@ -266,7 +276,7 @@ def groups_held(figures: Sequence[UnitFigures], shared: Sequence[Shared],
 
 # --- words ---------------------------------------------------------------------------------------------
 
-def _gb(x: Optional[float]) -> str:
+def gb_s(x: Optional[float]) -> str:
     if x is None:
         return "?"
     return f"{x / 1e9:.2f} GB/s" if x >= 1e9 else f"{x / 1e6:.0f} MB/s" if x >= 10e6 else f"{x / 1e6:.1f} MB/s"
@@ -277,34 +287,35 @@ def words(f: Finding) -> str:
     g = f.figures
     n = len(f.units)
     if f.kind == SCALED:
-        return (f"{n} units alone {_gb(g['alone_sum'])} summed, together {_gb(g['together'])} "
+        return (f"{n} units alone {gb_s(g['alone_sum'])} summed, together {gb_s(g['together'])} "
                 f"({g['ratio']:.0%}): they scaled")
     if f.kind == CAPPED:
         e = f.element
-        return (f"{n} units alone {_gb(g['alone_sum'])} summed, together {_gb(g['together'])}: they share "
-                f"{e.label} ({e.link}), whose ceiling of {_gb(g['ceiling'])} caps them "
+        return (f"{n} units alone {gb_s(g['alone_sum'])} summed, together {gb_s(g['together'])}: they share "
+                f"{e.label} ({e.link}), whose ceiling of {gb_s(g['ceiling'])} caps them "
                 f"(together reached {g['of_ceiling']:.0%} of it)")
     if f.kind == SHORT:
-        text = f"{n} units alone {_gb(g['alone_sum'])} summed, together {_gb(g['together'])} ({g['ratio']:.0%})"
+        text = f"{n} units alone {gb_s(g['alone_sum'])} summed, together {gb_s(g['together'])} ({g['ratio']:.0%})"
         if f.element is not None:
             return (text + f": below the lowest ceiling they share, {f.element.label} ({f.element.link}, "
-                    f"{_gb(g['nearest_ceiling'])}, reached {g['of_ceiling']:.0%}); the limit is not on the "
+                    f"{gb_s(g['nearest_ceiling'])}, reached {g['of_ceiling']:.0%}); the limit is not on the "
                     "path sysfs shows (a cable, the host, the units themselves)")
         return text + ": no element they share has a ceiling that explains it"
     if f.kind == HELD:
         e = f.element
         behind = f"{e.label}" + (f" ({g['pci_function']})" if g.get("pci_function") else "")
-        why = (f"the lowest ceiling on it, {g['nearest']}'s {_gb(g['nearest_ceiling'])}, is not what stops them"
+        why = (f"the lowest ceiling on it, {g['nearest']}'s {gb_s(g['nearest_ceiling'])}, is not what stops them"
                if g.get("nearest_ceiling") else "sysfs gives no ceiling for it")
-        return (f"{n} units behind {behind} alone {_gb(g['alone_sum'])} summed, together {_gb(g['together'])} "
+        return (f"{n} units behind {behind} alone {gb_s(g['alone_sum'])} summed, together {gb_s(g['together'])} "
                 f"({g['ratio']:.0%}), while the {g['outside_units']} outside it kept {g['outside_ratio']:.0%}: "
                 f"the path they share holds them back ({why})")
     if f.kind == SLOW_LINK:
-        return (f"{f.units[0]} alone {_gb(g['alone'])}, {g['ratio']:.0%} of its identical siblings' "
-                f"{_gb(g['siblings_median'])}: its slot {g['slot']} negotiated {g['link']} "
-                f"({_gb(g['link_ceiling'])}) where theirs have {g['siblings_link']} ({_gb(g['siblings_link_ceiling'])})")
+        return (f"{f.units[0]} alone {gb_s(g['alone'])}, {g['ratio']:.0%} of its identical siblings' "
+                f"{gb_s(g['siblings_median'])}: its slot {g['slot']} negotiated {g['link']} "
+                f"({gb_s(g['link_ceiling'])}) where theirs have {g['siblings_link']} "
+                f"({gb_s(g['siblings_link_ceiling'])})")
     if f.kind == SLOW_UNIT:
         where = f" in slot {g['slot']} ({g['link']})" if g.get("slot") else ""
-        return (f"{f.units[0]}{where} alone {_gb(g['alone'])}, {g['ratio']:.0%} of its identical siblings' "
-                f"{_gb(g['siblings_median'])}, on the same link as theirs: the unit itself is slower")
+        return (f"{f.units[0]}{where} alone {gb_s(g['alone'])}, {g['ratio']:.0%} of its identical siblings' "
+                f"{gb_s(g['siblings_median'])}, on the same link as theirs: the unit itself is slower")
     return f.kind

@@ -118,6 +118,11 @@ def run_inspect(args) -> int:
     ]
     if d["controller_link"]:
         lines.append(("controller link", _fmt_link(d["controller_link"])))
+    if d.get("topology"):
+        from slogqual.report.wording import unit_path
+        from slogqual.results.shelf import UnitPath
+
+        lines.append(("from the host", unit_path(UnitPath.from_dict(d["topology"]))))
     wc = d["write_cache"]
     lines.append(("write cache", f"{wc['verdict']}  ({wc['reason']})"))
     for e in wc["evidence"]:

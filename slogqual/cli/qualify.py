@@ -49,6 +49,16 @@ def register(sub) -> None:
                    help="a slogqual.powercut/1 result of this device (slogqual powercut run): the power-loss verdict "
                         "becomes measured (strict-plp requires it)")
     p.add_argument("--destroy-data", action="store_true", help="confirm that the named block devices may be overwritten")
+    p.add_argument("--parallel", action="store_true",
+                   help="measure the devices at the same time (a shelf at once), each judged and written as a lone "
+                        "run would; every device passes the safety interlocks before any is written (one refusal "
+                        "refuses the run, exit 3); the scenarios follow, device by device")
+    p.add_argument("--skip-refused", action="store_true",
+                   help="with --parallel: qualify the devices that pass the safety interlocks and name the refused "
+                        "ones, each judged REFUSED (exit 3 either way)")
+    p.add_argument("--probe", action="store_true",
+                   help="with --parallel: after the measurement, each device alone, then all at once, at 128 KiB ... "
+                        "8 MiB, and where the aggregate stopped on the path they share (shelf.json in --out)")
     p.add_argument("--model", help="model to file the results under when the device has none (NBD, files)")
     p.add_argument("--serial", help="serial to file the results under when the device has none (one DEV only)")
     p.add_argument("--firmware", help="firmware to file the results under when the device has none")
@@ -68,7 +78,7 @@ def _request(args) -> QualifyRequest:
         scenario_quick=args.scenario_quick, scenario_results=list(args.scenario_result), powercut=args.powercut,
         destroy_data=args.destroy_data, labels={"model": args.model, "serial": args.serial, "firmware": args.firmware},
         store=args.store, record_in_store=not args.no_store, html=not args.no_html,
-        argv=["slogqual", *sys.argv[1:]])
+        argv=["slogqual", *sys.argv[1:]], parallel=args.parallel, skip_refused=args.skip_refused, probe=args.probe)
 
 
 def run(args) -> int:
@@ -84,4 +94,9 @@ def run(args) -> int:
     if len(outcome.documents) > 1:
         print("Summary")
         print(output.summary_table(outcome.documents))
+    if outcome.shelf is not None:
+        from slogqual.cli.sweep import shelf_table
+
+        print()
+        print(shelf_table(outcome.shelf))
     return outcome.exit_code

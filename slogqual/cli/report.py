@@ -14,8 +14,8 @@ from slogqual.results import write_text_atomic
 
 
 def register(sub) -> None:
-    p = sub.add_parser("report", help="write a report of sweeps and power-cut tests: HTML with inline charts (default) or "
-                                       "Markdown",
+    p = sub.add_parser("report", help="write a report of sweeps, power-cut tests and together-vs-alone (shelf) "
+                                       "results: HTML with inline charts (default) or Markdown",
                        description="Charts (gnuplot), tables, device identity, link and write-cache verdicts, "
                                    "environment and parameters of the given results, in one file.")
     p.add_argument("results", nargs="+", metavar="RESULT.json")
@@ -38,15 +38,17 @@ def run(args) -> int:
     if fmt == "md":  # the charts beside it are outputs too
         for chart in md_report.chart_paths(args.output):
             guard_output(args, chart, "report chart", picture, inputs=[*args.results, args.output])
-    sweeps, powercuts = load_report_results(args.results)
-    results, paths = [r for r, _ in sweeps], [p for _, p in sweeps]
+    got = load_report_results(args.results)
+    results, paths = [r for r, _ in got.sweeps], [p for _, p in got.sweeps]
     bands = not args.no_bands
     if fmt == "html":
         charts = html_report.render_charts(results, bands=bands)
-        text = html_report.build_html(results, paths, charts, title=args.title, bands=bands, powercuts=powercuts)
+        text = html_report.build_html(results, paths, charts, title=args.title, bands=bands, powercuts=got.powercuts,
+                                      shelves=got.shelves)
     else:
         charts = md_report.render_chart_files(results, args.output, bands=bands)
-        text = md_report.build_markdown(results, paths, charts, title=args.title, bands=bands, powercuts=powercuts)
+        text = md_report.build_markdown(results, paths, charts, title=args.title, bands=bands,
+                                        powercuts=got.powercuts, shelves=got.shelves)
     write_text_atomic(args.output, text)
     print(args.output)
     return 0

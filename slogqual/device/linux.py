@@ -356,10 +356,21 @@ def _identify_block(path: str, devnum: str, sysroot: str) -> DeviceRecord:
     if info.loop_backing_file:
         rec.notes.append(f"loop device backed by {info.loop_backing_file}")
     _link(rec, info, smart)
+    rec.topology = _topology(path, info, sysroot)
     _write_cache(rec, info, signals)
     _explain_unknowns(rec, info, smart)
     _tool_versions(rec)
     return rec
+
+
+def _topology(path: str, info: sysfs.BlockInfo, sysroot: str) -> Dict[str, Any]:
+    """The path from the host to the disk (a partition's: its disk's), each element with its link
+    (device/topology.py): what a report and the fleet view show units sharing."""
+    from slogqual.device import topology
+
+    unit = topology.walk(info.parent if info.is_partition and info.parent else info.name, sysroot)
+    unit.device = path
+    return unit.to_dict()
 
 
 def _emulation_and_class(rec: DeviceRecord, info: sysfs.BlockInfo, physical: bool) -> None:

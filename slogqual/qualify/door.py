@@ -11,24 +11,39 @@ the verdicts' exit code stands.
 
 An interrupt (Ctrl-C, SIGTERM turned into KeyboardInterrupt) ends the device loop: what was measured is
 kept, the reports are written for the finished devices and ``outcome.interrupted`` is set.
+
+``parallel`` (issue #30, a shelf at once): the devices are a tray. Every one is resolved while planning
+(bad input before anything is written), identified, then claimed before any is written: one refusal
+refuses the run (exit 3, no document), unless ``skip_refused``, which judges each refused device REFUSED
+as its lone run would and names it. The claimed devices are measured at the same time (slogqual.at_once:
+preconditioning, steady state and sweep, one thread each); ``probe`` then measures them alone and
+together (shelf_probe) while still claimed; with the claims released, each device's scenarios (in turn)
+and verdict follow. Each document is the one a lone run writes. An interrupt ends every device as it
+ends a lone run: each document saved, marked interrupted, each sweep resumable, no device left claimed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
+from slogqual import target as targets
+from slogqual.at_once import at_once
 from slogqual.process import EXIT_INTERRUPTED
-from slogqual.errors import UsageError
+from slogqual.errors import SlogqualError, UsageError
 from slogqual.outputs import check_output, text_mark
-from slogqual.progress import Progress
-from slogqual.qualify import output
+from slogqual.progress import Progress, UnitProgress
+from slogqual.qualify import judge, output
 from slogqual.qualify import profile as profiles
 from slogqual.qualify.run import DeviceRun, Options, load_scenario_results, scenario_documents, stems
-from slogqual.results import schema
+from slogqual.results import schema, write_json_atomic
 from slogqual.results.schema import prefix
+from slogqual.results.shelf import ShelfResult
+from slogqual.target import Target
 
 JUNIT_MARK = '<testsuites name="slogqual'
 HTML_MARK = '<meta name="generator" content="slogqual'
@@ -61,6 +76,9 @@ class QualifyRequest:
     record_in_store: bool = True
     html: bool = True
     argv: List[str] = field(default_factory=list)  # the command line, for the documents
+    parallel: bool = False  # measure the devices at the same time, a tray claimed all or nothing
+    skip_refused: bool = False  # with parallel: qualify the devices that pass the interlocks, name the others
+    probe: bool = False  # with parallel: then each device alone and all at once (slogqual.shelf/1, shelf.json)
 
 
 @dataclass
@@ -70,6 +88,9 @@ class QualifyOutcome:
     junit: Optional[str] = None  # written
     html: Optional[str] = None  # written
     interrupted: bool = False
+    skipped: List[str] = field(default_factory=list)  # --skip-refused: the devices refused and skipped
+    shelf: Optional[Any] = None  # --probe: the shelf_probe.ShelfProbe of the devices measured
+    shelf_path: Optional[str] = None
 
     @property
     def documents(self) -> List[dict]:
@@ -102,7 +123,39 @@ def _planned(req: QualifyRequest, prof: profiles.Profile):
                 for n in prof.scenarios if req.lab]
     if req.html:
         planned.append(("qualification.html", "HTML report", text_mark(HTML_MARK, lines=8)))
+    if req.probe:
+        planned.append((SHELF_NAME, "shelf result", prefix(schema.SHELF)))
     return planned
+
+
+SHELF_NAME = "shelf.json"
+
+
+def _plan_tray(req: QualifyRequest, prof: profiles.Profile, sizes: List[int]) -> List[Target]:
+    """--parallel: every device resolved before anything is written (a path that cannot be used is bad
+    input, as in ``sweep --parallel``), none named twice; --probe's engine checked."""
+    from slogqual.sweep import ENGINE_PAIR, SweepParams, same_target
+
+    largest = max(sizes + [prof.steady_size])
+    tray = [targets.resolve(spec, largest) for spec in req.devices]
+    same_target(list(tray), done="qualified")
+    if req.probe:
+        if len(tray) < 2:
+            raise UsageError("--probe measures several devices alone and together: name two or more")
+        params = SweepParams(mode=prof.mode, sizes=sizes)
+        if any(params.engine_for(t) != ENGINE_PAIR for t in tray):
+            raise UsageError("--probe measures with the pair engine: files and block devices under a profile in "
+                             "flush mode, not NBD targets")
+        from slogqual.tools import pairbench
+        pairbench.check_version()
+    return tray
+
+
+def _check_tray_options(req: QualifyRequest) -> None:
+    if not req.parallel and (req.skip_refused or req.probe):
+        flag = "--skip-refused" if req.skip_refused else "--probe"
+        raise UsageError(f"{flag} goes with --parallel (without it the devices are qualified in turn, each "
+                         "claimed on its own, a refused one judged REFUSED and the next one qualified)")
 
 
 def plan(req: QualifyRequest) -> Options:
@@ -125,6 +178,8 @@ def plan(req: QualifyRequest) -> Options:
         profiles.check_sizes(prof, sizes, "--sizes")
     if req.quick_bytes < 128 * 1024:
         raise UsageError("--quick-bytes must be at least 128k")
+    _check_tray_options(req)
+    tray = _plan_tray(req, prof, sizes) if req.parallel else []
     out_dir = os.path.abspath(req.out_dir or f"slogqual-qualify-{time.strftime('%Y%m%dT%H%M%S')}")
     if req.junit:  # before the output directory is made: a refused run writes nothing
         _guard(req, req.junit, "JUnit report", text_mark(JUNIT_MARK, lines=2))
@@ -152,7 +207,9 @@ def plan(req: QualifyRequest) -> Options:
         quick_bytes=req.quick_bytes, lab=req.lab, data=list(req.data), scenario_quick=req.scenario_quick,
         scenario_results=scenario_results,
         labels={k: req.labels.get(k) for k in ("model", "serial", "firmware")},
-        argv=list(req.argv), fio_version=fio_version, powercut=powercut, powercut_path=req.powercut)
+        argv=list(req.argv), fio_version=fio_version, powercut=powercut, powercut_path=req.powercut,
+        parallel=req.parallel, skip_refused=req.skip_refused, targets=tray,
+        shelf_output=os.path.join(out_dir, SHELF_NAME) if req.probe else None)
 
 
 class _Recorder:
@@ -204,13 +261,21 @@ class _Recorder:
 def qualify(req: QualifyRequest, opts: Optional[Options] = None, progress: Optional[Progress] = None,
             on_device: Callable[[DeviceRun], None] = lambda dr: None,
             on_note: Callable[[str], None] = lambda line: None) -> QualifyOutcome:
-    """Qualify every device in turn, record each in the store, then write the reports. ``opts`` is what
-    ``plan(req, …)`` returned when the caller planned first."""
-    from slogqual.report import junit
-
+    """Qualify every device (in turn, or with ``parallel`` at the same time), record each in the store,
+    then write the reports. ``opts`` is what ``plan(req, …)`` returned when the caller planned first."""
     opts = opts or plan(req)
     progress = progress or Progress(quiet=True)
     outcome = QualifyOutcome(runs=[], out_dir=opts.out_dir)
+    if opts.parallel:
+        _at_once(req, opts, progress, outcome, on_device, on_note)
+    else:
+        _in_turn(req, opts, progress, outcome, on_device, on_note)
+    _reports(req, opts, progress, outcome, on_note)
+    return outcome
+
+
+def _in_turn(req: QualifyRequest, opts: Options, progress: Progress, outcome: QualifyOutcome,
+             on_device: Callable[[DeviceRun], None], on_note: Callable[[str], None]) -> None:
     recorder = _Recorder(req, on_note)
     lab_cache: dict = {}
     try:
@@ -219,18 +284,113 @@ def qualify(req: QualifyRequest, opts: Optional[Options] = None, progress: Optio
             dr = DeviceRun(opts, spec, stem, progress, lab_cache)
             outcome.runs.append(dr)
             dr.run()
-            recorder.record(dr)
-            if dr.error:
-                on_note(f"{spec}: {dr.error}")
-            on_device(dr)
+            _done(dr, recorder, on_device, on_note)
     except KeyboardInterrupt:
         outcome.interrupted = True
         on_note("interrupted; the results so far are kept")
     finally:
         recorder.close()
+
+
+def _done(dr: DeviceRun, recorder: "_Recorder", on_device: Callable[[DeviceRun], None],
+          on_note: Callable[[str], None]) -> None:
+    """A device's verdict saved: into the store, and told."""
+    recorder.record(dr)
+    if dr.error:
+        on_note(f"{dr.spec}: {dr.error}")
+    on_device(dr)
+
+
+def _at_once(req: QualifyRequest, opts: Options, progress: Progress, outcome: QualifyOutcome,
+             on_device: Callable[[DeviceRun], None], on_note: Callable[[str], None]) -> None:
+    """--parallel: the tray identified and claimed all or nothing, measured at the same time (still
+    claimed: --probe), then each device's scenarios and verdict in turn."""
+    from slogqual.sweep import claim_all, tray_refusal
+
+    lab_cache: dict = {}
+    runs = [DeviceRun(opts, spec, stem, UnitProgress(spec, progress), lab_cache)
+            for spec, stem in zip(opts.devices, stems(opts.devices))]
+    tray = list(opts.targets)
+    recorder: Optional[_Recorder] = None
+    try:
+        with contextlib.ExitStack() as claims:
+            for dr, target in zip(runs, tray):  # identity first, as a lone run reads it before its claim
+                dr.identify(target)
+            refused = claim_all(claims, tray, opts.destroy_data)
+            if refused and not opts.skip_refused:
+                raise tray_refusal(refused, tray, does="qualifies")  # nothing written, every claim released
+            outcome.runs = runs
+            recorder = _Recorder(req, on_note)
+            for target, exc in refused:
+                dr = runs[tray.index(target)]
+                dr.failed(exc)
+                dr.conclude(claimed=False)
+                outcome.skipped.append(dr.spec)
+                on_note(f"skipped {dr.spec} (--skip-refused): {dr.error}")
+                recorder.record(dr)
+                on_device(dr)
+            measured = [(dr, t) for dr, t in zip(runs, tray) if all(t is not r for r, _ in refused)]
+            if not measured:
+                on_note("every device was refused: nothing left to qualify")
+                return
+            progress.say(f"qualifying {len(measured)} devices at once against {opts.profile.name}")
+            at_once([_unit(dr, t) for dr, t in measured], "slogqual-qualify",
+                    on_interrupt=lambda: on_note("interrupted: every device stops and keeps what it measured"))
+            if opts.shelf_output:
+                _probe(opts, [(dr, t) for dr, t in measured if not dr.error], progress, outcome, on_note)
+        for dr, _ in measured:  # the claims released: the scenarios claim the device themselves
+            if not dr.doc:
+                dr.conclude(claimed=True)
+                _done(dr, recorder, on_device, on_note)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+        for dr in outcome.runs:
+            if not dr.doc:
+                dr.interrupted()
+        on_note("interrupted; the results so far are kept")
+    finally:
+        if recorder is not None:
+            recorder.close()
+
+
+def _unit(dr: DeviceRun, target: Target) -> Callable[[threading.Event], None]:
+    """One device's measurement in a worker thread: its end, whatever it is, is its own."""
+    def work(stop: threading.Event) -> None:
+        try:
+            dr.measure(target, stop)
+        except KeyboardInterrupt:
+            dr.interrupted()
+        except Exception as exc:  # not a SlogqualError (a bug): still this device's end, never the others'
+            dr.error, dr.exit_code, dr.verdict = f"{type(exc).__name__}: {exc}", 1, judge.VERDICT_ERROR
+    return work
+
+
+def _probe(opts: Options, units: List[tuple], progress: Progress, outcome: QualifyOutcome,
+           on_note: Callable[[str], None]) -> None:
+    """--probe: the devices measured to the end, each alone and all at once (still claimed), into
+    shelf.json; nothing when fewer than two were. A probe that fails is a note: the verdicts stand."""
+    from slogqual import shelf_probe
+
+    if len(units) < 2:
+        progress.say("no together vs alone: fewer than two devices were measured")
+        return
+    try:
+        outcome.shelf = shelf_probe.probe([t for _, t in units], opts.runtime_s, progress=progress)
+        write_json_atomic(opts.shelf_output, outcome.shelf.to_dict())
+    except (SlogqualError, OSError) as exc:
+        on_note(f"error: together vs alone: {exc}; the verdicts stand")
+        return
+    outcome.shelf_path = opts.shelf_output
+    progress.say(f"shelf: {opts.shelf_output}")
+
+
+def _reports(req: QualifyRequest, opts: Options, progress: Progress, outcome: QualifyOutcome,
+             on_note: Callable[[str], None]) -> None:
+    """The reports come after the verdicts are measured and saved: one that cannot be written (ENOSPC,
+    EROFS, its directory gone) is a note, and the verdicts' exit code stands."""
+    from slogqual.report import junit
+
     docs = outcome.documents
-    # The reports come after the verdicts are measured and saved: one that cannot be written (ENOSPC,
-    # EROFS, its directory gone) is a note, and the verdicts' exit code stands.
     if req.junit and docs:
         try:
             junit.write(req.junit, docs)
@@ -243,7 +403,10 @@ def qualify(req: QualifyRequest, opts: Optional[Options] = None, progress: Optio
         sweeps = [(r.sweep, r.sweep_path) for r in outcome.runs if r.sweep is not None and r.sweep.points]
         html_path = os.path.join(opts.out_dir, "qualification.html")
         try:
-            for note in output.write_html(html_path, docs, [s for s, _ in sweeps], [p for _, p in sweeps]):
+            shelves = [(ShelfResult.from_dict(outcome.shelf.to_dict(), outcome.shelf_path), outcome.shelf_path)
+                       ] if outcome.shelf is not None else []
+            for note in output.write_html(html_path, docs, [s for s, _ in sweeps], [p for _, p in sweeps],
+                                          shelves=shelves):
                 on_note(f"note: {note}")
             outcome.html = html_path
             progress.say(f"report: {html_path}")
@@ -251,4 +414,3 @@ def qualify(req: QualifyRequest, opts: Optional[Options] = None, progress: Optio
             on_note(f"error: the HTML report {html_path} could not be written ({exc.strerror or exc}); "
                     f"the verdicts are in {opts.out_dir}")
     progress.say(f"results: {opts.out_dir}")
-    return outcome

@@ -129,8 +129,9 @@ def qualification_html(docs: Sequence[Dict[str, Any]]) -> str:
 
 
 def write_html(path: str, docs: Sequence[Dict[str, Any]], sweeps: Sequence[SweepResult],
-               sweep_paths: Sequence[str], title: Optional[str] = None) -> List[str]:
-    """Write the report; notes on what could not be drawn (returned, never raised)."""
+               sweep_paths: Sequence[str], title: Optional[str] = None, shelves: Sequence[tuple] = ()) -> List[str]:
+    """Write the report; notes on what could not be drawn (returned, never raised). ``shelves``:
+    (results.shelf.ShelfResult, path) of --probe."""
     from slogqual.errors import SlogqualError
     from slogqual.report import html as html_report
 
@@ -145,7 +146,7 @@ def write_html(path: str, docs: Sequence[Dict[str, Any]], sweeps: Sequence[Sweep
         except SlogqualError as exc:
             charts = []
             notes.append(f"report without charts: {exc}")
-        text = html_report.build_html(sweeps, sweep_paths, charts, title=title)
+        text = html_report.build_html(sweeps, sweep_paths, charts, title=title, shelves=shelves)
         marker = "<h2>Summary</h2>"
         if marker in text:
             text = text.replace(marker, section + "\n" + marker, 1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -54,6 +55,10 @@ class Options:
     fio_version: str = ""
     powercut: Optional[Dict[str, Any]] = None  # --powercut FILE: a slogqual.powercut/1 document
     powercut_path: Optional[str] = None
+    parallel: bool = False  # the devices measured at once, a tray claimed all or nothing (qualify.door)
+    skip_refused: bool = False  # --parallel: qualify the devices that pass the interlocks, skip the others
+    targets: List[Target] = field(default_factory=list)  # --parallel: every device resolved while planning
+    shelf_output: Optional[str] = None  # --probe: where the together-vs-alone document goes
 
 
 def load_scenario_results(paths: List[str]) -> Dict[str, Dict[str, Any]]:
@@ -67,6 +72,12 @@ def load_scenario_results(paths: List[str]) -> Dict[str, Dict[str, Any]]:
             raise UsageError(f"{path}: a second result of scenario {name!r} (first: {out[name]['path']})")
         out[name] = {"document": result, "source": f"file {path}", "path": os.path.abspath(path)}
     return out
+
+
+def largest_size(opts: Options) -> int:
+    """The largest write of a device's run (the sweep's sizes and the steady-state rounds'): what its
+    target must hold."""
+    return max(opts.sizes + [opts.profile.steady_size])
 
 
 def file_stem(spec: str) -> str:
@@ -215,12 +226,12 @@ class DeviceRun:
             return steady.Round(n, pt.iops, pt.lat_us.mean, pt.lat_us.p99, pt.ios)
 
         def report(r: steady.Round, c: steady.SteadyCheck) -> None:
-            self.progress.say(f"steady state round {r.n}/{st.max_rounds}: {r.iops:.0f} IOPS, "
+            self.progress.say(f"{self.spec}: steady state round {r.n}/{st.max_rounds}: {r.iops:.0f} IOPS, "
                               f"{r.mean_us:.1f} µs mean" + (" — reached" if c.reached else ""))
 
         return steady.run_rounds(st, measure, report)
 
-    def _measure(self, target: Target) -> None:
+    def _measure(self, target: Target, stop: Optional[threading.Event] = None) -> None:
         opts, p = self.opts, self.opts.profile
         self.pre = precond.plan(opts.precondition, target.size, opts.quick_bytes)
         if self.pre.mode != "none":
@@ -240,40 +251,65 @@ class DeviceRun:
             result.warnings.append(f"STEADY STATE NOT REACHED in {len(self.steady.rounds)} rounds of "
                                    f"{size_label(p.steady_size)} writes: the figures may still drift")
         sweep = SyncWriteSweep(target, params, self.sweep_path, self.progress, result=result,
-                               fio_version=opts.fio_version, argv=opts.argv)
+                               fio_version=opts.fio_version, argv=opts.argv, stop=stop)
         self.sweep = result
         sweep.run()
 
-    def run(self) -> Dict[str, Any]:
+    def identify(self, target: Optional[Target] = None) -> Target:
+        """The device's target (resolved here unless given) and its identity record; an identity that
+        cannot be read is a note, a target that cannot be resolved the device's error (raised)."""
         from slogqual import device as _device
 
-        opts = self.opts
-        largest = max(opts.sizes + [opts.profile.steady_size])
+        if target is None:
+            target = targets.resolve(self.spec, largest_size(self.opts))
+        try:
+            self.record = _device.identify(self.spec).to_dict()
+        except SlogqualError as exc:
+            self.notes.append(f"device identity unavailable: {exc}")
+        for w in (self.record or {}).get("warnings") or []:
+            self.progress.say(f"WARNING: {w}")
+        return target
+
+    def failed(self, exc: SlogqualError) -> None:
+        """The device's run ended on ``exc``: refused by the interlocks, or an error."""
+        verdict = judge.VERDICT_REFUSED if isinstance(exc, RefusedError) else judge.VERDICT_ERROR
+        self.error, self.exit_code, self.verdict = str(exc), exc.exit_code, verdict
+
+    def interrupted(self) -> Dict[str, Any]:
+        """Ctrl-C or SIGTERM: what was measured is judged and saved, the document says so."""
+        self.error, self.exit_code, self.verdict = "interrupted", EXIT_INTERRUPTED, judge.VERDICT_ERROR
+        return self._finish()
+
+    def measure(self, target: Target, stop: Optional[threading.Event] = None) -> None:
+        """Precondition, steady state and sweep of a claimed target; a failure is the device's error.
+        ``stop``: the device is one of several measured at once (slogqual.at_once)."""
+        try:
+            self._measure(target, stop)
+        except SlogqualError as exc:
+            self.failed(exc)
+
+    def run(self) -> Dict[str, Any]:
+        """The lone run: identify, claim, measure, then the scenarios and the verdict."""
         claimed = False
         try:
-            target = targets.resolve(self.spec, largest)
-            try:
-                rec = _device.identify(self.spec)
-                self.record = rec.to_dict()
-            except SlogqualError as exc:
-                self.notes.append(f"device identity unavailable: {exc}")
-            for w in (self.record or {}).get("warnings") or []:
-                self.progress.say(f"WARNING: {w}")
-            with claim_target(target, opts.destroy_data):  # every interlock, the lock, --destroy-data
+            target = self.identify()
+            with claim_target(target, self.opts.destroy_data):  # every interlock, the lock, --destroy-data
                 claimed = True
                 self._measure(target)
-        except RefusedError as exc:
-            self.error, self.exit_code, self.verdict = str(exc), exc.exit_code, judge.VERDICT_REFUSED
         except SlogqualError as exc:
-            self.error, self.exit_code, self.verdict = str(exc), exc.exit_code, judge.VERDICT_ERROR
+            self.failed(exc)
         except KeyboardInterrupt:
-            self.error, self.exit_code, self.verdict = "interrupted", EXIT_INTERRUPTED, judge.VERDICT_ERROR
-            self._finish()
+            self.interrupted()
             raise
+        return self.conclude(claimed)
+
+    def conclude(self, claimed: bool) -> Dict[str, Any]:
+        """After the measurement, with the device released: the scenarios (where it was measured far
+        enough) and the verdict."""
         if not self.error or (claimed and self.sweep is not None and self.sweep.points):
             # Scenarios need the device free again (the scenario run claims it itself).
             try:
-                self.scenarios = scenario_entries(opts, self.spec, self.stem, self.lab_cache, self.progress)
+                self.scenarios = scenario_entries(self.opts, self.spec, self.stem, self.lab_cache, self.progress)
             except SlogqualError as exc:
                 self.notes.append(f"scenarios: {exc}")
         return self._finish()

@@ -13,9 +13,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from slogqual.analysis import shelf
 from slogqual.analysis.classes import Classification, classify, fmt_us
+from slogqual.report import wording
 from slogqual.report.plot import series_label
 from slogqual.results import LAT_BASIS_FLUSH_BOUND, SweepResult
+from slogqual.results.shelf import ShelfResult, UnitPath
 from slogqual.units import size_label
 
 # Identity fields in the order a reader looks for them (slogqual.device/1 records, diskinfo headers).
@@ -155,6 +158,9 @@ def identity_rows(result: SweepResult) -> List[Tuple[str, str]]:
         rows.append(("Not determined", "; ".join(f"{', '.join(ks)} ({why})" for why, ks in by_reason.items())))
     if isinstance(dev.get("sources"), dict) and dev["sources"]:
         rows.append(("Sources", "; ".join(f"{k}: {v}" for k, v in dev["sources"].items())))
+    path = unit_path_of(result)
+    if path is not None:
+        rows.append(("Path from the host", wording.unit_path(path)))
     target = result.target or {}
     rows.append(("Target", f"{target.get('path', '?')} ({target.get('kind', '?')})"))
     if target.get("size"):
@@ -248,3 +254,74 @@ def summary_row(s: DeviceSection) -> List[str]:
 
 
 SUMMARY_HEADERS = ["device", "source", "sizes", "small-IO latency", "peak MiB/s", "write cache", "class (plain words)"]
+
+
+# --- what the units share on their paths (device records' topology, shelf documents) ------------------
+
+SHARED_HEADERS = ["element", "link", "ceiling", "units behind it"]
+
+
+def unit_path_of(result: SweepResult) -> Optional[UnitPath]:
+    """The path from the host its device record carries (Linux block devices), or None."""
+    dev = result.device if isinstance(result.device, dict) else {}
+    topo = dev.get("topology")
+    return UnitPath.from_dict(topo) if isinstance(topo, dict) else None
+
+
+def shared_rows(shared: Sequence[Tuple[Optional[str], shelf.Shared]], by_host: bool) -> List[List[str]]:
+    return [([host or "unknown host"] if by_host else [])
+            + [s.label, s.link or "–", wording.ceiling_words(s), ", ".join(s.units)] for host, s in shared]
+
+
+@dataclass
+class SharedPaths:
+    """Which units of a report share what on their paths: the element, its ceiling, the units behind it."""
+
+    headers: List[str]
+    rows: List[List[str]]
+    sentences: List[str]  # the elements with a ceiling, in words
+    units: int  # units with a path to hardware
+
+    lead: str = wording.SHARED_LEAD
+
+
+def shared_paths(results: Sequence[SweepResult]) -> Optional[SharedPaths]:
+    """From the results' device records, per host; None when fewer than two units have a path to
+    hardware (files, loop devices, NBD exports and imports have none)."""
+    units = []
+    for r in results:
+        path = unit_path_of(r)
+        if path is not None and path.elements:
+            units.append(((r.environment or {}).get("host"), path))
+    if len({(h, p.device) for h, p in units}) < 2:
+        return None
+    shared = shelf.shared_on_hosts(units)
+    by_host = len({h for h, _ in units}) > 1
+    return SharedPaths((["host"] if by_host else []) + SHARED_HEADERS, shared_rows(shared, by_host),
+                       [wording.shared_element(s, host if by_host else None) for host, s in shared
+                        if s.ceiling is not None],
+                       len({(h, p.device) for h, p in units}))
+
+
+@dataclass
+class ShelfSection:
+    """A together-vs-alone document: the units, what they share, each size's figures and findings."""
+
+    path: str
+    result: ShelfResult
+    shared_headers: List[str]
+    shared: List[List[str]]
+    size_headers: List[str]
+    sizes: List[List[str]]
+    findings: List[str]
+
+
+def shelf_section(result: ShelfResult, path: str) -> ShelfSection:
+    shared = [(None, s) for s in shelf.shared_elements(result.paths)]
+    sizes = [[size_label(s.size), f"{s.alone_sum / 1e6:,.1f}",
+              "–" if s.together is None else f"{s.together / 1e6:,.1f}",
+              f"{s.together / s.alone_sum:.0%}" if s.together is not None and s.alone_sum else "–"]
+             for s in result.sizes]
+    findings = [f"{size_label(s.size)}: {w}" for s in result.sizes for w in s.findings]
+    return ShelfSection(path, result, SHARED_HEADERS, shared_rows(shared, False),
+                        ["size", "alone, summed (MB/s)", "together (MB/s)", "together / alone"], sizes, findings)

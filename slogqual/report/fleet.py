@@ -13,6 +13,7 @@ from tabulate import tabulate
 from slogqual import __version__
 from slogqual.analysis import fleet as F
 from slogqual.report import plot as plots
+from slogqual.report import wording
 from slogqual.report.html import CSS, Chart, _e, _table, inline_svg
 from slogqual.tools import gnuplot
 from slogqual.units import size_label
@@ -90,6 +91,16 @@ def firmware_rows(fleet: F.Fleet) -> Tuple[List[str], List[List[str]]]:
     return headers, rows
 
 
+def shared_rows(fleet: F.Fleet) -> Tuple[List[str], List[List[str]]]:
+    headers = ["host", "element", "link", "ceiling", "units behind it"]
+    rows = [[host, sh.label, sh.link or "-", wording.ceiling_words(sh), ", ".join(sh.units)]
+            for host, sh in fleet.shared]
+    return headers, rows
+
+
+NO_SHARED = "none: no host has two units with a recorded path to hardware that share an element"
+
+
 def text(fleet: F.Fleet, store_name: str) -> str:
     out = [f"fleet of {sum(len(m.units) for m in fleet.models)} unit(s), {len(fleet.models)} model(s), "
            f"{len(fleet.hosts)} host(s) in {store_name}", ""]
@@ -98,6 +109,7 @@ def text(fleet: F.Fleet, store_name: str) -> str:
             ("figures across units (each unit's latest sweep)", figure_rows(fleet), "no sweeps"),
             ("outliers", outlier_rows(fleet), "none: every unit within its model's distribution"),
             ("hosts", host_rows(fleet), "no hosts"),
+            ("shared paths (what a host's units share on their paths from the host)", shared_rows(fleet), NO_SHARED),
             ("firmware", firmware_rows(fleet), "no model runs more than one firmware")):
         out.append(f"== {title}")
         out.append(tabulate(rows, headers=headers, disable_numparse=True) if rows else f"({empty})")
@@ -200,6 +212,18 @@ p.rule { color: var(--muted); font-size: 12px; }
 """
 
 
+def _shared_html(fleet: F.Fleet) -> str:
+    """Which units of a host share what on their paths: the element, its ceiling, the units behind it."""
+    headers, rows = shared_rows(fleet)
+    out = ['<h2 id="shared-paths">Shared paths</h2>', f'<p class="meta">{_e(wording.SHARED_LEAD)}</p>']
+    if not rows:
+        return "\n".join(out + [f'<p class="meta">{_e(NO_SHARED)}</p>'])
+    out.append(_table(headers, rows))
+    out.append('<ul class="notes">' + "".join(f"<li>{_e(wording.shared_element(sh, host))}</li>"
+                                              for host, sh in fleet.shared if sh.ceiling is not None) + "</ul>")
+    return "\n".join(out)
+
+
 def build_html(fleet: F.Fleet, charts: Sequence[Chart], store_name: str, title: str = "") -> str:
     title = title or "SLOG fleet: " + ", ".join(m.model for m in fleet.models[:4]) + (" …" if len(fleet.models) > 4 else "")
     now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
@@ -232,6 +256,8 @@ def build_html(fleet: F.Fleet, charts: Sequence[Chart], store_name: str, title: 
     for title_, (headers, rows), empty in (("Outliers", outlier_rows(fleet), "none"),
                                            ("Hosts", host_rows(fleet), "none"),
                                            ("Firmware", firmware_rows(fleet), "no model runs more than one firmware")):
+        if title_ == "Firmware":
+            out.append(_shared_html(fleet))
         out.append(f"<h2>{title_}</h2>")
         out.append(_table(headers, rows) if rows else f'<p class="meta">{_e(empty)}</p>')
     out += [f'<p class="rule">{_e(x)}</p>' for x in fleet.notes]

@@ -19,11 +19,13 @@ from typing import List, Optional, Sequence, Tuple
 from slogqual import __version__
 from slogqual.analysis.classes import REFERENCE_CLASSES, fmt_band
 from slogqual.report import plot as plots
-from slogqual.report.document import SUMMARY_HEADERS, DeviceSection, all_warnings, device_section, summary_row
+from slogqual.report.document import (SUMMARY_HEADERS, DeviceSection, SharedPaths, ShelfSection, all_warnings,
+                                      device_section, shared_paths, shelf_section, summary_row)
 from slogqual.report.powercut import POWERCUT_SUMMARY_HEADERS, PowercutSection, powercut_section, powercut_summary_row
 from slogqual.results import SWEEP_SCHEMA, SweepResult
 from slogqual.results.powercut import SCHEMA as POWERCUT_SCHEMA
 from slogqual.results.powercut import PowercutResult
+from slogqual.results.shelf import ShelfResult
 
 CHART_SIZE = (960, 540)
 
@@ -183,9 +185,36 @@ def _powercut_html(s: PowercutSection, n: int) -> str:
     return "\n".join(out)
 
 
+def _shared_html(shared: SharedPaths) -> str:
+    out = ['<section id="shared-paths"><h2>Shared paths</h2>', f'<p class="meta">{_e(shared.lead)}</p>']
+    if shared.rows:
+        out.append(_table(shared.headers, shared.rows))
+        if shared.sentences:
+            out.append('<ul class="notes">' + "".join(f"<li>{_e(x)}</li>" for x in shared.sentences) + "</ul>")
+    else:
+        out.append(f"<p>The {shared.units} units with a path to hardware share no element of it.</p>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _shelf_html(s: ShelfSection, n: int) -> str:
+    r = s.result
+    out = [f'<section class="shelf" id="shelf-{n}"><h2>Together vs alone: {_e(", ".join(r.units))}</h2>',
+           f'<p class="meta">Result file {_e(s.path)} · slogqual.shelf/1 · {_e(r.started)} · each unit alone, then '
+           f"all at once, {r.runtime_s:g} s per size (QD1 write + flush pairs, the pair engine)</p>"]
+    if s.shared:
+        out.append("<h3>What they share</h3>" + _table(s.shared_headers, s.shared))
+    out.append(_table(s.size_headers, s.sizes, numeric_from=1))
+    if s.findings:
+        out.append('<ul class="warnings">' + "".join(f"<li>{_e(x)}</li>" for x in s.findings) + "</ul>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
 def build_html(results: Sequence[SweepResult], paths: Sequence[str], charts: Sequence[Chart],
                title: Optional[str] = None, bands: bool = True,
-               powercuts: Sequence[Tuple[PowercutResult, str]] = ()) -> str:
+               powercuts: Sequence[Tuple[PowercutResult, str]] = (),
+               shelves: Sequence[Tuple[ShelfResult, str]] = ()) -> str:
     sections = [device_section(r, p) for r, p in zip(results, paths)]
     cuts = [powercut_section(r, p) for r, p in powercuts]
     names = [s.name for s in sections] + [c.name for c in cuts]
@@ -211,6 +240,11 @@ def build_html(results: Sequence[SweepResult], paths: Sequence[str], charts: Seq
     if bad:
         out.append('<ul class="warnings">' + "".join(f"<li><strong>{_e(n)}:</strong> {_e(w)}</li>" for n, w in bad)
                    + "</ul>")
+    shared = shared_paths(results)
+    if shared is not None:
+        out.append(_shared_html(shared))
+    for n, (shelf_result, shelf_path) in enumerate(shelves, 1):
+        out.append(_shelf_html(shelf_section(shelf_result, shelf_path), n))
     if sections:
         out.append("<h2>Charts</h2>")
         if not charts:

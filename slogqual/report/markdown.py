@@ -9,10 +9,12 @@ from typing import List, Optional, Sequence, Tuple
 from slogqual import __version__
 from slogqual.analysis.classes import REFERENCE_CLASSES, fmt_band
 from slogqual.report import plot as plots
-from slogqual.report.document import SUMMARY_HEADERS, DeviceSection, all_warnings, device_section, summary_row
+from slogqual.report.document import (SUMMARY_HEADERS, DeviceSection, all_warnings, device_section, shared_paths,
+                                      shelf_section, summary_row)
 from slogqual.report.powercut import POWERCUT_SUMMARY_HEADERS, PowercutSection, powercut_section, powercut_summary_row
 from slogqual.results import SweepResult, atomic_file
 from slogqual.results.powercut import PowercutResult
+from slogqual.results.shelf import ShelfResult
 
 CHARTS = [("latency", "Mean latency per synchronous write"), ("p99", "99th percentile latency"),
           ("iops", "Synchronous writes per second"), ("mbps", "Bandwidth of synchronous writes")]
@@ -104,9 +106,32 @@ def _powercut_md(s: PowercutSection, n: int) -> str:
     return "\n".join(out)
 
 
+def _paths_md(results: Sequence[SweepResult], shelves: Sequence[Tuple[ShelfResult, str]]) -> List[str]:
+    """The shared paths of the units and each together-vs-alone document, as Markdown lines."""
+    out: List[str] = []
+    shared = shared_paths(results)
+    if shared is not None:
+        out += ["## Shared paths", "", shared.lead, ""]
+        if shared.rows:
+            out += [md_table(shared.headers, shared.rows), ""] + [f"- {x}" for x in shared.sentences] + [""]
+        else:
+            out += [f"The {shared.units} units with a path to hardware share no element of it.", ""]
+    for shelf_result, shelf_path in shelves:
+        s = shelf_section(shelf_result, shelf_path)
+        r = s.result
+        out += [f"## Together vs alone: {', '.join(r.units)}", "",
+                f"Result file `{s.path}` · slogqual.shelf/1 · {r.started} · each unit alone, then all at once, "
+                f"{r.runtime_s:g} s per size (QD1 write + flush pairs, the pair engine)", ""]
+        if s.shared:
+            out += ["### What they share", "", md_table(s.shared_headers, s.shared), ""]
+        out += [md_table(s.size_headers, s.sizes, numeric_from=1), ""] + [f"- **{x}**" for x in s.findings] + [""]
+    return out
+
+
 def build_markdown(results: Sequence[SweepResult], paths: Sequence[str], charts: Sequence[Tuple[str, str, List[str]]],
                    title: Optional[str] = None, bands: bool = True,
-                   powercuts: Sequence[Tuple[PowercutResult, str]] = ()) -> str:
+                   powercuts: Sequence[Tuple[PowercutResult, str]] = (),
+                   shelves: Sequence[Tuple[ShelfResult, str]] = ()) -> str:
     sections = [device_section(r, p) for r, p in zip(results, paths)]
     cuts = [powercut_section(r, p) for r, p in powercuts]
     names = [s.name for s in sections] + [c.name for c in cuts]
@@ -122,6 +147,9 @@ def build_markdown(results: Sequence[SweepResult], paths: Sequence[str], charts:
         out += [md_table(POWERCUT_SUMMARY_HEADERS, [powercut_summary_row(c) for c in cuts]), ""]
     for s in sections:
         out += [f"- **{s.name}: {w}**" for w in all_warnings(s.result)]
+    on_paths = _paths_md(results, shelves)
+    if on_paths:
+        out += [""] + on_paths
     if sections:
         out += ["", "## Charts", ""]
         if not charts:

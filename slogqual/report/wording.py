@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from slogqual.analysis import shelf
 from slogqual.analysis.findings import DETAILS, EFFECTS, LIMITS, PROBLEMS, Finding, Kind, of_kind, one
+from slogqual.results.shelf import UnitPath
 from slogqual.units import size_label
 
 
@@ -361,3 +363,41 @@ def _cause(why: Optional[Dict[str, Any]], words: str) -> str:
     return (f": over {words} the configuration with the SLOG keeps {why['slog_kept']:.2f}x of its local IOPS, the one "
             f"without {why['noslog_kept']:.2f}x (geometric means over the matched thread steps) — the protocol's cost "
             "per IO weighs most on the faster configuration")
+
+
+# --- the path from the host, and what units share on it (analysis.shelf) ---------------------------------
+
+def unit_path(path: UnitPath) -> str:
+    """A unit's path from the host down, each element with its link and ceiling; or why it has none."""
+    if path.error and not path.elements:
+        return path.error
+    steps = []
+    for e in path.elements:
+        ceiling = shelf.ceiling_bytes(e.link)
+        link = f" ({e.link.text()}{', ' + shelf.gb_s(ceiling) if ceiling else ''})" if e.link else ""
+        steps.append(e.label() + link)
+    return " › ".join(steps) if steps else "no element on its path"
+
+
+def ceiling_words(s: shelf.Shared) -> str:
+    """What an element's link carries at most, or why slogqual cannot say."""
+    if s.ceiling is not None:
+        return shelf.gb_s(s.ceiling)
+    if s.link:
+        return f"not known ({s.link}: its rate or lanes were not reported)"
+    return "none read (no link of its own)"
+
+
+def shared_element(s: shelf.Shared, host: Optional[str] = None) -> str:
+    """One sentence: the element, its ceiling, the units behind it."""
+    where = f" on {host}" if host else ""
+    units = ", ".join(s.units)
+    if s.ceiling is not None:
+        return (f"{s.label}{where} ({s.link}) carries {len(s.units)} units, {units}: together they get no more "
+                f"than its ceiling of {shelf.gb_s(s.ceiling)}")
+    return f"{s.label}{where} is on the path of {len(s.units)} units, {units}; its ceiling: {ceiling_words(s)}"
+
+
+SHARED_LEAD = ("Elements on the path from the host that two units or more share (read from sysfs by "
+               "slogqual.device.topology): the units behind one element together get no more than its link's "
+               "ceiling (rate x lanes x encoding).")

@@ -29,6 +29,26 @@ def check_link(c: S.Checker, link: Any, where: str) -> None:
     c.texts(link, "evidence", where)
 
 
+def check_topology(c: S.Checker, topo: Dict[str, Any], where: str) -> None:
+    """A unit's path (results.shelf.UnitPath): every key its readers (reports, the fleet view) use."""
+    c.text(topo, "device", where)
+    c.text(topo, "syspath", where, required=False)
+    c.text(topo, "error", where, required=False)
+    for i, e in enumerate(c.items(topo, "elements", where, required=False)):
+        w = f"{where}.elements[{i}]"
+        e = c.table(e, w)
+        for key in ("kind", "name", "key"):
+            c.text(e, key, w)
+        link = c.obj(e, "link", w, required=False)
+        if link is not None:
+            c.text(link, "kind", f"{w}.link")
+            c.number(link, "rate", f"{w}.link", required=False, minimum=0)
+            c.integer(link, "lanes", f"{w}.link", required=False, minimum=0)
+            for j, r in enumerate(c.items(link, "rates", f"{w}.link", required=False)):
+                if r is not None and (isinstance(r, bool) or not isinstance(r, (int, float))):
+                    raise c.fail(f"{w}.link.rates[{j}]", "must be a number or null")
+
+
 def check_record(c: S.Checker, rec: Any, where: str = "device") -> Dict[str, Any]:
     rec = c.table(rec, where)
     for key in TEXT:
@@ -52,6 +72,9 @@ def check_record(c: S.Checker, rec: Any, where: str = "device") -> Dict[str, Any
         for key in ("verdict", "reason", "kernel"):
             c.text(wc, key, f"{where}.write_cache", required=False)
         c.texts(wc, "evidence", f"{where}.write_cache")
+    topo = c.obj(rec, "topology", where, required=False)
+    if topo is not None:  # device/topology.py; records written before it have none
+        check_topology(c, topo, f"{where}.topology")
     pl = c.obj(rec, "power_loss", where, required=False)
     if pl is not None:  # analysis/powerloss.py; records written before it have none
         w = f"{where}.power_loss"

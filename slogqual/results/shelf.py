@@ -98,3 +98,51 @@ class UnitPath:
                    syspath=d.get("syspath", ""), error=d.get("error"))
 
 
+# --- the shelf document read back (slogqual.shelf/1: sweep --probe, qualify --parallel --probe) ----------
+
+
+@dataclass
+class ProbedSize:
+    """One size of a shelf document: the units' sum alone, their aggregate together, the findings'
+    words as the analysis wrote them."""
+
+    size: int
+    alone_sum: float
+    together: Optional[float]
+    findings: List[str] = field(default_factory=list)
+
+
+@dataclass
+class ShelfResult:
+    """A ``slogqual.shelf/1`` document as the reports read it: the units, their paths, each size."""
+
+    units: List[str]
+    paths: List[UnitPath]
+    runtime_s: float
+    started: str = ""
+    sizes: List[ProbedSize] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, doc: Any, source: str = "<document>") -> "ShelfResult":
+        from slogqual.results import schema as S
+        from slogqual.results.device import check_topology
+
+        doc = S.upgrade(doc, S.SHELF, source)
+        c = S.Checker(source)
+        units = c.texts(doc, "units", required=True)
+        paths = []
+        for i, p in enumerate(c.items(doc, "paths")):
+            check_topology(c, c.table(p, f"paths[{i}]"), f"paths[{i}]")
+            paths.append(UnitPath.from_dict(p))
+        sizes = []
+        for i, s in enumerate(c.items(doc, "sizes")):
+            w = f"sizes[{i}]"
+            s = c.table(s, w)
+            a = c.obj(s, "analysis", w)
+            words = []
+            for j, f in enumerate(c.items(a, "findings", f"{w}.analysis", required=False)):
+                words.append(c.text(c.table(f, f"{w}.analysis.findings[{j}]"), "words", f"{w}.analysis.findings[{j}]"))
+            sizes.append(ProbedSize(c.integer(s, "size", w, minimum=1), c.number(a, "alone_sum", f"{w}.analysis"),
+                                    c.number(a, "together", f"{w}.analysis", required=False), words))
+        return cls(units, paths, c.number(doc, "runtime_s", minimum=0), c.text(doc, "started", required=False) or "",
+                   sizes)

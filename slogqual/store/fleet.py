@@ -1,5 +1,6 @@
 """The units of a fleet, read from the result store: each unit's latest sweep (its figures, host, slot,
-path and firmware) and its latest verdict per profile. The statistics are slogqual/analysis/fleet.py.
+path, firmware, and its path from the host where recorded) and its latest verdict per profile. The
+statistics are slogqual/analysis/fleet.py.
 
 A unit is a model and a serial; a device without a serial is its host and path.
 """
@@ -9,7 +10,10 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from slogqual.analysis.fleet import Unit
-from slogqual.store import KIND_QUALIFICATION, KIND_SWEEP, Run, Store
+from slogqual.results.device import check_topology
+from slogqual.results.schema import Checker, DocumentError
+from slogqual.results.shelf import UnitPath
+from slogqual.store import KIND_QUALIFICATION, KIND_SWEEP, Run, Store, StoreError
 
 
 def _key(r: Run) -> Optional[Tuple[str, str]]:
@@ -40,5 +44,19 @@ def fleet_units(store: Store, model: Optional[str] = None) -> List[Unit]:
                           slot=r.slot, run_id=r.id if key in sweeps else None, started=r.started or r.recorded,
                           lat_us={p["size"]: p["mean_us"] for p in pts if p["mean_us"] is not None},
                           mbps={p["size"]: p["mbps"] for p in pts if p["mbps"] is not None},
-                          verdicts=verdicts.get(key, {})))
+                          verdicts=verdicts.get(key, {}), topology=_topology(store, r)))
     return units
+
+
+def _topology(store: Store, run: Run) -> Optional[UnitPath]:
+    """The unit's path from the host as its run's device record holds it (written since the record has
+    one); None for older runs, files, NBD exports, imports, or a document the loader would refuse."""
+    try:
+        device = store.document(run.id).get("device")
+        topo = device.get("topology") if isinstance(device, dict) else None
+        if not isinstance(topo, dict):
+            return None
+        check_topology(Checker(f"run {run.id}"), topo, "device.topology")
+        return UnitPath.from_dict(topo)
+    except (StoreError, DocumentError):
+        return None

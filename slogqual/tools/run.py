@@ -24,6 +24,7 @@ a killed sweep leaves no engine writing a device whose lock it no longer holds.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -34,9 +35,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import IO, Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from slogqual.errors import (ToolFailedError, ToolMissingError, ToolOutputError, ToolTimeoutError, ToolTooOldError,
                              stderr_tail)
@@ -329,6 +331,49 @@ def parse_output(proc: subprocess.CompletedProcess, parser: Callable[..., T], *a
     return parse_text(_name(proc.args), proc.args, proc.stdout, parser, *args, stderr=proc.stderr or "", **kwargs)
 
 
+# --- a worker thread's programs, cut by its stop event ----------------------------------------------------
+
+_worker = threading.local()
+_POLL_S = 0.2
+
+
+@contextlib.contextmanager
+def stopped_by(stop: threading.Event) -> Iterator[None]:
+    """In the calling thread, while inside: a program :func:`run` starts is killed once ``stop`` is set,
+    and run() raises KeyboardInterrupt. That is what an interrupt does to a program the main thread runs
+    (subprocess.run kills it on the way out); signals land in the main thread only, so a worker thread of a
+    run that measures units at once (slogqual.at_once) is told by the event instead, and its unit ends as
+    a lone run's would."""
+    previous = getattr(_worker, "stop", None)
+    _worker.stop = stop
+    try:
+        yield
+    finally:
+        _worker.stop = previous
+
+
+def _run_stoppable(argv: Sequence[str], stop: threading.Event, timeout: Optional[float],
+                   input: Optional[str], **kwargs) -> subprocess.CompletedProcess:
+    """subprocess.run, waiting in short slices so that ``stop`` can end the program."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    with subprocess.Popen(argv, **kwargs) as proc:
+        while True:
+            if stop.is_set():
+                proc.kill()
+                proc.communicate()
+                raise KeyboardInterrupt
+            left = _POLL_S if deadline is None else max(0.0, min(_POLL_S, deadline - time.monotonic()))
+            try:
+                out, err = proc.communicate(input, timeout=left)
+                return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+            except subprocess.TimeoutExpired:
+                input = None  # sent with the first wait; communicate() refuses it again
+                if deadline is not None and time.monotonic() >= deadline:
+                    proc.kill()
+                    out, err = proc.communicate()
+                    raise subprocess.TimeoutExpired(proc.args, timeout, out, err) from None
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -344,24 +389,23 @@ def run(
     A program not on PATH is ToolMissingError. A run past ``timeout`` is killed and raises
     subprocess.TimeoutExpired, or ToolTimeoutError (with what it wrote on stderr) when
     ``typed_timeout``. ``check=True`` turns a non-zero exit into ToolFailedError. The program gets
-    ``death_signal`` when slogqual dies (:func:`die_with_parent`).
+    ``death_signal`` when slogqual dies (:func:`die_with_parent`). Inside :func:`stopped_by` the program
+    is killed when the worker's stop event is set (KeyboardInterrupt).
     """
     argv = [str(a) for a in argv]
     require(argv[0])
     plog = log.getChild(_name(argv))
     plog.debug("run: %s", " ".join(argv))
+    kwargs: Dict[str, Any] = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=dict(env) if env is not None else None, preexec_fn=die_with_parent(death_signal))
+    stop = getattr(_worker, "stop", None)
     try:
-        proc = subprocess.run(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=timeout,
-            env=dict(env) if env is not None else None,
-            input=input,
-            stdin=None if input is not None else subprocess.DEVNULL,
-            preexec_fn=die_with_parent(death_signal),
-        )
+        if stop is not None:
+            proc = _run_stoppable(argv, stop, timeout, input,
+                                  stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, **kwargs)
+        else:
+            proc = subprocess.run(argv, timeout=timeout, input=input,
+                                  stdin=None if input is not None else subprocess.DEVNULL, **kwargs)
     except subprocess.TimeoutExpired as exc:
         plog.debug("timed out after %s s", timeout)
         if typed_timeout:
