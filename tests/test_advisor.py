@@ -181,7 +181,7 @@ def advise(*args, capsys):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--log", ISCSI_4K, "--protocol", "iscsi", "--bs", "4k", "--threads", "1"], "not a slogqual.sweep/1 document"),
+    (["--log", ISCSI_4K, "--protocol", "iscsi", "--bs", "4k", "--threads", "1"], "not a slogqual.sweep/1 or slogqual.qualification/1 document"),
     (["--log", SATA_SWEEP, "--threads", "1,2"], "--protocol"),
     (["--log", SATA_SWEEP, "--protocol", "iscsi", "--threads", "1,2"], "IO size"),
     (["--log", SATA_SWEEP, "--protocol", "smb", "--bs", "4k", "--threads", "1"], "unknown protocol"),
@@ -489,3 +489,28 @@ def test_the_kernels_parameters_are_read_as_the_lab_guest_wrote_them(tmp_path):
     (older / "zil_maxblocksize").write_text("not a number\n")
     assert set(zfs_tunables.read_linux(str(older))) == {"zfs_immediate_write_sz", "zil_slog_bulk", "zfs_txg_timeout"}
     assert zfs_tunables.read_linux(str(tmp_path / "absent")) is None  # no module loaded
+
+
+def test_inputs_from_the_result_store_give_the_advice_their_files_give(tmp_path, capsys):
+    """store:ID names a run in the result store (--store): a sweep, a qualification's sweep, a scenario."""
+    from slogqual.store import Store
+
+    db = str(tmp_path / "results.sqlite")
+    with Store(db) as st:
+        ids = {name: st.record(read(path), path) for name, path in
+               (("sata", SATA_SWEEP), ("nvdimm", NVDIMM_SWEEP), ("scenario", ISCSI_4K))}
+    common = ["--protocol", "iscsi", "--bs", "4k", "--threads", "1,2,4", "--tunables", "defaults", "--json"]
+    rc, from_files, _ = advise("--log", SATA_SWEEP, NVDIMM_SWEEP, "--scenario", ISCSI_4K, *common, capsys=capsys)
+    assert rc == 0
+    rc, from_store, _ = advise("--log", f"store:{ids['sata']}", f"store:{ids['nvdimm']}", "--scenario",
+                               f"store:{ids['scenario']}", "--store", db, *common, capsys=capsys)
+    assert rc == 0
+    files, stored = json.loads(from_files), json.loads(from_store)
+    assert [c["sweep"] for c in stored["candidates"]] == [f"store:{ids['sata']} ({db})", f"store:{ids['nvdimm']} ({db})"]
+    scenario_label = f"store:{ids['scenario']} ({db})"  # the measured pool figures name where they came from
+    for a, b in zip(files["candidates"], stored["candidates"]):
+        for key in ("steps", "findings", "size"):
+            assert json.dumps(a[key]).replace(ISCSI_4K, scenario_label) == json.dumps(b[key]), key
+    # a run the store does not hold: one line, the store's error
+    rc, _, err = advise("--log", "store:999", "--store", db, *common, capsys=capsys)
+    assert rc == 2 and err.count("\n") == 1 and "no run 999" in err, (rc, err)

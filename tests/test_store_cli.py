@@ -130,7 +130,8 @@ def test_import_diskinfo_fills_the_store(tmp_path):
 
 def test_unreadable_stored_documents_and_impossible_ids_are_one_line(tmp_path):
     """A row whose document is not JSON (a hand edit, another tool) and an id beyond SQLite's integers:
-    one line and the store's exit code, not a traceback — for history --show and compare --baseline."""
+    one line and the store's exit code, not a traceback — for history --show and compare --baseline. An id the
+    store does not hold is what the user asked for: bad input, exit 2."""
     import sqlite3
 
     files = two_sweep_files(tmp_path)
@@ -138,7 +139,7 @@ def test_unreadable_stored_documents_and_impossible_ids_are_one_line(tmp_path):
     assert slogqual("import", "json", *files, "--store", store).returncode == 0
     for run_id in ("99999999999999999999", "0", "-3"):
         proc = slogqual("history", "--store", store, "--show", run_id)
-        assert proc.returncode == 1 and proc.stderr.strip().splitlines() == [
+        assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
             f"slogqual: result store {store}: no run {int(run_id)}"], proc.stderr
     with sqlite3.connect(store) as db:
         db.execute("UPDATE runs SET document = 'not json {' WHERE id = 1")

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from tabulate import tabulate
 
+from slogqual import store
 from slogqual.analysis import advisor as A
+from slogqual.cli.history import STORE_HELP
 from slogqual.errors import UsageError
-from slogqual.results import load_sweep, write_json_atomic
+from slogqual.results import SweepResult, write_json_atomic
 from slogqual.results import schema as S
 from slogqual.results.scenario import ScenarioResult
 from slogqual.units import parse_size, size_label
@@ -27,7 +29,9 @@ def register(sub) -> None:
                                    "IOPS and MiB/s at each thread count from how the ZIL writes (log write blocks, "
                                    "commit batching, a flush per commit), what limits it, the log space the load "
                                    "needs and how long the device lasts. See docs/advisor.md.")
-    p.add_argument("--log", nargs="+", metavar="SWEEP.json", required=True, help="log candidates' sweep results")
+    p.add_argument("--log", nargs="+", metavar="SWEEP.json", required=True,
+                   help="log candidates' sweep results (files, or store:ID for a run in the result store; a "
+                        "qualification's sweep serves too)")
     g = p.add_argument_group("data side (one of)")
     g.add_argument("--scenario", metavar="RESULT.json",
                    help="a scenario result of the real pool: its sync=standard steps cap the prediction, its "
@@ -72,6 +76,8 @@ def register(sub) -> None:
     p.add_argument("--plot", metavar="FILE.png|FILE.svg",
                    help="chart the predicted IOPS against threads (and the measured steps with --verify)")
     p.add_argument("--force", action="store_true", help="let -o replace a file that is not a slogqual advice")
+    p.add_argument("--store", metavar="PATH|URL",
+                   help=STORE_HELP + " (where every input given as store:ID is read from)")
     p.set_defaults(func=run)
 
 
@@ -182,7 +188,7 @@ def build(args) -> Dict[str, Any]:
         raise UsageError("--data needs --layout (stripe, mirror, raidz1, raidz2, raidz3)")
     if args.layout and not args.data:
         raise UsageError("--layout describes --data sweeps: give them")
-    scenario = ScenarioResult.load(args.scenario) if args.scenario else None
+    where, scenario = _scenario(args.scenario, args.store) if args.scenario else (None, None)
     w = _workload(args, scenario)
     from slogqual.tools import zfs_tunables
 
@@ -190,28 +196,42 @@ def build(args) -> Dict[str, Any]:
     endurance = _endurance(args)
     try:
         A.check_workload(w, t)
-        logs = [(path, load_sweep(path)) for path in args.log]
+        logs = [_sweep(spec, args.store) for spec in args.log]
         for path, sw in logs:
             A.check_log_sweep(sw, path)
         if scenario is not None:
-            data = A.data_from_scenario(scenario.to_dict(), args.scenario)  # the advisor reads the dict (its own)
+            data = A.data_from_scenario(scenario.to_dict(), where)  # the advisor reads the dict (its own)
         elif args.data:
-            sweeps = [(path, load_sweep(path)) for path in args.data]
+            sweeps = [_sweep(spec, args.store) for spec in args.data]
             for path, sw in sweeps:
                 A.check_log_sweep(sw, path)
             data = A.data_from_sweeps(sweeps, args.layout, args.disks or len(sweeps), w, t)
         else:
             data = A.DataSide("none", "no data side given: the log alone")
         return A.advise(logs, w, t, data, endurance, origin="slogqual advise",
-                        power=_power_loss(args.powercut or [], logs))
+                        power=_power_loss(args.powercut or [], logs, args.store))
     except A.AdviceInputError as exc:
         raise UsageError(str(exc)) from None
 
 
-def _power_loss(files: List[str], logs) -> Dict[str, A.PowerLoss]:
+def _sweep(spec: str, store_path: Optional[str]) -> Tuple[str, SweepResult]:
+    """(where, sweep) of a --log/--data input: a sweep or qualification file, or store:ID."""
+    doc, where = store.input_document(spec, store_path)
+    return where, store.sweep_of(doc, where)
+
+
+def _scenario(spec: str, store_path: Optional[str]) -> Tuple[str, ScenarioResult]:
+    """(where, result) of a --scenario/--verify input: a scenario result file, or store:ID."""
+    doc, where = store.input_document(spec, store_path)
+    return where, ScenarioResult.from_dict(doc, where)
+
+
+def _power_loss(specs: List[str], logs, store_path: Optional[str]) -> Dict[str, A.PowerLoss]:
     from slogqual.results.powercut import PowercutResult
 
-    return A.power_by_candidate([(path, PowercutResult.load(path).to_dict()) for path in files], logs)
+    found = [store.input_document(spec, store_path) for spec in specs]
+    return A.power_by_candidate([(where, PowercutResult.from_dict(doc, where).to_dict()) for doc, where in found],
+                                logs)
 
 
 def _f(v: Optional[float], digits: int = 0) -> str:
@@ -298,7 +318,7 @@ def run(args) -> int:
     doc = build(args)
     rows = None
     if args.verify:
-        rows = A.verify(doc, ScenarioResult.load(args.verify))
+        rows = A.verify(doc, _scenario(args.verify, args.store)[1])
     if out:
         write_json_atomic(out, doc)
     if plot:

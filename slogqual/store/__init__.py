@@ -24,13 +24,14 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from slogqual.analysis import powercut as powercut_analysis
 from slogqual.analysis import scenario as scenario_analysis
 from slogqual.errors import UsageError
-from slogqual.store.backends import Backend, StoreError, Tx, host_and_slot, open_backend
+from slogqual.store.backends import Backend, NoSuchRun, StoreError, Tx, host_and_slot, open_backend
 from slogqual.results import SWEEP_SCHEMA, SweepResult, load_json
 from slogqual.results import schema as S
 from slogqual.results.powercut import PowercutResult
@@ -312,11 +313,11 @@ class Store:
 
     def document(self, run_id: int) -> Dict[str, Any]:
         if not 0 < run_id < 1 << 63:  # SQL integers are 64-bit: a larger id is no run, not an OverflowError
-            raise StoreError(f"result store {self.path}: no run {run_id}")
+            raise NoSuchRun(f"result store {self.path}: no run {run_id}")
         with self._tx(write=False) as tx:
             rows = tx.query("SELECT document FROM runs WHERE id = ?", (run_id,))
         if not rows:
-            raise StoreError(f"result store {self.path}: no run {run_id}")
+            raise NoSuchRun(f"result store {self.path}: no run {run_id}")
         try:
             doc = json.loads(rows[0]["document"], parse_constant=_not_json_number)
         except (TypeError, ValueError, RecursionError) as exc:
@@ -386,6 +387,25 @@ def sweep_of(doc: Dict[str, Any], path: str) -> SweepResult:
 
 def load_sweep_or_qualification(path: str) -> SweepResult:
     return sweep_of(load_json(path), path)
+
+
+STORED_INPUT = re.compile(r"^store:([0-9]{1,19})$")
+
+
+def stored_input(spec: str) -> Optional[int]:
+    """The run id a ``store:ID`` input names (a file of that name wins: it is what the user has), else None."""
+    m = STORED_INPUT.match(spec)
+    return int(m.group(1)) if m and not os.path.exists(spec) else None
+
+
+def input_document(spec: str, store_path: Optional[str]) -> Tuple[Dict[str, Any], str]:
+    """(document, where it came from) for an input given as a file or as ``store:ID``: the stored document of
+    that run in the result store (``store_path``: --store, else $SLOGQUAL_STORE or the default)."""
+    run_id = stored_input(spec)
+    if run_id is None:
+        return load_json(spec), spec
+    with Store(store_path) as st:
+        return st.document(run_id), f"{spec} ({st.path})"
 
 
 @dataclass

@@ -35,6 +35,12 @@ class StoreError(SlogqualError):
     exit_code = 1
 
 
+class NoSuchRun(StoreError):
+    """A run id the store does not hold: what the user asked for (history --show, an input as store:ID)."""
+
+    exit_code = 2
+
+
 class StoreLocationError(StoreError):
     """A --store / $SLOGQUAL_STORE that names no store slogqual can use (bad URL, unknown scheme)."""
 
