@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from slogqual.results import STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_RUNNING, load_json
 from slogqual.results import schema as S
+from slogqual.results.device import check_topology
 from slogqual.results.shelf import UnitPath
 
 STATUSES = (STATUS_RUNNING, STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED)
@@ -128,25 +129,13 @@ class ScenarioStep:
 
 
 def _check_topologies(check: S.Checker, pool: Dict[str, Any]) -> None:
-    """Each recorded device path (``pool.devices[dev].topology``) has what ``ScenarioResult.topology``
-    reads: a device, and elements each with a kind, a name, a key and, where it has one, a link's kind."""
+    """Each recorded device path (``pool.devices[dev].topology``) is checked as a device record's path is
+    (results.device.check_topology): what ``ScenarioResult.topology`` and the reports read."""
     devices = pool.get("devices")
     for dev, rec in (devices.items() if isinstance(devices, dict) else ()):
         if isinstance(rec, dict) and rec.get("topology") is not None:
             where = f"pool.devices[{dev}]"
-            topo = check.obj(rec, "topology", where)
-            check.text(topo, "device", f"{where}.topology")
-            for i, e in enumerate(check.items(topo, "elements", f"{where}.topology", required=False)):
-                _check_element(check, e, f"{where}.topology.elements[{i}]")
-
-
-def _check_element(check: S.Checker, e: Any, where: str) -> None:
-    e = check.table(e, where)
-    for key in ("kind", "name", "key"):
-        check.text(e, key, where)
-    link = check.obj(e, "link", where, required=False)
-    if link is not None:
-        check.text(link, "kind", f"{where}.link")
+            check_topology(check, check.obj(rec, "topology", where), f"{where}.topology")
 
 
 def _ordered(d: Dict[str, Any], order: Sequence[str]) -> Dict[str, Any]:
