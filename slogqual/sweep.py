@@ -451,7 +451,9 @@ class SyncWriteSweep:
         self.argv = argv
         self.result = result
         self.engine = params.engine_for(target)
-        self.engine_version = engine_version
+        # every pair-engine result records the engine's version, whoever builds the document (a qualification
+        # and a scenario's log sweeps made their own and recorded none)
+        self.engine_version = engine_version or (pairbench.check_version().text if self.engine == ENGINE_PAIR else "")
 
     def _new_result(self) -> SweepResult:
         device = describe_target(self.target)
@@ -528,6 +530,8 @@ class SyncWriteSweep:
         if self.result is None:
             self.result = self._new_result()
         result = self.result
+        if self.engine == ENGINE_PAIR and not result.environment.get("pairbench_version"):
+            result.environment["pairbench_version"] = self.engine_version
         result.status, result.error = STATUS_RUNNING, None
         self._save(result)
         todo = [s for s in self.params.sizes if result.point(s) is None]

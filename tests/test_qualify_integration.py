@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import load, need, needs_root, slogqual
+from slogqual.tools import pairbench
 from slogqual.tools.nbdkit import NbdServer
 
 pytestmark = [pytest.mark.integration, need("fio", "nbdkit")]
@@ -157,6 +158,10 @@ def test_quick_precondition_fills_a_loop_device_for_real(tmp_path, store_env):
         assert pc["seconds"] > 0 and pc["mbps"] > 0
         assert before == 0 and _allocated(img) >= 32 << 20  # the fill reached the backing file
         assert "preconditioning: quick" in doc["sweep"]["document"]["notes"][-1]
+        # the pair engine measured the block device, and its version is recorded as a lone sweep records it
+        sweep_doc = doc["sweep"]["document"]
+        assert sweep_doc["points"][0]["lat_basis"] == "pair"
+        assert sweep_doc["environment"]["pairbench_version"] == pairbench.check_version().text, sweep_doc["environment"]
         # full: the whole device written twice
         proc = slogqual("qualify", dev, "--profile", prof, "--out", tmp_path / "o2", "--precondition", "full",
                         "--destroy-data", *QUICKER, env=store_env)
