@@ -8,7 +8,12 @@ import os
 import pytest
 
 from conftest import FIXTURES
+from slogqual.analysis import shelf as A
+from slogqual.device import topology as T
+from slogqual.results.shelf import Element, UnitPath
 from slogqual.tools import lspci, run
+
+from test_device_identity import host_sys  # noqa: F401 (this host's recorded sysfs tree, unpacked once)
 
 FIX = os.path.join(FIXTURES, "lspci")
 
@@ -84,3 +89,48 @@ def test_a_function_is_called_by_its_name_and_a_port_by_what_is_behind_it():
                                                  "PCIe Gen4 x16 8-Port M.2 NVMe RAID Controller")
     assert lspci.describe(t, "0000:02:1c.0") is None  # nothing behind it
     assert lspci.describe(t, "0000:99:00.0") is None  # not in the tree
+
+
+# --- the names on a shelf's paths (device/topology.py) -----------------------------------------------------
+
+def test_this_hosts_recorded_sysfs_path_gets_its_lspci_name(host_sys):  # noqa: F811
+    vda = T.walk("vda", host_sys)
+    pci = vda.elements[1]
+    # the recorded tree is this host's: 00:02.0 is the virtio block device lspci -nn shows as [1af4:1042]
+    assert (pci.name, pci.vendor, pci.device, pci.description) == ("0000:00:02.0", "0x1af4", "0x1042", None)
+    T.name_pci([vda], tree("lspci-tv-devhost-virtio.txt"))
+    assert pci.description == "Red Hat, Inc. Virtio 1.0 block device"
+    assert pci.label() == "PCI function 0000:00:02.0 (Red Hat, Inc. Virtio 1.0 block device)"
+    assert vda.elements[0].description is None  # a host bridge is not named, nor the virtio device
+    assert UnitPath.from_dict(vda.to_dict()) == vda
+
+
+def test_a_recorded_tree_is_not_named_from_the_lspci_of_the_host_reading_it(host_sys, monkeypatch):  # noqa: F811
+    asked = []
+    monkeypatch.setattr(lspci, "tree", lambda: asked.append(1) or tree("lspci-tv-devhost-virtio.txt"))
+    monkeypatch.setattr(T, "walk_path", lambda path, root: T.walk("vda", root))
+    unit = T.unit_path("/dev/vda", host_sys)
+    assert [e.name for e in unit.elements][1] == "0000:00:02.0"
+    assert asked == [] and all(e.description is None for e in unit.elements)
+
+
+def test_the_shared_ports_of_eight_ssds_are_named_by_what_is_behind_them():
+    t = tree(PUGET)
+    # DERIVED: each SSD's sysfs path, which the kernel builds from the same bridges (pci0000:00/<port>/.../<ssd>)
+    paths = []
+    for ssd in [a for a, f in t.items() if f.name == SAMSUNG]:
+        rel = "pci0000:00/" + "/".join(chain(t, ssd))
+        paths.append(UnitPath(device=ssd, elements=[Element(k, n, key) for k, n, key in T.path_elements(rel)]))
+    T.name_pci(paths, t)
+    shared = {s.label: len(s.units) for s in A.shared_elements(paths)}
+    assert shared == {
+        "PCI host bridge pci0000:00": 8,
+        f"PCI function 0000:00:03.1 (behind it: 8 × {SAMSUNG}, HighPoint Technologies, Inc. SSD7540 PCIe Gen4 x16 "
+        "8-Port M.2 NVMe RAID Controller)": 8,
+        f"PCI function 0000:01:00.0 (behind it: 8 × {SAMSUNG}, HighPoint Technologies, Inc. SSD7540 PCIe Gen4 x16 "
+        "8-Port M.2 NVMe RAID Controller)": 8,
+        f"PCI function 0000:02:00.0 (behind it: 4 × {SAMSUNG})": 4,
+        f"PCI function 0000:03:00.0 (behind it: 4 × {SAMSUNG})": 4,
+        f"PCI function 0000:02:04.0 (behind it: 4 × {SAMSUNG})": 4,
+        f"PCI function 0000:09:00.0 (behind it: 4 × {SAMSUNG})": 4,
+    }
