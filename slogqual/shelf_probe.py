@@ -82,9 +82,10 @@ def _together(targets: Sequence[Target], size: int, runtime_s: float) -> Dict[st
 def probe(targets: Sequence[Target], runtime_s: float = 1.0, sizes: Sequence[int] = PROBE_SIZES,
           progress: Optional[Progress] = None, root: str = sysfs.SYS) -> ShelfProbe:
     """Each unit alone, then all at once, at every size that fits every target; the paths read from the
-    sysfs at ``root``; per size the analysis of where the aggregate stopped."""
+    sysfs at ``root`` (on FreeBSD from its programs: topology.unit_path); per size the analysis of where
+    the aggregate stopped."""
     progress = progress or Progress(quiet=True)
-    paths = [topology.walk_path(t.path, root) for t in targets]
+    paths = [topology.unit_path(t.path, root) for t in targets]
     identity = {t.path: (describe_target(t) or {}) for t in targets}
     result = ShelfProbe([t.path for t in targets], paths, runtime_s, started=environment.now_iso())
     fit = [s for s in sizes if all(t.size is None or s <= t.size for t in targets)]

@@ -35,7 +35,8 @@ from slogqual.errors import SlogqualError  # noqa: E402
 from slogqual.importers import diskinfo as import_diskinfo  # noqa: E402
 from slogqual.tools import (blkid, findmnt, fio, fio_client, iscsiadm, kstat, lsblk, lspci, nbdkit, nvme, pairbench, procfs, run, smartctl,  # noqa: E402
                             sysfs, wipefs, zfs, zpool)
-from slogqual.tools.freebsd import camcontrol, ctladm, ctld, geom, glabel, gpart, mount, nfsstat, nvmecontrol, pciconf, swapctl, sysctl  # noqa: E402
+from slogqual.tools.freebsd import camcontrol, ctladm, ctld, devinfo, geom, glabel, gpart, mount, nfsstat, nvmecontrol, pciconf, swapctl, sysctl  # noqa: E402
+from slogqual.device import freebsd_topology  # noqa: E402
 from slogqual.tools.freebsd import diskinfo as bsd_diskinfo  # noqa: E402
 
 # Hypothesis examples per parser and strategy; SLOGQUAL_FUZZ_EXAMPLES=500 for a deeper run by hand.
@@ -126,6 +127,7 @@ PARSERS = [
            ["## DO NOT EDIT OR REMOVE THIS FILE!\nInitiatorName=iqn.1993-08.org.debian:01:78c55a27e9f8\n"]),
     Parser("lspci", tool("lspci", lspci.parse, "0000:01:00.0"), lambda t: lspci.parse(t, "0000:01:00.0"),
            captures("lspci/*.txt")),
+    Parser("lspci -tv", tool("lspci", lspci.parse_tree), lspci.parse_tree, captures("lspci/lspci-tv-*.txt")),
     Parser("nbdinfo --size", tool("nbdinfo", nbdkit._size), nbdkit._size, ["1073741824\n"]),
     Parser("sysfs attribute", _sysfs_attribute, texts=["4096\n", "0x1f\n", "8.0 GT/s PCIe\n", "1\n"]),
     Parser("zpool iostat -vp", tool("zpool", zpool.parse_iostat_v), zpool.parse_iostat_v,
@@ -157,6 +159,11 @@ PARSERS = [
     Parser("gpart show -p", tool("gpart", gpart.parse), gpart.parse, captures("freebsd/gpart-show-*.txt")),
     Parser("glabel status", tool("glabel", glabel.parse), glabel.parse, captures("freebsd/glabel-status-*.txt")),
     Parser("pciconf -lvc", tool("pciconf", pciconf.parse), pciconf.parse, captures("freebsd/pciconf-lvc-*.txt")),
+    Parser("camcontrol devlist -v", tool("camcontrol", camcontrol.parse_devlist), camcontrol.parse_devlist,
+           captures("freebsd/camcontrol-devlist-v-*.txt")),
+    Parser("devinfo -rv", tool("devinfo", devinfo.parse), devinfo.parse, captures("freebsd/devinfo-rv-*.txt")),
+    Parser("a FreeBSD disk's path", lambda t: freebsd_topology.build("/dev/da0", t, t, t),
+           texts=captures("freebsd/camcontrol-devlist-v-*.txt", "freebsd/devinfo-rv-*.txt", "freebsd/pciconf-lvc-*.txt")),
     Parser("camcontrol is_ata", lambda t: camcontrol.is_ata(run.parse_text("camcontrol", ["camcontrol"], t,
                                                                            camcontrol.parse)),
            texts=captures("freebsd/camcontrol-*.txt", "freebsd/cam-announce-*.txt")),

@@ -383,9 +383,10 @@ def test_every_program_in_the_table_has_debian_and_freebsd_advice():
 
 def test_every_tool_module_program_is_in_the_table():
     from slogqual.tools import blkid, findmnt, mount as mount_door, wipefs
-    from slogqual.tools.freebsd import camcontrol, diskinfo, geom, glabel, gpart, mount, nvmecontrol, pciconf, swapctl
+    from slogqual.tools.freebsd import (camcontrol, devinfo, diskinfo, geom, glabel, gpart, mount, nvmecontrol, pciconf,
+                                        swapctl)
     modules = (fio, gnuplot, nbdkit, zpool, zfs, smartctl, nvme, lsblk, lspci, blkid, findmnt, wipefs, mount_door,
-               camcontrol, diskinfo, geom, nvmecontrol, sysctl, gpart, glabel, mount, pciconf, swapctl)
+               camcontrol, devinfo, diskinfo, geom, nvmecontrol, sysctl, gpart, glabel, mount, pciconf, swapctl)
     for m in modules:
         assert m.PROGRAM in _run.PROGRAMS, m.__name__
     assert qemu.QEMU in _run.PROGRAMS and mount_door.UMOUNT in _run.PROGRAMS

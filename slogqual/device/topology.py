@@ -18,17 +18,26 @@ The links, as the kernel negotiated them:
 
 Nothing is started and nothing is written; every reader takes the sysfs root, so the same code runs
 on trees recorded in tests/fixtures/sysfs/. The ceiling of a link is analysis/shelf.py's.
+
+sysfs names a PCI function by its address alone; :func:`name_pci` gives each the name ``lspci -tv``
+knows it by (an endpoint's vendor and device; a root or switch port, which lspci leaves unnamed, by
+what is behind it), and :func:`unit_path` does so from this host's lspci when it reads this host's
+/sys. On FreeBSD (or given a FreeBSD host) :func:`unit_path` and :func:`recorded` read the path from
+camcontrol, devinfo and pciconf instead (device/freebsd_topology.py), as device.identify picks its
+platform's identification.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from typing import Any, Dict, List, Optional, Tuple
+import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slogqual.results.shelf import (ATA_PORT, NVME_CONTROLLER, PCI_BRIDGE, PCI_FUNCTION, PCI_HOST, SAS_END_DEVICE,
                                     SAS_EXPANDER, SAS_PORT, SCSI_HOST, VIRTIO, Element, Link, UnitPath)
-from slogqual.tools import sysfs
+from slogqual.errors import ToolError
+from slogqual.tools import lspci, sysfs
 
 _PATTERNS = [
     (PCI_HOST, re.compile(r"^pci[0-9a-f]{4}:[0-9a-f]{2}$")),
@@ -172,13 +181,58 @@ def walk_path(path: str, root: str = sysfs.SYS) -> UnitPath:
     return unit
 
 
-def recorded(path: str, root: str = sysfs.SYS) -> Dict[str, Any]:
-    """walk_path as a result keeps it (a scenario's ``pool.devices[dev].topology``). A path sysfs cannot
-    give — no sysfs here (FreeBSD), a file, a directory that cannot be read — is kept as a path with an
-    ``error`` saying so: unknown, never a failed run."""
+def name_pci(units: Sequence[UnitPath], tree: Dict[str, lspci.TreeFunction]) -> None:
+    """Gives each PCI function and port on the units' paths that has no description the one ``lspci -tv``
+    (parsed: lspci.parse_tree) gives its address; pure."""
+    for unit in units:
+        for e in unit.elements:
+            if e.kind in (PCI_FUNCTION, PCI_BRIDGE) and not e.description:
+                e.description = lspci.describe(tree, e.name)
+
+
+def _name_from_lspci(units: Sequence[UnitPath]) -> None:
+    """name_pci from this host's ``lspci -tv``; without lspci the elements keep their addresses alone."""
+    if not lspci.available():
+        return
+    try:
+        tree = lspci.tree()
+    except ToolError as exc:
+        for unit in units:
+            unit.notes.append(f"lspci -tv: {exc}: PCI elements are named by their addresses alone")
+        return
+    name_pci(units, tree)
+
+
+def _freebsd(host) -> bool:
+    return host is not None or sys.platform.startswith("freebsd")
+
+
+def unit_path(path: str, root: str = sysfs.SYS, host=None) -> UnitPath:
+    """The path of ``path`` on this platform: walk_path on Linux (its PCI elements named by this host's
+    lspci when ``root`` is this host's /sys), freebsd_topology.walk on FreeBSD or given a FreeBSD
+    ``host`` (tools/freebsd/host.Host)."""
+    if _freebsd(host):
+        from slogqual.device import freebsd_topology
+
+        return freebsd_topology.walk(path, host)
+    unit = walk_path(path, root)
+    if unit.error is None and os.path.realpath(root) == os.path.realpath(sysfs.SYS):
+        _name_from_lspci([unit])
+    return unit
+
+
+def recorded(path: str, root: str = sysfs.SYS, host=None) -> Dict[str, Any]:
+    """unit_path as a result keeps it (a scenario's ``pool.devices[dev].topology``). A path sysfs cannot
+    give — no sysfs at root, a file, a directory that cannot be read — is kept as a path with an
+    ``error`` saying so: unknown, never a failed run. On FreeBSD (or given its ``host``):
+    freebsd_topology's."""
+    if _freebsd(host):
+        from slogqual.device import freebsd_topology
+
+        return freebsd_topology.recorded(path, host)
     if not os.path.isdir(os.path.join(root, "class", "block")):
         return UnitPath(device=path, error=f"no sysfs at {root}: the path of {path} is unknown").to_dict()
     try:
-        return walk_path(path, root).to_dict()
+        return unit_path(path, root).to_dict()
     except OSError as exc:
         return UnitPath(device=path, error=f"the path of {path} is unknown: {exc}").to_dict()

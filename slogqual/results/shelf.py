@@ -1,7 +1,8 @@
-"""The shelf's typed facts (issue #30): the path from the host to each unit as sysfs shows it
-(``UnitPath``: its elements, each with the link it negotiated), and what slogqual.analysis.shelf makes
-of a shelf's figures on those paths (``ShelfAnalysis``: the shared elements with their ceilings, the
-findings as kinds with their figures). Built by slogqual.device.topology (the paths) and
+"""The shelf's typed facts (issue #30): the path from the host to each unit as sysfs (Linux) or
+camcontrol, devinfo and pciconf (FreeBSD) show it (``UnitPath``: its elements, each with the link it
+negotiated), and what slogqual.analysis.shelf makes of a shelf's figures on those paths
+(``ShelfAnalysis``: the shared elements with their ceilings, the findings as kinds with their figures).
+Built by slogqual.device.topology and slogqual.device.freebsd_topology (the paths) and
 slogqual.analysis.shelf (the analysis); words for people are analysis.shelf.words'.
 """
 
@@ -14,6 +15,7 @@ from typing import Any, Dict, List, Optional
 PCI_HOST, PCI_BRIDGE, PCI_FUNCTION = "pci-host-bridge", "pci-bridge", "pci-function"
 SCSI_HOST, SAS_PORT, SAS_EXPANDER, SAS_END_DEVICE = "scsi-host", "sas-port", "sas-expander", "sas-end-device"
 ATA_PORT, NVME_CONTROLLER, VIRTIO = "ata-port", "nvme-controller", "virtio"
+
 
 @dataclass
 class Link:
@@ -42,19 +44,21 @@ class Link:
 @dataclass
 class Element:
     kind: str
-    name: str  # the sysfs directory's name: 0000:03:00.0, host0, port-0:0, expander-0:0, ata3, nvme0
-    key: str  # its path under /sys/devices: what tells two units' elements apart or the same
+    name: str  # sysfs's directory name: 0000:03:00.0, host0, port-0:0, ata3; FreeBSD: ahci0@pci0:1:0:0, ahcich0
+    key: str  # what tells two units' elements apart or the same: its path under /sys/devices (FreeBSD: see
+    # device/freebsd_topology.py)
     link: Optional[Link] = None
     pci_class: Optional[str] = None
     vendor: Optional[str] = None
     device: Optional[str] = None
+    description: Optional[str] = None  # what people call it (lspci -tv's, pciconf -lv's names), where known
 
     def label(self) -> str:
         what = {PCI_HOST: "PCI host bridge", PCI_BRIDGE: "PCIe port", PCI_FUNCTION: "PCI function",
                 SCSI_HOST: "SCSI host", SAS_PORT: "SAS port", SAS_EXPANDER: "SAS expander",
                 SAS_END_DEVICE: "SAS end device", ATA_PORT: "ATA port", NVME_CONTROLLER: "NVMe controller",
                 VIRTIO: "virtio device"}.get(self.kind, self.kind)
-        return f"{what} {self.name}"
+        return f"{what} {self.name}" + (f" ({self.description})" if self.description else "")
 
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)
@@ -64,7 +68,7 @@ class Element:
     def from_dict(cls, d: Dict[str, Any]) -> "Element":
         return cls(kind=d["kind"], name=d["name"], key=d["key"],
                    link=Link.from_dict(d["link"]) if d.get("link") else None, pci_class=d.get("pci_class"),
-                   vendor=d.get("vendor"), device=d.get("device"))
+                   vendor=d.get("vendor"), device=d.get("device"), description=d.get("description"))
 
 
 @dataclass
@@ -73,8 +77,9 @@ class UnitPath:
 
     device: str  # /dev/NAME
     elements: List[Element] = field(default_factory=list)
-    syspath: str = ""  # the device's directory under /sys/devices
+    syspath: str = ""  # the device's directory under /sys/devices (FreeBSD: its SIM's newbus path)
     error: Optional[str] = None  # why there is no path (a file, a loop device, not in sysfs)
+    notes: List[str] = field(default_factory=list)  # what of the path is unknown, and why
 
     @property
     def slot(self) -> Optional[Element]:
@@ -90,12 +95,14 @@ class UnitPath:
                              "elements": [e.to_dict() for e in self.elements]}
         if self.error:
             d["error"] = self.error
+        if self.notes:
+            d["notes"] = list(self.notes)
         return d
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "UnitPath":
         return cls(device=d["device"], elements=[Element.from_dict(e) for e in d.get("elements") or []],
-                   syspath=d.get("syspath", ""), error=d.get("error"))
+                   syspath=d.get("syspath", ""), error=d.get("error"), notes=list(d.get("notes") or []))
 
 
 # --- the shelf document read back (slogqual.shelf/1: sweep --probe, qualify --parallel --probe) ----------

@@ -1,5 +1,5 @@
 """FreeBSD tools: one module per program (geom, diskinfo, camcontrol, nvmecontrol, sysctl, gpart, glabel,
-mount, swapctl, pciconf), and host.py: where their programs run (live, or recorded outputs in tests).
+mount, swapctl, pciconf, devinfo), and host.py: where their programs run (live, or recorded outputs in tests).
 
 They cannot run on the Linux host slogqual is developed on; each module builds
 the argv for FreeBSD, and its parser is tested against real outputs recorded

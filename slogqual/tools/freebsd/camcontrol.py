@@ -1,4 +1,5 @@
-"""camcontrol(8): ``camcontrol identify DEV`` (ATA) and ``camcontrol inquiry DEV`` (SCSI).
+"""camcontrol(8): ``camcontrol identify DEV`` (ATA), ``camcontrol inquiry DEV`` (SCSI) and
+``camcontrol devlist -v`` (which bus each unit is on).
 
 Both start with CAM's announce lines, the same the kernel prints at attach
 time: ``pass0: <MODEL REV> ACS-3 ATA SATA 3.x device``,
@@ -6,6 +7,11 @@ time: ``pass0: <MODEL REV> ACS-3 ATA SATA 3.x device``,
 ``identify`` then prints ``key  value`` lines (device model, firmware
 revision, serial number, sector size, media RPM) and a feature table whose
 ``write cache`` row has Support and Enabled columns.
+
+``devlist -v`` prints each CAM bus as ``scbus14 on arcmsr0 bus 0:`` — the bus, the SIM (the HBA's
+driver instance: mpr0, ahcich3 for one AHCI port, nvme0 for nda disks, umass-sim0) and the SIM's own
+bus number — then a line per device on it, ``<inquiry>   at scbus14 target 1 lun 0 (pass0,da0)``, the
+periph names in parentheses in no fixed order (sbin/camcontrol/camcontrol.c, getdevtree).
 """
 
 from __future__ import annotations
@@ -66,6 +72,10 @@ def is_ata(info: CamInfo) -> bool:
     vendor = (info.inquiry or "").split(None, 1)[0] if info.inquiry else ""
     return vendor == "ATA" or bool(re.search(r"\b(?:ATA(?:-\d+|8-ACS)?|ACS-\d+ ATA)\b.*\bdevice\b|\bSATA\b",
                                              info.device_kind or ""))
+
+
+def argv_devlist() -> List[str]:
+    return [PROGRAM, "devlist", "-v"]
 
 
 def argv_identify(device: str) -> List[str]:
@@ -157,3 +167,58 @@ def identify(device: str) -> CamInfo:
 def inquiry(device: str) -> CamInfo:
     proc = _run.run(argv_inquiry(device), timeout=30, typed_timeout=True, check=True)
     return _run.parse_output(proc, parse)
+
+
+# --- devlist -v ------------------------------------------------------------------------------------------
+
+_BUS = re.compile(r"^scbus(-?\d+)\s+on\s+(\S+?)\s+bus\s+(\d+):?\s*$")
+_UNIT = re.compile(r"^<(.*)>\s+at\s+scbus(-?\d+)\s+target\s+(-?\d+)\s+lun\s+([0-9a-fA-F]+)\s+\((.*)\)\s*$")
+
+
+@dataclass
+class CamUnit:
+    inquiry: str  # between the angle brackets; "" for the bus's own placeholder (target -1)
+    target: int
+    lun: str  # as printed, hex: "0", "ffffffff"
+    periphs: List[str]  # "pass0", "da0"
+
+
+@dataclass
+class CamBus:
+    scbus: int  # -1: the transport layer's own bus (xpt0)
+    sim: str  # the SIM: mpr0, ahcich3, nvme0, arcmsr0, umass-sim0
+    sim_bus: int  # the SIM's bus number (mrsas has 0 and 1)
+    units: List[CamUnit] = field(default_factory=list)
+
+
+def parse_devlist(text: str) -> List[CamBus]:
+    """``camcontrol devlist -v``: every bus with its units. ValueError without a ``scbusN on SIM bus B``
+    line (plain ``devlist`` names no SIM)."""
+    buses: List[CamBus] = []
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        m = _BUS.match(line)
+        if m:
+            buses.append(CamBus(int(m.group(1)), m.group(2), int(m.group(3))))
+            continue
+        m = _UNIT.match(line)
+        if m and buses and int(m.group(2)) == buses[-1].scbus:
+            periphs = [p.strip() for p in m.group(5).split(",") if p.strip()]
+            buses[-1].units.append(CamUnit(m.group(1), int(m.group(3)), m.group(4).lower(), periphs))
+    if not buses:
+        raise ValueError("no 'scbusN on SIM bus B:' lines: not camcontrol devlist -v output")
+    return buses
+
+
+def bus_of(buses: List[CamBus], periph: str) -> Optional[CamBus]:
+    """The bus the periph (da0, ada3, nda0) is on, or None when no bus lists it."""
+    return next((b for b in buses for u in b.units if periph in u.periphs), None)
+
+
+def devlist(host=None) -> List[CamBus]:
+    from slogqual.tools.freebsd.host import LIVE
+
+    proc = (host or LIVE).run(argv_devlist())
+    if proc.returncode != 0:
+        raise _run.failure(proc.args, proc.returncode, proc.stderr, proc.stdout)
+    return _run.parse_output(proc, parse_devlist)
