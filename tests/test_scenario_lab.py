@@ -5,6 +5,7 @@ SLOG beat no SLOG under sync=always, that no pool outlives the run — never abs
 """
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -351,18 +352,31 @@ def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tm
     a = doc["analysis"]
     verdicts = {c["device"]: c["verdict"] for c in a["candidates"]}
     assert verdicts[capped].startswith("For this workload the pool is faster with no SLOG"), a["candidates"]
-    # (b) the capped log's curve is flat from the first step: the analysis's knee there, and the margin from
-    # evidence — its rise over the four doublings, raised by the steps' two-sigma counting error, stays below
-    # the knee's 10 % per doubling (x1.46). The cap is a quarter of the uncapped 128 KiB rate, and the first
-    # step's uncapped ZIL path carried ~0.6 of it (docs/lab.md): the first step sits on the cap, not under it.
+    # (b) the capped log's curve is flat from the step where its log vdev reached the cap (within 15 %): the
+    # analysis's knee there, and the margin from evidence — its rise from there to the top, raised by the two
+    # steps' two-sigma counting error, stays below the knee's 10 % per doubling. The cap is a quarter of the
+    # uncapped 128 KiB rate; on an unslowed host the first step's ZIL path carried ~0.6 of that (docs/lab.md),
+    # so the first step sits on the cap. On a host slowed on purpose (two hogs, two guests on two cores) it
+    # carried 0.18 (3.7 MiB/s at 2 threads, 20.3 uncapped): the cap was reached at the second step (8 threads,
+    # 5.1 MiB/s on a 5.1 cap) and the curve was flat from there — the cap must come before the top step.
     from slogqual.analysis.scaling import COUNT_SIGMAS, KNEE_GAIN_PER_DOUBLING
 
-    knees, first = a["knees"], min(s["threads"] for s in doc["steps"])  # knees count all LUNs' threads
+    def log_rate(step):
+        return sum(v["write_bytes_s"] for v in step["vdevs"] if v["section"] == "logs" and v["depth"] == 1)
+
+    knees = a["knees"]  # knees count all LUNs' threads
+    capped_steps = sorted((s for s in doc["steps"] if s["config"] == "sync=always + SLOG" and s.get("candidate") == capped),
+                          key=lambda s: s["threads"])
+    at_cap = next((s for s in capped_steps if log_rate(s) >= 0.85 * cap), None)
+    figures = [(s["threads"], round(log_rate(s) / 2**20, 2), s["ios"]) for s in capped_steps]
+    assert at_cap is not None and at_cap is not capped_steps[-1], (figures, cap / 2**20)
+    first = at_cap["threads"]
     assert knees[f"sync=always + SLOG [{capped}]"] == dict(knees[f"sync=always + SLOG [{capped}]"], threads=first,
-                                                            saturated=True), knees
-    c_low, c_top = by[("sync=always + SLOG", capped, low)], by[("sync=always + SLOG", capped, top)]
+                                                            saturated=True), (knees, figures)
+    c_low, c_top = at_cap, capped_steps[-1]
+    doublings = math.log2(c_top["threads"] / c_low["threads"])
     counting = COUNT_SIGMAS * (1 / c_low["ios"] + 1 / c_top["ios"]) ** 0.5
-    assert c_top["mbps"] / c_low["mbps"] * (1 + counting) < (1 + KNEE_GAIN_PER_DOUBLING) ** 4, (c_low, c_top)
+    assert c_top["mbps"] / c_low["mbps"] * (1 + counting) < (1 + KNEE_GAIN_PER_DOUBLING) ** doublings, (c_low, c_top)
     # the pool is not what flattens the capped log: sync=standard rises past the capped log's knee. Its own knee,
     # where the guest's CPU ends it, comes later or not at all (in lanes, with a second guest on the host's other
     # core: 28.4 -> 62.6 -> 74.2 MiB/s, the guest 99.9 % busy, a knee at 8 threads; alone it rose to the top)
