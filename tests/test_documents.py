@@ -40,6 +40,13 @@ def test_earlier_qualification_document_loads_and_round_trips_unchanged():
     r = QualificationResult.load(QUALIFICATION)
     assert r.verdict == "fail" and [c.result for c in r.criteria] == ["pass", "fail"]
     assert r.to_dict() == doc
+    # every key a field (none left over in extra), the keys in the order the file had them, the key this
+    # earlier version did not write ("rules") still absent when written back
+    assert r.extra == {} and r.absent == ("rules",)
+    assert json.dumps(r.to_dict(), indent=2) == json.dumps(doc, indent=2)
+    assert r.device["kind"] == "nbd" and r.environment["kernel"] and r.summary == {"pass": 1, "fail": 1, "not-evaluated": 0}
+    assert r.started < r.finished and r.store["ids"] == {"sweep": 1, "qualification": 3}
+    assert r.precondition is not None and r.steady_state is not None and isinstance(r.notes, list)
 
 
 def test_a_document_the_current_runner_writes_loads():

@@ -24,13 +24,13 @@ from slogqual.qualify import judge, steady
 from slogqual.qualify import precondition as precond
 from slogqual.qualify.profile import Profile
 from slogqual.results import SweepResult, schema, write_json_atomic
+from slogqual.results.qualification import CriterionResult, QualificationResult
 from slogqual.results.scenario import ScenarioResult
 from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, point_from_fio
 from slogqual.target import KIND_NBD, Target
 from slogqual.tools import fio
 from slogqual.units import size_label
 
-QUALIFICATION_SCHEMA = schema.QUALIFICATION
 
 
 @dataclass
@@ -356,35 +356,24 @@ class DeviceRun:
             self.warnings.append(f"steady state NOT reached in {len(self.steady.rounds)} rounds: "
                                  "every figure of this qualification is marked so")
         warnings = list((self.record or {}).get("warnings") or []) + self.warnings
-        self.doc = {
-            "schema": QUALIFICATION_SCHEMA,
-            "verdict": self.verdict,
-            "exit_code": self.exit_code,
-            "error": self.error,
-            "target": self.spec,
-            "name": self.stem,
-            "identity": _identity(self.record, self.opts.labels),
-            "device": self.record,
-            "profile": p.to_dict(),
-            "precondition": self.pre.to_dict() if self.pre else None,
-            "steady_state": steady_doc,
-            "sweep": {"path": self.sweep_path if self.sweep is not None else None,
-                      "status": self.sweep.status if self.sweep is not None else None,
-                      "document": self.sweep.to_dict() if self.sweep is not None else None},
-            "scenarios": [{"name": n, "source": e.get("source"), "path": e.get("path"),
-                           "status": e["document"].status if e.get("document") else None, "reason": e.get("reason"),
-                           "note": e.get("note")} for n, e in self.scenarios.items()],
-            "criteria": [j.to_dict() for j in self.judgements],
+        result = QualificationResult(
+            verdict=self.verdict, exit_code=self.exit_code, error=self.error, target=self.spec, name=self.stem,
+            identity=_identity(self.record, self.opts.labels), device=self.record, profile=p.to_dict(),
+            precondition=self.pre.to_dict() if self.pre else None, steady_state=steady_doc,
+            sweep={"path": self.sweep_path if self.sweep is not None else None,
+                   "status": self.sweep.status if self.sweep is not None else None,
+                   "document": self.sweep.to_dict() if self.sweep is not None else None},
+            scenarios=[{"name": n, "source": e.get("source"), "path": e.get("path"),
+                        "status": e["document"].status if e.get("document") else None, "reason": e.get("reason"),
+                        "note": e.get("note")} for n, e in self.scenarios.items()],
+            criteria=[CriterionResult.from_dict(j.to_dict(), f"criteria[{i}]", schema.Checker(self.doc_path))
+                      for i, j in enumerate(self.judgements)],
             # which rules produced the verdicts above (a reader with newer rules can tell)
-            "rules": {"judge": judge.RULES_VERSION, "scenario_analysis": scenario_analysis.ANALYSIS_VERSION},
-            "summary": judge.counts(self.judgements),
-            "warnings": warnings,
-            "notes": self.notes,
-            "environment": environment.collect(self.opts.fio_version, self.opts.argv),
-            "started": self.started,
-            "finished": environment.now_iso(),
-            "store": None,
-        }
+            rules={"judge": judge.RULES_VERSION, "scenario_analysis": scenario_analysis.ANALYSIS_VERSION},
+            summary=judge.counts(self.judgements), warnings=warnings, notes=self.notes,
+            environment=environment.collect(self.opts.fio_version, self.opts.argv), started=self.started,
+            finished=environment.now_iso(), store=None)
+        self.doc = result.to_dict()
         self.rewrite()
         return self.doc
 
