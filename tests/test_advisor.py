@@ -514,3 +514,50 @@ def test_inputs_from_the_result_store_give_the_advice_their_files_give(tmp_path,
     # a run the store does not hold: one line, the store's error
     rc, _, err = advise("--log", "store:999", "--store", db, *common, capsys=capsys)
     assert rc == 2 and err.count("\n") == 1 and "no run 999" in err, (rc, err)
+
+
+IOSTAT = fixture_path("zpool", "iostat-Tu-vpy-1s-stream-pmem-log.txt")  # the lab's log under fio (README there)
+
+
+def test_the_rate_from_a_recorded_zpool_iostat_history_sizes_by_its_peak_and_wears_by_its_mean(capsys):
+    from slogqual.tools import zpool
+
+    reports = zpool.parse_iostat_stream(open(IOSTAT).read())
+    rates = zpool.log_write_rates(reports)  # pmem0's write bytes/s in each of the seven 1 s reports
+    assert len(rates) == 7 and rates[2:6] == [4044357, 8898187, 7980818, 9023657] and zpool.report_interval_s(reports) == 1.0
+    rc, out, err = advise("--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1,2",
+                          "--tunables", "defaults", "--rate-history", IOSTAT, "--tbw", "600", "--json", capsys=capsys)
+    assert rc == 0, err
+    doc = json.loads(out)
+    size, life = doc["candidates"][0]["size"], doc["candidates"][0]["life"]
+    assert size["log_rate_bytes_s"] == max(rates) and size["rate_basis"].startswith("the busiest of 7 intervals of")
+    assert size["per_txg_bytes"] == round(max(rates) * 5)  # zfs_txg_timeout's 5 s of the busiest interval
+    assert life["bytes_per_day"] == pytest.approx(sum(rates) / len(rates) * 86400, rel=1e-6)  # a day writes the mean
+    assert life["rate_basis"].startswith("the mean of 7 intervals")
+    assert doc["workload"]["rate_history"]["peak_bytes_s"] == max(rates)
+    # a plain --rate leaves the document as before: no rate_history key
+    rc, out, _ = advise("--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1",
+                        "--tunables", "defaults", "--rate", "9", "--json", capsys=capsys)
+    assert rc == 0 and "rate_history" not in json.loads(out)["workload"]
+
+
+def _without_logs(tmp_path):
+    """The lab's recording with its log section cut out, as a pool without a SLOG prints its reports (DERIVED
+    from the real capture: the 'logs' line and the pmem0 row under it removed from each report)."""
+    lines = open(IOSTAT).read().splitlines()
+    kept = [ln for ln in lines if not ln.startswith(("logs ", "  pmem0 "))]
+    path = tmp_path / "no-slog.txt"
+    path.write_text("\n".join(kept) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("history,extra,needle", [
+    ("no-slog", [], "no log vdev in any of its 7 reports"),
+    (None, ["--rate", "9"], "--rate or as --rate-history, not both"),
+    ("list-Hp.txt", [], "not a zpool iostat -vp recording"),
+])
+def test_a_rate_history_that_cannot_serve_is_one_line_exit_2(history, extra, needle, capsys, tmp_path):
+    path = _without_logs(tmp_path) if history == "no-slog" else fixture_path("zpool", history) if history else IOSTAT
+    rc, _, err = advise("--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1",
+                        "--rate-history", path, *extra, capsys=capsys)
+    assert rc == 2 and err.count("\n") == 1 and needle in err, err

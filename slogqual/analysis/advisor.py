@@ -106,6 +106,29 @@ class Tunables:
 
 
 @dataclass
+class RateHistory:
+    """The sync write rate a pool's log carried, from a recorded ``zpool iostat -T u -vpy POOL INTERVAL``: the
+    log vdevs' bytes/s in each report. Sizing takes the busiest interval (the log must hold its txgs), life
+    the mean (what a day writes)."""
+
+    source: str
+    rates: List[float]  # bytes/s per interval
+    interval_s: Optional[float] = None
+
+    @property
+    def peak(self) -> float:
+        return max(self.rates)
+
+    @property
+    def mean(self) -> float:
+        return sum(self.rates) / len(self.rates)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"source": self.source, "intervals": len(self.rates), "interval_s": self.interval_s,
+                "peak_bytes_s": round(self.peak, 1), "mean_bytes_s": round(self.mean, 1)}
+
+
+@dataclass
 class Workload:
     protocol: str  # iscsi (zvols) | nfs (a dataset)
     io_size: int  # bytes per write
@@ -113,9 +136,15 @@ class Workload:
     threads: List[int]  # total concurrent writers at each step
     zils: int = 1  # independent intent logs the writers spread over (zvols; one dataset = 1)
     rate_mbps: Optional[float] = None  # MB/s of sync writes the log must carry (sizing and life)
+    rate_history: Optional[RateHistory] = None  # or the log's own recorded rate (sizing: peak, life: mean)
 
     def to_dict(self) -> Dict[str, Any]:
-        return dict(self.__dict__, threads=list(self.threads))
+        d = dict(self.__dict__, threads=list(self.threads))
+        if self.rate_history is None:
+            del d["rate_history"]  # as documents before it had it
+        else:
+            d["rate_history"] = self.rate_history.to_dict()
+        return d
 
 
 @dataclass
@@ -472,8 +501,8 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
     size = sizing(w, t, shape, peak, capacity_of(sweep))
     if size.get("finding"):
         findings.append(size.pop("finding"))
-    life = lifetime(size["log_rate_bytes_s"], endurance, capacity_of(sweep), size["rate_basis"],
-                    wear.evidence(sweep.points))
+    life = lifetime(size.get("life_rate_bytes_s", size["log_rate_bytes_s"]), endurance, capacity_of(sweep),
+                    size.get("life_rate_basis", size["rate_basis"]), wear.evidence(sweep.points))
     if life and life.get("finding"):
         findings.append(life.pop("finding"))
     dev = sweep.device or {}
@@ -519,14 +548,21 @@ def sizing(w: Workload, t: Tunables, shape: LogShape, peak: Dict[str, Any], capa
     (the margin). A txg lasts up to zfs_txg_timeout; it holds at most zfs_dirty_data_max of dirty data
     where given. Lab evidence (docs/lab.md): 256 MiB at 64 MiB/s of 128 KiB writes (needed 960 MiB) sent
     43 % of the ZIL to the data disks; 2 GiB (recommended 1,600 MiB) 0.015 %."""
-    if w.rate_mbps is not None:
-        data_rate = w.rate_mbps * MB
-        basis = f"the required rate, {w.rate_mbps:g} MB/s"
-    else:
-        data_rate = peak["mbps"] * (1 << 20)
-        basis = f"the predicted peak, {peak['mbps']:.1f} MiB/s at {peak['threads']} threads"
     ratio = shape.bytes_per_io / w.io_size
-    log_rate = data_rate * ratio
+    h = w.rate_history
+    if h is not None:  # the log's own bytes: its records' overhead is in them already
+        log_rate = h.peak
+        data_rate = log_rate / ratio
+        basis = (f"the busiest of {len(h.rates)} intervals of {h.source}: the log vdevs wrote "
+                 f"{h.peak / MB:.2f} MB/s (mean {h.mean / MB:.2f})")
+    else:
+        if w.rate_mbps is not None:
+            data_rate = w.rate_mbps * MB
+            basis = f"the required rate, {w.rate_mbps:g} MB/s"
+        else:
+            data_rate = peak["mbps"] * (1 << 20)
+            basis = f"the predicted peak, {peak['mbps']:.1f} MiB/s at {peak['threads']} threads"
+        log_rate = data_rate * ratio
     per_txg = log_rate * t.zfs_txg_timeout
     capped = t.zfs_dirty_data_max is not None and per_txg > t.zfs_dirty_data_max
     if capped:
@@ -540,6 +576,9 @@ def sizing(w: Workload, t: Tunables, shape: LogShape, peak: Dict[str, Any], capa
         "txgs_held": TXG_CONCURRENT_STATES, "txgs_with_margin": TXG_CONCURRENT_STATES + TXG_DEFER_SIZE,
         "needed_bytes": round(needed), "recommended_bytes": round(recommended), "capacity": capacity,
     }
+    if h is not None:  # a day writes the mean, not the busiest interval
+        out["life_rate_bytes_s"] = round(h.mean, 1)
+        out["life_rate_basis"] = f"the mean of {len(h.rates)} intervals of {h.source}, {h.mean / MB:.2f} MB/s"
     if capacity is not None and capacity < recommended:
         out["finding"] = {"kind": Kind.LOG_TOO_SMALL.value, "threads": [],
                           "figures": [{"capacity": capacity, "needed_bytes": round(needed),
@@ -752,6 +791,11 @@ def check_workload(w: Workload, t: Tunables) -> None:
         raise AdviceInputError("--zils must be at least 1")
     if w.rate_mbps is not None and not (w.rate_mbps > 0 and math.isfinite(w.rate_mbps)):
         raise AdviceInputError(f"--rate must be a positive number of MB/s, not {w.rate_mbps:g}")
+    if w.rate_mbps is not None and w.rate_history is not None:
+        raise AdviceInputError("give the rate as --rate or as --rate-history, not both")
+    if w.rate_history is not None and not (w.rate_history.rates and w.rate_history.peak > 0):
+        raise AdviceInputError(f"{w.rate_history.source}: its log vdevs wrote nothing in any interval: no rate to "
+                               "size or wear a log by")
     if t.logbias not in LOGBIASES:
         raise AdviceInputError(f"unknown logbias {t.logbias!r}: use latency or throughput")
     if t.zil_maxblocksize < 4096 or t.zfs_txg_timeout <= 0 or t.zfs_immediate_write_sz < 0:

@@ -47,6 +47,9 @@ def register(sub) -> None:
     w.add_argument("--threads", help="total concurrent writers at each step, e.g. 1,2,4,8")
     w.add_argument("--zils", type=int, help="independent intent logs the writers spread over: zvols (iscsi) or "
                                             "datasets (default: the scenario's LUNs for zvols, else 1)")
+    w.add_argument("--rate-history", metavar="IOSTAT.txt",
+                   help="or the rate the pool's log carried: a recording of `zpool iostat -T u -vpy POOL SECONDS` "
+                        "(sizing takes its busiest interval, life its mean)")
     w.add_argument("--rate", type=float, metavar="MB/s", help="sync write rate the log must carry (for size and life; "
                                                               "default: the predicted peak)")
     t = p.add_argument_group("OpenZFS tunables (an option given > this host's values > the defaults of 2.3)")
@@ -124,8 +127,33 @@ def _workload(args, scenario: Optional[ScenarioResult]) -> A.Workload:
     zils = args.zils if args.zils is not None else (luns if protocol == "iscsi" and sc else 1)
     if args.rate is not None and not args.rate > 0:
         raise UsageError(f"--rate must be a positive number of MB/s, not {args.rate:g}")
+    if args.rate is not None and args.rate_history:
+        raise UsageError("give the rate as --rate or as --rate-history, not both")
     return A.Workload(protocol=protocol, io_size=int(bs), block_size=int(block), threads=threads, zils=int(zils),
-                      rate_mbps=args.rate)
+                      rate_mbps=args.rate, rate_history=_rate_history(args.rate_history) if args.rate_history else None)
+
+
+def _rate_history(path: str) -> A.RateHistory:
+    """The log vdevs' write rate per report of a recorded `zpool iostat -T u -vpy POOL INTERVAL`."""
+    from slogqual.errors import ToolOutputError
+    from slogqual.paths import require_regular
+    from slogqual.tools import zpool
+
+    require_regular(path, "--rate-history")
+    try:
+        with open(path, errors="replace") as fh:
+            text = fh.read(64 << 20)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        reports = zpool.parse_iostat_stream(text)
+    except ToolOutputError as exc:
+        raise UsageError(f"{path}: not a zpool iostat -vp recording ({exc})") from None
+    rates = zpool.log_write_rates(reports)
+    if not rates:
+        raise UsageError(f"{path}: no log vdev in any of its {len(reports)} reports: a pool without a SLOG shows no "
+                         "sync write rate of its own in zpool iostat; give --rate")
+    return A.RateHistory(path, [float(r) for r in rates], zpool.report_interval_s(reports))
 
 
 def _int(text: str, option: str) -> int:
@@ -306,7 +334,8 @@ def run(args) -> int:
     from slogqual.cli.options import guard_output
 
     out = plot = None
-    inputs = list(args.log) + list(args.data or []) + list(args.powercut or []) + [args.scenario, args.verify]
+    inputs = (list(args.log) + list(args.data or []) + list(args.powercut or [])
+              + [args.scenario, args.verify, args.rate_history])
     if args.output:
         out = guard_output(args, args.output, "advice", ours=S.prefix(S.ADVICE), inputs=inputs)
     if args.plot:

@@ -180,6 +180,24 @@ def parse_iostat_stream(text: str) -> List[IostatReport]:
     return reports
 
 
+def log_write_rates(reports: Sequence[IostatReport]) -> List[int]:
+    """Bytes/s the pool's log vdevs wrote in each report that shows them (the top-level log vdevs' rows: a
+    mirror's row is the sum of its members', each block counted once per member)."""
+    out = []
+    for rep in reports:
+        logs = [r for r in rep.rows if r.section == "logs" and r.depth == 1]
+        if logs:
+            out.append(sum(r.write_bytes for r in logs))
+    return out
+
+
+def report_interval_s(reports: Sequence[IostatReport]) -> Optional[float]:
+    """The seconds between reports, from their -T u time lines (the median step); None without them."""
+    stamps = [r.time for r in reports if r.time is not None]
+    steps = sorted(b - a for a, b in zip(stamps, stamps[1:]) if b > a)
+    return float(steps[len(steps) // 2]) if steps else None
+
+
 @dataclass(frozen=True)
 class PoolInfo:
     name: str
