@@ -9,7 +9,7 @@ import sys
 
 from slogqual.errors import SlogqualError, UsageError
 from slogqual import limits
-from slogqual.cli.options import count, guard_output_dir, in_range, seconds
+from slogqual.cli.options import count, guard_output_dir, in_range
 from slogqual.powercut import MAX_CYCLES
 
 DEFAULT_CHECK_DEVICES = ["hdd", "hdd", "nvme"]

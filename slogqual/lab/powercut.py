@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, TextIO
 
 from slogqual import __version__
-from slogqual.errors import MeasurementError, SlogqualError, UsageError
+from slogqual.errors import MeasurementError, UsageError
 from slogqual.powercut import MAX_CYCLES
 from slogqual.powercut import records as R
 from slogqual.powercut import verify as V
