@@ -96,3 +96,15 @@ def test_the_advisors_life_without_a_rating_comes_from_the_measured_wear():
     assert plain["assumption"].startswith("the device's own write amplification is 1 (not measured)")
     assert "too few writes to measure" in plain["assumption"] and "counted 1.00 x" in plain["assumption"]
     assert advisor.lifetime(rate, None, None, "given", few) is None  # neither rated nor measured
+
+
+def test_a_sas_ssds_endurance_indicator_is_its_percentage_used():
+    """smartctl's JSON of a SAS SSD (tests/fixtures/smartctl/SOURCES.md: a Toshiba PM5-M, `smartctl -a --json`)
+    carries the Solid State Media log page's Percentage Used Endurance Indicator; no data units (SCSI has none)."""
+    from conftest import read_fixture as fixture
+    from slogqual.tools import smartctl
+
+    h = smartctl.parse_health(fixture("smartctl", "sas-ssd-toshiba-kpm5xmug400g.json"))
+    assert h.percentage_used == 0 and h.data_units_written is None
+    nvme = smartctl.parse_health(fixture("smartctl", "nvme-samsung-mzvl21t0hclr-health.json"))
+    assert nvme.percentage_used is not None and nvme.data_units_written is not None

@@ -253,6 +253,8 @@ def parse_health(text: str) -> SmartHealth:
             # smartctl writes sensor i at index i-1, leaving null for one that does not report
             found = {i + 1: _celsius(v) for i, v in enumerate(sensors[:8])}
             h.sensors_c = {n: c for n, c in found.items() if c is not None} or None
+    if h.percentage_used is None:  # a SCSI/SAS SSD's Solid State Media log page (SBC-3): the same estimate
+        h.percentage_used = _counter(doc.get("scsi_percentage_used_endurance_indicator"))
     limits = doc.get("nvme_composite_temperature_threshold")  # smartctl 7.5: {"warning": 70, "critical": 85}
     if isinstance(limits, dict):
         h.warning_threshold_c = _positive_celsius(limits.get("warning"))
