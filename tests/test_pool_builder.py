@@ -113,3 +113,14 @@ def test_iostat_window_of_unreadable_stream_is_an_error_not_no_evidence():
     # stopped before its first report: no evidence, no error
     avg = _window(_Stream("1795333934\n", -15)).collect(0, 10)
     assert avg.reports == 0 and avg.rows == []
+
+
+def test_only_zpools_labelling_race_with_udev_is_tried_again():
+    """The words a lab guest's `zpool create` ended with on a CPU-slowed host (the scenario document's error,
+    2026-11-26: udev had not made the new partition's node within zpool's wait) are the one failure create
+    tries once more after `udevadm settle`; any other failure is final at once."""
+    from slogqual.pool.builder import label_race
+
+    assert label_race("zpool create -f… failed: Error preparing/labeling disk.")
+    assert not label_race("cannot create 'slogqual-x': pool already exists")
+    assert not label_race("/dev/sdb is in use and contains a unknown filesystem.")

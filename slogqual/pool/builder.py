@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from slogqual import paths
-from slogqual.errors import MeasurementError, UsageError
+from slogqual.errors import MeasurementError, ToolError, ToolFailedError, UsageError
 from slogqual.tools import lzc as _lzc
 from slogqual.tools import udevadm as _udevadm
 from slogqual.tools import zfs as _zfs
@@ -88,6 +88,15 @@ def ashift_for(devices: List[str], identities: Optional[Dict[str, Dict]] = None)
 safe_name = paths.safe_name  # pool and dataset names: one sanitiser for every name slogqual makes
 
 
+
+# zpool's words when udev did not make a new partition's node within its wait (lib/libzutil's
+# zpool_label_disk): seen in the lab guest on a CPU-slowed host, 2026-11-26
+LABEL_RACE = "Error preparing/labeling disk"
+
+
+def label_race(message: str) -> bool:
+    return LABEL_RACE in message
+
 @dataclass
 class ThrowawayPool:
     name: str
@@ -125,7 +134,7 @@ class ThrowawayPool:
         argv = _zpool.create_argv(self.name, self.vdevs, self.logs, properties=self.properties,
                                   fs_properties=self.fs_properties, force=True, mountpoint=self.mount_root)
         try:
-            _zpool.zpool(argv)
+            self._zpool_create(argv)
         except BaseException:
             # An interrupt (or an error) can land after the kernel made the pool but before zpool
             # returned. The name was free a moment ago and carries our prefix, so a pool by that name
@@ -138,6 +147,22 @@ class ThrowawayPool:
             raise
         self.created = True
         return self
+
+    def _zpool_create(self, argv: List[str]) -> None:
+        """zpool create, once more when it lost the race with udev: zpool partitions each whole disk and waits
+        a fixed time (libzutil's DISK_LABEL_WAIT) for udev to make the partition's node; a slow host's udev
+        can miss it (the lab guest on a CPU-slowed host: "Error preparing/labeling disk."). Once udev has
+        settled the same create succeeds (-f relabels the disk); anything else fails at once."""
+        try:
+            _zpool.zpool(argv)
+        except ToolFailedError as exc:
+            if not label_race(str(exc)) or self.name in _zpool.pools():
+                raise
+            try:
+                _udevadm.settle(60)
+            except ToolError:
+                pass  # no udevadm: the second attempt says what is wrong, if anything still is
+            _zpool.zpool(argv)
 
     def zvol(self, name: str, size: int, volblocksize: Optional[int]) -> str:
         full = f"{self.name}/{name}"
