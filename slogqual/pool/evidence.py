@@ -124,5 +124,5 @@ def vdev_summary(rows: List[_zpool.VdevIO]) -> Dict[str, object]:
     """
     vdevs = [{"name": r.name, "section": r.section or "data", "depth": r.depth, "write_ops_s": r.write_ops,
               "write_bytes_s": r.write_bytes} for r in rows]
-    log_bytes = sum(r.write_bytes for r in rows if r.section == "logs" and r.depth == 1)
+    log_bytes = sum(r.write_bytes for r in _zpool.log_rows(rows))
     return {"vdevs": vdevs, "log_write_bytes_s": log_bytes, "log_write_ops_s": log_ops(vdevs)}

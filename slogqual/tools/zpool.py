@@ -180,15 +180,15 @@ def parse_iostat_stream(text: str) -> List[IostatReport]:
     return reports
 
 
+def log_rows(rows: Sequence[VdevIO]) -> List[VdevIO]:
+    """The top-level log vdevs' rows (depth 1): a mirror's row already sums its legs, so adding the legs too
+    would count every byte twice."""
+    return [r for r in rows if r.section == "logs" and r.depth == 1]
+
+
 def log_write_rates(reports: Sequence[IostatReport]) -> List[int]:
-    """Bytes/s the pool's log vdevs wrote in each report that shows them (the top-level log vdevs' rows: a
-    mirror's row is the sum of its members', each block counted once per member)."""
-    out = []
-    for rep in reports:
-        logs = [r for r in rep.rows if r.section == "logs" and r.depth == 1]
-        if logs:
-            out.append(sum(r.write_bytes for r in logs))
-    return out
+    """Bytes/s the pool's log vdevs wrote in each report that shows them."""
+    return [sum(r.write_bytes for r in logs) for logs in (log_rows(rep.rows) for rep in reports) if logs]
 
 
 def report_interval_s(reports: Sequence[IostatReport]) -> Optional[float]:
