@@ -90,7 +90,12 @@ def _kill_at_random(argv, env, seed, helper, window, cwd=None):
     seen = {}
 
     def look():
-        seen.update((k, seen.get(k) or _comm(k[0])) for k in _descendants(proc.pid))
+        # a name is read again at every look: a child is seen under its parent's name (python3) between its
+        # fork and its exec, with the pid and start time it keeps after the exec (CI once saw pairbench only
+        # as python3 and waited for it until the run had ended); the last name read stays once it is gone
+        for k in _descendants(proc.pid):
+            name = _comm(k[0])
+            seen[k] = name or seen.get(k) or f"{k[0]} (gone)"
 
     mark = t0
     if not early:
@@ -113,11 +118,12 @@ def _kill_at_random(argv, env, seed, helper, window, cwd=None):
 
 
 def _comm(pid):
+    """The name of pid now, or None when it is gone."""
     try:
         with open(f"/proc/{pid}/comm") as fh:
             return fh.read().strip()
     except OSError:
-        return f"{pid} (gone)"
+        return None
 
 
 def _nothing_left(seen, names, seed):
