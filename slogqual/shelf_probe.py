@@ -12,12 +12,13 @@ The document, ``slogqual.shelf/1``, is written beside the sweep results (``shelf
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from slogqual import environment
 from slogqual.at_once import at_once
-from slogqual.analysis import shelf
+from slogqual.analysis import path_ceiling, shelf
 from slogqual.device import topology
 from slogqual.progress import Progress
 from slogqual.results import schema as S
@@ -79,13 +80,29 @@ def _together(targets: Sequence[Target], size: int, runtime_s: float) -> Dict[st
     return got
 
 
-def probe(targets: Sequence[Target], runtime_s: float = 1.0, sizes: Sequence[int] = PROBE_SIZES,
-          progress: Optional[Progress] = None, root: str = sysfs.SYS) -> ShelfProbe:
-    """Each unit alone, then all at once, at every size that fits every target; the paths read from the
-    sysfs at ``root`` (on FreeBSD from its programs: topology.unit_path); per size the analysis of where
-    the aggregate stopped."""
-    progress = progress or Progress(quiet=True)
+def unit_device(unit: str) -> str:
+    """A --path-ceiling's DEVICE as its path names it: a /dev/disk/by-id link followed; a bare name (sdb)
+    kept, which matches by its base name."""
+    return os.path.realpath(unit) if os.sep in unit else unit
+
+
+def paths_of(targets: Sequence[Target], ceilings: Sequence[path_ceiling.Declaration] = (),
+             root: str = sysfs.SYS) -> List[UnitPath]:
+    """The targets' paths as sysfs at ``root`` shows them (on FreeBSD, its programs: topology.unit_path),
+    with the ceilings the user declared (--path-ceiling) set; UsageError for one that names no element.
+    Cheap (files only): a door calls it once to check the declarations before anything is written."""
     paths = [topology.unit_path(t.path, root) for t in targets]
+    path_ceiling.apply(paths, ceilings)
+    return paths
+
+
+def probe(targets: Sequence[Target], runtime_s: float = 1.0, sizes: Sequence[int] = PROBE_SIZES,
+          progress: Optional[Progress] = None, root: str = sysfs.SYS,
+          ceilings: Sequence[path_ceiling.Declaration] = ()) -> ShelfProbe:
+    """Each unit alone, then all at once, at every size that fits every target; the paths (paths_of,
+    with the declared ceilings); per size the analysis of where the aggregate stopped."""
+    progress = progress or Progress(quiet=True)
+    paths = paths_of(targets, ceilings, root)
     identity = {t.path: (describe_target(t) or {}) for t in targets}
     result = ShelfProbe([t.path for t in targets], paths, runtime_s, started=environment.now_iso())
     fit = [s for s in sizes if all(t.size is None or s <= t.size for t in targets)]

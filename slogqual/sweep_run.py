@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from slogqual import paths, shelf_probe, store
+from slogqual.analysis import path_ceiling
 from slogqual.at_once import at_once
 from slogqual import target as targets
 from slogqual.errors import ResultWriteError, SlogqualError, UsageError
@@ -55,6 +56,7 @@ class SweepRequest:
     skip_refused: bool = False  # sweep the targets that pass the interlocks, skip (and name) the others
     parallel: bool = False  # measure the targets at the same time, each writing the document a lone run writes
     probe: bool = False  # then each unit alone and all at once, 128 KiB ... 8 MiB (shelf_probe), into a shelf document
+    path_ceilings: List[str] = field(default_factory=list)  # --path-ceiling ELEMENT=RATE (analysis.path_ceiling)
     force: bool = False  # an output may replace a file that is not a slogqual sweep result
     store: Optional[str] = None  # --store PATH|URL; None: $SLOGQUAL_STORE or the default
     record_in_store: bool = True
@@ -142,6 +144,7 @@ class _Plan:
     fio_version: str
     engine_version: str
     shelf_output: Optional[str] = None  # --probe: where the shelf document goes
+    ceilings: List[path_ceiling.Declaration] = field(default_factory=list)  # --path-ceiling, checked
 
 
 def _plan_resume(req: SweepRequest, here: str) -> Tuple[Optional[_Plan], Optional[SweepResult]]:
@@ -179,6 +182,9 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
         raise UsageError("--probe measures several targets alone and together: name two or more")
     if req.parallel and (params.sustained or params.precision is not None):
         raise UsageError("--parallel takes a fixed --runtime per size: not --sustain or --precision")
+    ceilings = path_ceiling.parse_all(req.path_ceilings, shelf_probe.unit_device)
+    if ceilings and not req.probe:
+        raise UsageError(f"{path_ceiling.OPTION} is for --probe's together vs alone: add --probe")
     specs: List[Optional[str]] = list(req.targets) or [None]
     outputs = output_paths(req.output, specs, req.output_dir or here)
     largest = max(params.sizes)
@@ -201,11 +207,13 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
                              "not --engine fio or NBD targets")
         shelf_output = os.path.join(os.path.dirname(outputs[0]), f"slogqual-shelf-{time.strftime('%Y%m%dT%H%M%S')}.json")
         check_output(shelf_output, "shelf result", SHELF_SCHEMA.rsplit("/", 1)[0] + "/", protect, force=req.force)
+    if ceilings:  # each names an element of the units' paths, or nothing is written
+        shelf_probe.paths_of([t for t in resolved if t], ceilings)
     fio_version, engine_version = engines(params, [t.kind if t else targets.KIND_SCRATCH for t in resolved])
     if req.probe and not engine_version:
         engine_version = pairbench.check_version().text
     units = [(tgt if tgt else targets.create_scratch(here, largest), out, None) for tgt, out in zip(resolved, outputs)]
-    return _Plan(params, units, fio_version, engine_version, shelf_output)
+    return _Plan(params, units, fio_version, engine_version, shelf_output, ceilings)
 
 
 def run_sweeps(req: SweepRequest, progress: Optional[Progress] = None,
@@ -255,7 +263,8 @@ def _probe(plan: _Plan, outcome: SweepOutcome, progress: Progress) -> None:
         return
     # the sweep's own sizes where bandwidth matters, when it has any (--sizes 128k keeps a probe short)
     sizes = [s for s in plan.params.sizes if s >= shelf_probe.PROBE_SIZES[0]] or shelf_probe.PROBE_SIZES
-    outcome.shelf = shelf_probe.probe(tray, plan.params.runtime_s, sizes=sizes, progress=progress)
+    outcome.shelf = shelf_probe.probe(tray, plan.params.runtime_s, sizes=sizes, progress=progress,
+                                      ceilings=plan.ceilings)
     write_json_atomic(plan.shelf_output, outcome.shelf.to_dict())
     outcome.shelf_path = plan.shelf_output
     progress.say(f"shelf: {plan.shelf_output}")

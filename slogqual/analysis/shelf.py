@@ -81,6 +81,7 @@ class Shared:
     units: List[str]
     link: Optional[str] = None  # "PCIe 5 GT/s x8"
     ceiling: Optional[float] = None  # bytes/s
+    declared: Optional[str] = None  # the ceiling is the user's --path-ceiling (analysis.path_ceiling), not the link's
 
     def to_dict(self) -> Dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -125,13 +126,27 @@ def shared_elements(paths: Sequence[UnitPath]) -> List[Shared]:
     for path in paths:
         for e in path.elements:
             if e.key not in seen:
-                link = e.link
-                seen[e.key] = Shared(e.key, e.label(), e.kind, [], link.text() if link else None,
-                                     ceiling_bytes(link))
+                seen[e.key] = _shared(e)
                 order.append(e.key)
             if path.device not in seen[e.key].units:
                 seen[e.key].units.append(path.device)
     return [seen[k] for k in order if len(seen[k].units) >= 2]
+
+
+def _shared(e) -> Shared:
+    """An element as a shelf shares it: a declared ceiling (a --path-ceiling) before its link's, which for
+    the elements one is declared for is usually unknown anyway."""
+    link = e.link.text() if e.link else None
+    if e.declared_ceiling:
+        return Shared(e.key, e.label(), e.kind, [], link, e.declared_ceiling, e.declared)
+    return Shared(e.key, e.label(), e.kind, [], link, ceiling_bytes(e.link))
+
+
+def ceiling_text(s: Shared) -> str:
+    """What a shared element's ceiling rests on, for words: its link, or the declaration."""
+    if s.declared:
+        return f"declared {s.declared}"
+    return s.link or "no link"
 
 
 def shared_on_hosts(units: Sequence[Tuple[Optional[str], UnitPath]]) -> List[Tuple[Optional[str], Shared]]:
@@ -292,12 +307,12 @@ def words(f: Finding) -> str:
     if f.kind == CAPPED:
         e = f.element
         return (f"{n} units alone {gb_s(g['alone_sum'])} summed, together {gb_s(g['together'])}: they share "
-                f"{e.label} ({e.link}), whose ceiling of {gb_s(g['ceiling'])} caps them "
+                f"{e.label} ({ceiling_text(e)}), whose ceiling of {gb_s(g['ceiling'])} caps them "
                 f"(together reached {g['of_ceiling']:.0%} of it)")
     if f.kind == SHORT:
         text = f"{n} units alone {gb_s(g['alone_sum'])} summed, together {gb_s(g['together'])} ({g['ratio']:.0%})"
         if f.element is not None:
-            return (text + f": below the lowest ceiling they share, {f.element.label} ({f.element.link}, "
+            return (text + f": below the lowest ceiling they share, {f.element.label} ({ceiling_text(f.element)}, "
                     f"{gb_s(g['nearest_ceiling'])}, reached {g['of_ceiling']:.0%}); the limit is not on the "
                     "path sysfs shows (a cable, the host, the units themselves)")
         return text + ": no element they share has a ceiling that explains it"

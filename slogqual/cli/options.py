@@ -109,3 +109,13 @@ def refuse_store(args, path, why: str) -> None:
     from slogqual import store
 
     store.refuse_overwrite(path, why, getattr(args, "store", None))
+
+
+def add_path_ceiling(p) -> None:
+    """--path-ceiling, the same for every command that analyses shared paths (sweep and qualify --probe,
+    scenario run's striped and mirrored logs)."""
+    p.add_argument("--path-ceiling", action="append", default=[], metavar="ELEMENT=RATE",
+                   help="declare the ceiling (bytes/s, k/m/g binary: 2400m) of a path element that sysfs cannot "
+                        "rate (a virtio or RAID HBA, an expander's uplink, a throttled port): ELEMENT is its name "
+                        "as the path shows it (host0, 0000:03:00.0, expander-0:1) or DEVICE:KIND, the element of "
+                        "that kind nearest DEVICE (/dev/sdb:scsi-host); repeatable; recorded as declared")

@@ -6,7 +6,7 @@ import sys
 
 from slogqual import limits
 from slogqual.cli.history import STORE_HELP
-from slogqual.cli.options import add_force, in_range
+from slogqual.cli.options import add_force, add_path_ceiling, in_range
 from slogqual.progress import Progress
 from slogqual.qualify import output, precondition, profile as profiles, steady
 from slogqual.qualify.door import QualifyRequest, plan, qualify
@@ -59,6 +59,7 @@ def register(sub) -> None:
     p.add_argument("--probe", action="store_true",
                    help="with --parallel: after the measurement, each device alone, then all at once, at 128 KiB ... "
                         "8 MiB, and where the aggregate stopped on the path they share (shelf.json in --out)")
+    add_path_ceiling(p)
     p.add_argument("--model", help="model to file the results under when the device has none (NBD, files)")
     p.add_argument("--serial", help="serial to file the results under when the device has none (one DEV only)")
     p.add_argument("--firmware", help="firmware to file the results under when the device has none")
@@ -78,7 +79,8 @@ def _request(args) -> QualifyRequest:
         scenario_quick=args.scenario_quick, scenario_results=list(args.scenario_result), powercut=args.powercut,
         destroy_data=args.destroy_data, labels={"model": args.model, "serial": args.serial, "firmware": args.firmware},
         store=args.store, record_in_store=not args.no_store, html=not args.no_html,
-        argv=["slogqual", *sys.argv[1:]], parallel=args.parallel, skip_refused=args.skip_refused, probe=args.probe)
+        argv=["slogqual", *sys.argv[1:]], parallel=args.parallel, skip_refused=args.skip_refused, probe=args.probe,
+        path_ceilings=list(args.path_ceiling))
 
 
 def run(args) -> int:

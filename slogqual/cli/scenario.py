@@ -17,7 +17,7 @@ from slogqual.progress import Progress
 from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 from slogqual import limits
-from slogqual.cli.options import add_force, guard_output, in_range
+from slogqual.cli.options import add_force, add_path_ceiling, guard_output, in_range
 from slogqual.outputs import picture, text_mark
 
 
@@ -81,6 +81,7 @@ def register(sub) -> None:
     r.add_argument("--fio-servers", type=in_range(limits.FIO_SERVERS), default=0, metavar="N",
                    help="start N fio servers on 127.0.0.1 for the run and drive each step with them (the lab's "
                         "clients)")
+    add_path_ceiling(r)
     r.add_argument("--json", action="store_true", help="print the result document")
     add_force(r, "scenario result")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -209,6 +210,9 @@ def _run_in_lab(args) -> int:
         raise UsageError("--log-sweep names sweeps of host devices; in the lab use --sweep-logs")
     if args.resume:
         raise UsageError("--resume continues a run on host devices; a lab run starts a fresh guest (run it again)")
+    if args.path_ceiling:
+        raise UsageError("--path-ceiling names elements of host devices' paths; in the lab use `slogqual lab run "
+                         "--path` and run the scenario in the guest")
     name = safe_name(os.path.basename(args.scenario)).removesuffix(".toml")
     out = os.path.abspath(args.output or f"slogqual-scenario-{name}-lab-{time.strftime('%Y%m%dT%H%M%S')}.json")
     request = lab_scenario.LabScenarioRequest(
@@ -237,7 +241,8 @@ def cmd_run(args) -> int:
                               log_sweep_files=args.log_sweep, measure_log_sweeps=args.sweep_logs,
                               destroy_data=args.destroy_data, resume=bool(args.resume), force=args.force,
                               clients=[c for c in args.clients.split(",") if c.strip()],
-                              fio_servers=args.fio_servers, argv=["slogqual", *sys.argv[1:]])
+                              fio_servers=args.fio_servers, path_ceilings=list(args.path_ceiling),
+                              argv=["slogqual", *sys.argv[1:]])
     progress = Progress(quiet=args.quiet)
     try:
         outcome = run_scenario(request, progress)

@@ -20,7 +20,7 @@ from slogqual.tools import fio
 from slogqual.units import DEFAULT_SIZES, KiB, parse_percent, parse_sizes, parse_sustain
 
 SUSTAIN_DEFAULT_SIZE = 128 * KiB  # a ZIL log block of a large sync write; an NFS copy's ingest
-from slogqual.cli.options import in_range
+from slogqual.cli.options import add_path_ceiling, in_range
 from slogqual.cli.history import STORE_HELP
 
 
@@ -65,6 +65,7 @@ def register(sub) -> None:
                         "--sizes, when it has any); where the "
                         "aggregate stopped on the path the units share, and any unit slower than its identical "
                         "siblings with its slot and link (a shelf document beside the results)")
+    add_path_ceiling(p)
     p.add_argument("-o", "--output", metavar="PATH",
                    help="result file (one target) or directory (several); default: slogqual-sweep-NAME-TIME.json here")
     p.add_argument("--force", action="store_true",
@@ -139,7 +140,7 @@ def run(args) -> int:
     store.Store(args.store)  # a bad --store / $SLOGQUAL_STORE is refused first (nothing opened yet)
     request = SweepRequest(targets=list(args.targets), output=args.output, resume=args.resume,
                            destroy_data=args.destroy_data, skip_refused=args.skip_refused, parallel=args.parallel,
-                           probe=args.probe, force=args.force,
+                           probe=args.probe, path_ceilings=list(args.path_ceiling), force=args.force,
                            store=args.store, argv=["slogqual", *sys.argv[1:]])
     if args.resume:
         if args.targets or args.sizes or args.engine != ENGINE_AUTO or any(

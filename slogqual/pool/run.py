@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from slogqual.analysis import path_ceiling
 from slogqual.errors import SlogqualError, ToolError, UsageError
 from slogqual.outputs import check_output, json_document
 from slogqual.pool import log_sweeps, variants
@@ -27,6 +28,7 @@ from slogqual.pool.runner import SCENARIO_SCHEMA, PoolScenarioRun, new_result
 from slogqual.pool.scenario import Scenario, load_scenario
 from slogqual.progress import Progress
 from slogqual.results.scenario import ScenarioResult
+from slogqual.results.shelf import UnitPath
 from slogqual.tools import fio, fio_client
 from slogqual.tools import zfs as _zfs
 
@@ -58,6 +60,7 @@ class ScenarioRequest:
     record_in_store: bool = True
     clients: List[str] = field(default_factory=list)  # fio --server endpoints 'HOST[:PORT]' that drive each step
     fio_servers: int = 0  # start this many fio servers on 127.0.0.1 for the run and drive each step with them
+    path_ceilings: List[str] = field(default_factory=list)  # --path-ceiling ELEMENT=RATE (analysis.path_ceiling)
 
 
 @dataclass
@@ -99,6 +102,7 @@ class _Plan:
     document: Optional[ScenarioResult]  # the resumed result; None for a new run
     clients: List[str] = field(default_factory=list)  # what drives each step: fio server endpoints ...
     fio_servers: int = 0  # ... and fio servers of our own on loopback
+    paths: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # device -> its recorded path (a new run)
 
 
 def _plan(req: ScenarioRequest) -> _Plan:
@@ -142,7 +146,10 @@ def _plan_devices(req: ScenarioRequest) -> _Plan:
     labels = [fio_client.parse_endpoint(c).label for c in req.clients]  # a bad endpoint: one line, now
     if len(set(labels)) != len(labels):
         raise UsageError("--clients names a fio server twice")
+    ceilings = path_ceiling.parse_all(req.path_ceilings, _unit_device)
     if req.resume:
+        if ceilings:
+            raise UsageError(f"--resume keeps the paths the run recorded: no {path_ceiling.OPTION}")
         resumed = ScenarioResult.load(req.output)  # validated: a bad key is named
         scenario = load_scenario(resumed.source)
         if resumed.quick:
@@ -162,7 +169,23 @@ def _plan_devices(req: ScenarioRequest) -> _Plan:
     if len(set(data + logs)) != len(data + logs):
         raise UsageError("a device is named twice")
     check_result_path(req.output, data + logs, req.force)
-    return _Plan(scenario, data, logs, None)
+    return _Plan(scenario, data, logs, None, paths=_paths(data + logs, ceilings))
+
+
+def _unit_device(unit: str) -> str:
+    """A --path-ceiling's DEVICE as the recorded path names it: lab:N mapped, a by-id link followed."""
+    (dev,) = lab_device_paths([unit])
+    return os.path.realpath(dev) if os.sep in dev else dev
+
+
+def _paths(devices: List[str], ceilings: List[path_ceiling.Declaration]) -> Dict[str, Dict[str, Any]]:
+    """Each device's path from the host as the result records it (which elements a pair of logs shares:
+    analysis.pair_ceiling), with the declared ceilings set; one that names no element is bad input, now."""
+    from slogqual.device import topology
+
+    paths = [UnitPath.from_dict(topology.recorded(d)) for d in devices]
+    path_ceiling.apply(paths, ceilings)
+    return {d: p.to_dict() for d, p in zip(devices, paths)}
 
 
 def check_result_path(output: str, devices: List[str], force: bool = False) -> str:
@@ -195,7 +218,6 @@ def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> S
         return ScenarioOutcome(plan.document, output, already_complete=True)
     fio_version = fio.check_version().text  # 'fio-3.33', as every document records it
     from slogqual import device as _device
-    from slogqual.device import topology
 
     result = plan.document
     with contextlib.ExitStack() as stack:
@@ -208,8 +230,7 @@ def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> S
                     identities[dev] = _device.identify(dev).to_dict()
                 except SlogqualError as exc:
                     identities[dev] = {"path": dev, "error": str(exc)}
-                # its path from the host: which elements a pair of logs shares (analysis.pair_ceiling)
-                identities[dev]["topology"] = topology.recorded(dev)
+                identities[dev]["topology"] = plan.paths[dev]  # read while planning, with any declared ceiling
             result = new_result(plan.scenario, req.quick, req.layout, plan.data, plan.logs, fio_version,
                                 req.argv, identities)
             result.origin = req.origin

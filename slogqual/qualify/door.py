@@ -31,7 +31,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
+from slogqual import shelf_probe
 from slogqual import target as targets
+from slogqual.analysis import path_ceiling
 from slogqual.at_once import at_once
 from slogqual.process import EXIT_INTERRUPTED
 from slogqual.errors import SlogqualError, UsageError
@@ -79,6 +81,7 @@ class QualifyRequest:
     parallel: bool = False  # measure the devices at the same time, a tray claimed all or nothing
     skip_refused: bool = False  # with parallel: qualify the devices that pass the interlocks, name the others
     probe: bool = False  # with parallel: then each device alone and all at once (slogqual.shelf/1, shelf.json)
+    path_ceilings: List[str] = field(default_factory=list)  # with probe: --path-ceiling ELEMENT=RATE
 
 
 @dataclass
@@ -148,10 +151,15 @@ def _plan_tray(req: QualifyRequest, prof: profiles.Profile, sizes: List[int]) ->
                              "flush mode, not NBD targets")
         from slogqual.tools import pairbench
         pairbench.check_version()
+    if req.path_ceilings:  # each names an element of the devices' paths, or nothing is written
+        shelf_probe.paths_of(tray, path_ceiling.parse_all(req.path_ceilings, shelf_probe.unit_device))
     return tray
 
 
 def _check_tray_options(req: QualifyRequest) -> None:
+    path_ceiling.parse_all(req.path_ceilings)  # its syntax first, with the other options
+    if req.path_ceilings and not req.probe:
+        raise UsageError(f"{path_ceiling.OPTION} is for --probe's together vs alone: add --probe")
     if not req.parallel and (req.skip_refused or req.probe):
         flag = "--skip-refused" if req.skip_refused else "--probe"
         raise UsageError(f"{flag} goes with --parallel (without it the devices are qualified in turn, each "
@@ -209,7 +217,8 @@ def plan(req: QualifyRequest) -> Options:
         labels={k: req.labels.get(k) for k in ("model", "serial", "firmware")},
         argv=list(req.argv), fio_version=fio_version, powercut=powercut, powercut_path=req.powercut,
         parallel=req.parallel, skip_refused=req.skip_refused, targets=tray,
-        shelf_output=os.path.join(out_dir, SHELF_NAME) if req.probe else None)
+        shelf_output=os.path.join(out_dir, SHELF_NAME) if req.probe else None,
+        ceilings=path_ceiling.parse_all(req.path_ceilings, shelf_probe.unit_device))
 
 
 class _Recorder:
@@ -369,13 +378,12 @@ def _probe(opts: Options, units: List[tuple], progress: Progress, outcome: Quali
            on_note: Callable[[str], None]) -> None:
     """--probe: the devices measured to the end, each alone and all at once (still claimed), into
     shelf.json; nothing when fewer than two were. A probe that fails is a note: the verdicts stand."""
-    from slogqual import shelf_probe
-
     if len(units) < 2:
         progress.say("no together vs alone: fewer than two devices were measured")
         return
     try:
-        outcome.shelf = shelf_probe.probe([t for _, t in units], opts.runtime_s, progress=progress)
+        outcome.shelf = shelf_probe.probe([t for _, t in units], opts.runtime_s, progress=progress,
+                                          ceilings=opts.ceilings)
         write_json_atomic(opts.shelf_output, outcome.shelf.to_dict())
     except (SlogqualError, OSError) as exc:
         on_note(f"error: together vs alone: {exc}; the verdicts stand")

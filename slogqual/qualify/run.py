@@ -59,6 +59,7 @@ class Options:
     skip_refused: bool = False  # --parallel: qualify the devices that pass the interlocks, skip the others
     targets: List[Target] = field(default_factory=list)  # --parallel: every device resolved while planning
     shelf_output: Optional[str] = None  # --probe: where the together-vs-alone document goes
+    ceilings: List[Any] = field(default_factory=list)  # --path-ceiling: analysis.path_ceiling.Declaration
 
 
 def load_scenario_results(paths: List[str]) -> Dict[str, Dict[str, Any]]:

@@ -226,6 +226,8 @@ def _pair_versus_single(f: Finding) -> str:
 
 
 def _element(shared: Dict[str, Any]) -> str:
+    if shared.get("declared"):
+        return f"{shared['label']} (declared {shared['declared']})"
     return shared["label"] + (f" ({shared['link']})" if shared.get("link") else "")
 
 
@@ -375,7 +377,8 @@ def unit_path(path: UnitPath) -> str:
     for e in path.elements:
         ceiling = shelf.ceiling_bytes(e.link)
         link = f" ({e.link.text()}{', ' + shelf.gb_s(ceiling) if ceiling else ''})" if e.link else ""
-        steps.append(e.label() + link)
+        declared = f" (declared {e.declared})" if e.declared else ""
+        steps.append(e.label() + link + declared)
     return " › ".join(steps) if steps else "no element on its path"
 
 
@@ -393,7 +396,7 @@ def shared_element(s: shelf.Shared, host: Optional[str] = None) -> str:
     where = f" on {host}" if host else ""
     units = ", ".join(s.units)
     if s.ceiling is not None:
-        return (f"{s.label}{where} ({s.link}) carries {len(s.units)} units, {units}: together they get no more "
+        return (f"{s.label}{where} ({shelf.ceiling_text(s)}) carries {len(s.units)} units, {units}: together they get no more "
                 f"than its ceiling of {shelf.gb_s(s.ceiling)}")
     return f"{s.label}{where} is on the path of {len(s.units)} units, {units}; its ceiling: {ceiling_words(s)}"
 

@@ -39,6 +39,8 @@ def check_topology(c: S.Checker, topo: Dict[str, Any], where: str) -> None:
         e = c.table(e, w)
         for key in ("kind", "name", "key"):
             c.text(e, key, w)
+        c.number(e, "declared_ceiling", w, required=False, minimum=0)
+        c.text(e, "declared", w, required=False)
         link = c.obj(e, "link", w, required=False)
         if link is not None:
             c.text(link, "kind", f"{w}.link")

@@ -52,6 +52,8 @@ class Element:
     vendor: Optional[str] = None
     device: Optional[str] = None
     description: Optional[str] = None  # what people call it (lspci -tv's, pciconf -lv's names), where known
+    declared_ceiling: Optional[float] = None  # bytes/s a user declared for it (analysis.path_ceiling)
+    declared: Optional[str] = None  # ... as the --path-ceiling they gave
 
     def label(self) -> str:
         what = {PCI_HOST: "PCI host bridge", PCI_BRIDGE: "PCIe port", PCI_FUNCTION: "PCI function",
@@ -68,7 +70,8 @@ class Element:
     def from_dict(cls, d: Dict[str, Any]) -> "Element":
         return cls(kind=d["kind"], name=d["name"], key=d["key"],
                    link=Link.from_dict(d["link"]) if d.get("link") else None, pci_class=d.get("pci_class"),
-                   vendor=d.get("vendor"), device=d.get("device"), description=d.get("description"))
+                   vendor=d.get("vendor"), device=d.get("device"), description=d.get("description"),
+                   declared_ceiling=d.get("declared_ceiling"), declared=d.get("declared"))
 
 
 @dataclass
