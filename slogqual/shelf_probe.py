@@ -3,7 +3,10 @@ shelf alone, then every unit at once, and what slogqual.analysis.shelf makes of 
 slogqual.device.topology reads (where the aggregate stopped, the slow sibling with its slot and link).
 
 Each measurement is the pair engine's QD1 write + flush loop (what the sweep measures) for ``runtime_s``;
-"together" starts one engine per unit at the same moment, one thread each. The units must already be
+"together" starts one engine per unit at the same moment, one thread each. A QD1 loop that waits for every
+flush may never ask enough of a path to meet its ceiling, so a short higher-queue-depth probe follows: fio,
+DEPTH threads of O_DIRECT random writes per unit without a flush (what the path carries when the units'
+caches take the writes), at 1 MiB (or the largest size that fits). The units must already be
 claimed (slogqual.sweep_run and qualify.door hold the tray's claims while they call ``probe``). An interrupt
 ends the engines running at that moment (slogqual.at_once) and propagates.
 
@@ -25,11 +28,13 @@ from slogqual.results import schema as S
 from slogqual.results.shelf import UnitPath
 from slogqual.sweep import describe_target
 from slogqual.target import Target
-from slogqual.tools import pairbench, sysfs
+from slogqual.tools import fio, pairbench, sysfs
 from slogqual.units import KiB, MiB, size_label
 
 SHELF_SCHEMA = S.SHELF
 PROBE_SIZES = [128 * KiB, 256 * KiB, 512 * KiB, 1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB]
+DEPTH = 8  # the higher-queue-depth probe: writes in flight per unit (fio threads, psync O_DIRECT)
+DEPTH_SIZE = 1 * MiB
 
 
 @dataclass
@@ -38,10 +43,17 @@ class ProbeSize:
     alone: Dict[str, float]  # device -> bytes/s, each unit measured by itself
     together: Dict[str, float]  # device -> bytes/s, every unit at once
     analysis: shelf.ShelfAnalysis
+    depth: int = 1  # writes in flight per unit: 1, the pair engine's write + flush; DEPTH, fio's writes alone
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"size": self.size, "alone": dict(self.alone), "together": dict(self.together),
-                "analysis": self.analysis.to_dict()}
+        d: Dict[str, Any] = {"size": self.size}
+        if self.depth != 1:
+            d.update(depth=self.depth, engine="fio", flush=False)
+        return {**d, "alone": dict(self.alone), "together": dict(self.together), "analysis": self.analysis.to_dict()}
+
+    @property
+    def label(self) -> str:
+        return size_label(self.size) + (f" QD{self.depth}" if self.depth != 1 else "")
 
 
 @dataclass
@@ -66,14 +78,21 @@ def _bandwidth(target: Target, size: int, runtime_s: float) -> float:
     return r.bytes_written / (r.elapsed_ns / 1e9) if r.elapsed_ns else 0.0
 
 
-def _together(targets: Sequence[Target], size: int, runtime_s: float) -> Dict[str, float]:
+def _deep_bandwidth(target: Target, size: int, runtime_s: float) -> float:
+    """Bytes/s of DEPTH threads of O_DIRECT random writes of ``size`` on the target, no flush (fio)."""
+    load = fio.FioLoad(rw="randwrite", bs=size, threads_per_lun=DEPTH, runtime_s=runtime_s, devices=[target.path],
+                       direct=target.direct)
+    return fio.run_load(load).bw_bytes
+
+
+def _together(targets: Sequence[Target], size: int, runtime_s: float, measure=_bandwidth) -> Dict[str, float]:
     """Every target's bandwidth with all of them written at once (slogqual.at_once); a unit whose engine
     failed raises its error after the others ended."""
     got: Dict[str, float] = {}
 
     def worker(t: Target):
         def work(_stop) -> None:
-            got[t.path] = _bandwidth(t, size, runtime_s)
+            got[t.path] = measure(t, size, runtime_s)
         return work
 
     at_once([worker(t) for t in targets], "slogqual-probe")
@@ -98,22 +117,28 @@ def paths_of(targets: Sequence[Target], ceilings: Sequence[path_ceiling.Declarat
 
 def probe(targets: Sequence[Target], runtime_s: float = 1.0, sizes: Sequence[int] = PROBE_SIZES,
           progress: Optional[Progress] = None, root: str = sysfs.SYS,
-          ceilings: Sequence[path_ceiling.Declaration] = ()) -> ShelfProbe:
-    """Each unit alone, then all at once, at every size that fits every target; the paths (paths_of,
-    with the declared ceilings); per size the analysis of where the aggregate stopped."""
+          ceilings: Sequence[path_ceiling.Declaration] = (), depth: bool = True) -> ShelfProbe:
+    """Each unit alone, then all at once, at every size that fits every target, then (``depth``) the
+    higher-queue-depth round; the paths (paths_of, with the declared ceilings); per round the analysis of
+    where the aggregate stopped."""
     progress = progress or Progress(quiet=True)
     paths = paths_of(targets, ceilings, root)
     identity = {t.path: (describe_target(t) or {}) for t in targets}
     result = ShelfProbe([t.path for t in targets], paths, runtime_s, started=environment.now_iso())
     fit = [s for s in sizes if all(t.size is None or s <= t.size for t in targets)]
-    for i, size in enumerate(fit, 1):
-        progress.say(f"together vs alone {size_label(size)} ({i}/{len(fit)})")
-        alone = {t.path: _bandwidth(t, size, runtime_s) for t in targets}
-        together = _together(targets, size, runtime_s)
+    rounds = [(size, 1, _bandwidth) for size in fit]
+    deep = max([s for s in PROBE_SIZES if s <= DEPTH_SIZE and all(t.size is None or s <= t.size for t in targets)],
+               default=None)
+    if deep is not None and depth:
+        rounds.append((deep, DEPTH, _deep_bandwidth))
+    for i, (size, qd, measure) in enumerate(rounds, 1):
+        alone = {t.path: measure(t, size, runtime_s) for t in targets}
+        progress.say(f"together vs alone {size_label(size)}{f' QD{qd}' if qd > 1 else ''} ({i}/{len(rounds)})")
+        together = _together(targets, size, runtime_s, measure)
         figures = [shelf.UnitFigures(t.path, alone[t.path], together[t.path], identity[t.path].get("model"),
                                      identity[t.path].get("firmware")) for t in targets]
-        analysis = shelf.analyse(figures, paths)
-        result.sizes.append(ProbeSize(size, alone, together, analysis))
-        for f in analysis.findings:
-            progress.say(f"  {size_label(size)}: {shelf.words(f)}")
+        probed = ProbeSize(size, alone, together, shelf.analyse(figures, paths), depth=qd)
+        result.sizes.append(probed)
+        for f in probed.analysis.findings:
+            progress.say(f"  {probed.label}: {shelf.words(f)}")
     return result

@@ -212,6 +212,8 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
     fio_version, engine_version = engines(params, [t.kind if t else targets.KIND_SCRATCH for t in resolved])
     if req.probe and not engine_version:
         engine_version = pairbench.check_version().text
+    if req.probe:
+        fio.check_version()  # the probe's higher-queue-depth round (shelf_probe.DEPTH)
     units = [(tgt if tgt else targets.create_scratch(here, largest), out, None) for tgt, out in zip(resolved, outputs)]
     return _Plan(params, units, fio_version, engine_version, shelf_output, ceilings)
 

@@ -141,7 +141,10 @@ def test_probe_measures_the_devices_alone_and_together_after_their_qualification
     assert p.returncode == 0, p.stderr
     shelf = load(out / "shelf.json")
     assert shelf["schema"] == "slogqual.shelf/1" and shelf["units"] == [str(a), str(b)]
-    assert [s["size"] for s in shelf["sizes"]] == [128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]
+    # the QD1 write + flush sizes, then the higher-queue-depth round at 1 MiB (shelf_probe.DEPTH)
+    assert [(s["size"], s.get("depth", 1)) for s in shelf["sizes"]] == [
+        (128 << 10, 1), (256 << 10, 1), (512 << 10, 1), (1 << 20, 1), (2 << 20, 1), (4 << 20, 1), (8 << 20, 1),
+        (1 << 20, 8)]
     assert all(s["together"].keys() == s["alone"].keys() == {str(a), str(b)} for s in shelf["sizes"])
     assert all(p["error"].endswith("is not a block device: it has no path to hardware") for p in shelf["paths"])
     assert "together vs alone" in p.stdout  # the table after the verdicts

@@ -9,7 +9,8 @@ import pytest
 from slogqual import target as targets
 from slogqual.analysis import shelf as A
 from slogqual.device import claim_for_writing
-from slogqual.shelf_probe import SHELF_SCHEMA, probe
+from slogqual.results.shelf import ShelfResult
+from slogqual.shelf_probe import DEPTH, SHELF_SCHEMA, probe
 from slogqual.units import KiB
 
 pytestmark = pytest.mark.integration
@@ -22,7 +23,9 @@ def test_probe_measures_each_unit_alone_and_together_per_size(tmp_path, pair_eng
     tray = [targets.resolve(str(f), 256 * KiB) for f in files]
     with claim_for_writing(tray[0].path, False), claim_for_writing(tray[1].path, False):
         result = probe(tray, runtime_s=0.2, sizes=[128 * KiB, 256 * KiB, 16 << 20])
-    assert [s.size for s in result.sizes] == [128 * KiB, 256 * KiB]  # 16 MiB does not fit an 8 MiB file
+    # 16 MiB does not fit an 8 MiB file; the higher-queue-depth round follows, at 1 MiB (fio, no flush)
+    assert [(s.size, s.depth) for s in result.sizes] == [(128 * KiB, 1), (256 * KiB, 1), (1024 * KiB, DEPTH)]
+    assert result.sizes[-1].label == f"1M QD{DEPTH}"
     for s in result.sizes:
         assert set(s.alone) == set(s.together) == {str(f) for f in files}
         assert all(v > 0 for v in list(s.alone.values()) + list(s.together.values()))
@@ -33,7 +36,10 @@ def test_probe_measures_each_unit_alone_and_together_per_size(tmp_path, pair_eng
         assert aggregate[0].kind != A.CAPPED  # files share no element with a link: nothing to blame
     assert all("not a block device" in p.error for p in result.paths)
     doc = json.loads(json.dumps(result.to_dict()))
-    assert doc["schema"] == SHELF_SCHEMA and len(doc["sizes"]) == 2 and doc["units"] == [str(f) for f in files]
+    assert doc["schema"] == SHELF_SCHEMA and len(doc["sizes"]) == 3 and doc["units"] == [str(f) for f in files]
+    assert "depth" not in doc["sizes"][0] and doc["sizes"][2]["depth"] == DEPTH and doc["sizes"][2]["flush"] is False
+    read = ShelfResult.from_dict(doc)
+    assert [s.label for s in read.sizes] == ["128K", "256K", f"1M QD{DEPTH}"]
 
 
 def test_sweep_probe_writes_the_shelf_document_beside_the_results_and_prints_the_verdicts(tmp_path):
@@ -48,8 +54,9 @@ def test_sweep_probe_writes_the_shelf_document_beside_the_results_and_prints_the
     assert p.returncode == 0, p.stderr
     (shelf_file,) = [n for n in sorted(out.iterdir()) if n.name.startswith("slogqual-shelf-")]
     doc = load(shelf_file)
-    assert doc["schema"] == SHELF_SCHEMA and [s["size"] for s in doc["sizes"]] == [128 * KiB << i for i in range(7)]
-    assert "together vs alone" in p.stdout and "128K: 2 units alone" in p.stdout
+    assert doc["schema"] == SHELF_SCHEMA and [s["size"] for s in doc["sizes"]] == [128 * KiB << i for i in range(7)] \
+        + [1024 * KiB]
+    assert "together vs alone" in p.stdout and "128K: 2 units alone" in p.stdout and f"1M QD{DEPTH}: 2 units" in p.stdout
     assert len([n for n in out.iterdir() if n.name.startswith("slogqual-sweep-")]) == 2
 
 

@@ -62,7 +62,7 @@ def register(sub) -> None:
                         "run writes; a fixed --runtime per size (not --sustain or --precision)")
     p.add_argument("--probe", action="store_true",
                    help="after the sweeps: each target alone, then all at once, at 128 KiB ... 8 MiB (those of "
-                        "--sizes, when it has any); where the "
+                        "--sizes, when it has any), then 1 MiB at 8 writes in flight without a flush (fio); where the "
                         "aggregate stopped on the path the units share, and any unit slower than its identical "
                         "siblings with its slot and link (a shelf document beside the results)")
     add_path_ceiling(p)
@@ -168,15 +168,14 @@ def run(args) -> int:
 def shelf_table(probe) -> str:
     """--probe's figures per size (each alone summed, together) and each size's findings in words."""
     from slogqual.analysis.shelf import words
-    from slogqual.units import size_label
 
     lines = ["together vs alone", "  size    alone MB/s (sum)    together MB/s    together/alone"]
     for s in probe.sizes:
         a = s.analysis
         ratio = f"{a.together / a.alone_sum:.0%}" if a.together is not None and a.alone_sum else "-"
         together = f"{a.together / 1e6:.1f}" if a.together is not None else "-"
-        lines.append(f"{size_label(s.size):>6}    {a.alone_sum / 1e6:>16.1f}    {together:>13}    {ratio:>14}")
+        lines.append(f"{s.label:>6}    {a.alone_sum / 1e6:>16.1f}    {together:>13}    {ratio:>14}")
     for s in probe.sizes:
         for f in s.analysis.findings:
-            lines.append(f"{size_label(s.size)}: {words(f)}")
+            lines.append(f"{s.label}: {words(f)}")
     return "\n".join(lines)

@@ -318,10 +318,10 @@ class ShelfSection:
 
 def shelf_section(result: ShelfResult, path: str) -> ShelfSection:
     shared = [(None, s) for s in shelf.shared_elements(result.paths)]
-    sizes = [[size_label(s.size), f"{s.alone_sum / 1e6:,.1f}",
+    sizes = [[s.label, f"{s.alone_sum / 1e6:,.1f}",
               "–" if s.together is None else f"{s.together / 1e6:,.1f}",
               f"{s.together / s.alone_sum:.0%}" if s.together is not None and s.alone_sum else "–"]
              for s in result.sizes]
-    findings = [f"{size_label(s.size)}: {w}" for s in result.sizes for w in s.findings]
+    findings = [f"{s.label}: {w}" for s in result.sizes for w in s.findings]
     return ShelfSection(path, result, SHARED_HEADERS, shared_rows(shared, False),
                         ["size", "alone, summed (MB/s)", "together (MB/s)", "together / alone"], sizes, findings)

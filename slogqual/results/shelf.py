@@ -120,6 +120,13 @@ class ProbedSize:
     alone_sum: float
     together: Optional[float]
     findings: List[str] = field(default_factory=list)
+    depth: int = 1  # writes in flight per unit (1: write + flush pairs; more: shelf_probe's fio round)
+
+    @property
+    def label(self) -> str:
+        from slogqual.units import size_label
+
+        return size_label(self.size) + (f" QD{self.depth}" if self.depth != 1 else "")
 
 
 @dataclass
@@ -153,6 +160,7 @@ class ShelfResult:
             for j, f in enumerate(c.items(a, "findings", f"{w}.analysis", required=False)):
                 words.append(c.text(c.table(f, f"{w}.analysis.findings[{j}]"), "words", f"{w}.analysis.findings[{j}]"))
             sizes.append(ProbedSize(c.integer(s, "size", w, minimum=1), c.number(a, "alone_sum", f"{w}.analysis"),
-                                    c.number(a, "together", f"{w}.analysis", required=False), words))
+                                    c.number(a, "together", f"{w}.analysis", required=False), words,
+                                    c.integer(s, "depth", w, required=False, minimum=1) or 1))
         return cls(units, paths, c.number(doc, "runtime_s", minimum=0), c.text(doc, "started", required=False) or "",
                    sizes)
