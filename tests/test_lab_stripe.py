@@ -4,18 +4,19 @@ reaches the cap, not 2x".
 Two `sas-ssd` log devices sit behind one shared path (a QEMU throttle group, `--path`), each with a cap of its
 own (`CLASS@PATH:RATE`) below the path's, the path's below twice one member's: MEMBER_CAP 2.5 MiB/s each,
 PATH_CAP 3 MiB/s, so one member alone runs at its own cap, the stripe of both at the path's, and twice a
-member (5 MiB/s) is out of reach. The data disk (`hdd`) is not behind the path. The guest runs
+member (5 MiB/s) is out of reach. The path's ceiling is declared to slogqual (`--path-ceiling`), as a user
+who knows an element sysfs cannot rate would. The data disk (`hdd`) is not behind the path. The guest runs
 tests/lab_jobs/stripe-128k.toml (one `sync=always + striped SLOG` step of 128 KiB writes) with --sweep-logs,
 so the result holds each member's own sweep (its bandwidth: analysis.advisor.bandwidth) and each device's
 path as the guest's sysfs shows it (pool.devices[dev].topology).
 
 What is asserted: each member alone swept at its own cap; the stripe's log vdevs wrote at the path's cap
 (zpool iostat, within 15 %, as the wide-128k test holds a capped log to its cap) and well below twice a
-member; the pair-ceiling finding says the stripe stopped short of 2 x its slowest member and names the
-element both members' paths share and the data disk's does not — the path's own virtio-scsi HBA, whose
-SCSI host it is. The guest's sysfs gives no link speed for a virtio HBA (tests/test_shelf.py, the recorded
-lab tree), so the finding cannot know the throttle's ceiling: lab-topology.json, what the host built, is the
-ground truth the measured rate is held to here.
+member; the pair-ceiling finding says the stripe reached the shared path's ceiling — the declared one, since
+the guest's sysfs gives no link speed for a virtio HBA (tests/test_shelf.py, the recorded lab tree) — not 2 x
+its slowest member, and names the element both members' paths share and the data disk's does not: the path's
+own virtio-scsi HBA, whose SCSI host it is. lab-topology.json, what the host built, is the ground truth the
+measured rate is held to.
 
 Run it (root, the lab image built by contrib/lab/build.sh):
     python3 -m pytest -q -p no:xdist tests/test_lab_stripe.py
@@ -38,6 +39,8 @@ MEMBER_CAP = 5 * MiB // 2  # each log device's own cap: a slot slower than the p
 PATH_CAP = 3 * MiB  # the shared path: above one member, below two
 TOLERANCE = 0.15  # a log vdev "at" a cap: zpool iostat's 1 s reports over 10 s, QEMU's burst on top
 SCENARIO = os.path.join(ROOT, "tests", "lab_jobs", "stripe-128k.toml")
+# the guest's sysfs gives a virtio HBA no link speed: its ceiling is declared, as a user who knows it would
+DECLARED = f"lab:1:scsi-host={PATH_CAP // MiB}m"
 
 
 def test_a_stripe_of_two_logs_behind_a_shared_cap_reaches_the_cap_not_twice_a_member(tmp_path):
@@ -47,7 +50,8 @@ def test_a_stripe_of_two_logs_behind_a_shared_cap_reaches_the_cap_not_twice_a_me
     proc = slogqual("lab", "run", "-q", "-o", str(out), "--path", f"stripe0={PATH_CAP}", "--device", "hdd",
                     "--device", member, "--device", member, "--",
                     "slogqual", "scenario", "run", SCENARIO, "--data", "lab:0", "--log", "lab:1", "lab:2",
-                    "--quick", "--sweep-logs", "--destroy-data", "--quiet", "-o", "stripe.json", timeout=900)
+                    "--quick", "--sweep-logs", "--destroy-data", "--quiet", "-o", "stripe.json",
+                    "--path-ceiling", DECLARED, timeout=900)
     assert proc.returncode == 0, (out / "lab-console.log").read_text()[-3000:] if out.exists() else proc.stderr
     topo = json.loads((out / "lab-topology.json").read_text())
     assert topo["paths"] == [{"name": "stripe0", "ceiling_bytes_s": PATH_CAP}]  # what the host built
@@ -77,16 +81,19 @@ def test_a_stripe_of_two_logs_behind_a_shared_cap_reaches_the_cap_not_twice_a_me
     assert measured < 0.75 * sum(p["mbps"] for p in swept.values()) * MiB, seen  # far from 2 x a member
     assert all(b > 0.25 * PATH_CAP for b in rows.values()), seen  # both members took their share: a stripe
 
-    # the finding: short of 2 x the slowest member, and the element both members share, named
+    # the finding: the stripe reached the shared path's (declared) ceiling, below 2 x its slowest member, and
+    # the element both members share named
     (entry,) = analysis["pairs"]
     (found,) = [Finding.from_dict(f) for f in entry["findings"] if f["kind"] == Kind.PAIR_CEILING.value]
     x = found.figures
     assert x["measured_mbps"] * MiB == pytest.approx(measured)
     assert x["members_ceiling_mbps"] == pytest.approx(2 * min(p["mbps"] for p in swept.values()))
-    assert x["reached"] == "short" and x["topology"] == "recorded", x
+    assert x["topology"] == "recorded" and x["shared_ceiling_mbps"] == pytest.approx(PATH_CAP / MiB), x
+    assert x["expected_by"] == "shared-path" and x["reached"] == "shared-path", x
     shared = x["shared"]
     assert shared["kind"] == "scsi-host" and sorted(shared["units"]) == sorted(members), x
+    assert shared["declared"] == DECLARED and shared["ceiling"] == PATH_CAP, x
     paths = {d: [e.key for e in result.topology(d).elements] for d in members + [data]}
     assert all(shared["key"] in paths[m] for m in members) and shared["key"] not in paths[data], paths
-    assert shared["label"] in entry["ceiling"] and "2 x its slowest member" in entry["ceiling"], entry["ceiling"]
+    assert f"{shared['label']} (declared {DECLARED})" in entry["ceiling"], entry["ceiling"]
     assert result.analysis["pairs"][0]["ceiling"] == entry["ceiling"]  # what the run itself stored and printed

@@ -19,6 +19,7 @@ from slogqual.cli.history import STORE_HELP
 from slogqual.errors import UsageError
 from slogqual.results import SweepResult, write_json_atomic
 from slogqual.results import schema as S
+from slogqual.importers import iostat_history
 from slogqual.results.scenario import ScenarioResult
 from slogqual.units import parse_size, size_label
 
@@ -130,30 +131,7 @@ def _workload(args, scenario: Optional[ScenarioResult]) -> A.Workload:
     if args.rate is not None and args.rate_history:
         raise UsageError("give the rate as --rate or as --rate-history, not both")
     return A.Workload(protocol=protocol, io_size=int(bs), block_size=int(block), threads=threads, zils=int(zils),
-                      rate_mbps=args.rate, rate_history=_rate_history(args.rate_history) if args.rate_history else None)
-
-
-def _rate_history(path: str) -> A.RateHistory:
-    """The log vdevs' write rate per report of a recorded `zpool iostat -T u -vpy POOL INTERVAL`."""
-    from slogqual.errors import ToolOutputError
-    from slogqual.paths import require_regular
-    from slogqual.tools import zpool
-
-    require_regular(path, "--rate-history")
-    try:
-        with open(path, errors="replace") as fh:
-            text = fh.read(64 << 20)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        reports = zpool.parse_iostat_stream(text)
-    except ToolOutputError as exc:
-        raise UsageError(f"{path}: not a zpool iostat -vp recording ({exc})") from None
-    rates = zpool.log_write_rates(reports)
-    if not rates:
-        raise UsageError(f"{path}: no log vdev in any of its {len(reports)} reports: a pool without a SLOG shows no "
-                         "sync write rate of its own in zpool iostat; give --rate")
-    return A.RateHistory(path, [float(r) for r in rates], zpool.report_interval_s(reports))
+                      rate_mbps=args.rate, rate_history=iostat_history.read(args.rate_history) if args.rate_history else None)
 
 
 def _int(text: str, option: str) -> int:
