@@ -147,7 +147,8 @@ def test_seed000_the_stripe_reached_four_times_its_slowest_member(tmp_path):
     assert entry["ceiling"] == (
         "The striped pair's log vdevs took 3168 MiB/s at 8 threads, 100% of what it can take: 3174 MiB/s, 4 x its "
         "slowest member /dev/nvme0n1 (793 MiB/s, the best of its QD1 sync-write sweep from 128 KiB); they share "
-        "PCI host bridge pci0000:00, whose ceiling sysfs does not give; it reached its members' ceiling (within 15%).")
+        "PCI host bridge pci0000:00, whose ceiling its path does not give (--path-ceiling declares one); it reached "
+        "its members' ceiling (within 15%).")
 
 
 def test_seed003_iom3_the_stripe_stopped_at_the_shared_wide_port_not_at_n_times_its_slowest(tmp_path):

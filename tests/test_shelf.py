@@ -215,7 +215,7 @@ def test_seed003_iom6_short_of_every_ceiling_is_not_blamed_on_the_port(tmp_path)
     assert short.kind == A.SHORT
     assert short.element.label == "SAS port port-0:0" and short.figures["nearest_ceiling"] == pytest.approx(2.4e9)
     assert short.figures["of_ceiling"] < 0.85
-    assert "not on the path sysfs shows" in A.words(short)
+    assert "not on the path as read" in A.words(short)
 
 
 def test_a_slower_phy_in_the_wide_port_lowers_its_ceiling(tmp_path):
@@ -276,7 +276,7 @@ def test_units_behind_one_hba_held_while_the_unit_outside_kept_its_speed(tmp_pat
     assert held.figures["pci_function"] == "PCI function 0000:00:05.0"
     assert held.figures["ratio"] == pytest.approx(3.05 / 6.98) and held.figures["outside_ratio"] > 0.85
     text = A.words(held)
-    assert "3 units behind SCSI host host2 (PCI function 0000:00:05.0)" in text and "sysfs gives no ceiling" in text
+    assert "3 units behind SCSI host host2 (PCI function 0000:00:05.0)" in text and "its path gives no ceiling for it: --path-ceiling declares one" in text
     assert result.findings[2].units == ["/dev/sdd"]  # the slow slot: 25 % of its siblings' median
 
 

@@ -212,7 +212,7 @@ def analyse(figures: Sequence[UnitFigures], paths: Sequence[UnitPath], together:
     Together within ``tolerance`` of the sum alone: SCALED. Short of it: the shared element on every
     unit's path with the lowest ceiling below the sum alone is named; CAPPED when together reached that
     ceiling (within tolerance), else SHORT with that ceiling as the nearest candidate (the limit is not
-    on the path sysfs shows: a cable, the host, the devices' firmware). ``together``: the aggregate when
+    on the path as read (sysfs, or FreeBSD's programs): a cable, the host, the devices' firmware). ``together``: the aggregate when
     it was measured as one figure (else the sum of each unit's share). Slow siblings come after."""
     by_device = {p.device: p for p in paths}
     names = [f.device for f in figures]
@@ -314,13 +314,13 @@ def words(f: Finding) -> str:
         if f.element is not None:
             return (text + f": below the lowest ceiling they share, {f.element.label} ({ceiling_text(f.element)}, "
                     f"{gb_s(g['nearest_ceiling'])}, reached {g['of_ceiling']:.0%}); the limit is not on the "
-                    "path sysfs shows (a cable, the host, the units themselves)")
+                    "path as read (a cable, the host, the units themselves)")
         return text + ": no element they share has a ceiling that explains it"
     if f.kind == HELD:
         e = f.element
         behind = f"{e.label}" + (f" ({g['pci_function']})" if g.get("pci_function") else "")
         why = (f"the lowest ceiling on it, {g['nearest']}'s {gb_s(g['nearest_ceiling'])}, is not what stops them"
-               if g.get("nearest_ceiling") else "sysfs gives no ceiling for it")
+               if g.get("nearest_ceiling") else "its path gives no ceiling for it: --path-ceiling declares one")
         return (f"{n} units behind {behind} alone {gb_s(g['alone_sum'])} summed, together {gb_s(g['together'])} "
                 f"({g['ratio']:.0%}), while the {g['outside_units']} outside it kept {g['outside_ratio']:.0%}: "
                 f"the path they share holds them back ({why})")

@@ -258,7 +258,7 @@ def _paths_said(x: Dict[str, Any]) -> str:
     if shared is None:
         return "; no element of their paths is shared"
     if x["shared_ceiling_mbps"] is None:
-        return f"; they share {_element(shared)}, whose ceiling sysfs does not give"
+        return f"; they share {_element(shared)}, whose ceiling its path does not give (--path-ceiling declares one)"
     if x["expected_by"] == "members":
         return f"; the {_mib(x['shared_ceiling_mbps'])} MiB/s of {_element(shared)}, which they share, is higher"
     return ""
