@@ -58,7 +58,8 @@ def register(sub) -> None:
                         "ones, each judged REFUSED (exit 3 either way)")
     p.add_argument("--probe", action="store_true",
                    help="with --parallel: after the measurement, each device alone, then all at once, at 128 KiB ... "
-                        "8 MiB and at 1 MiB with 8 writes in flight, and where the aggregate stopped on the path they share (shelf.json in --out)")
+                        "8 MiB and at 1 MiB with 8 writes in flight, and where the aggregate stopped on the path they "
+                        "share (shelf.json in --out)")
     add_path_ceiling(p)
     p.add_argument("--model", help="model to file the results under when the device has none (NBD, files)")
     p.add_argument("--serial", help="serial to file the results under when the device has none (one DEV only)")
