@@ -14,6 +14,11 @@ their figures alone: the median 4 KiB mean latency of each side is printed too.
 
     PYTHONPATH=. python3 contrib/bench/qualify_parallel.py                       # 3 files here, 3 rounds
     PYTHONPATH=. python3 contrib/bench/qualify_parallel.py --units 4 --loop --rounds 5
+
+In the lab (real emulated units, each with its own latency, in a TCG guest):
+
+    slogqual lab run -o bench-out --device sas-ssd --device sas-ssd --device sas-ssd -- \
+        python3 contrib/bench/qualify_parallel.py --devices $SLOGQUAL_LAB_DEVICES --rounds 2
 """
 
 import argparse
@@ -43,7 +48,7 @@ def qualify(units, args, out, parallel):
             "--max-rounds", str(args.max_rounds), "--no-store", "--no-html", "--quiet"]
     if parallel:
         argv.append("--parallel")
-    if args.loop:
+    if args.loop or args.devices:
         argv.append("--destroy-data")
     t0 = time.monotonic()
     proc = subprocess.run(argv, capture_output=True, text=True)
@@ -67,6 +72,8 @@ def lat_4k(doc):
 
 def make_units(args, workdir):
     files, loops = [], []
+    if args.devices:  # given block devices (the lab guest's): nothing to make or remove
+        return files, list(args.devices)
     for i in range(args.units):
         path = os.path.join(args.dir, f"slogqual-bench-{os.getpid()}-{i}.img")
         with open(path, "wb") as fh:
@@ -86,6 +93,8 @@ def main():
     ap.add_argument("--dir", default=os.getcwd(), help="where the unit files go (default: here)")
     ap.add_argument("--mib", type=int, default=128, help="size of each unit file")
     ap.add_argument("--loop", action="store_true", help="qualify loop devices over the files (root)")
+    ap.add_argument("--devices", nargs="+", metavar="DEV",
+                    help="qualify these block devices (destroys their data; the lab guest's $SLOGQUAL_LAB_DEVICES)")
     ap.add_argument("--profile", help="a profile name or file (default: the benchmark's own, 4k/128k/1m)")
     ap.add_argument("--runtime", type=float, default=0.5, help="sweep seconds per size")
     ap.add_argument("--round-runtime", type=float, default=0.5, help="seconds per steady-state round")
@@ -98,10 +107,12 @@ def main():
             fh.write(PROFILE)
     files, loops = make_units(args, workdir)
     units = loops or files
+    args.units = len(units)
     together, alone, eng, lat_t, lat_a = [], [], [], [], []
     try:
-        print(f"{args.units} units ({'loop devices over files' if args.loop else 'files'} of {args.mib} MiB in "
-              f"{args.dir}), kernel {os.uname().release}, {os.cpu_count()} CPUs, {args.rounds} rounds; "
+        what = (f"block devices {' '.join(args.devices)}" if args.devices else
+                f"{'loop devices over files' if args.loop else 'files'} of {args.mib} MiB in {args.dir}")
+        print(f"{args.units} units ({what}), kernel {os.uname().release}, {os.cpu_count()} CPUs, {args.rounds} rounds; "
               f"sweep {args.runtime} s per size, steady state at most {args.max_rounds} x {args.round_runtime} s")
         for r in range(args.rounds):
             order = (True, False) if r % 2 == 0 else (False, True)
@@ -127,7 +138,7 @@ def main():
         print(f"4 KiB mean latency (median over units and rounds): at once {statistics.median(lat_t):.1f} us, "
               f"alone {statistics.median(lat_a):.1f} us")
     finally:
-        for dev in loops:
+        for dev in loops if not args.devices else []:
             subprocess.run(["losetup", "-d", dev], capture_output=True)
         for f in files:
             os.unlink(f)
