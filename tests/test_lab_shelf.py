@@ -1,9 +1,13 @@
 """A shelf in the lab (issue #30): three identical SAS SSDs behind one shared path — a QEMU throttle group,
-the HBA's ceiling — one of them in a slower slot (a cap of its own), and a fourth on the common HBA.
+the HBA's ceiling — one of them in a slower slot (a cap of its own), and a fourth on the common HBA in a slot
+of its own as fast as the path (its own cap at the path's ceiling: alone, it runs as its siblings do).
 
-Each device alone runs at its own speed (the siblings at the path's ceiling, the slow slot at its cap);
-all at once, the three behind the path share its ceiling (within the counting error and QEMU's burst),
-far below the sum of their alone figures; the fourth is not held back. The guest's sysfs shows which
+Each device alone runs at its own speed (the siblings and the fourth at the path's ceiling, the slow slot at
+its cap); all at once, the three behind the path share its ceiling (within the counting error and QEMU's
+burst), far below the sum of their alone figures; the fourth keeps its speed. (An unthrottled fourth ran at
+what the guest's one vCPU carries: in the slowed lab tier, starved, all four at once were held by that CPU,
+the fourth too — 10.1 MB/s alone, 3.4 together — and nothing showed the path. Capped, the fourth asks the
+guest for no more than the path's three do.) The guest's sysfs shows which
 devices share a SCSI host: the path's own HBA. The figures are fio's (QD1 O_DIRECT writes, each followed
 by fdatasync), one fio run with a job per device for "together". Then slogqual itself, `sweep --parallel
 --probe` on the same four, the HBA's ceiling declared (`--path-ceiling`: a virtio HBA has no link speed in
@@ -46,7 +50,7 @@ def test_a_shared_path_caps_its_units_together_and_a_slow_slot_is_slower_alone(t
     out = tmp_path / "out"
     proc = slogqual("lab", "run", "-q", "-o", str(out), "--path", f"hba0={CEILING}",
                     "--device", "sas-ssd@hba0", "--device", "sas-ssd@hba0", "--device", f"sas-ssd@hba0:{SLOW}",
-                    "--device", "sas-ssd", "--", "sh", "-c",
+                    "--device", f"sas-ssd:{CEILING}", "--", "sh", "-c",
                     f"sh {os.path.join(ROOT, 'tests', 'lab_jobs', 'shelf_probe.sh')} {BS} {SECONDS} && "
                     "mkdir -p sweep && set -- $SLOGQUAL_LAB_DEVICES && "
                     f"slogqual sweep \"$@\" --parallel --probe --sizes {BS} --runtime {PROBE_SECONDS} "
@@ -70,12 +74,12 @@ def test_a_shared_path_caps_its_units_together_and_a_slow_slot_is_slower_alone(t
                         f"{CEILING / MiB:.0f} MiB/s ceiling: too slow to show a shared ceiling ({figures})")
         assert alone[n][0] <= CEILING * BURST * 1.05, figures
     assert alone[slow][0] <= SLOW * BURST * 1.05 and alone[slow][0] < 0.5 * min(alone[n][0] for n in fast), figures
-    assert alone[outside][0] > 1.5 * CEILING, figures  # not behind the path: not held to its ceiling
+    assert 0.8 * CEILING <= alone[outside][0] <= CEILING * BURST * 1.05, figures  # its own slot, as fast as the path
     # together: the three behind the path share its ceiling, far below the sum of their alone figures
     shared = sum(together[n][0] for n in names[:3])
     summed = sum(alone[n][0] for n in names[:3])
     assert shared <= CEILING * BURST * 1.05 and shared < 0.7 * summed, figures
-    assert together[outside][0] > 1.5 * CEILING, figures  # the unit outside the path is not held back
+    assert together[outside][0] >= 0.8 * alone[outside][0], figures  # the unit outside the path is not held back
     # sysfs: the three behind the path share a SCSI host, the fourth sits on another
     hosts = {n: next(p for p in (out / f"sysfs-{n}.txt").read_text().strip().split("/") if p.startswith("host"))
              for n in names}

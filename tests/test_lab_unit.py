@@ -566,12 +566,13 @@ def test_device_specs_name_their_path_and_cap_and_bad_ones_are_one_line():
     classes = devices.load()
     paths = devices.parse_paths(["hba0=40m", "hba1=1g"])
     assert paths == {"hba0": 40 << 20, "hba1": 1 << 30}
-    inst = devices.instances(["sas-ssd@hba0", "sas-ssd@hba0:8m", "nvme"], classes, paths)
-    assert [(d.path, d.cap) for d in inst] == [("hba0", 0), ("hba0", 8 << 20), ("", 0)]
+    inst = devices.instances(["sas-ssd@hba0", "sas-ssd@hba0:8m", "nvme", "sas-ssd:3m"], classes, paths)
+    assert [(d.path, d.cap) for d in inst] == [("hba0", 0), ("hba0", 8 << 20), ("", 0), ("", 3 << 20)]
     assert inst[0].serial != inst[1].serial and inst[1].to_dict()["own_cap_bytes_s"] == 8 << 20
     for bad, words in ((["sas-ssd@hba9"], "no shared path 'hba9'"), (["sas-ssd@HBA"], "lower-case"),
                        (["sas-ssd@hba0:fast"], "not a rate"), (["nvdimm@hba0"], "cannot sit behind"),
-                       (["lying-ssd@hba0"], "cannot sit behind")):
+                       (["lying-ssd@hba0"], "cannot sit behind"), (["sas-ssd:fast"], "not a rate"),
+                       (["nvdimm:8m"], "cannot sit behind")):
         with pytest.raises(UsageError, match=words):
             devices.instances(bad, classes, paths)
     for bad, words in ((["hba0"], "NAME=RATE"), (["hba0=40m", "hba0=1m"], "named twice"), (["hba0=0"], "above 0")):

@@ -23,7 +23,7 @@ def register(subparsers) -> None:
     sub = p.add_subparsers(dest="lab_command", metavar="LAB_COMMAND")
 
     def common(sp):
-        sp.add_argument("--device", "-d", action="append", default=[], metavar="CLASS[@PATH[:RATE]]",
+        sp.add_argument("--device", "-d", action="append", default=[], metavar="CLASS[@PATH][:RATE]",
                         help="an emulated device of this class (repeat; see `slogqual lab classes`); @PATH puts it "
                              "behind a shared path of --path, :RATE gives it a cap of its own (a slower slot)")
         sp.add_argument("--path", action="append", default=[], metavar="NAME=RATE",

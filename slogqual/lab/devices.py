@@ -246,9 +246,13 @@ PATH_NAME = re.compile(r"^[a-z][a-z0-9]{0,15}$")
 
 
 def parse_spec(spec: str):
-    """'CLASS', 'CLASS@PATH' or 'CLASS@PATH:RATE' (RATE bytes/s as a size, 8m) -> (class, path, cap)."""
-    name, _, rest = spec.partition("@")
-    path, _, rate = rest.partition(":")
+    """'CLASS', 'CLASS:RATE', 'CLASS@PATH' or 'CLASS@PATH:RATE' (RATE bytes/s as a size, 8m) -> (class, path,
+    cap). A cap without a path is a slot of the device's own (the common HBA, its own ceiling)."""
+    if "@" in spec:
+        name, _, rest = spec.partition("@")
+        path, _, rate = rest.partition(":")
+    else:
+        (name, _, rate), path = spec.partition(":"), ""
     cap = 0
     if rate:
         try:
