@@ -152,7 +152,9 @@ def test_smartctl_nvme_health_log_with_sensors():
     h = health("nvme-samsung-mzvl21t0hclr-health.json")
     assert h.usable and h.protocol == "NVMe" and h.temperature_c == 29 and h.sensors_c == {1: 29, 2: 30}
     assert (h.warning_temp_time_min, h.critical_temp_time_min, h.critical_warning) == (0, 0, 0)
-    assert smartctl.argv_health("/dev/nvme0") == ["smartctl", "--json=c", "-i", "-A", "/dev/nvme0"]
+    # the wear logs ride along: smartctl gives each -l to the protocol it belongs to (tests/test_wear.py)
+    assert smartctl.argv_health("/dev/nvme0") == ["smartctl", "--json=c", "-i", "-A", "-l", "devstat", "-l", "ssd",
+                                                  "-l", "error", "/dev/nvme0"]
 
 
 def test_smartctl_nvme_health_log_without_sensors_and_sas_trip_point():

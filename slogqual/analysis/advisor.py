@@ -605,7 +605,9 @@ def _wear_words(worn: Dict[str, Any]) -> str:
     at = f" at {size} bytes per write" if size else ""
     parts = []
     if worn.get("counted_ratio") is not None:
-        parts.append(f"it counted {worn['counted_ratio']:.2f} x the {w} bytes its sweep wrote{at} as host writes")
+        counter = wear.COUNTERS.get(worn.get("counter") or "data_units_written")  # a summary before SATA/SAS: NVMe's
+        parts.append(f"it counted {worn['counted_ratio']:.2f} x the {w} bytes its sweep wrote{at} as host writes"
+                     + (f" (its {counter})" if counter else ""))
     if worn.get("bytes_per_percent"):
         c = worn["bytes_per_percent"]
         parts.append(f"its percentage used moved {worn['percentage_used_delta']} over {w} bytes: one per cent of "

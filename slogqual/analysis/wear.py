@@ -1,47 +1,87 @@
 """Wear read before and after a measurement (issue #29): what the device itself counted of the bytes slogqual
 wrote, and how far its own endurance estimate moved — the evidence behind a log device's predicted life.
 
-NVMe's SMART/Health log (the only standard source slogqual reads; slogqual.device.thermal takes it with the
-heat) has two endurance fields: **Data Units Written**, host writes in units of 1000 512-byte blocks, each
-reading rounded up (NVMe Base Specification, SMART / Health Information log page 02h), and **Percentage
-Used**, the vendor's estimate of the rated life used, in whole per cent (it may pass 100). What neither
-says is the flash's own write amplification: the NAND writes are not in the standard log. So:
+The standard sources (slogqual.device.thermal takes them with the heat) are, per protocol:
 
-- ``counted_ratio``: the bytes the device counted against the bytes written (the difference of two
-  rounded-up readings is exact to one unit, 512,000 bytes; given from 100 units written on, ±1 %). Near 1,
-  the device counts host writes as slogqual made them; a ratio far from 1 means its counter is not what
-  it claims (or something else wrote it meanwhile).
+- NVMe's SMART/Health log: **Data Units Written**, host writes in units of 1000 512-byte blocks, each reading
+  rounded up (NVMe Base Specification, log page 02h), and **Percentage Used**, the vendor's estimate of the
+  rated life used, in whole per cent (it may pass 100).
+- ATA's Device Statistics (``smartctl -l devstat``): **Logical Sectors Written** (page 1), a count of whole
+  logical sectors, and the **Percentage Used Endurance Indicator** (page 7), the same estimate as NVMe's.
+- SCSI: the Solid State Media log page's **Percentage Used Endurance Indicator** (``-l ssd``) and the Write
+  Error Counter log page's **total bytes processed** (``-l error``), which smartctl gives to the nearest
+  10^6 bytes.
+
+What none says is the flash's own write amplification: the NAND writes are not in the standard logs. So:
+
+- ``counted_ratio``: the bytes the device counted against the bytes written. The difference of two readings
+  is exact to one ``resolution_bytes`` (a data unit, a logical sector, 10^6 bytes); the ratio is given from
+  100 of them written on (±1 %). Near 1, the device counts host writes as slogqual made them; a ratio far
+  from 1 means its counter is not what it claims (or lags, or something else wrote it meanwhile).
 - ``percentage_used`` moved by Δ whole per cent over W bytes: the true use lies between Δ-1 and Δ+1 per
-  cent (each reading truncated to a whole number), so one per cent of the rated life costs between
-  W/(Δ+1) and W/(Δ-1) bytes; from Δ ≥ 2 on that is a measured endurance, with both ends given. Δ of 0 or 1
-  says only that a per cent costs more than W/2 bytes: too few writes to measure one.
+  cent (each reading a whole number, however the device rounds), so one per cent of the rated life costs
+  between W/(Δ+1) and W/(Δ-1) bytes; from Δ ≥ 2 on that is a measured endurance, with both ends given. Δ of
+  0 or 1 says only that a per cent costs more than W/2 bytes: too few writes to measure one.
 
 Pure functions on snapshot dictionaries (ThermalSnapshot.to_dict); no process is started.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 UNIT_BYTES = 512_000  # one NVMe data unit: 1000 blocks of 512 bytes
-RATIO_MIN_UNITS = 100  # below 100 units written the one-unit rounding is more than 1 %: no ratio
+SCSI_RESOLUTION_BYTES = 1_000_000  # smartctl's "gigabytes processed" has three decimals
+RATIO_MIN_UNITS = 100  # below 100 resolutions written the rounding is more than 1 %: no ratio
 MEASURED_MIN_STEPS = 2  # percentage used must move by at least this many per cent to bound a per cent's cost
+
+# The host-write counters, by the snapshot field that holds each, in the order they are looked for; what each
+# is called in words.
+COUNTERS = {
+    "data_units_written": "NVMe Data Units Written",
+    "logical_sectors_written": "ATA Device Statistics' Logical Sectors Written",
+    "write_bytes_processed": "SCSI write error counter's bytes processed",
+}
+
+
+def _bytes_per_count(snap: Mapping[str, Any], field: str) -> Optional[Tuple[int, int]]:
+    """(bytes one count of ``field`` is, the resolution of a difference of two readings in bytes)."""
+    if field == "data_units_written":
+        return UNIT_BYTES, UNIT_BYTES
+    if field == "logical_sectors_written":
+        size = snap.get("logical_sector_bytes")
+        return (size, size) if isinstance(size, int) and size > 0 else None
+    return 1, SCSI_RESOLUTION_BYTES
+
+
+def _host_writes(before: Mapping[str, Any], after: Mapping[str, Any]) -> Optional[Tuple[str, int, int, int, int]]:
+    """(field, count before, count after, bytes per count, resolution) of the first counter both snapshots
+    report in the same unit; None when there is none."""
+    for field in COUNTERS:
+        counts = (before.get(field), after.get(field))
+        unit = _bytes_per_count(after, field)
+        if None in counts or unit is None or _bytes_per_count(before, field) != unit:
+            continue
+        return (field,) + counts + unit
+    return None
 
 
 def summary(before: Mapping[str, Any], after: Mapping[str, Any], written_bytes: int) -> Optional[Dict[str, Any]]:
     """The wear one measurement caused, from the snapshots before and after it and the bytes it wrote; None
     when neither snapshot pair reports an endurance field."""
-    units = (before.get("data_units_written"), after.get("data_units_written"))
+    writes = _host_writes(before, after)
     used = (before.get("percentage_used"), after.get("percentage_used"))
-    have_units, have_used = None not in units, None not in used
-    if not (have_units or have_used):
+    have_used = None not in used
+    if not (writes or have_used):
         return None
     out: Dict[str, Any] = {"source": after.get("source"), "written_bytes": int(written_bytes)}
-    if have_units:
-        counted = (units[1] - units[0]) * UNIT_BYTES
-        enough = written_bytes >= RATIO_MIN_UNITS * UNIT_BYTES
-        out.update(data_units_written={"before": units[0], "after": units[1]}, device_counted_bytes=counted,
-                   resolution_bytes=UNIT_BYTES, counted_ratio=round(counted / written_bytes, 4) if enough else None)
+    if writes:
+        field, first, last, per_count, resolution = writes
+        counted = (last - first) * per_count
+        enough = written_bytes >= RATIO_MIN_UNITS * resolution
+        out.update({field: {"before": first, "after": last}, "counter": field, "device_counted_bytes": counted,
+                    "resolution_bytes": resolution,
+                    "counted_ratio": round(counted / written_bytes, 4) if enough else None})
     if have_used:
         delta = used[1] - used[0]
         out.update(percentage_used={"before": used[0], "after": used[1]}, percentage_used_delta=delta)

@@ -6,7 +6,14 @@ measurement so that throttling during it shows (slogqual.analysis.thermal compar
   host-controlled thermal management transition counts and times. The thresholds come from Identify
   Controller (wctemp/cctemp). smartctl is the fallback; its JSON has no transition counters (its text does:
   read when the smartctl has no JSON), smartctl 7.5's JSON has the thresholds.
-- SATA/SAS/SCSI/USB disks: the temperature smartctl reports (``-i -A``), and SCSI's trip point.
+- SATA/SAS/SCSI/USB disks: the temperature smartctl reports (slogqual.tools.smartctl.argv_health), and SCSI's
+  trip point.
+
+Wear is read in the same run where the device keeps it in a standard log (compared by slogqual.analysis.wear):
+NVMe's Percentage Used and Data Units Written; an ATA device's Device Statistics (Percentage Used Endurance
+Indicator, Logical Sectors Written); a SCSI device's Solid State Media percentage used and its write error
+counter's bytes processed. A device without them (an HDD, an SSD without Device Statistics) gives a snapshot
+without wear, not an error: its heat is still evidence.
 - Anything else (regular files, loop, pmem, virtio, md, dm, zram, nbd URIs): None, at once and without
   running a tool; there is no device heat to speak of, or no way to ask the hardware under it.
 
@@ -64,9 +71,12 @@ class ThermalSnapshot:
     thm_temp2_total_time_s: Optional[int] = None
     sensors_c: Optional[Dict[str, int]] = None  # sensor number -> Celsius
     critical_warning: Optional[int] = None
-    # wear, where the device reports it (NVMe's SMART/Health log): read with the heat, compared by analysis.wear
-    percentage_used: Optional[int] = None
-    data_units_written: Optional[int] = None  # units of 512,000 bytes, rounded up by the device
+    # wear, where the device reports it in a standard log: read with the heat, compared by analysis.wear
+    percentage_used: Optional[int] = None  # NVMe; ATA Device Statistics page 7; SCSI Solid State Media
+    data_units_written: Optional[int] = None  # NVMe: units of 512,000 bytes, rounded up by the device
+    logical_sectors_written: Optional[int] = None  # ATA Device Statistics page 1: whole logical sectors
+    logical_sector_bytes: Optional[int] = None  # ATA: the size of those sectors
+    write_bytes_processed: Optional[int] = None  # SCSI write error counter: bytes, to the nearest 10^6
     error: Optional[str] = None  # why no (or only part of the) reading was taken
     notes: List[str] = field(default_factory=list)
 
@@ -206,7 +216,8 @@ def _smartctl(snap: ThermalSnapshot, device: str) -> ThermalSnapshot:
     snap.source, snap.queried = SOURCE_SMARTCTL, device
     for f in ("temperature_c", "warning_temp_time_min", "critical_temp_time_min", "critical_warning",
               "thm_temp1_trans_count", "thm_temp2_trans_count", "thm_temp1_total_time_s", "thm_temp2_total_time_s",
-              "warning_threshold_c", "critical_threshold_c", "percentage_used", "data_units_written"):
+              "warning_threshold_c", "critical_threshold_c", "percentage_used", "data_units_written",
+              "logical_sectors_written", "logical_sector_bytes", "write_bytes_processed"):
         setattr(snap, f, getattr(h, f))
     snap.sensors_c = _sensors(h.sensors_c)
     if h.drive_trip_c is not None:

@@ -6,8 +6,8 @@ and 1 mean the command line or the device open failed, the higher bits are
 about the disk's health and do not make the identity less true. Only this
 module spawns smartctl.
 
-Thermal evidence (:func:`health`): ``smartctl --json=c -i -A DEV`` adds the
-current temperature (``temperature.current``, ATA/SCSI/NVMe; SCSI also its trip
+Thermal and wear evidence (:func:`health`): ``smartctl --json=c -i -A -l devstat -l ssd -l error DEV``
+adds the current temperature (``temperature.current``, ATA/SCSI/NVMe; SCSI also its trip
 point) and, for NVMe, the SMART/Health log (``nvme_smart_health_information_log``:
 temperature in Celsius, warning/critical composite temperature minutes, the
 temperature sensors) and, from smartctl 7.5, ``nvme_composite_temperature_threshold``
@@ -17,6 +17,16 @@ into the JSON tree), so for NVMe nvme-cli is the better source
 (slogqual.tools.nvme.smart_log). The text of ``smartctl -a``/``-x`` (what a
 smartctl older than 7.0 prints, and what most pasted reports are) is read by
 :func:`parse_health_text` into the same SmartHealth, transition counts included.
+
+Wear (read with the heat, compared by slogqual.analysis.wear), from the same run: NVMe's Percentage Used and
+Data Units Written (the health log); an ATA device's Device Statistics (``-l devstat``: page 1 Logical
+Sectors Written, page 7 Percentage Used Endurance Indicator); a SCSI device's Solid State Media log page
+(``-l ssd``: its Percentage Used Endurance Indicator) and its Write Error Counter log page's total bytes
+processed (``-l error``). smartctl hands each ``-l`` to the protocol it belongs to and ignores it for the
+others (smartctl.cpp fills separate ATA, SCSI and NVMe option sets), so one argv serves every device. A log
+the device does not have costs nothing but its absence: smartctl says so in text that ``--json`` drops
+(``pout``), and a log read that fails sets exit status bit 2 (FAILSMART), which, like every bit above 1,
+leaves the document usable.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.errors import ToolTooOldError
 from slogqual.tools import run as _run
@@ -91,9 +101,13 @@ def argv(device: str, nvme: bool = False) -> List[str]:
 
 
 def argv_health(device: str) -> List[str]:
-    """Identity (for the protocol) and the SMART attributes / NVMe health log, which carry the temperature.
-    Kept apart from :func:`argv`: identification needs neither, and -A is slower on some ATA bridges."""
-    return [PROGRAM, "--json=c", "-i", "-A", device]
+    """Identity (for the protocol and an ATA device's logical sector size), the SMART attributes / NVMe health
+    log, which carry the temperature, and the wear logs (see the module's docstring): ``-l devstat`` (ATA
+    only; all its pages, so page 1's sectors written too, not only the page 7 that ``-l ssd`` asks of ATA),
+    ``-l ssd`` (SCSI's Solid State Media page) and ``-l error`` (SCSI's error counter log, with the bytes
+    written). Kept apart from :func:`argv`: identification needs none of it, and -A is slower on some ATA
+    bridges."""
+    return [PROGRAM, "--json=c", "-i", "-A", "-l", "devstat", "-l", "ssd", "-l", "error", device]
 
 
 def _number(v: Any) -> Optional[float]:
@@ -185,7 +199,8 @@ def parse(text: str) -> SmartInfo:
 
 @dataclass
 class SmartHealth:
-    """Temperatures and, for NVMe, the thermal counters smartctl's JSON carries. None: not reported."""
+    """Temperatures and, for NVMe, the thermal counters smartctl's JSON carries; the device's wear where it
+    reports it in a standard log. None: not reported."""
 
     protocol: Optional[str] = None
     temperature_c: Optional[int] = None  # temperature.current (or the NVMe log's composite temperature)
@@ -200,8 +215,11 @@ class SmartHealth:
     thm_temp2_trans_count: Optional[int] = None
     thm_temp1_total_time_s: Optional[int] = None
     thm_temp2_total_time_s: Optional[int] = None
-    percentage_used: Optional[int] = None  # NVMe
+    percentage_used: Optional[int] = None  # NVMe health log; SCSI Solid State Media; ATA Device Statistics page 7
     data_units_written: Optional[int] = None  # NVMe, units of 1000 512-byte blocks
+    logical_sectors_written: Optional[int] = None  # ATA Device Statistics page 1: a count of logical sectors
+    logical_sector_bytes: Optional[int] = None  # ATA: the logical sector those are counted in
+    write_bytes_processed: Optional[int] = None  # SCSI Write Error Counter: bytes, to the nearest 10^6
     form: str = "json"  # "json" | "text": what was parsed
     exit_status: Optional[int] = None
     errors: List[str] = field(default_factory=list)
@@ -255,11 +273,74 @@ def parse_health(text: str) -> SmartHealth:
             h.sensors_c = {n: c for n, c in found.items() if c is not None} or None
     if h.percentage_used is None:  # a SCSI/SAS SSD's Solid State Media log page (SBC-3): the same estimate
         h.percentage_used = _counter(doc.get("scsi_percentage_used_endurance_indicator"))
+    _ata_wear(doc, h)
+    h.write_bytes_processed = _scsi_write_bytes(doc)
     limits = doc.get("nvme_composite_temperature_threshold")  # smartctl 7.5: {"warning": 70, "critical": 85}
     if isinstance(limits, dict):
         h.warning_threshold_c = _positive_celsius(limits.get("warning"))
         h.critical_threshold_c = _positive_celsius(limits.get("critical"))
     return h
+
+
+# ATA Device Statistics (General Purpose Log 04h, ACS-2 on): a statistic is its page and byte offset there.
+_DEVSTAT_SECTORS_WRITTEN = (1, 0x18)  # General Statistics: Logical Sectors Written (host writes, 6 bytes)
+_DEVSTAT_PERCENTAGE_USED = (7, 0x08)  # Solid State Device Statistics: Percentage Used Endurance Indicator
+# The vendor attributes of -A are not read for wear. Their ID, unit and even smartctl's name for them differ by
+# vendor and model: 241 "Total_LBAs_Written" counts 512-byte sectors on a Samsung 860 EVO (its raw value equals
+# its Device Statistics' Logical Sectors Written, tests/fixtures/smartctl/sata-ssd-samsung-860evo-devstat.json)
+# but 32 MiB units on a Dell-certified Intel S3520 (there it equals 225 Host_Writes_32MiB: prometheus-community/
+# smartctl_exporter testdata/sat-Dell_Certified_Intel_S3520_Series_SSDs-SSDSCKJB240G7R-sdm.json), and GiB on
+# others; 177 Wear_Leveling_Count, 233 Media_Wearout_Indicator, 231 SSD_Life_Left and 202 Percent_Lifetime_Remain
+# are normalised (100 down to 1, or 0) by a rule each vendor keeps to itself, some in steps, some floored, and
+# 202's raw value is the used per cent on some drives. The Device Statistics say the same things in one
+# standard unit each; a drive without them has no wear here rather than a guessed one.
+
+
+def _device_statistics(doc: Dict[str, Any]) -> Dict[Tuple[int, int], int]:
+    """The known values of smartctl's ``ata_device_statistics`` (``-l devstat``), by (page, offset). smartctl
+    lists every statistic the device supports; a value counts only with its valid flag set (the device may
+    support one it does not know yet)."""
+    stats = doc.get("ata_device_statistics")
+    pages = stats.get("pages") if isinstance(stats, dict) else None
+    found: Dict[Tuple[int, int], int] = {}
+    for page in pages if isinstance(pages, list) else []:
+        table = page.get("table") if isinstance(page, dict) else None
+        number = _i(page.get("number")) if isinstance(page, dict) else None
+        for entry in table if isinstance(table, list) and number is not None else []:
+            if not isinstance(entry, dict) or not isinstance(entry.get("flags"), dict):
+                continue
+            offset, value = _i(entry.get("offset")), _counter(entry.get("value"))
+            if entry["flags"].get("valid") is True and offset is not None and value is not None:
+                found[(number, offset)] = value
+    return found
+
+
+def _ata_wear(doc: Dict[str, Any], h: SmartHealth) -> None:
+    """An ATA device's sectors written (with the logical sector size of the same document's identity, which
+    they are counted in) and, when no other log gave one, its Percentage Used Endurance Indicator."""
+    stats = _device_statistics(doc)
+    sectors, size = stats.get(_DEVSTAT_SECTORS_WRITTEN), _i(doc.get("logical_block_size"))
+    if sectors is not None and size is not None and size > 0:
+        h.logical_sectors_written, h.logical_sector_bytes = sectors, size
+    if h.percentage_used is None:
+        h.percentage_used = stats.get(_DEVSTAT_PERCENTAGE_USED)
+
+
+_GIGABYTES_TEXT = re.compile(r"[0-9]+\.[0-9]{3}")
+
+
+def _scsi_write_bytes(doc: Dict[str, Any]) -> Optional[int]:
+    """Bytes written as a SCSI device counts them: its Write Error Counter log page's total bytes processed
+    (SPC parameter 0005h), which smartctl (``-l error``) prints as 10^9 bytes with three decimals
+    ("2473.166", scsiprint.cpp: "%.3f" of the count / 1e9), so each reading is to the nearest 10^6 bytes.
+    A reading of 0.000 is not one: smartctl prints it too for a device without the parameter. Any other form
+    (a JSON number) is not read: its precision would be unknown."""
+    log = doc.get("scsi_error_counter_log")
+    write = log.get("write") if isinstance(log, dict) else None
+    text = write.get("gigabytes_processed") if isinstance(write, dict) else None
+    if not isinstance(text, str) or not _GIGABYTES_TEXT.fullmatch(text):
+        return None
+    return int(text.replace(".", "")) * 1_000_000 or None
 
 
 def _positive_celsius(v: Any) -> Optional[int]:
@@ -341,7 +422,7 @@ def argv_health_text(device: str) -> List[str]:
 
 
 def health(device: str) -> SmartHealth:
-    """Run ``smartctl -i -A`` on device for its temperatures; a smartctl without JSON (ToolTooOldError
+    """Run :func:`argv_health` on device for its temperatures and wear; a smartctl without JSON (ToolTooOldError
     from the version check) is asked for its ``-a`` text instead, read by :func:`parse_health_text`
     (NVMe only: an ATA/SCSI text report raises ToolOutputError). ToolTimeoutError when it hangs,
     ToolOutputError when its output cannot be read; a device smartctl cannot open is a SmartHealth that
