@@ -28,12 +28,18 @@ import pytest
 from conftest import FIXTURES
 from slogqual.analysis import shelf as A
 from slogqual.device import classify as C
+from slogqual.device import freebsd
 from slogqual.device import freebsd_topology as F
 from slogqual.device import topology as T
+from slogqual.errors import SlogqualError
+from slogqual.results import schema
+from slogqual.results.device import check_record, check_topology
 from slogqual.results.shelf import UnitPath
 from slogqual.tools import run
 from slogqual.tools.freebsd import camcontrol, devinfo, pciconf
 from slogqual.tools.freebsd import host as bsdhost
+
+from test_device_identity import lab_sys  # noqa: F401 (the recorded Linux lab tree, unpacked once)
 
 FIX = os.path.join(FIXTURES, "freebsd")
 DEVLIST = tuple(camcontrol.argv_devlist())
@@ -310,6 +316,12 @@ def test_a_path_is_read_by_camcontrol_and_builds_the_disks_port_from_its_announc
     assert unit.source == "camcontrol" and unit.to_dict()["source"] == "camcontrol"
     assert [(e.kind, e.key) for e in unit.elements] == [("ata-port", "ata:ata0"), ("scsi-host", "sim:ata0")]
     assert unit.slot.link == F.sata_link(cam, "camcontrol identify ada0")
+    # the record built from the same outputs carries that path, and its own link says what the port's does
+    rec = freebsd.build("/dev/ada0", camcontrol_text=CORSAIR_IDENTIFY, devlist_text=VBOX).to_dict()
+    assert rec["topology"] == unit.to_dict()
+    assert check_record(schema.Checker("test"), rec)["topology"]["source"] == "camcontrol"
+    assert (rec["link"]["kind"], rec["link"]["current"]["rate"], rec["link"]["max"]["rate"]) == (
+        unit.slot.link.kind, unit.slot.link.rate, unit.slot.link.max_rate)
     # without it the port is there, its link unknown and said so
     bare = F.build("/dev/ada0", VBOX)
     assert bare.elements[0].link is None
@@ -326,3 +338,51 @@ def test_walk_asks_an_ada_disk_for_its_identify_and_a_da_disk_behind_another_sim
     areca = F.walk("/dev/da3", bsdhost.recorded({DEVLIST: ARECA}, str(tmp_path)))
     assert not any("inquiry" in n for n in areca.notes)
 
+
+# --- the record carries its path: freebsd.build and identify, the same field and checker as Linux ----------
+
+def test_a_freebsd_record_carries_its_path_in_the_field_and_form_a_linux_record_does(lab_sys):  # noqa: F811
+    rec = freebsd.build("/dev/da3", devlist_text=ARECA).to_dict()
+    assert rec["topology"] == F.build("/dev/da3", ARECA).to_dict()
+    assert [e["name"] for e in rec["topology"]["elements"]] == ["arcmsr0"]
+    assert rec["tools"]["camcontrol devlist"] == "used"
+    check_record(schema.Checker("test"), rec)
+    # a partition's path is its disk's; no devlist, no path, and the reason
+    assert freebsd.build("/dev/da3p1", devlist_text=ARECA).to_dict()["topology"]["elements"][-1]["name"] == "arcmsr0"
+    assert freebsd.build("/dev/da82", camcontrol_text=DA82).topology["error"] == (
+        "camcontrol devlist -v gave nothing: the path of da82 is unknown")
+    assert freebsd.build("/dev/ada0", devlist_text="garbage").tools["camcontrol devlist"].startswith("failed: ")
+    # the same keys as a Linux path, each saying what read it
+    linux_path = T.recorded("/dev/sdb", lab_sys)
+    assert linux_path["source"] == "sysfs" and rec["topology"]["source"] == "camcontrol"
+    assert set(rec["topology"]) <= set(linux_path) | {"notes", "error"}
+
+
+def test_the_checker_takes_a_path_without_a_source_and_refuses_one_that_is_not_text():
+    path = F.build("/dev/da3", ARECA).to_dict()
+    older = {k: v for k, v in path.items() if k != "source"}  # recorded before the key was kept
+    check_topology(schema.Checker("test"), older, "device.topology")
+    assert UnitPath.from_dict(older).source is None
+    with pytest.raises(SlogqualError, match="source"):
+        check_topology(schema.Checker("test"), dict(path, source=3), "device.topology")
+
+
+def test_identify_runs_the_path_programs_through_their_doors(tmp_path, monkeypatch):
+    node = tmp_path / "ada0"
+    node.write_text("")
+    outputs = {DEVLIST: VBOX, tuple(camcontrol.argv_identify("ada0")): (1, "", "")}
+    asked = []
+    runner = bsdhost.recorded(outputs, str(tmp_path)).runner
+
+    def recording(argv, **kw):
+        asked.append(tuple(argv))
+        return runner(argv, **kw)
+
+    monkeypatch.setattr(run, "which", lambda name: f"/sbin/{name}")
+    monkeypatch.setattr(run, "run", recording)
+    rec = freebsd.identify(str(node))
+    for argv in (DEVLIST, tuple(devinfo.argv()), tuple(pciconf.argv()), tuple(camcontrol.argv_identify("ada0"))):
+        assert argv in asked
+    assert rec.tools["camcontrol devlist"] == "used" and rec.tools["devinfo"].startswith("failed: ")
+    assert [(e["kind"], e["name"]) for e in rec.topology["elements"]] == [("ata-port", "ata0"), ("scsi-host", "ata0")]
+    assert "devinfo -rv gave nothing: the bridges above ata0 are unknown" in rec.topology["notes"]
