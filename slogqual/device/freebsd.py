@@ -21,12 +21,11 @@ from typing import Any, Dict, List, Optional
 
 from slogqual.device import classify as C
 from slogqual.device import facts as _facts
+from slogqual.device import freebsd_topology
 from slogqual.device.facts import FILL
 from slogqual.device.record import DeviceRecord, Link, LinkEnd
 from slogqual.errors import ToolError, UsageError
 from slogqual.tools.freebsd import camcontrol, devinfo, diskinfo, geom, nvmecontrol, pciconf
-
-SATA_GEN_GBPS = {"1": 1.5, "2": 3.0, "3": 6.0}
 
 
 def transport_of(name: str, attachment: Optional[str] = None) -> str:
@@ -48,11 +47,6 @@ def transport_of(name: str, attachment: Optional[str] = None) -> str:
             return "sas"
         return "scsi"
     return "unknown"
-
-
-def nvme_controller(name: str) -> str:
-    """nvdN/ndaN is namespace 1 of controller nvmeN on the usual single-namespace drive."""
-    return "nvme" + re.sub(r"\D", "", name)
 
 
 # Who answers an identity field, per source, in the order they are merged (device/facts.py's rules):
@@ -161,8 +155,6 @@ def _topology(path: str, out: Outputs, cam: Optional[camcontrol.CamInfo], verb: 
     """The path from the host to the disk (a partition's: its disk's), each element with its link, as
     device/freebsd_topology.py reads it; ``cam`` is the disk's own ``camcontrol VERB`` (identify or
     inquiry), whose transfers line is its link."""
-    from slogqual.device import freebsd_topology
-
     disk = freebsd_topology.disk_of(os.path.basename(path))
     unit = freebsd_topology.build(path, out.devlist, out.devinfo, out.pciconf, cam, f"camcontrol {verb} {disk}")
     return unit.to_dict()
@@ -236,7 +228,7 @@ def _sata_link(cam: camcontrol.CamInfo) -> Link:
     """camcontrol's negotiated transfer rate against the SATA generation the device announces."""
     cur = C.parse_gbps(f"{cam.transfer_mbps}MB/s") if cam.transfer_mbps else None
     m = re.search(r"SATA (\d)\.x", cam.device_kind or "")
-    mx = SATA_GEN_GBPS.get(m.group(1)) if m else None
+    mx = camcontrol.SATA_REVISION_GBPS.get(m.group(1)) if m else None
     link = Link(kind="sata", scope="device",
                 current=LinkEnd(speed=f"{cam.transfer_mbps}MB/s" if cam.transfer_mbps else None, rate=cur),
                 max=LinkEnd(speed=f"SATA {m.group(1)}.x" if m else None, rate=mx))
@@ -291,7 +283,7 @@ def _unknowns(rec: DeviceRecord, out: Outputs) -> None:
 def _pcie_link(name: str, devices, asked: bool) -> Link:
     """The NVMe controller's PCIe link from pciconf -lvc: negotiated width/speed and, in parentheses,
     the maximum the link supports."""
-    ctrl = nvme_controller(name)
+    ctrl = nvmecontrol.controller_of(name)
     if devices is None:
         return Link(reason="pciconf -lvc " + ("failed" if asked else "was not run") + f": the PCIe link of {ctrl} "
                     "is unknown")
@@ -368,7 +360,7 @@ def identify(path: str) -> DeviceRecord:
         if ata:  # a SATA disk behind a SAS HBA: ATA IDENTIFY passes through (SAT), with rotation and link
             texts["camcontrol_identify_text"] = _run_text(camcontrol.argv_identify(name), tools)
     elif name.startswith(("nvd", "nda")):
-        texts["nvmecontrol_text"] = _run_text(nvmecontrol.argv(nvme_controller(name)), tools)
+        texts["nvmecontrol_text"] = _run_text(nvmecontrol.argv(nvmecontrol.controller_of(name)), tools)
     if name.startswith(("ada", "da", "nvd", "nda")):
         texts.update(_path_texts(name, tools))
     return build(path, tools=tools, **texts)

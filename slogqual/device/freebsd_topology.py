@@ -4,7 +4,7 @@ sysfs on Linux, read here from the output of camcontrol, devinfo and pciconf.
 - ``camcontrol devlist -v``: the CAM bus a disk (daN, adaN, ndaN) is on and that bus's SIM — the HBA's
   driver instance (mpr0, mps0, arcmsr0, mrsas1), one AHCI port (ahcich3), the NVMe controller (nvme0).
   The SIM is the SCSI host of the path: every unit behind one mpr0 shares it. An nvdN disk is not on
-  CAM; it is namespace 1 of controller nvmeN (device/freebsd.py, nvme_controller).
+  CAM; it is namespace 1 of controller nvmeN (tools/freebsd/nvmecontrol.py, controller_of).
 - ``devinfo -rv``: the newbus tree above the SIM: the PCI function it is (mpr0, nvme0) or hangs off
   (ahcich3 off ahci0), the bridges above that (root ports, switch ports: ``pcibN`` with a PCI location)
   and the host bridge (the ``pcibN`` a top ``pciN`` bus hangs off, at an ACPI handle, no PCI location).
@@ -40,11 +40,10 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.device import classify as C
-from slogqual.device.freebsd import SATA_GEN_GBPS, nvme_controller
 from slogqual.errors import ToolError
 from slogqual.results.shelf import (ATA_PORT, NVME_CONTROLLER, PCI_BRIDGE, PCI_FUNCTION, PCI_HOST, SAS_PORT,
                                     SCSI_HOST, SOURCE_CAMCONTROL, Element, Link, UnitPath)
-from slogqual.tools.freebsd import camcontrol, devinfo, pciconf
+from slogqual.tools.freebsd import camcontrol, devinfo, nvmecontrol, pciconf
 from slogqual.tools.freebsd.host import LIVE, Host
 
 _DISK = re.compile(r"^((?:da|ada|nda|nvd)\d+)")
@@ -144,7 +143,7 @@ def transfers(cam: camcontrol.CamInfo) -> str:
 def device_generation(cam: camcontrol.CamInfo) -> Optional[float]:
     """The fastest SATA generation the device itself announces (``ACS-3 ATA SATA 3.x device``), Gbit/s."""
     m = _REVISION.search(cam.device_kind or "")
-    return SATA_GEN_GBPS.get(m.group(1)) if m else None
+    return camcontrol.SATA_REVISION_GBPS.get(m.group(1)) if m else None
 
 
 def sata_link(cam: camcontrol.CamInfo, tool: str) -> Optional[Link]:
@@ -154,7 +153,7 @@ def sata_link(cam: camcontrol.CamInfo, tool: str) -> Optional[Link]:
     m = _REVISION.search(cam.transfer_detail or "")
     if cam.transfer_mbps is None or m is None:
         return None
-    rate = SATA_GEN_GBPS.get(m.group(1))
+    rate = camcontrol.SATA_REVISION_GBPS.get(m.group(1))
     return Link("sata", rate, 1 if rate else None, device_generation(cam), 1,
                 evidence=f"{tool}: {transfers(cam)}; the device: {cam.device_kind or 'announced no SATA generation'}")
 
@@ -247,7 +246,7 @@ def build(device: str, devlist_text: Optional[str] = None, devinfo_text: Optiona
     bus = camcontrol.bus_of(buses, disk) if buses is not None else None
     if disk.startswith(("nvd", "nda")):
         # nda's SIM is its controller; nvd is not on CAM
-        owner = bus.sim if bus is not None else nvme_controller(disk)
+        owner = bus.sim if bus is not None else nvmecontrol.controller_of(disk)
         if bus is None:
             unit.notes.append(f"{disk} taken to be namespace 1 of {owner} (the usual single namespace)")
         below = [Element(NVME_CONTROLLER, owner, f"nvme:{owner}")]
