@@ -189,6 +189,7 @@ def _parse(rec: DeviceRecord, name: str, out: Outputs) -> Parsed:
     p.nvmecontrol = parsed("nvmecontrol", nvmecontrol.parse, out.nvmecontrol)
     p.camcontrol_identify = parsed("camcontrol identify", camcontrol.parse, out.camcontrol_identify)
     p.pciconf = parsed("pciconf", pciconf.parse, out.pciconf)
+    # read here for their state in rec.tools; the path (freebsd_topology.build) reads them with its own notes
     p.devlist = parsed("camcontrol devlist", camcontrol.parse_devlist, out.devlist)
     p.devinfo = parsed("devinfo", devinfo.parse, out.devinfo)
     for tool, why in errors.items():
