@@ -11,20 +11,35 @@ No capture holds all three programs of one machine, so no test builds a whole pa
 the Areca box's units share their SIM (no pciconf of it was found), the MacBook's ahcich0 gets its PCI
 path and ceilings (no camcontrol devlist of it was found). A program a test does not give is one that
 is not there (the recorded host raises ToolMissingError for it).
+
+A disk's own link (SOURCES.md, "A disk's own link") is read from CAM's announce lines, which camcontrol
+identify/inquiry print as the kernel does at attach: dmesg captures of a SATA 3 disk trained at SATA 2
+(ahcich1), two more (ahcich1, ahcich2), a SATA disk whose channel gave no revision (ata2), a parallel-ATA
+QEMU disk (ata0), SAS and SATA disks behind mpr. Each dmesg names the disk's SIM, bus and target in its
+attach line (``ada1 at ahcich1 bus 0 scbus1 target 0 lun 0``): :func:`bus_of_attach` takes the disk's CAM
+bus from it, the same facts camcontrol devlist -v lists, of the same machine.
 """
 
 import os
+import re
 
 import pytest
 
 from conftest import FIXTURES
 from slogqual.analysis import shelf as A
+from slogqual.device import classify as C
+from slogqual.device import freebsd
 from slogqual.device import freebsd_topology as F
 from slogqual.device import topology as T
+from slogqual.errors import SlogqualError
+from slogqual.results import schema
+from slogqual.results.device import check_record, check_topology
 from slogqual.results.shelf import UnitPath
 from slogqual.tools import run
 from slogqual.tools.freebsd import camcontrol, devinfo, pciconf
 from slogqual.tools.freebsd import host as bsdhost
+
+from test_device_identity import lab_sys  # noqa: F401 (the recorded Linux lab tree, unpacked once)
 
 FIX = os.path.join(FIXTURES, "freebsd")
 DEVLIST = tuple(camcontrol.argv_devlist())
@@ -41,6 +56,31 @@ MRSAS = cap("camcontrol-devlist-v-truenas-mrsas-md1420.excerpt.txt")
 VBOX = cap("camcontrol-devlist-v-truenas-vbox-ata.txt")
 MAC_TREE = cap("devinfo-rv-macbookpro-11-4.excerpt.txt")
 MAC_PCI = cap("pciconf-lvc-macbookpro-11-4-ahci-ssd.txt")
+HITACHI = cap("cam-announce-ada1-sata3-device-at-sata2-ahcich1.txt")  # ada1 on ahcich1, SATA 3 device at 2.x
+WD20 = cap("cam-announce-ada0-ada1-wd20ezrx-sata2-pastebin.txt")  # ada0 on ahcich1, ada1 on ahcich2
+NS4 = cap("cam-announce-ada0-ata2-no-sata-revision-da0-umass.txt")  # ada0 on ata2 (no revision), da0 on USB
+QEMU_PATA = cap("cam-announce-ada0-qemu-parallel-ata.txt")  # ada0 on ata0, parallel ATA
+DA82 = cap("cam-announce-da82-sas.txt")  # a SAS disk, mpr0 target 199
+DA7 = cap("cam-announce-da7-sata-ssd-behind-mpr.txt")  # a SATA SSD, mpr1 target 4
+DA11_IDENTIFY = cap("camcontrol-identify-da11-intel-s3700-sas3008.txt")  # da7's twin on the same HBA
+ST8000_IDENTIFY = cap("camcontrol-identify-st8000vn002.txt")
+CORSAIR_IDENTIFY = cap("camcontrol-identify-corsair-force-le-tabs.txt")
+_ATTACH = re.compile(r"^(\w+) at (\S+) bus (\d+) scbus(\d+) target (\d+) lun (\w+)$")
+
+
+def bus_of_attach(text, disk):
+    """The CAM bus the kernel's attach line of ``disk`` names: its SIM, the SIM's bus, scbus and target."""
+    for line in text.splitlines():
+        m = _ATTACH.match(line.strip())
+        if m and m.group(1) == disk:
+            unit = camcontrol.CamUnit("", int(m.group(5)), m.group(6), [disk])
+            return camcontrol.CamBus(int(m.group(4)), m.group(2), int(m.group(3)), [unit])
+    raise AssertionError(f"no attach line of {disk}")
+
+
+def announce_of(text, disk):
+    """The announce lines of ``disk`` alone, parsed (a dmesg holds several disks' lines)."""
+    return camcontrol.parse("".join(line + "\n" for line in text.splitlines() if line.startswith(disk + ":")))
 
 
 # --- camcontrol devlist -v ------------------------------------------------------------------------------
@@ -173,3 +213,176 @@ def test_walk_runs_the_programs_through_the_host_and_notes_those_that_are_missin
     assert UnitPath.from_dict(kept) == unit and kept["notes"] == unit.notes
     failing = bsdhost.recorded({DEVLIST: (1, "", "")}, str(tmp_path))
     assert F.walk("/dev/da3", failing).notes[0] == "camcontrol devlist -v failed: exit 1"
+
+
+# --- a disk's own link: the transfers line of its announce ---------------------------------------------------
+
+def test_the_transfers_line_is_the_negotiated_sata_link_and_the_device_announces_what_it_could_do():
+    slow = F.sata_link(announce_of(HITACHI, "ada1"), "camcontrol identify ada1")
+    # an ATA8-ACS SATA 3.x device that trained at SATA 2.x: 3 Gbit/s of the 6 it could do
+    assert (slow.kind, slow.rate, slow.lanes, slow.max_rate, slow.max_lanes) == ("sata", 3.0, 1, 6.0, 1)
+    assert "300.000MB/s transfers (SATA 2.x, UDMA6, PIO 8192bytes)" in slow.evidence
+    assert "ATA8-ACS SATA 3.x device" in slow.evidence
+    full = F.sata_link(camcontrol.parse(ST8000_IDENTIFY), "camcontrol identify ada0")
+    assert (full.rate, full.max_rate) == (6.0, 6.0)
+    # the rate is the revision's, and the MB/s camcontrol prints from the same settings says the same
+    for cam, link in ((announce_of(HITACHI, "ada1"), slow), (camcontrol.parse(ST8000_IDENTIFY), full)):
+        assert link.rate == C.parse_gbps(f"{cam.transfer_mbps}MB/s")
+    # half the line rate, half the ceiling
+    assert A.ceiling_bytes(slow) == pytest.approx(A.ceiling_bytes(full) / 2)
+    # a second capture of the form: two disks, each a SATA 3.x device at SATA 2.x
+    for disk in ("ada0", "ada1"):
+        link = F.sata_link(announce_of(WD20, disk), f"camcontrol identify {disk}")
+        assert (link.rate, link.max_rate) == (3.0, 6.0)
+
+
+def test_without_a_sata_revision_there_is_no_sata_link():
+    pata = announce_of(QEMU_PATA, "ada0")  # 16.700MB/s transfers (WDMA2, PIO 8192bytes): a parallel ATA mode
+    base = announce_of(NS4, "ada0")  # 150.000MB/s transfers (SATA, UDMA5, ...): SATA, no revision: base speed
+    behind_hba = camcontrol.parse(DA11_IDENTIFY)  # 600.000MB/s transfers: the SAS HBA's figure, no revision
+    assert (pata.transfer_mbps, base.transfer_mbps, behind_hba.transfer_mbps) == (16.7, 150.0, 600.0)
+    assert [F.sata_link(c, "x") for c in (pata, base, behind_hba)] == [None, None, None]
+    # 150.000 MB/s with no revision is also what the SIM says when it knows nothing: never read as 1.5 Gbit/s
+    assert F.sas_link(base, "x") is None
+
+
+def test_an_ata_channel_carries_the_disks_link_above_its_sim_and_is_the_disks_slot():
+    notes = []
+    elements = F.cam_elements("ada1", bus_of_attach(HITACHI, "ada1"), announce_of(HITACHI, "ada1"),
+                              "camcontrol identify ada1", notes)
+    assert [(e.kind, e.name, e.key) for e in elements] == [
+        ("ata-port", "ahcich1", "ata:ahcich1"), ("scsi-host", "ahcich1", "sim:ahcich1")]
+    unit = UnitPath("/dev/ada1", elements=elements)
+    assert unit.slot is elements[0] and notes == []
+    assert unit.slot.link == F.sata_link(announce_of(HITACHI, "ada1"), "camcontrol identify ada1")
+    assert elements[0].label() == "ATA port ahcich1 (scbus1 target 0)"
+    # two disks on two channels: two ports, nothing shared below the controller
+    paths = [UnitPath(f"/dev/{d}", elements=F.cam_elements(d, bus_of_attach(WD20, d), announce_of(WD20, d),
+                                                           f"camcontrol identify {d}", notes))
+             for d in ("ada0", "ada1")]
+    assert [p.slot.key for p in paths] == ["ata:ahcich1", "ata:ahcich2"] and A.shared_elements(paths) == []
+
+
+def test_a_channel_that_gave_no_revision_keeps_its_port_and_says_why_the_link_is_unknown():
+    notes = []
+    elements = F.cam_elements("ada0", bus_of_attach(NS4, "ada0"), announce_of(NS4, "ada0"), "camcontrol identify ada0",
+                              notes)
+    assert [(e.kind, e.name, e.link) for e in elements] == [("ata-port", "ata2", None), ("scsi-host", "ata2", None)]
+    assert notes == ["camcontrol identify ada0 gives no negotiated rate (150.000MB/s transfers (SATA, UDMA5, "
+                     "PIO 8192bytes)): the link of ada0 is unknown"]
+    assert UnitPath("/dev/ada0", elements=elements).slot is None
+    notes = []
+    F.cam_elements("ada0", bus_of_attach(NS4, "ada0"), None, "camcontrol identify ada0", notes)
+    assert notes == ["camcontrol identify ada0 gave nothing: the link of ada0 is unknown"]
+
+
+def test_behind_mpr_each_target_has_a_port_with_the_rate_its_phy_negotiated():
+    notes = []
+    sas = F.cam_elements("da82", bus_of_attach(DA82, "da82"), announce_of(DA82, "da82"), "camcontrol inquiry da82",
+                         notes)
+    sata = F.cam_elements("da7", bus_of_attach(DA7, "da7"), announce_of(DA7, "da7"), "camcontrol inquiry da7", notes)
+    assert notes == []
+    assert [(e.kind, e.name, e.key) for e in sas] == [
+        ("scsi-host", "mpr0", "sim:mpr0"), ("sas-port", "mpr0 target 199", "sas:mpr0:0:199")]
+    assert [(e.kind, e.key) for e in sata] == [("scsi-host", "sim:mpr1"), ("sas-port", "sas:mpr1:0:4")]
+    # 1200.000 and 600.000 MB/s: 12 and 6 Gbit/s, one lane each; the inquiry announces no SATA generation
+    assert [(e[1].link.kind, e[1].link.rate, e[1].link.lanes, e[1].link.max_rate) for e in (sas, sata)] == [
+        ("sas", 12.0, 1, None), ("sas", 6.0, 1, None)]
+    assert A.ceiling_bytes(sas[1].link) == pytest.approx(2 * A.ceiling_bytes(sata[1].link))
+    assert UnitPath("/dev/da82", elements=sas).slot is sas[1]
+    assert sas[1].label() == "SAS port mpr0 target 199 (scbus14, bus 0)"
+    # the identify of the same model on the same HBA adds what the SATA device could do
+    twin = F.sas_link(camcontrol.parse(DA11_IDENTIFY), "camcontrol identify da11")
+    assert (twin.rate, twin.max_rate, twin.max_lanes) == (6.0, 6.0, 1)
+
+
+def test_a_da_disk_on_another_sim_gets_no_port_and_says_so():
+    notes = []
+    elements = F.cam_elements("da0", bus_of_attach(NS4, "da0"), announce_of(NS4, "da0"), "camcontrol inquiry da0",
+                              notes)
+    assert [(e.kind, e.name) for e in elements] == [("scsi-host", "umass-sim0")]
+    assert notes == ["da0 is on umass-sim0: slogqual reads a disk's link behind mpr or mps only, so it is unknown"]
+    quiet = []  # not asked (walk asks only behind mpr/mps): nothing to say
+    F.cam_elements("da0", bus_of_attach(NS4, "da0"), None, "camcontrol inquiry da0", quiet)
+    assert quiet == []
+
+
+def test_a_path_is_read_by_camcontrol_and_builds_the_disks_port_from_its_announce():
+    # the plumbing, on two machines' outputs: the VirtualBox guest's bus (ada0 alone on the channel ata0) and
+    # the identify of the Corsair SSD, itself ada0 alone on ata0 of a ThinkPad (its source's attach line); what
+    # is tested is where build() puts the announce's link, not a machine
+    cam = camcontrol.parse(CORSAIR_IDENTIFY)
+    unit = F.build("/dev/ada0", VBOX, announce=cam, announce_tool="camcontrol identify ada0")
+    assert unit.source == "camcontrol" and unit.to_dict()["source"] == "camcontrol"
+    assert [(e.kind, e.key) for e in unit.elements] == [("ata-port", "ata:ata0"), ("scsi-host", "sim:ata0")]
+    assert unit.slot.link == F.sata_link(cam, "camcontrol identify ada0")
+    # the record built from the same outputs carries that path, and its own link says what the port's does
+    rec = freebsd.build("/dev/ada0", camcontrol_text=CORSAIR_IDENTIFY, devlist_text=VBOX).to_dict()
+    assert rec["topology"] == unit.to_dict()
+    assert check_record(schema.Checker("test"), rec)["topology"]["source"] == "camcontrol"
+    assert (rec["link"]["kind"], rec["link"]["current"]["rate"], rec["link"]["max"]["rate"]) == (
+        unit.slot.link.kind, unit.slot.link.rate, unit.slot.link.max_rate)
+    # without it the port is there, its link unknown and said so
+    bare = F.build("/dev/ada0", VBOX)
+    assert bare.elements[0].link is None
+    assert "camcontrol identify ada0 gave nothing: the link of ada0 is unknown" in bare.notes
+
+
+def test_walk_asks_an_ada_disk_for_its_identify_and_a_da_disk_behind_another_sim_nothing(tmp_path):
+    identify = tuple(camcontrol.argv_identify("ada1"))
+    host = bsdhost.recorded({DEVLIST: VBOX, identify: (1, "", "")}, str(tmp_path))
+    unit = F.walk("/dev/ada1", host)
+    assert "camcontrol identify ada1 failed: exit 1" in unit.notes
+    assert [(e.kind, e.link) for e in unit.elements] == [("ata-port", None), ("scsi-host", None)]
+    # the Areca's da3 is not behind mpr/mps: no inquiry asked (nothing recorded for it, and no note of it)
+    areca = F.walk("/dev/da3", bsdhost.recorded({DEVLIST: ARECA}, str(tmp_path)))
+    assert not any("inquiry" in n for n in areca.notes)
+
+
+# --- the record carries its path: freebsd.build and identify, the same field and checker as Linux ----------
+
+def test_a_freebsd_record_carries_its_path_in_the_field_and_form_a_linux_record_does(lab_sys):  # noqa: F811
+    rec = freebsd.build("/dev/da3", devlist_text=ARECA).to_dict()
+    assert rec["topology"] == F.build("/dev/da3", ARECA).to_dict()
+    assert [e["name"] for e in rec["topology"]["elements"]] == ["arcmsr0"]
+    assert rec["tools"]["camcontrol devlist"] == "used"
+    check_record(schema.Checker("test"), rec)
+    # a partition's path is its disk's; no devlist, no path, and the reason
+    assert freebsd.build("/dev/da3p1", devlist_text=ARECA).to_dict()["topology"]["elements"][-1]["name"] == "arcmsr0"
+    assert freebsd.build("/dev/da82", camcontrol_text=DA82).topology["error"] == (
+        "camcontrol devlist -v gave nothing: the path of da82 is unknown")
+    assert freebsd.build("/dev/ada0", devlist_text="garbage").tools["camcontrol devlist"].startswith("failed: ")
+    # the same keys as a Linux path, each saying what read it
+    linux_path = T.recorded("/dev/sdb", lab_sys)
+    assert linux_path["source"] == "sysfs" and rec["topology"]["source"] == "camcontrol"
+    assert set(rec["topology"]) <= set(linux_path) | {"notes", "error"}
+
+
+def test_the_checker_takes_a_path_without_a_source_and_refuses_one_that_is_not_text():
+    path = F.build("/dev/da3", ARECA).to_dict()
+    older = {k: v for k, v in path.items() if k != "source"}  # recorded before the key was kept
+    check_topology(schema.Checker("test"), older, "device.topology")
+    assert UnitPath.from_dict(older).source is None
+    with pytest.raises(SlogqualError, match="source"):
+        check_topology(schema.Checker("test"), dict(path, source=3), "device.topology")
+
+
+def test_identify_runs_the_path_programs_through_their_doors(tmp_path, monkeypatch):
+    node = tmp_path / "ada0"
+    node.write_text("")
+    outputs = {DEVLIST: VBOX, tuple(camcontrol.argv_identify("ada0")): (1, "", "")}
+    asked = []
+    runner = bsdhost.recorded(outputs, str(tmp_path)).runner
+
+    def recording(argv, **kw):
+        asked.append(tuple(argv))
+        return runner(argv, **kw)
+
+    monkeypatch.setattr(run, "which", lambda name: f"/sbin/{name}")
+    monkeypatch.setattr(run, "run", recording)
+    rec = freebsd.identify(str(node))
+    for argv in (DEVLIST, tuple(devinfo.argv()), tuple(pciconf.argv()), tuple(camcontrol.argv_identify("ada0"))):
+        assert argv in asked
+    assert rec.tools["camcontrol devlist"] == "used" and rec.tools["devinfo"].startswith("failed: ")
+    assert [(e["kind"], e["name"]) for e in rec.topology["elements"]] == [("ata-port", "ata0"), ("scsi-host", "ata0")]
+    assert "devinfo -rv gave nothing: the bridges above ata0 are unknown" in rec.topology["notes"]

@@ -1,5 +1,6 @@
 """Device identification on FreeBSD: geom, diskinfo -v, camcontrol identify/inquiry, nvmecontrol identify,
-pciconf -lvc.
+pciconf -lvc; and the disk's path from the host (``topology``), from camcontrol devlist -v, devinfo -rv and
+pciconf -lvc (device/freebsd_topology.py), as a Linux record carries the one sysfs shows.
 
 :func:`build` turns the tools' outputs into a DeviceRecord and does no I/O, so
 it is tested on recorded outputs; :func:`identify` runs the tools on a FreeBSD
@@ -20,12 +21,11 @@ from typing import Any, Dict, List, Optional
 
 from slogqual.device import classify as C
 from slogqual.device import facts as _facts
+from slogqual.device import freebsd_topology
 from slogqual.device.facts import FILL
 from slogqual.device.record import DeviceRecord, Link, LinkEnd
 from slogqual.errors import ToolError, UsageError
-from slogqual.tools.freebsd import camcontrol, diskinfo, geom, nvmecontrol, pciconf
-
-SATA_GEN_GBPS = {"1": 1.5, "2": 3.0, "3": 6.0}
+from slogqual.tools.freebsd import camcontrol, devinfo, diskinfo, geom, nvmecontrol, pciconf
 
 
 def transport_of(name: str, attachment: Optional[str] = None) -> str:
@@ -47,11 +47,6 @@ def transport_of(name: str, attachment: Optional[str] = None) -> str:
             return "sas"
         return "scsi"
     return "unknown"
-
-
-def nvme_controller(name: str) -> str:
-    """nvdN/ndaN is namespace 1 of controller nvmeN on the usual single-namespace drive."""
-    return "nvme" + re.sub(r"\D", "", name)
 
 
 # Who answers an identity field, per source, in the order they are merged (device/facts.py's rules):
@@ -101,7 +96,9 @@ class Outputs:
     camcontrol: Optional[str] = None  # the inquiry (da) or identify (ada)
     nvmecontrol: Optional[str] = None
     camcontrol_identify: Optional[str] = None  # of a da disk whose inquiry shows an ATA device
-    pciconf: Optional[str] = None  # pciconf -lvc, for an NVMe disk
+    pciconf: Optional[str] = None  # pciconf -lvc: an NVMe disk's link, and every disk's PCI path
+    devlist: Optional[str] = None  # camcontrol devlist -v: the CAM bus and SIM of the disk's path
+    devinfo: Optional[str] = None  # devinfo -rv: the bridges above the SIM
 
 
 @dataclass
@@ -114,17 +111,21 @@ class Parsed:
     nvmecontrol: Optional[nvmecontrol.NvmeIdentify] = None
     camcontrol_identify: Optional[camcontrol.CamInfo] = None
     pciconf: Optional[List[pciconf.PciDevice]] = None
+    devlist: Optional[List[camcontrol.CamBus]] = None
+    devinfo: Optional[List[devinfo.Device]] = None
 
 
 def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[str] = None,
           camcontrol_text: Optional[str] = None, nvmecontrol_text: Optional[str] = None,
           tools: Optional[Dict[str, str]] = None, camcontrol_identify_text: Optional[str] = None,
-          pciconf_text: Optional[str] = None) -> DeviceRecord:
+          pciconf_text: Optional[str] = None, devlist_text: Optional[str] = None,
+          devinfo_text: Optional[str] = None) -> DeviceRecord:
     """A record from whichever outputs are given (None = that tool was not available).
     camcontrol_text is the inquiry (da) or identify (ada) output; camcontrol_identify_text the identify
-    of a da disk whose inquiry shows an ATA device; pciconf_text ``pciconf -lvc`` for an NVMe disk."""
+    of a da disk whose inquiry shows an ATA device; pciconf_text ``pciconf -lvc`` (an NVMe disk's link,
+    and with devlist_text ``camcontrol devlist -v`` and devinfo_text ``devinfo -rv`` the disk's path)."""
     out = Outputs(geom_text, diskinfo_text, camcontrol_text, nvmecontrol_text, camcontrol_identify_text,
-                  pciconf_text)
+                  pciconf_text, devlist_text, devinfo_text)
     name = os.path.basename(path)
     rec = DeviceRecord(path=path, kind="block", name=name, platform="freebsd")
     rec.tools.update(tools or {})
@@ -145,7 +146,18 @@ def build(path: str, geom_text: Optional[str] = None, diskinfo_text: Optional[st
         rec.link = Link(reason=f"no link information for a {rec.transport} device on FreeBSD")
     _write_cache(rec, p.nvmecontrol, cam)
     _unknowns(rec, out)
+    verb = "identify" if (cam is not None and cam is p.camcontrol_identify) or name.startswith("ada") else "inquiry"
+    rec.topology = _topology(path, out, cam, verb)
     return rec
+
+
+def _topology(path: str, out: Outputs, cam: Optional[camcontrol.CamInfo], verb: str) -> Dict[str, Any]:
+    """The path from the host to the disk (a partition's: its disk's), each element with its link, as
+    device/freebsd_topology.py reads it; ``cam`` is the disk's own ``camcontrol VERB`` (identify or
+    inquiry), whose transfers line is its link."""
+    disk = freebsd_topology.disk_of(os.path.basename(path))
+    unit = freebsd_topology.build(path, out.devlist, out.devinfo, out.pciconf, cam, f"camcontrol {verb} {disk}")
+    return unit.to_dict()
 
 
 def _parse(rec: DeviceRecord, name: str, out: Outputs) -> Parsed:
@@ -177,6 +189,9 @@ def _parse(rec: DeviceRecord, name: str, out: Outputs) -> Parsed:
     p.nvmecontrol = parsed("nvmecontrol", nvmecontrol.parse, out.nvmecontrol)
     p.camcontrol_identify = parsed("camcontrol identify", camcontrol.parse, out.camcontrol_identify)
     p.pciconf = parsed("pciconf", pciconf.parse, out.pciconf)
+    # read here for their state in rec.tools; the path (freebsd_topology.build) reads them with its own notes
+    p.devlist = parsed("camcontrol devlist", camcontrol.parse_devlist, out.devlist)
+    p.devinfo = parsed("devinfo", devinfo.parse, out.devinfo)
     for tool, why in errors.items():
         rec.tools[tool] = f"failed: {why}"
     return p
@@ -214,7 +229,7 @@ def _sata_link(cam: camcontrol.CamInfo) -> Link:
     """camcontrol's negotiated transfer rate against the SATA generation the device announces."""
     cur = C.parse_gbps(f"{cam.transfer_mbps}MB/s") if cam.transfer_mbps else None
     m = re.search(r"SATA (\d)\.x", cam.device_kind or "")
-    mx = SATA_GEN_GBPS.get(m.group(1)) if m else None
+    mx = camcontrol.SATA_REVISION_GBPS.get(m.group(1)) if m else None
     link = Link(kind="sata", scope="device",
                 current=LinkEnd(speed=f"{cam.transfer_mbps}MB/s" if cam.transfer_mbps else None, rate=cur),
                 max=LinkEnd(speed=f"SATA {m.group(1)}.x" if m else None, rate=mx))
@@ -269,7 +284,7 @@ def _unknowns(rec: DeviceRecord, out: Outputs) -> None:
 def _pcie_link(name: str, devices, asked: bool) -> Link:
     """The NVMe controller's PCIe link from pciconf -lvc: negotiated width/speed and, in parentheses,
     the maximum the link supports."""
-    ctrl = nvme_controller(name)
+    ctrl = nvmecontrol.controller_of(name)
     if devices is None:
         return Link(reason="pciconf -lvc " + ("failed" if asked else "was not run") + f": the PCIe link of {ctrl} "
                     "is unknown")
@@ -289,23 +304,34 @@ def _pcie_link(name: str, devices, asked: bool) -> Link:
     return C.judge_link(link)
 
 
-def _run_text(argv, tools: Dict[str, str]) -> Optional[str]:
-    """stdout of argv, '' when it failed (the parser then reports it), None when the program is absent."""
+def _run_text(argv, tools: Dict[str, str], tool: Optional[str] = None) -> Optional[str]:
+    """stdout of argv; None when it failed or the program is absent, which ``tools[tool]`` (the program's
+    name unless given) then says."""
     from slogqual.tools import run as _run
 
+    tool = tool or argv[0]
     if _run.which(argv[0]) is None:
-        tools[argv[0]] = "absent"
+        tools[tool] = "absent"
         return None
     try:
         proc = _run.run(argv, timeout=60, typed_timeout=True)
     except ToolError as exc:  # a hung geom/diskinfo/camcontrol: recorded, as a failure is
-        tools[argv[0]] = f"failed: {exc}"
+        tools[tool] = f"failed: {exc}"
         return None
     if proc.returncode != 0:
         err = (proc.stderr or "").strip().splitlines()
-        tools[argv[0]] = "failed: " + (err[-1] if err else f"exit {proc.returncode}")
+        tools[tool] = "failed: " + (err[-1] if err else f"exit {proc.returncode}")
         return None
     return proc.stdout
+
+
+def _path_texts(name: str, tools: Dict[str, str]) -> Dict[str, Optional[str]]:
+    """The outputs the disk's path is read from (device/freebsd_topology.py): the CAM bus (not for nvd,
+    which is not on CAM), the newbus tree, the PCI functions with their links."""
+    texts = {"devinfo_text": _run_text(devinfo.argv(), tools), "pciconf_text": _run_text(pciconf.argv(), tools)}
+    if not name.startswith("nvd"):
+        texts["devlist_text"] = _run_text(camcontrol.argv_devlist(), tools, "camcontrol devlist")
+    return texts
 
 
 def identify(path: str) -> DeviceRecord:
@@ -335,6 +361,7 @@ def identify(path: str) -> DeviceRecord:
         if ata:  # a SATA disk behind a SAS HBA: ATA IDENTIFY passes through (SAT), with rotation and link
             texts["camcontrol_identify_text"] = _run_text(camcontrol.argv_identify(name), tools)
     elif name.startswith(("nvd", "nda")):
-        texts["nvmecontrol_text"] = _run_text(nvmecontrol.argv(nvme_controller(name)), tools)
-        texts["pciconf_text"] = _run_text(pciconf.argv(), tools)
+        texts["nvmecontrol_text"] = _run_text(nvmecontrol.argv(nvmecontrol.controller_of(name)), tools)
+    if name.startswith(("ada", "da", "nvd", "nda")):
+        texts.update(_path_texts(name, tools))
     return build(path, tools=tools, **texts)

@@ -35,7 +35,7 @@ import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slogqual.results.shelf import (ATA_PORT, NVME_CONTROLLER, PCI_BRIDGE, PCI_FUNCTION, PCI_HOST, SAS_END_DEVICE,
-                                    SAS_EXPANDER, SAS_PORT, SCSI_HOST, VIRTIO, Element, Link, UnitPath)
+                                    SAS_EXPANDER, SAS_PORT, SCSI_HOST, SOURCE_SYSFS, VIRTIO, Element, Link, UnitPath)
 from slogqual.errors import ToolError
 from slogqual.tools import lspci, sysfs
 
@@ -143,7 +143,7 @@ def walk(name: str, root: str = sysfs.SYS) -> UnitPath:
     """The path of block device NAME (sda, nvme0n1) in the sysfs at root, each element with the link it
     negotiated. A device with no path (loop, zram, device-mapper: under devices/virtual) says so in
     ``error``."""
-    unit = UnitPath(device=f"/dev/{name}")
+    unit = UnitPath(device=f"/dev/{name}", source=SOURCE_SYSFS)
     d = sysfs.dir_of_name(name, root)
     if d is None:
         unit.error = f"/dev/{name} is not in sysfs"
@@ -171,10 +171,11 @@ def walk_path(path: str, root: str = sysfs.SYS) -> UnitPath:
     """walk() for a device path (/dev/sda, a by-id symlink); a file or URI gets a UnitPath saying why."""
     devnum = sysfs.devnum_of(path) if "://" not in path else None
     if devnum is None:
-        return UnitPath(device=path, error=f"{path} is not a block device: it has no path to hardware")
+        return UnitPath(device=path, error=f"{path} is not a block device: it has no path to hardware",
+                        source=SOURCE_SYSFS)
     info = sysfs.block_info(devnum, root)
     if info is None:
-        return UnitPath(device=path, error=f"{path} ({devnum}) is not in sysfs")
+        return UnitPath(device=path, error=f"{path} ({devnum}) is not in sysfs", source=SOURCE_SYSFS)
     name = info.parent if info.is_partition and info.parent else info.name
     unit = walk(name, root)
     unit.device = path
@@ -231,8 +232,9 @@ def recorded(path: str, root: str = sysfs.SYS, host=None) -> Dict[str, Any]:
 
         return freebsd_topology.recorded(path, host)
     if not os.path.isdir(os.path.join(root, "class", "block")):
-        return UnitPath(device=path, error=f"no sysfs at {root}: the path of {path} is unknown").to_dict()
+        return UnitPath(device=path, error=f"no sysfs at {root}: the path of {path} is unknown",
+                        source=SOURCE_SYSFS).to_dict()
     try:
         return unit_path(path, root).to_dict()
     except OSError as exc:
-        return UnitPath(device=path, error=f"the path of {path} is unknown: {exc}").to_dict()
+        return UnitPath(device=path, error=f"the path of {path} is unknown: {exc}", source=SOURCE_SYSFS).to_dict()

@@ -34,6 +34,7 @@ def check_topology(c: S.Checker, topo: Dict[str, Any], where: str) -> None:
     c.text(topo, "device", where)
     c.text(topo, "syspath", where, required=False)
     c.text(topo, "error", where, required=False)
+    c.text(topo, "source", where, required=False)  # results.shelf.SOURCE_*; paths recorded before it have none
     for i, e in enumerate(c.items(topo, "elements", where, required=False)):
         w = f"{where}.elements[{i}]"
         e = c.table(e, w)

@@ -16,6 +16,10 @@ PCI_HOST, PCI_BRIDGE, PCI_FUNCTION = "pci-host-bridge", "pci-bridge", "pci-funct
 SCSI_HOST, SAS_PORT, SAS_EXPANDER, SAS_END_DEVICE = "scsi-host", "sas-port", "sas-expander", "sas-end-device"
 ATA_PORT, NVME_CONTROLLER, VIRTIO = "ata-port", "nvme-controller", "virtio"
 
+# what read a path (UnitPath.source): Linux's sysfs; FreeBSD's camcontrol (devlist -v, and the disk's identify or
+# inquiry for its own link) with devinfo -rv and pciconf -lvc for the PCI part above the SIM
+SOURCE_SYSFS, SOURCE_CAMCONTROL = "sysfs", "camcontrol"
+
 
 @dataclass
 class Link:
@@ -83,6 +87,7 @@ class UnitPath:
     syspath: str = ""  # the device's directory under /sys/devices (FreeBSD: its SIM's newbus path)
     error: Optional[str] = None  # why there is no path (a file, a loop device, not in sysfs)
     notes: List[str] = field(default_factory=list)  # what of the path is unknown, and why
+    source: Optional[str] = None  # SOURCE_SYSFS or SOURCE_CAMCONTROL; None in paths recorded before it was kept
 
     @property
     def slot(self) -> Optional[Element]:
@@ -100,12 +105,15 @@ class UnitPath:
             d["error"] = self.error
         if self.notes:
             d["notes"] = list(self.notes)
+        if self.source:
+            d["source"] = self.source
         return d
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "UnitPath":
         return cls(device=d["device"], elements=[Element.from_dict(e) for e in d.get("elements") or []],
-                   syspath=d.get("syspath", ""), error=d.get("error"), notes=list(d.get("notes") or []))
+                   syspath=d.get("syspath", ""), error=d.get("error"), notes=list(d.get("notes") or []),
+                   source=d.get("source"))
 
 
 # --- the shelf document read back (slogqual.shelf/1: sweep --probe, qualify --parallel --probe) ----------

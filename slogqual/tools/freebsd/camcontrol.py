@@ -33,6 +33,10 @@ _XFER = re.compile(r"^(\w+\d+):\s+([0-9.]+)MB/s transfers(?:\s*\((.*)\))?")
 _FEATURE = re.compile(r"^(\S.*?)\s+(yes|no)(?:\s+(yes|no))?(?=\s|$)")
 # A field row: the key padded to 21 columns and one space ("Zoned-Device Commands no").
 _KEY_WIDTH = 21
+# "SATA 3.x" in the announce (the device's generation) and its transfers line (the negotiated revision):
+# each revision's line rate, Gbit/s; the transfers line prints it as 150.000, 300.000, 600.000 MB/s
+# (sys/cam/ata/ata_all.c, ata_revision2speed)
+SATA_REVISION_GBPS = {"1": 1.5, "2": 3.0, "3": 6.0}
 
 
 @dataclass

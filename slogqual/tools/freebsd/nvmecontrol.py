@@ -46,6 +46,11 @@ class NvmeIdentify:
     fields: Dict[str, str] = field(default_factory=dict)
 
 
+def controller_of(disk: str) -> str:
+    """nvdN/ndaN is namespace 1 of controller nvmeN on the usual single-namespace drive."""
+    return "nvme" + re.sub(r"\D", "", disk)
+
+
 def argv(ctrl: str) -> List[str]:
     return [PROGRAM, "identify", ctrl]
 
