@@ -219,3 +219,24 @@ def test_a_recorded_path_is_read_back_and_a_bad_one_is_named(lab_sys):  # noqa: 
     doc["pool"]["devices"]["/dev/sda"]["topology"]["elements"][1].pop("key")
     with pytest.raises(UsageError, match=r"pool.devices\[/dev/sda\].topology.elements\[1\].key' is missing"):
         ScenarioResult.from_dict(doc, "r.json")
+
+
+# --- a recorded bandwidth-bound stripe behind a path whose ceiling was declared ---------------------------
+
+def test_the_recorded_lab_stripe_reached_its_declared_shared_path_not_twice_a_member():
+    """tests/fixtures/advisor/README.md: two 2.5 MiB/s logs behind a 3 MiB/s throttled HBA (lab), its ceiling
+    declared with --path-ceiling (a virtio HBA has no link speed in sysfs): the analysis of the recorded
+    document puts the stripe at the path's ceiling, below 2 x its slowest member."""
+    result = ScenarioResult.load(fixture_path("advisor", "stripe-128k-lab-declared-path.json"))
+    built = load(fixture_path("advisor", "stripe-128k-lab-topology.json"))
+    assert built["paths"] == [{"name": "stripe0", "ceiling_bytes_s": 3 * MiB}]
+    (entry,) = scenario_analysis.analyse(result)["pairs"]
+    x = ceiling_of(entry).figures
+    assert x["shared"]["declared"] == "lab:1:scsi-host=3m" and x["shared_ceiling_mbps"] == 3.0
+    assert x["expected_by"] == "shared-path" and x["reached"] == "shared-path", x
+    assert x["members_ceiling_mbps"] > 1.5 * x["shared_ceiling_mbps"]  # twice a member was out of reach
+    assert abs(x["measured_mbps"] - 3.0) <= 0.15 * 3.0
+    # the declaration is on every member's recorded path (the same element), not on the data disk's
+    declared = {d for d in result.log_paths for e in result.topology(d).elements if e.declared}
+    assert declared == set(result.log_paths)
+    assert not any(e.declared for d in result.data_paths for e in result.topology(d).elements)
