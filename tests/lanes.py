@@ -37,8 +37,8 @@ SAME_GROUP = {  # module -> group: modules whose tests must never run at the sam
 LAB_SECONDS = {
     "test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it": 330,
     "test_iscsi_4k_quick_in_the_lab": 230,
+    "test_a_shared_path_caps_its_units_together_and_a_slow_slot_is_slower_alone": 155,
     "test_a_power_cut_tells_apart_what_the_cache_bit_cannot": 130,
-    "test_a_shared_path_caps_its_units_together_and_a_slow_slot_is_slower_alone": 118,
     "test_in_guest_device_tests_pass_in_the_lab": 95,
     "test_a_stripe_of_two_logs_behind_a_shared_cap_reaches_the_cap_not_twice_a_member": 95,
     "test_sweep_in_the_lab_orders_the_classes": 72,
