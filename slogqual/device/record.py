@@ -99,7 +99,8 @@ class DeviceRecord:
     tool_versions: Dict[str, str] = field(default_factory=dict)  # tool -> "7.3" for the tools used
     notes: List[str] = field(default_factory=list)
     platform: Optional[str] = None
-    topology: Optional[Dict[str, Any]] = None  # the path from the host (results.shelf.UnitPath), Linux block devices
+    # the path from the host (results.shelf.UnitPath): sysfs on Linux, camcontrol / devinfo / pciconf on FreeBSD
+    topology: Optional[Dict[str, Any]] = None
 
     def set(self, name: str, value: Any, source: str) -> None:
         """Set field name from source unless already known; clears it from unknown."""
