@@ -134,7 +134,8 @@ def _planned(req: QualifyRequest, prof: profiles.Profile):
 SHELF_NAME = "shelf.json"
 
 
-def _plan_tray(req: QualifyRequest, prof: profiles.Profile, sizes: List[int]) -> List[Target]:
+def _plan_tray(req: QualifyRequest, prof: profiles.Profile, sizes: List[int],
+               ceilings: List[path_ceiling.Declaration]) -> List[Target]:
     """--parallel: every device resolved before anything is written (a path that cannot be used is bad
     input, as in ``sweep --parallel``), none named twice; --probe's engine checked."""
     from slogqual.sweep import ENGINE_PAIR, SweepParams, same_target
@@ -151,19 +152,21 @@ def _plan_tray(req: QualifyRequest, prof: profiles.Profile, sizes: List[int]) ->
                              "flush mode, not NBD targets")
         from slogqual.tools import pairbench
         pairbench.check_version()
-    if req.path_ceilings:  # each names an element of the devices' paths, or nothing is written
-        shelf_probe.paths_of(tray, path_ceiling.parse_all(req.path_ceilings, shelf_probe.unit_device))
+    if ceilings:  # each names an element of the devices' paths, or nothing is written
+        shelf_probe.paths_of(tray, ceilings)
     return tray
 
 
-def _check_tray_options(req: QualifyRequest) -> None:
-    path_ceiling.parse_all(req.path_ceilings)  # its syntax first, with the other options
-    if req.path_ceilings and not req.probe:
+def _check_tray_options(req: QualifyRequest) -> List[path_ceiling.Declaration]:
+    """The tray's options checked with the others; the --path-ceiling declarations parsed, once."""
+    ceilings = path_ceiling.parse_all(req.path_ceilings, shelf_probe.unit_device)
+    if ceilings and not req.probe:
         raise UsageError(f"{path_ceiling.OPTION} is for --probe's together vs alone: add --probe")
     if not req.parallel and (req.skip_refused or req.probe):
         flag = "--skip-refused" if req.skip_refused else "--probe"
         raise UsageError(f"{flag} goes with --parallel (without it the devices are qualified in turn, each "
                          "claimed on its own, a refused one judged REFUSED and the next one qualified)")
+    return ceilings
 
 
 def plan(req: QualifyRequest) -> Options:
@@ -186,8 +189,8 @@ def plan(req: QualifyRequest) -> Options:
         profiles.check_sizes(prof, sizes, "--sizes")
     if req.quick_bytes < 128 * 1024:
         raise UsageError("--quick-bytes must be at least 128k")
-    _check_tray_options(req)
-    tray = _plan_tray(req, prof, sizes) if req.parallel else []
+    ceilings = _check_tray_options(req)
+    tray = _plan_tray(req, prof, sizes, ceilings) if req.parallel else []
     out_dir = os.path.abspath(req.out_dir or f"slogqual-qualify-{time.strftime('%Y%m%dT%H%M%S')}")
     if req.junit:  # before the output directory is made: a refused run writes nothing
         _guard(req, req.junit, "JUnit report", text_mark(JUNIT_MARK, lines=2))
@@ -218,7 +221,7 @@ def plan(req: QualifyRequest) -> Options:
         argv=list(req.argv), fio_version=fio_version, powercut=powercut, powercut_path=req.powercut,
         parallel=req.parallel, skip_refused=req.skip_refused, targets=tray,
         shelf_output=os.path.join(out_dir, SHELF_NAME) if req.probe else None,
-        ceilings=path_ceiling.parse_all(req.path_ceilings, shelf_probe.unit_device))
+        ceilings=ceilings)
 
 
 class _Recorder:
