@@ -61,6 +61,10 @@ def test_a_document_the_current_runner_writes_loads():
     doc = made.to_dict()
     assert list(doc)[:12] == ["schema", "status", "error", "scenario", "quick", "pool", "environment", "log_sweeps",
                               "steps", "skipped", "analysis", "warnings"]  # the order the runner always wrote
+    # the keys the run adds later are not written before it has them: the pool's ZFS API, the OpenZFS versions
+    assert list(doc["pool"]) == ["layout", "data", "log", "ashift", "fs_properties", "devices"]
+    assert list(doc["environment"]) == ["host", "os", "system", "kernel", "machine", "cpu", "cpus", "fio_version",
+                                        "slogqual_version", "python", "started", "argv"]
     r = ScenarioResult.from_dict(json.loads(json.dumps(doc)), "new.json")
     assert r.origin == "slogqual scenario run" and r.status == "running" and r.to_dict() == doc
     assert r.log_paths == ["/dev/c"] and r.bs == 4096 and r.steps[0].threads == old["steps"][0]["threads"]
@@ -88,6 +92,47 @@ def test_every_scenario_fixture_round_trips_byte_for_byte(path, tmp_path):
         assert a.read() == b.read()
 
 
+@pytest.mark.parametrize("path", _scenario_fixtures())
+def test_every_scenario_fixture_s_pool_and_environment_are_typed_with_every_key_a_field(path):
+    """The runner's every key of ``pool`` and ``environment`` is a field (nothing left over in ``extra``);
+    the keys a file's version did not write yet (``pool.zfs_api``, ``environment.openzfs``) are None and
+    named in ``absent``; each section round-trips on its own, in the file's order."""
+    from slogqual.results.scenario import PoolRecord, ScenarioEnvironment
+    doc = read(path)
+    r = ScenarioResult.load(path)
+    assert isinstance(r.pool, PoolRecord) and isinstance(r.environment, ScenarioEnvironment)
+    assert r.pool.extra == {} and r.environment.extra == {}
+    assert r.pool.absent == {k for k in ("ashift", "fs_properties", "devices", "zfs_api") if k not in doc["pool"]}
+    assert r.environment.absent == set(ScenarioEnvironment._MODELLED) - set(doc["environment"])
+    assert (r.pool.zfs_api is None) == ("zfs_api" not in doc["pool"])
+    assert (r.environment.openzfs is None) == ("openzfs" not in doc["environment"])
+    assert r.pool.layout == doc["pool"]["layout"] and r.pool.log == doc["pool"]["log"] and r.pool.ashift == 12
+    assert r.environment.host == doc["environment"]["host"] and r.environment.argv == doc["environment"]["argv"]
+    for typed, raw in ((r.pool, doc["pool"]), (r.environment, doc["environment"])):
+        assert list(typed.to_dict().items()) == list(raw.items())
+
+
+def test_unknown_keys_of_pool_and_environment_are_kept_where_the_file_had_them(tmp_path):
+    """CONSTRUCTED from a recorded result: a key no runner wrote, planted mid-section, goes into ``extra``
+    and comes back in its place; a key this earlier version lacked stays absent until the runner sets it."""
+    from slogqual.results import write_json_atomic
+    doc = read(SCENARIOS[0])
+    assert "zfs_api" not in doc["pool"] and "openzfs" not in doc["environment"]  # written before both existed
+    doc["pool"] = dict([*list(doc["pool"].items())[:2], ("vdev_note", {"why": "planted"}),
+                        *list(doc["pool"].items())[2:]])
+    doc["environment"] = {"first": 1, **doc["environment"], "last": [None]}
+    path = tmp_path / "planted.json"
+    write_json_atomic(str(path), doc)
+    r = ScenarioResult.load(str(path))
+    assert r.pool.extra == {"vdev_note": {"why": "planted"}} and r.environment.extra == {"first": 1, "last": [None]}
+    again = tmp_path / "again.json"
+    write_json_atomic(str(again), r.to_dict())
+    assert again.read_bytes() == path.read_bytes()
+    r.pool.zfs_api, r.environment.openzfs = "libzfs_core", {"userland": "zfs-2.3.1", "module": "zfs-kmod-2.3.1"}
+    assert list(r.to_dict()["pool"])[-2:] == ["devices", "zfs_api"] and r.to_dict()["pool"]["zfs_api"] == "libzfs_core"
+    assert list(r.to_dict()["environment"])[-2:] == ["last", "openzfs"]
+
+
 def _set(doc, path, value):
     *parents, last = path
     for p in parents:
@@ -108,6 +153,12 @@ SCENARIO_BREAKAGES = [
     (("scenario",), KeyError, "key 'scenario' is missing"),
     (("scenario", "bs"), "4k", "key 'scenario.bs' must be a number"),
     (("pool", "data", 0), 5, "key 'pool.data[0]' must be a device path"),
+    (("pool", "layout"), KeyError, "key 'pool.layout' is missing"),
+    (("pool", "ashift"), "12", "key 'pool.ashift' must be a number, not a string '12'"),
+    (("pool", "devices"), [], "key 'pool.devices' must be an object, not a list"),
+    (("environment", "cpus"), 2.5, "key 'environment.cpus' must be a number, not a number 2.5"),
+    (("environment", "argv", 0), 5, "key 'environment.argv[0]' must be a string"),
+    (("environment",), KeyError, "key 'environment' is missing"),
     (("steps",), {"a": 1}, "key 'steps' must be a list, not an object"),
     (("analysis",), [], "key 'analysis' must be an object, not a list"),
     (("schema",), "slogqual.scenario/2", "slogqual.scenario/2 is newer than this slogqual reads"),

@@ -117,8 +117,8 @@ def constructed(paths, alone_mb, together_bytes_s):
     extra = {k: v for k, v in step.extra.items() if k not in ("vdevs", "log_write_ops_s")}
     extra.update(log_devices=members, log_write_bytes_s=together_bytes_s)
     result.steps = [s for s in result.steps if s.log == "none"] + [dataclasses.replace(step, extra=extra)]
-    result.pool["log"] = members
-    result.pool["devices"].update({p.device: {"path": p.device, "topology": p.to_dict()} for p in paths})
+    result.pool.log = members
+    result.pool.devices.update({p.device: {"path": p.device, "topology": p.to_dict()} for p in paths})
     result.log_sweeps = {m: {"points": [{"size": 131072, "mbps": mb * MB / MiB}]} for m, mb in zip(members, alone_mb)}
     return ScenarioResult.from_dict(result.to_dict(), "constructed.json")  # checked as a loaded one is
 

@@ -20,7 +20,7 @@ from slogqual.pool.runner import PoolScenarioRun
 from slogqual.pool.scenario import load_scenario
 from slogqual.progress import Progress
 from slogqual.report import scaling_plot
-from slogqual.results.scenario import ScenarioResult, ScenarioStep
+from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioResult, ScenarioStep
 
 TWO = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")  # logs /dev/sdc, /dev/pmem0
 ONE = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-nvdimm.json")  # log /dev/pmem0
@@ -51,7 +51,8 @@ def with_pairs(doc, factors=((STRIPE, "stripe", 1.8), (MIRROR, "mirror", 0.96)),
 
 def runner(doc, tmp_path, scenario="iscsi-4k-randwrite"):
     result = (ScenarioResult.from_dict(doc, "r.json") if "schema" in doc else  # a real result, else its pool alone
-              ScenarioResult(status="running", scenario={}, quick=True, pool=doc["pool"], environment={}, steps=[]))
+              ScenarioResult(status="running", scenario={}, quick=True, pool=doc["pool"],
+                             environment=ScenarioEnvironment(), steps=[]))
     return PoolScenarioRun(load_scenario(scenario).quick(), result, str(tmp_path / "r.json"), Progress(quiet=True),
                            "slogqual-t-1")
 
@@ -67,7 +68,7 @@ def shape(vs):
 # --- which pools a run builds ---------------------------------------------------------------------------
 
 def test_one_candidate_runs_the_single_log_and_skips_the_pairs_with_a_reason(tmp_path):
-    run = runner({"steps": [], "pool": {"log": ["/dev/a"]}}, tmp_path)
+    run = runner({"steps": [], "pool": PoolRecord(layout="stripe", data=[], log=["/dev/a"])}, tmp_path)
     assert shape(run.variants()) == [("sync=standard", None, ()), ("sync=always + SLOG", "/dev/a", ("/dev/a",)),
                                      ("sync=always, no SLOG", None, ())]
     skipped = run.skipped()
@@ -77,7 +78,7 @@ def test_one_candidate_runs_the_single_log_and_skips_the_pairs_with_a_reason(tmp
 
 
 def test_two_candidates_run_each_pair_configuration_once_with_today_s_label(tmp_path):
-    run = runner({"steps": [], "pool": {"log": ["/dev/a", "/dev/b"]}}, tmp_path)
+    run = runner({"steps": [], "pool": PoolRecord(layout="stripe", data=[], log=["/dev/a", "/dev/b"])}, tmp_path)
     assert shape(run.variants()) == [
         ("sync=standard", None, ()),
         ("sync=always + SLOG", "/dev/a", ("/dev/a",)), ("sync=always + SLOG", "/dev/b", ("/dev/b",)),
@@ -87,8 +88,7 @@ def test_two_candidates_run_each_pair_configuration_once_with_today_s_label(tmp_
 
 
 def test_three_candidates_run_every_pair_labelled_with_both_devices(tmp_path):
-    pool = {"layout": "stripe", "data": ["/dev/d"], "log": ["/dev/a", "/dev/b", "/dev/c"], "ashift": 12,
-            "fs_properties": {}}
+    pool = PoolRecord(layout="stripe", data=["/dev/d"], log=["/dev/a", "/dev/b", "/dev/c"], ashift=12)
     run = runner({"steps": [], "pool": pool}, tmp_path)
     pairs = [v for v in run.variants() if variants.needs_pair(v.config)]
     assert shape(pairs) == [(config, f"{x} + {y}", (x, y)) for config in (STRIPE, MIRROR)

@@ -347,8 +347,9 @@ def _runner(**extra):
     from slogqual.tools.fio_client import Endpoint
 
     scenario = sc.parse_scenario(_doc(**extra), "t.toml")
-    from slogqual.results.scenario import ScenarioResult
-    result = ScenarioResult(status="running", scenario={}, quick=True, pool={"log": []}, environment={}, steps=[])
+    from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioResult
+    pool, env = PoolRecord(layout="stripe", data=[], log=[]), ScenarioEnvironment()
+    result = ScenarioResult(status="running", scenario={}, quick=True, pool=pool, environment=env, steps=[])
     return PoolScenarioRun(scenario, result, "/nonexistent/r.json", Progress(quiet=True),
                            "slogqual-t-1", clients=[Endpoint("127.0.0.1", 8765), Endpoint("127.0.0.1", 8766)])
 

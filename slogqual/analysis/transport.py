@@ -130,20 +130,20 @@ def differences(local: ScenarioResult, remote: ScenarioResult) -> List[str]:
         if a != b:
             out.append(f"scenario {k}: {_shown(k, a)} locally vs {_shown(k, b)} over the transport")
     lp, rp = local.pool, remote.pool
-    for k in ("layout", "ashift"):
-        if lp.get(k) != rp.get(k):
-            out.append(f"pool {k}: {lp.get(k)} vs {rp.get(k)}")
+    for k, a, b in (("layout", lp.layout, rp.layout), ("ashift", lp.ashift, rp.ashift)):
+        if a != b:
+            out.append(f"pool {k}: {a} vs {b}")
     lc, rc = _classes(local, local.data_paths), _classes(remote, remote.data_paths)
     if sorted(map(str, lc)) != sorted(map(str, rc)):
         out.append(f"data vdevs: {', '.join(map(str, lc)) or '-'} vs {', '.join(map(str, rc)) or '-'}")
     le, re_ = local.environment, remote.environment
-    for k in ("host", "kernel", "cpu"):
-        if le.get(k) != re_.get(k):
-            out.append(f"{k}: {le.get(k)} vs {re_.get(k)}")
-    zl, zr = _dict(le.get("openzfs")).get("module"), _dict(re_.get("openzfs")).get("module")
+    for k, a, b in (("host", le.host, re_.host), ("kernel", le.kernel, re_.kernel), ("cpu", le.cpu, re_.cpu)):
+        if a != b:
+            out.append(f"{k}: {a} vs {b}")
+    zl, zr = le.openzfs_module, re_.openzfs_module
     if zl != zr:
         out.append(f"OpenZFS module: {zl or 'unrecorded'} vs {zr or 'unrecorded'}")
-    days = [str(e.get("started") or "")[:10] for e in (le, re_)]
+    days = [str(e.started or "")[:10] for e in (le, re_)]
     if all(days) and days[0] != days[1]:  # other days: other host load, other guest builds
         out.append(f"run on {days[0]} vs {days[1]}")
     if local.quick != remote.quick:

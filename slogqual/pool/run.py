@@ -234,7 +234,7 @@ def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> S
             result = new_result(plan.scenario, req.quick, req.layout, plan.data, plan.logs, fio_version,
                                 req.argv, identities)
             result.origin = req.origin
-            result.environment["openzfs"] = _openzfs()
+            result.environment.openzfs = _openzfs()
             result.log_sweeps = log_sweeps.from_files(req.log_sweep_files, plan.logs)
             result.sweep_logs = req.measure_log_sweeps
             result.drivers = {"clients": list(plan.clients), "fio_servers": plan.fio_servers}

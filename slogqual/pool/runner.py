@@ -24,7 +24,7 @@ from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import Progress
 from slogqual.results import (STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_RUNNING, schema,
                               write_json_atomic)
-from slogqual.results.scenario import ScenarioResult, ScenarioStep
+from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioResult, ScenarioStep
 from slogqual.tools import fio, procfs
 from slogqual.units import MiB
 
@@ -34,11 +34,10 @@ STEP_OVERHEAD_S = 8.0  # a priori estimate per step beyond runtime+ramp (pool bu
 
 def new_result(scenario: Scenario, quick: bool, layout: str, data: List[str], logs: List[str],
                fio_version: str, argv: Optional[List[str]], devices: Dict[str, Any]) -> ScenarioResult:
-    return ScenarioResult.new(
-        scenario=scenario.to_dict(), quick=quick,
-        pool={"layout": layout, "data": list(data), "log": list(logs), "ashift": ashift_for(data + logs, devices),
-              "fs_properties": {"compression": "off", "atime": "off"}, "devices": devices},
-        environment=environment.collect(fio_version, argv))
+    pool = PoolRecord.new(layout=layout, data=list(data), log=list(logs), ashift=ashift_for(data + logs, devices),
+                          fs_properties={"compression": "off", "atime": "off"}, devices=devices)
+    return ScenarioResult.new(scenario=scenario.to_dict(), quick=quick, pool=pool,
+                              environment=ScenarioEnvironment.collected(environment.collect(fio_version, argv)))
 
 
 def _lat(stats: fio.FioLatency, sync: Optional[fio.FioLatency]) -> Dict[str, Optional[float]]:
@@ -107,7 +106,7 @@ class PoolScenarioRun:
         r = self.result
         r.log_sweeps = log_sweeps.measure(
             r.log_paths, self.scenario.bs, r.quick, self.output, self.progress,
-            r.environment.get("fio_version") or "", r.environment.get("argv"), r.log_sweeps)
+            r.environment.fio_version or "", r.environment.argv, r.log_sweeps)
         self.save()
 
     def run(self) -> ScenarioResult:
@@ -138,7 +137,7 @@ class PoolScenarioRun:
                 config, candidate = variant.config, variant.candidate
                 label = config.name + (f" [{candidate}]" if candidate else "")
                 with self._pool(config, list(variant.logs)) as pool:
-                    r.pool["zfs_api"] = pool.api_name  # how the zvols/datasets were created
+                    r.pool.zfs_api = pool.api_name  # how the zvols/datasets were created
                     targets, datasets = self._luns(pool)
                     witness = evidence.ZilWitness(pool.name, datasets)
                     # zvols held open for the steps: fio's (and a target's) opens are then never first
@@ -188,11 +187,11 @@ class PoolScenarioRun:
     def _pool(self, config: PoolConfig, logs: List[str]) -> ThrowawayPool:
         """A pool for one variant: ``logs`` are the log devices it gets (none, the candidate, the pair)."""
         pool = self.result.pool
-        fs_props = dict(pool["fs_properties"], sync=config.sync, logbias=config.logbias)
-        return ThrowawayPool(name=self.pool_name, vdevs=data_vdevs(pool["layout"], pool["data"]),
+        fs_props = dict(pool.fs_properties, sync=config.sync, logbias=config.logbias)
+        return ThrowawayPool(name=self.pool_name, vdevs=data_vdevs(pool.layout, pool.data),
                              logs=log_vdevs(config.log, logs),
                              zfs_api=self.zfs_api,
-                             properties={"ashift": str(pool["ashift"])}, fs_properties=fs_props)
+                             properties={"ashift": str(pool.ashift)}, fs_properties=fs_props)
 
     def _luns(self, pool: ThrowawayPool):
         sc = self.scenario

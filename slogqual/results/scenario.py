@@ -128,11 +128,10 @@ class ScenarioStep:
         return _ordered(d, self._order)
 
 
-def _check_topologies(check: S.Checker, pool: Dict[str, Any]) -> None:
+def _check_topologies(check: S.Checker, devices: Dict[str, Any]) -> None:
     """Each recorded device path (``pool.devices[dev].topology``) is checked as a device record's path is
     (results.device.check_topology): what ``ScenarioResult.topology`` and the reports read."""
-    devices = pool.get("devices")
-    for dev, rec in (devices.items() if isinstance(devices, dict) else ()):
+    for dev, rec in devices.items():
         if isinstance(rec, dict) and rec.get("topology") is not None:
             where = f"pool.devices[{dev}]"
             check_topology(check, check.obj(rec, "topology", where), f"{where}.topology")
@@ -145,13 +144,125 @@ def _ordered(d: Dict[str, Any], order: Sequence[str]) -> Dict[str, Any]:
     return out
 
 
+def _written(d: Dict[str, Any], absent: frozenset, extra: Dict[str, Any], order: Sequence[str]) -> Dict[str, Any]:
+    """A section as it goes back into the document: an optional key its file lacked stays absent until
+    something is put there; the keys nobody models after the modelled ones; the file's order kept."""
+    for key in absent:
+        if d.get(key) in (None, [], {}):
+            d.pop(key, None)
+    d.update(extra)
+    return _ordered(d, order)
+
+
+@dataclass
+class PoolRecord:
+    """``pool``: the pool every configuration was built on (pool.runner.new_result writes it)."""
+
+    layout: str  # the data vdevs' layout: stripe, mirror, raidz1, raidz2
+    data: List[str]  # the data devices, as given
+    log: List[str]  # the --log candidates, in the order given
+    ashift: Optional[int] = None  # pool.builder.ashift_for: from the devices' physical sectors
+    fs_properties: Dict[str, Any] = field(default_factory=dict)  # every zvol/dataset's; sync and logbias per config
+    devices: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # path -> identity record, with its topology
+    zfs_api: Optional[str] = None  # how the zvols/datasets were made (pool.builder), set when the first pool is
+    extra: Dict[str, Any] = field(default_factory=dict)  # keys no version of the runner wrote, kept in order
+    absent: frozenset = frozenset()  # optional keys the document did not have (kept absent by to_dict)
+
+    _order: tuple = ()  # the keys in the order the document had them (to_dict keeps it)
+
+    _MODELLED = ("layout", "data", "log", "ashift", "fs_properties", "devices", "zfs_api")
+    _OPTIONAL = ("ashift", "fs_properties", "devices", "zfs_api")  # zfs_api: absent before --zfs-api existed
+
+    @classmethod
+    def new(cls, layout: str, data: List[str], log: List[str], ashift: int, fs_properties: Dict[str, Any],
+            devices: Dict[str, Dict[str, Any]]) -> "PoolRecord":
+        """The pool of a run about to start: its ``zfs_api`` is written once the first pool says which."""
+        return cls(layout=layout, data=data, log=log, ashift=ashift, fs_properties=fs_properties, devices=devices,
+                   absent=frozenset({"zfs_api"}))
+
+    @classmethod
+    def from_dict(cls, d: Any, check: S.Checker, where: str = "pool") -> "PoolRecord":
+        d = check.table(d, where)
+        paths = {}
+        for key in ("data", "log"):
+            paths[key] = check.items(d, key, where)
+            for i, dev in enumerate(paths[key]):
+                if not isinstance(dev, str):
+                    raise check.fail(f"{where}.{key}[{i}]", "must be a device path (a string)")
+        devices = check.obj(d, "devices", where, required=False) or {}
+        _check_topologies(check, devices)
+        return cls(layout=check.text(d, "layout", where), data=list(paths["data"]), log=list(paths["log"]),
+                   ashift=check.integer(d, "ashift", where, required=False, minimum=9),
+                   fs_properties=check.obj(d, "fs_properties", where, required=False) or {}, devices=devices,
+                   zfs_api=check.text(d, "zfs_api", where, required=False),
+                   extra={k: v for k, v in d.items() if k not in cls._MODELLED},
+                   absent=frozenset(k for k in cls._OPTIONAL if k not in d), _order=tuple(d))
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = {"layout": self.layout, "data": self.data, "log": self.log, "ashift": self.ashift,
+             "fs_properties": self.fs_properties, "devices": self.devices, "zfs_api": self.zfs_api}
+        return _written(d, self.absent, self.extra, self._order)
+
+
+@dataclass
+class ScenarioEnvironment:
+    """``environment``: the host and the programs the run measured with (slogqual.environment.collect,
+    and the OpenZFS versions pool.run adds). Every key optional: a key a document lacked stays absent."""
+
+    host: Optional[str] = None
+    os: Optional[str] = None
+    system: Optional[str] = None  # platform.uname().system: Linux, FreeBSD
+    kernel: Optional[str] = None  # release and version
+    machine: Optional[str] = None
+    cpu: Optional[str] = None  # the model, where the host says it
+    cpus: Optional[int] = None
+    fio_version: Optional[str] = None  # 'fio-3.33'
+    slogqual_version: Optional[str] = None
+    python: Optional[str] = None
+    started: Optional[str] = None  # ISO 8601, UTC
+    argv: Optional[List[str]] = None  # the process's own command line
+    openzfs: Optional[Dict[str, Any]] = None  # {"userland", "module"[, "error"]}: tools.zfs.openzfs_versions
+    extra: Dict[str, Any] = field(default_factory=dict)  # keys no version of the runner wrote, kept in order
+    absent: frozenset = frozenset()  # keys the document did not have (kept absent by to_dict)
+
+    _order: tuple = ()  # the keys in the order the document had them (to_dict keeps it)
+
+    _MODELLED = ("host", "os", "system", "kernel", "machine", "cpu", "cpus", "fio_version", "slogqual_version",
+                 "python", "started", "argv", "openzfs")  # in the order collect() and pool.run write them
+    _TEXT = tuple(k for k in _MODELLED if k not in ("cpus", "argv", "openzfs"))
+
+    @classmethod
+    def from_dict(cls, d: Any, check: S.Checker, where: str = "environment") -> "ScenarioEnvironment":
+        d = check.table(d, where)
+        text = {k: check.text(d, k, where, required=False) for k in cls._TEXT}
+        argv = check.texts(d, "argv", where) if d.get("argv") is not None else None
+        return cls(**text, cpus=check.integer(d, "cpus", where, required=False, minimum=1), argv=argv,
+                   openzfs=check.obj(d, "openzfs", where, required=False),
+                   extra={k: v for k, v in d.items() if k not in cls._MODELLED},
+                   absent=frozenset(k for k in cls._MODELLED if k not in d), _order=tuple(d))
+
+    @property
+    def openzfs_module(self) -> Optional[str]:
+        """The loaded OpenZFS module's version (None: unreadable, or recorded before versions were)."""
+        return (self.openzfs or {}).get("module")
+
+    @classmethod
+    def collected(cls, d: Dict[str, Any]) -> "ScenarioEnvironment":
+        """What slogqual.environment.collect gave, checked as a loaded one is."""
+        return cls.from_dict(d, S.Checker("<collected environment>"))
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = {k: getattr(self, k) for k in self._MODELLED}
+        return _written(d, self.absent, self.extra, self._order)
+
+
 @dataclass
 class ScenarioResult:
     status: str
     scenario: Dict[str, Any]  # the parameters it ran with (pool.scenario.Scenario.to_dict)
     quick: bool
-    pool: Dict[str, Any]
-    environment: Dict[str, Any]
+    pool: PoolRecord
+    environment: ScenarioEnvironment
     steps: List[ScenarioStep]
     error: Optional[str] = None
     analysis: Optional[Dict[str, Any]] = None  # as stored by the run; see analysis.scenario.current
@@ -172,8 +283,8 @@ class ScenarioResult:
                   "skipped", "analysis", "warnings", "origin", "sweep_logs", "drivers", "transport")
 
     @classmethod
-    def new(cls, scenario: Dict[str, Any], quick: bool, pool: Dict[str, Any],
-            environment: Dict[str, Any]) -> "ScenarioResult":
+    def new(cls, scenario: Dict[str, Any], quick: bool, pool: PoolRecord,
+            environment: ScenarioEnvironment) -> "ScenarioResult":
         """A result about to be measured: status running, no steps yet."""
         return cls(status=STATUS_RUNNING, scenario=scenario, quick=quick, pool=pool, environment=environment,
                    steps=[], extra={"skipped": []}, _order=cls._NEW_ORDER)
@@ -209,16 +320,16 @@ class ScenarioResult:
     @property
     def log_paths(self) -> List[str]:
         """The --log candidates, in the order given."""
-        return list(self.pool.get("log") or [])
+        return list(self.pool.log)
 
     @property
     def layout(self) -> str:
         """The data vdevs' layout: stripe, mirror, raidz1, raidz2."""
-        return self.pool["layout"]
+        return self.pool.layout
 
     @property
     def data_paths(self) -> List[str]:
-        return list(self.pool.get("data") or [])
+        return list(self.pool.data)
 
     @property
     def first_log(self) -> Dict[str, Any]:
@@ -228,8 +339,7 @@ class ScenarioResult:
 
     def device(self, path: Optional[str]) -> Dict[str, Any]:
         """The identity record of one of the run's devices ({} where none was recorded)."""
-        devices = self.pool.get("devices")
-        rec = devices.get(path) if path and isinstance(devices, dict) else None
+        rec = self.pool.devices.get(path) if path else None
         return rec if isinstance(rec, dict) else {}
 
     def topology(self, path: Optional[str]) -> Optional[UnitPath]:
@@ -285,17 +395,13 @@ class ScenarioResult:
         c.text(sc, "name", "scenario")
         c.integer(sc, "bs", "scenario", minimum=1)
         c.items(sc, "configs", "scenario")
-        pool = c.obj(doc, "pool")
-        for key in ("data", "log"):
-            for i, dev in enumerate(c.items(pool, key, "pool")):
-                if not isinstance(dev, str):
-                    raise c.fail(f"pool.{key}[{i}]", "must be a device path (a string)")
-        _check_topologies(c, pool)
+        pool = PoolRecord.from_dict(c.obj(doc, "pool"), c)
+        environment = ScenarioEnvironment.from_dict(c.obj(doc, "environment"), c)
         steps = [ScenarioStep.from_dict(s, f"steps[{i}]", c) for i, s in enumerate(c.items(doc, "steps"))]
         analysis = c.obj(doc, "analysis", required=False)
         warnings = c.items(doc, "warnings", required=False)
         return cls(status=c.text(doc, "status", choices=STATUSES), scenario=sc, quick=c.get(doc, "quick", "", (bool,)),
-                   pool=pool, environment=c.obj(doc, "environment"), steps=steps,
+                   pool=pool, environment=environment, steps=steps,
                    error=c.text(doc, "error", required=False), analysis=analysis, warnings=list(warnings),
                    log_sweeps=c.obj(doc, "log_sweeps", required=False) or {},
                    origin=c.text(doc, "origin", required=False),
@@ -308,12 +414,8 @@ class ScenarioResult:
 
     def to_dict(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"schema": self.schema, "status": self.status, "error": self.error,
-                             "scenario": self.scenario, "quick": self.quick, "pool": self.pool,
-                             "environment": self.environment, "log_sweeps": self.log_sweeps,
+                             "scenario": self.scenario, "quick": self.quick, "pool": self.pool.to_dict(),
+                             "environment": self.environment.to_dict(), "log_sweeps": self.log_sweeps,
                              "steps": [s.to_dict() for s in self.steps], "analysis": self.analysis,
                              "warnings": self.warnings, "origin": self.origin}
-        for key in self.absent:  # an optional key the file lacked stays absent until something is put there
-            if d.get(key) in (None, [], {}):
-                d.pop(key, None)
-        d.update(self.extra)
-        return _ordered(d, self._order)
+        return _written(d, self.absent, self.extra, self._order)
