@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from conftest import load, need, slogqual
+from conftest import fixture_path, load, need, slogqual
 from slogqual.store import Store, StoreError, default_path
 from slogqual.tools.nbdkit import NbdServer
 
@@ -174,3 +174,24 @@ def test_reimporting_the_same_log_is_the_same_result(tmp_path):
     b["environment"]["imported_at"] = "2026-11-22T02:00:00+00:00"
     with Store(str(tmp_path / "s.sqlite")) as st:
         assert st.record(a) and st.record(b) is None and len(st.runs()) == 1
+
+
+def test_a_scenario_result_is_filed_under_its_host_start_and_first_log_s_slot(tmp_path):
+    """The recorded scenario result (tests/fixtures/qualify) read as its typed document: the row's host and
+    start are its environment's, its device the first --log candidate. The slot: CONSTRUCTED, a PCI address
+    given to that candidate's link (the lab's devices have none); the store's backfill of old rows reads
+    the document alone and finds the same."""
+    from slogqual.store.backends import host_and_slot
+
+    doc = load(fixture_path("qualify", "scenario-iscsi-4k-randwrite-lab-quick.json"))
+    slotted = json.loads(json.dumps(doc))
+    first = slotted["pool"]["log"][0]
+    slotted["pool"]["devices"][first]["link"] = {"kind": "pcie", "address": "0000:00:04.0"}
+    with Store(str(tmp_path / "s.sqlite")) as st:
+        st.record(doc)
+        st.record(slotted)
+        rows = st.runs(kind="scenario")
+    assert [(r.host, r.started, r.target, r.slot) for r in rows] == \
+        [("slogqual-lab", doc["environment"]["started"], first, None),
+         ("slogqual-lab", doc["environment"]["started"], first, "0000:00:04.0")]
+    assert host_and_slot(slotted) == ("slogqual-lab", "0000:00:04.0")

@@ -244,8 +244,9 @@ class Store:
         for k, v in (identity or {}).items():
             if v and not ident.get(k):
                 ident[k] = v
-        started = doc.get("started") or (doc.get("environment") or {}).get("started")
-        host, slot = host_and_slot(doc)
+        started = typed.environment.started if isinstance(typed, ScenarioResult) else \
+            doc.get("started") or (doc.get("environment") or {}).get("started")
+        host, slot = host_and_slot(doc, typed if isinstance(typed, ScenarioResult) else None)
         digest = _digest(doc)
         with self._tx() as tx:
             # Looked up first so that a re-import uses no id (PostgreSQL's sequence would skip one); the
