@@ -90,8 +90,9 @@ def test_predicted_iops_do_not_fall_with_threads_up_to_the_binding_limit():
         vals = iops(doc)
         assert all(b >= a for a, b in zip(vals, vals[1:])), (path, vals)
     # with the measured data side the figure is the least of the limits, never above the pool's
+    data = A.data_from_scenario(ScenarioResult.load(ISCSI_4K), "iscsi")
     doc = A.advise([(SATA_SWEEP, load_sweep(SATA_SWEEP)), (NVDIMM_SWEEP, load_sweep(NVDIMM_SWEEP))],
-                   scenario_workload(read(ISCSI_4K)), A.Tunables(), A.data_from_scenario(read(ISCSI_4K), "iscsi"))
+                   scenario_workload(read(ISCSI_4K)), A.Tunables(), data)
     for c in doc["candidates"]:
         for s in c["steps"]:
             limits = [v for k, v in s["limits"].items() if k.endswith("_iops") and v is not None]
@@ -114,11 +115,30 @@ def test_a_bandwidth_capped_candidate_is_log_bandwidth_bound_at_large_io_and_lat
     # analysis of the same run names the log device (it stops scaling at 2 threads)
     wide = read(WIDE)
     doc = A.advise([("capped", capped_from_calibration())], scenario_workload(wide), A.Tunables(),
-                   A.data_from_scenario(wide, "wide"))
+                   A.data_from_scenario(ScenarioResult.from_dict(wide), "wide"))
     assert {s["binding"] for s in doc["candidates"][0]["steps"]} == {"log-bandwidth-bound"}
     measured = {c["device"]: c["bottleneck"]
                 for c in scenario_analysis.current(ScenarioResult.from_dict(wide))["candidates"]}
     assert measured["/dev/sdg"].startswith("the log device")
+
+
+@pytest.mark.parametrize("path", [ISCSI_4K, WIDE, SEQ_128K])
+def test_the_data_side_of_a_scenario_result_is_its_steps_without_a_log_vdev(path):
+    """From the typed result: each sync=standard and sync=always-without-SLOG step of the recorded run, as
+    the file has it, and the pool's layout and data devices; a result with none of them is refused."""
+    doc = read(path)
+    result = ScenarioResult.load(path)
+    data = A.data_from_scenario(result, "run")
+    for side, sync in ((data.ceiling, "standard"), (data.without_slog, "always")):
+        recorded = [s for s in doc["steps"] if s["sync"] == sync and s["log"] == "none"]
+        assert [(c.threads, c.iops, c.mbps, c.ios) for c in side] == \
+            [(s["threads"], s["iops"], s["mbps"], s["ios"]) for s in recorded]
+        assert side and all(c.basis.startswith(f"measured: run, sync={sync}") for c in side)
+    assert (data.layout, data.disks) == (doc["pool"]["layout"], len(doc["pool"]["data"]))
+    assert data.description == f"run: {doc['pool']['layout']} of {len(doc['pool']['data'])} data devices"
+    result.steps = [s for s in result.steps if s.log != "none"]
+    with pytest.raises(A.AdviceInputError, match="^run: the scenario result has no sync=standard"):
+        A.data_from_scenario(result, "run")
 
 
 def test_with_a_slog_nothing_goes_indirect_unless_logbias_throughput():
@@ -130,7 +150,8 @@ def test_with_a_slog_nothing_goes_indirect_unless_logbias_throughput():
     assert A.log_shape(A.Workload("nfs", 65536, 131072, [2]), t, slog=False).state == "indirect"  # 64K >= 32K
     assert A.log_shape(A.Workload("iscsi", 4096, 16384, [2]), t, slog=True).state == "copied"
     thr = A.Tunables(logbias="throughput")
-    doc = A.advise([(NVDIMM_SWEEP, load_sweep(NVDIMM_SWEEP))], w, thr, A.data_from_scenario(read(SEQ_128K), "seq"))
+    data = A.data_from_scenario(ScenarioResult.load(SEQ_128K), "seq")
+    doc = A.advise([(NVDIMM_SWEEP, load_sweep(NVDIMM_SWEEP))], w, thr, data)
     step = doc["candidates"][0]["steps"][0]
     assert step["binding"] == "indirect-bypass" and step["log_bytes_per_io"] < 4096 + 1
 
@@ -259,8 +280,8 @@ def error_table():
     rows = []
     for name, path, cands in cases:
         sc = read(path)
-        doc = A.advise(cands, scenario_workload(sc), A.Tunables(), A.data_from_scenario(sc, name))
         result = ScenarioResult.from_dict(sc, path)
+        doc = A.advise(cands, scenario_workload(sc), A.Tunables(), A.data_from_scenario(result, name))
         measured = {c["device"]: c["bottleneck"] for c in scenario_analysis.current(result)["candidates"]}
         for r in A.verify(doc, result):
             rows.append(dict(r, case=name, measured_limit=measured.get(r["candidate"], "")))

@@ -360,20 +360,20 @@ def _at_threads(cs: Sequence[Ceiling], threads: int) -> Optional[Ceiling]:
     return pts[-1]
 
 
-def data_from_scenario(doc: Dict[str, Any], name: str) -> DataSide:
+def data_from_scenario(result: ScenarioResult, name: str) -> DataSide:
     """The data side as measured: a scenario result's sync=standard steps (no ZIL: the pool and host's
     ceiling) and its sync=always steps without a log vdev."""
-    steps = doc.get("steps") or []
-    std = [Ceiling(s["threads"], s["iops"], s["mbps"], s.get("ios"), f"measured: {name}, sync=standard")
-           for s in steps if s["sync"] == "standard" and s["log"] == "none"]
-    nolog = [Ceiling(s["threads"], s["iops"], s["mbps"], s.get("ios"), f"measured: {name}, sync=always, no SLOG")
-             for s in steps if s["sync"] == "always" and s["log"] == "none"]
+    def ceilings(sync: str, basis: str) -> List[Ceiling]:
+        return [Ceiling(s.threads, s.iops, s.mbps, s.ios, f"measured: {name}, {basis}")
+                for s in result.steps if s.sync == sync and s.log == "none"]
+
+    std, nolog = ceilings("standard", "sync=standard"), ceilings("always", "sync=always, no SLOG")
     if not std and not nolog:
         raise AdviceInputError(f"{name}: the scenario result has no sync=standard or sync=always-without-SLOG "
                                "steps to take the data side from")
-    pool = doc.get("pool") or {}
-    return DataSide("scenario", f"{name}: {pool.get('layout')} of {len(pool.get('data') or [])} data devices",
-                    std, nolog, layout=pool.get("layout"), disks=len(pool.get("data") or []) or None)
+    disks = len(result.data_paths)
+    return DataSide("scenario", f"{name}: {result.layout} of {disks} data devices", std, nolog,
+                    layout=result.layout, disks=disks or None)
 
 
 def _layout_factor(layout: str, disks: int) -> Tuple[float, int]:

@@ -206,7 +206,7 @@ def build(args) -> Dict[str, Any]:
         for path, sw in logs:
             A.check_log_sweep(sw, path)
         if scenario is not None:
-            data = A.data_from_scenario(scenario.to_dict(), where)  # the advisor reads the dict (its own)
+            data = A.data_from_scenario(scenario, where)
         elif args.data:
             sweeps = [_sweep(spec, args.store) for spec in args.data]
             for path, sw in sweeps:
