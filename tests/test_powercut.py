@@ -506,3 +506,59 @@ def test_the_lab_guests_writers_are_the_writer_module(tmp_path, monkeypatch):
         acked = held["cycles"]["1"]["acked"]
         assert len(acked) == R.capacity(1 << 20, [4096, 8192]) and held["cycles"]["1"]["ended"] == "area full"
         assert V.verify_cycle(str(dev), rid, 1, [4096, 8192], acked).intact == len(acked)
+
+
+# --- the typed result where it is printed and used (tests/fixtures/powercut, real runs) ---------------------
+
+POWERCUT_FIXTURES = ["powercut-emulate-none.json", "powercut-emulate-unsafe.json", "powercut-verify-journal.json"]
+
+
+@pytest.mark.parametrize("name", POWERCUT_FIXTURES)
+def test_a_powercut_result_is_printed_as_its_document_says(name, capsys):
+    """What `powercut run`/`verify` and `lab powercut` print of a result: its verdict and the counts of its
+    cycles, as the file has them; --json: the document itself."""
+    from slogqual.cli.powercut import _exit, _print
+
+    path = os.path.join(FIX, "powercut", name)
+    doc = json.loads(text("powercut", name))
+    result = PowercutResult.load(path)
+    _print(result, False)
+    t = doc["totals"]
+    lines = [f"powercut {doc['run_id']}: {doc['verdict'].upper()} — {len(doc['cycles'])} of {doc['expected_cycles']} "
+             f"cycle(s); {t['acknowledged']} acknowledged records, {t['intact']} intact, {t['lost']} lost "
+             f"(torn {t['torn']}, stale {t['stale']}, missing {t['missing']})"]
+    lines += [f"  cycle {cy['cycle']}: {cy['acknowledged']:5d} acknowledged  {cy['intact']:5d} intact  "
+              f"{cy['lost']:5d} lost (torn {cy['torn']}, stale {cy['stale']}, missing {cy['missing']})"
+              for cy in doc["cycles"]]
+    assert capsys.readouterr().out.splitlines() == lines and not doc["error"]
+    _print(result, True)
+    assert json.loads(capsys.readouterr().out) == doc
+    assert _exit(result) == (0 if doc["verdict"] == "pass" else 1)
+
+
+def test_lab_powercut_prints_each_device_s_class_and_result(tmp_path, monkeypatch, capsys):
+    """`slogqual lab powercut` once its guests are done (the run replaced here by the recorded results, each
+    given the lab class lab/powercut.py records: CONSTRUCTED): per device a line naming its class and
+    emulation, then its result; --json: the documents; exit 1 only where a result is incomplete."""
+    import slogqual.lab.powercut as lab_powercut
+
+    paths, docs = [], []
+    for name, cls in (("powercut-emulate-unsafe.json", "lying-ssd"), ("powercut-emulate-none.json", "plp-ssd")):
+        doc = json.loads(text("powercut", name))
+        doc["target"]["lab_class"] = cls
+        (tmp_path / name).write_text(json.dumps(doc))
+        paths.append(str(tmp_path / name))
+        docs.append(doc)
+    monkeypatch.setattr(lab_powercut, "run", lambda req: paths)
+    argv = ["lab", "powercut", "lying-ssd", "plp-ssd", "-o", str(tmp_path / "out"), "--quiet"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    heads = [ln for ln in out if not ln.startswith(("powercut ", "  cycle "))]
+    assert heads == [f"/tmp/pcgen/back-unsafe.img (lying-ssd, unsafe): {paths[0]}",
+                     f"/tmp/pcgen/back-none.img (plp-ssd, none): {paths[1]}"]
+    assert [ln.split(" — ")[0] for ln in out if ln.startswith("powercut ")] == \
+        [f"powercut {d['run_id']}: {d['verdict'].upper()}" for d in docs]
+    assert main([*argv, "--json"]) == 0 and json.loads(capsys.readouterr().out) == docs
+    docs[1]["status"], docs[1]["verdict"] = "interrupted", "incomplete"
+    (tmp_path / "powercut-emulate-none.json").write_text(json.dumps(docs[1]))
+    assert main(argv) == 1

@@ -208,14 +208,14 @@ def cmd_powercut(args) -> int:
                                           echo=sys.stdout if args.verbose else None, lab_cache=args.cache,
                                           progress=progress)
     paths = lab_powercut.run(req)
-    docs = [PowercutResult.load(p).to_dict() for p in paths]
+    results = [PowercutResult.load(p) for p in paths]
     if args.json:
-        print(json.dumps(docs, indent=2))
+        print(json.dumps([r.to_dict() for r in results], indent=2))
     else:
-        for path, doc in zip(paths, docs):
-            print(f"{doc['target']['path']} ({doc['target']['lab_class']}, {doc['method']['emulation']}): {path}")
-            _print(doc, False)
-    return 0 if all(d["verdict"] != "incomplete" for d in docs) else 1
+        for path, r in zip(paths, results):
+            print(f"{r.target_path} ({r.lab_class}, {r.emulation}): {path}")
+            _print(r, False)
+    return 0 if all(r.verdict != "incomplete" for r in results) else 1
 
 
 def cmd_powercut_writers(args) -> int:

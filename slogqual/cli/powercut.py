@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from slogqual.cli.history import STORE_HELP
 from slogqual.cli.options import count, guard_output, seconds, size_range
 from slogqual.powercut import writer
 from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
 from slogqual.process import EXIT_INTERRUPTED
+
+if TYPE_CHECKING:
+    from slogqual.results.powercut import PowercutResult
 
 
 def _positive(text: str) -> int:
@@ -123,23 +127,23 @@ def _help(p) -> int:
     return 2
 
 
-def _print(doc, as_json: bool) -> None:
+def _print(result: PowercutResult, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(doc, indent=2))
+        print(json.dumps(result.to_dict(), indent=2))
         return
-    t = doc["totals"]
-    print(f"powercut {doc['run_id']}: {doc['verdict'].upper()} — {len(doc['cycles'])} of {doc['expected_cycles']} "
+    t = result.totals
+    print(f"powercut {result.run_id}: {result.verdict.upper()} — {len(result.cycles)} of {result.expected_cycles} "
           f"cycle(s); {t['acknowledged']} acknowledged records, {t['intact']} intact, {t['lost']} lost "
           f"(torn {t['torn']}, stale {t['stale']}, missing {t['missing']})")
-    for cy in doc["cycles"]:
-        print(f"  cycle {cy['cycle']}: {cy['acknowledged']:5d} acknowledged  {cy['intact']:5d} intact  "
-              f"{cy['lost']:5d} lost (torn {cy['torn']}, stale {cy['stale']}, missing {cy['missing']})")
-    if doc.get("error"):
-        print(f"  error: {doc['error']}")
+    for cy in result.cycles:
+        print(f"  cycle {cy.cycle}: {cy.acknowledged:5d} acknowledged  {cy.intact:5d} intact  "
+              f"{cy.lost:5d} lost (torn {cy.torn}, stale {cy.stale}, missing {cy.missing})")
+    if result.error:
+        print(f"  error: {result.error}")
 
 
-def _exit(doc) -> int:
-    return 0 if doc["verdict"] == "pass" else 1
+def _exit(result: PowercutResult) -> int:
+    return 0 if result.verdict == "pass" else 1
 
 
 def cmd_run(args) -> int:
@@ -168,8 +172,8 @@ def cmd_run(args) -> int:
         print(f"slogqual: interrupted; the cycles verified so far are in {opts.output} (not recorded in the "
               f"result store: slogqual import json {opts.output})", file=sys.stderr)
         return EXIT_INTERRUPTED
-    _print(outcome.result.to_dict(), args.json)
-    return _exit(outcome.result.to_dict())
+    _print(outcome.result, args.json)
+    return _exit(outcome.result)
 
 
 def cmd_record(args) -> int:
@@ -201,8 +205,8 @@ def cmd_verify(args) -> int:
     outcome = verify_powercut(VerifyRequest(
         target=args.target, run_id=args.run_id, recorder=parse_address(args.recorder) if args.recorder else None,
         journal=args.journal, cycles=args.cycle, output=args.output, force=args.force, store=args.store))
-    _print(outcome.result.to_dict(), args.json)
-    return _exit(outcome.result.to_dict())
+    _print(outcome.result, args.json)
+    return _exit(outcome.result)
 
 
 def _guard_journal(args, path: str, inputs=()) -> str:

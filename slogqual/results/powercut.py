@@ -95,6 +95,21 @@ class PowercutResult:
                  "device", "error", "notes", "totals")
 
     @property
+    def target_path(self) -> str:
+        """What was written (or, for verify, read)."""
+        return self.target["path"]
+
+    @property
+    def emulation(self) -> Optional[str]:
+        """How an emulated device cached (unsafe, writeback, none); None for a real or external cut."""
+        return self.method.get("emulation")
+
+    @property
+    def lab_class(self) -> Optional[str]:
+        """The lab device class that was cut (``slogqual lab powercut``); None elsewhere."""
+        return self.target.get("lab_class")
+
+    @property
     def totals(self) -> Dict[str, int]:
         t = {k: 0 for k in COUNTS}
         for cy in self.cycles:
