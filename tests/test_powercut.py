@@ -313,8 +313,12 @@ FLUSH_US = {"µs": {"size": 4096, "flush_us": 18.0, "write_us": 40.0, "source": 
 
 
 def _pc(verdict, lost=0):
-    return {"verdict": verdict, "run_id": "r", "method": {"emulation": None, "cut": "--cut-cmd pdu off"},
-            "cycles": [{}] * 3, "totals": {"acknowledged": 300, "lost": lost, "torn": 0, "stale": 0, "missing": lost}}
+    """CONSTRUCTED: three real power cuts of 100 acknowledged records each, ``lost`` of them missing."""
+    from slogqual.results.powercut import CycleResult
+    cycles = [CycleResult(cycle=n, acknowledged=100, intact=100 - (lost if n == 1 else 0), torn=0, stale=0,
+                          missing=lost if n == 1 else 0) for n in (1, 2, 3)]
+    return PowercutResult(run_id="r", target={"path": "/dev/sdz"}, cycles=cycles, expected_cycles=3,
+                          method={"emulation": None, "cut": "--cut-cmd pdu off"}, status="complete", verdict=verdict)
 
 
 def test_verdict_table_on_recorded_identities(lab_pmem):
@@ -536,6 +540,41 @@ def test_a_powercut_result_is_printed_as_its_document_says(name, capsys):
     assert _exit(result) == (0 if doc["verdict"] == "pass" else 1)
 
 
+def _device_run(tmp_path, powercut_file, spec, record=None):
+    """A qualify device run given --powercut (nothing measured): what it takes of the result."""
+    from slogqual.progress import Progress
+    from slogqual.qualify import profile as profiles
+    from slogqual.qualify.run import DeviceRun, Options
+
+    path = os.path.join(FIX, "powercut", powercut_file)
+    opts = Options(profile=profiles.load("strict-plp"), devices=[spec], out_dir=str(tmp_path),
+                   powercut=PowercutResult.load(path), powercut_path=path)
+    run = DeviceRun(opts, spec, "dev", Progress(quiet=True), {})
+    run.record = record
+    return run
+
+
+def test_qualify_takes_a_powercut_result_only_for_the_device_it_measured(tmp_path):
+    # an emulated cut says nothing of a device, whatever its path
+    run = _device_run(tmp_path, "powercut-emulate-unsafe.json", "/tmp/pcgen/back-unsafe.img")
+    assert run._powercut_for_this_device() is None
+    assert run.notes[-1].endswith("an emulated power cut (unsafe) says nothing of /tmp/pcgen/back-unsafe.img; not used")
+    # verify's result (how the power was cut not recorded, no device record): matched by the target's path
+    run = _device_run(tmp_path, "powercut-verify-journal.json", "/tmp/pcgen/back-wb.img")
+    assert run._powercut_for_this_device() is run.opts.powercut and run.notes == []
+    run = _device_run(tmp_path, "powercut-verify-journal.json", "/dev/sdz")
+    assert run._powercut_for_this_device() is None
+    assert run.notes[-1].endswith("measured /tmp/pcgen/back-wb.img, not /dev/sdz (and no serial to match); not used")
+    # CONSTRUCTED serials: the device record's serial against the result's
+    pc = os.path.join(FIX, "powercut", "powercut-verify-journal.json")
+    run = _device_run(tmp_path, "powercut-verify-journal.json", "/tmp/pcgen/back-wb.img", record={"serial": "S1"})
+    run.opts.powercut.device = {"serial": "S2"}
+    assert run._powercut_for_this_device() is None
+    assert run.notes[-1] == f"--powercut {pc}: measured serial S2, this device is S1; not used"
+    run.opts.powercut.device = {"serial": "S1"}
+    assert run._powercut_for_this_device() is run.opts.powercut
+
+
 def test_lab_powercut_prints_each_device_s_class_and_result(tmp_path, monkeypatch, capsys):
     """`slogqual lab powercut` once its guests are done (the run replaced here by the recorded results, each
     given the lab class lab/powercut.py records: CONSTRUCTED): per device a line naming its class and
@@ -562,3 +601,21 @@ def test_lab_powercut_prints_each_device_s_class_and_result(tmp_path, monkeypatc
     docs[1]["status"], docs[1]["verdict"] = "interrupted", "incomplete"
     (tmp_path / "powercut-emulate-none.json").write_text(json.dumps(docs[1]))
     assert main(argv) == 1
+
+
+def test_a_real_cut_s_report_section_judges_its_device_with_the_result():
+    """The report's power-cut section (report/powercut.py) of a real cut: the device's power-loss verdict
+    with the result as its measured evidence. CONSTRUCTED from verify's recorded result: the cut made by
+    --cut-cmd, and a device record (a SATA SSD with its write cache on)."""
+    from slogqual.report.powercut import powercut_section
+
+    path = os.path.join(FIX, "powercut", "powercut-verify-journal.json")
+    result = PowercutResult.load(path)
+    result.method = dict(result.method, cut="--cut-cmd pdu off")
+    result.device = {"class": "sata-ssd", "transport": "sata",
+                     "write_cache": {"verdict": "volatile-cache-enabled", "reason": "WCE on"}}
+    pl = powercut_section(result, path).power_loss
+    t = result.totals
+    assert pl is not None and pl.tone == "good" and ("basis", "measured") in pl.detail
+    assert ("power-cut test", f"PASS: 1 cycle(s), {t['acknowledged']} acknowledged records, 0 lost (torn 0, stale 0, "
+                              f"missing 0); cut: --cut-cmd pdu off; run {result.run_id}") in pl.detail

@@ -1,6 +1,7 @@
 """Judging criteria, verdicts and JUnit XML, on documents built in the test (the baseline rule is
 slogqual/analysis/compare.py, tested in tests/test_compare.py)."""
 
+import dataclasses
 import xml.etree.ElementTree as ET
 
 from slogqual.qualify import judge
@@ -61,6 +62,7 @@ def test_pair_engine_points_are_exact_and_a_mean_inside_its_interval_is_too_clos
 
 def test_power_loss_criterion_needs_the_measured_verdict():
     from slogqual.analysis import powerloss
+    from slogqual.results.powercut import CycleResult, PowercutResult
     # an enterprise SATA SSD: write cache on, 30 µs flush; PLP or an ignored flush cannot be told apart
     rec = {"class": "sata-ssd", "transport": "sata",
            "write_cache": {"verdict": "volatile-cache-enabled", "reason": "WCE on"}}
@@ -69,12 +71,18 @@ def test_power_loss_criterion_needs_the_measured_verdict():
     inferred = powerloss.with_evidence(rec, sweep=sweep)
     j = judge.judge_device(crit("power_loss == protected"), inferred)
     assert j.result == judge.FAIL and j.measured == "protected-or-flush-ignored" and "slogqual powercut" in j.detail
-    powercut = {"verdict": "pass", "totals": {"acknowledged": 64, "lost": 0}, "cycles": [{}, {}],
-                "method": {"cut": "--cut-cmd ipmitool chassis power cycle"}, "run_id": "ab"}
+    # CONSTRUCTED: two real cuts of 32 acknowledged records each, none lost
+    cycles = [CycleResult(cycle=n, acknowledged=32, intact=32, torn=0, stale=0, missing=0) for n in (1, 2)]
+    powercut = PowercutResult(run_id="ab", target={"path": "/dev/sdz"}, cycles=cycles, expected_cycles=2,
+                              method={"cut": "--cut-cmd ipmitool chassis power cycle"}, status="complete",
+                              verdict="pass")
     measured = powerloss.with_evidence(rec, sweep=sweep, powercut=powercut)
     j = judge.judge_device(crit("power_loss == protected-measured"), measured)
     assert j.result == judge.PASS and "[measured]" in j.detail
-    lost = powerloss.with_evidence(rec, sweep=sweep, powercut=dict(powercut, verdict="fail"))
+    says = [e["says"] for e in measured["power_loss"]["evidence"] if e["name"] == "power-cut test"]
+    assert says == ["PASS: 2 cycle(s), 64 acknowledged records, 0 lost (torn 0, stale 0, missing 0); "
+                    "cut: --cut-cmd ipmitool chassis power cycle; run ab"]
+    lost = powerloss.with_evidence(rec, sweep=sweep, powercut=dataclasses.replace(powercut, verdict="fail"))
     assert judge.judge_device(crit("power_loss == protected"), lost).measured == "flushes-not-honoured"
     assert judge.judge_device(crit("power_loss == protected"), rec).result == judge.NOT_EVALUATED  # no verdict yet
 

@@ -16,7 +16,10 @@ optionally a ``slogqual.powercut/1`` result in, ``{"verdict", "text", "basis", "
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+if TYPE_CHECKING:
+    from slogqual.results.powercut import PowercutResult
 
 PROTECTED_MEASURED = "protected-measured"
 HONOURED = "volatile-cache-flushes-honoured"
@@ -77,18 +80,16 @@ def flush_from_sweep(sweep: Optional[Dict[str, Any]], size: int = 4096) -> Optio
             "ios": pick.get("ios"), "source": "sweep"}
 
 
-def _powercut_says(pc: Dict[str, Any]) -> str:
-    t = pc.get("totals") or {}
-    cycles = len(pc.get("cycles") or [])
-    how = (pc.get("method") or {}).get("emulation")
-    cut = f"emulated ({how})" if how else (pc.get("method") or {}).get("cut") or "power cut"
-    return (f"{pc.get('verdict', '?').upper()}: {cycles} cycle(s), {t.get('acknowledged', 0)} acknowledged records, "
-            f"{t.get('lost', 0)} lost (torn {t.get('torn', 0)}, stale {t.get('stale', 0)}, "
-            f"missing {t.get('missing', 0)}); cut: {cut}; run {pc.get('run_id', '?')}")
+def _powercut_says(pc: PowercutResult) -> str:
+    t = pc.totals
+    cut = f"emulated ({pc.emulation})" if pc.emulation else pc.method.get("cut") or "power cut"
+    return (f"{pc.verdict.upper()}: {len(pc.cycles)} cycle(s), {t['acknowledged']} acknowledged records, "
+            f"{t['lost']} lost (torn {t['torn']}, stale {t['stale']}, "
+            f"missing {t['missing']}); cut: {cut}; run {pc.run_id}")
 
 
 def judge(device: Dict[str, Any], flush: Optional[Dict[str, Any]] = None,
-          powercut: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+          powercut: Optional[PowercutResult] = None) -> Dict[str, Any]:
     """The verdict with its named evidence (module docstring)."""
     ev: List[Dict[str, str]] = []
     wc = device.get("write_cache") or {}
@@ -131,7 +132,7 @@ def judge(device: Dict[str, Any], flush: Optional[Dict[str, Any]] = None,
             ev.append({"name": "flush cost", "says": what})
     pc_verdict = None
     if powercut is not None:
-        pc_verdict = powercut.get("verdict")
+        pc_verdict = powercut.verdict
         ev.append({"name": "power-cut test", "says": _powercut_says(powercut)})
 
     def out(code: str, basis: str, safe: Optional[bool]) -> Dict[str, Any]:
@@ -162,7 +163,7 @@ def judge(device: Dict[str, Any], flush: Optional[Dict[str, Any]] = None,
 
 
 def with_evidence(device: Dict[str, Any], sweep: Optional[Dict[str, Any]] = None,
-                  powercut: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+                  powercut: Optional[PowercutResult] = None) -> Dict[str, Any]:
     """The device record with ``power_loss`` judged again from what is known now: the sweep (its flush
     figures) and the power-cut result, when there are any. For the sweep and qualify to call once they
     have measured; the record itself is not changed."""

@@ -181,7 +181,7 @@ def plan(req: QualifyRequest) -> Options:
         raise UsageError("--serial labels one device: qualify the devices one at a time to give each a serial")
     if len(set(req.devices)) != len(req.devices):
         raise UsageError("a device is named twice")
-    powercut = PowercutResult.load(req.powercut).to_dict() if req.powercut else None
+    powercut = PowercutResult.load(req.powercut) if req.powercut else None
     if req.lab and req.data:
         raise UsageError("--lab runs the scenarios on emulated devices: it does not take --data")
     sizes = list(req.sizes) if req.sizes else list(prof.sizes)

@@ -25,6 +25,7 @@ from slogqual.qualify import precondition as precond
 from slogqual.qualify.profile import Profile
 from slogqual.results import SweepResult, schema, write_json_atomic
 from slogqual.results.qualification import CriterionResult, QualificationResult
+from slogqual.results.powercut import PowercutResult
 from slogqual.results.scenario import ScenarioResult
 from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, point_from_fio
 from slogqual.target import KIND_NBD, Target
@@ -53,7 +54,7 @@ class Options:
     labels: Dict[str, str] = field(default_factory=dict)  # model/serial/firmware given by the user
     argv: List[str] = field(default_factory=list)
     fio_version: str = ""
-    powercut: Optional[Dict[str, Any]] = None  # --powercut FILE: a slogqual.powercut/1 document
+    powercut: Optional[PowercutResult] = None  # --powercut FILE
     powercut_path: Optional[str] = None
     parallel: bool = False  # the devices measured at once, a tray claimed all or nothing (qualify.door)
     skip_refused: bool = False  # --parallel: qualify the devices that pass the interlocks, skip the others
@@ -315,26 +316,26 @@ class DeviceRun:
                 self.notes.append(f"scenarios: {exc}")
         return self._finish()
 
-    def _powercut_for_this_device(self) -> Optional[Dict[str, Any]]:
+    def _powercut_for_this_device(self) -> Optional[PowercutResult]:
         """The --powercut result if it is about this device: never an emulated run (it measured an
         emulation, not this device), and only when its serial, or else its path, is this device's."""
         pc, path = self.opts.powercut, self.opts.powercut_path
         if not pc:
             return None
-        if (pc.get("method") or {}).get("emulation"):
-            self.notes.append(f"--powercut {path}: an emulated power cut ({pc['method']['emulation']}) says "
+        if pc.emulation:
+            self.notes.append(f"--powercut {path}: an emulated power cut ({pc.emulation}) says "
                               f"nothing of {self.spec}; not used")
             return None
         mine = (self.record or {}).get("serial")
-        theirs = (pc.get("device") or {}).get("serial")
+        theirs = (pc.device or {}).get("serial")
         if mine and theirs:
             if mine != theirs:
                 self.notes.append(f"--powercut {path}: measured serial {theirs}, this device is {mine}; not used")
                 return None
             return pc
-        if os.path.realpath((pc.get("target") or {}).get("path") or "") == os.path.realpath(self.spec):
+        if os.path.realpath(pc.target_path) == os.path.realpath(self.spec):
             return pc
-        self.notes.append(f"--powercut {path}: measured {(pc.get('target') or {}).get('path')}, not {self.spec} "
+        self.notes.append(f"--powercut {path}: measured {pc.target_path}, not {self.spec} "
                           "(and no serial to match); not used")
         return None
 

@@ -66,7 +66,7 @@ def powercut_section(result: PowercutResult, path: str) -> PowercutSection:
                                                         ("counts", A.counts_text(doc))])
     power_loss = None
     if method == A.METHOD_REAL and isinstance(result.device, dict) and not result.device.get("error"):
-        power_loss = _power_loss("Power loss", powerloss.judge(result.device, None, doc))
+        power_loss = _power_loss("Power loss", powerloss.judge(result.device, None, result))
     run_rows = [(k, scalar(doc.get(k))) for k in ("run_id", "status", "started", "finished", "host", "slogqual")
                 if doc.get(k) not in (None, "")]
     if doc.get("error"):
