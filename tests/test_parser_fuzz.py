@@ -30,6 +30,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+import nvmecontrol_logpage  # noqa: E402
 from conftest import FIXTURES  # noqa: E402
 from slogqual.errors import SlogqualError  # noqa: E402
 from slogqual.importers import diskinfo as import_diskinfo  # noqa: E402
@@ -148,6 +149,9 @@ PARSERS = [
     Parser("geom disk list", tool("geom", geom.parse), geom.parse, captures("freebsd/geom-*.txt")),
     Parser("nvmecontrol identify", tool("nvmecontrol", nvmecontrol.parse), nvmecontrol.parse,
            captures("freebsd/nvmecontrol-*.txt")),
+    # no real capture of it was found: the pages printed with logpage.c's format strings (nvmecontrol_logpage.py)
+    Parser("nvmecontrol logpage -p 2", tool("nvmecontrol", nvmecontrol.parse_health), nvmecontrol.parse_health,
+           nvmecontrol_logpage.printed_pages()),
     Parser("mount -p", tool("mount", mount.parse), mount.parse, captures("freebsd/mount-p-*.txt")),
     Parser("iscsictl -L -v", tool("iscsictl", ctld.parse_list), ctld.parse_list, captures("freebsd/iscsictl-Lv-*.txt")),
     Parser("iscsictl -L", tool("iscsictl", ctld.parse_list_plain), ctld.parse_list_plain,

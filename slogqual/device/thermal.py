@@ -20,28 +20,43 @@ without wear, not an error: its heat is still evidence.
 A missing or failing tool never raises: the snapshot carries an ``error`` string instead, so a sweep
 goes on without thermal evidence and says why.
 
-FreeBSD (not implemented here: snapshot() returns a snapshot whose ``error`` says so for a disk, None
-for anything else) would use ``nvmecontrol logpage -p 2 nvmeN``, which prints the same SMART/Health log
-page (a parser for its text would go in slogqual/tools/freebsd/nvmecontrol.py), ``nvmecontrol identify``
-for the thresholds, and smartctl, which works on /dev/adaN, /dev/daN and /dev/nvmeN as on Linux.
+FreeBSD (chosen on FreeBSD, or when a host of tools/freebsd/host.py is given: the tests run it so on recorded
+outputs) goes by the device's name alone:
+- NVMe (/dev/nvmeN, nvmeNnsM, nvdN, ndaN and their partitions; nvd/nda taken as namespace 1 of controller
+  nvmeN, as device/freebsd.py does): ``nvmecontrol logpage -p 2 nvmeN``, the same SMART/Health log page,
+  read by slogqual.tools.freebsd.nvmecontrol.parse_health into the fields nvme-cli's fills (composite
+  temperature, warning/critical composite temperature minutes, transition counts and times, sensors,
+  Percentage Used, Data Units Written). No thresholds: ``nvmecontrol identify`` does not print WCTEMP/CCTEMP,
+  and a note says so. smartctl on /dev/nvmeN is the fallback, as it is for nvme-cli on Linux.
+- SATA/SAS/SCSI/USB disks (/dev/adaN, /dev/daN and their partitions): smartctl on the whole disk, through
+  the same function as on Linux.
+- Anything else (md, zvol, vtbd, GEOM labels, files): None, without running a tool.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
-from slogqual.errors import ToolError
+from slogqual.errors import ToolError, ToolMissingError
 from slogqual.paths import is_nbd_uri
 from slogqual.tools import nvme, smartctl, sysfs
 from slogqual.tools import run as _run
+from slogqual.tools.freebsd import nvmecontrol
 
 SOURCE_NVME = "nvme smart-log"
+SOURCE_NVMECONTROL = "nvmecontrol logpage"
 SOURCE_SMARTCTL = "smartctl"
+
+# What the NVMe SMART/Health log gives, by the same names in nvme.SmartLog and nvmecontrol.NvmeHealth
+_LOG_FIELDS = ("temperature_c", "warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count",
+               "thm_temp2_trans_count", "thm_temp1_total_time_s", "thm_temp2_total_time_s", "critical_warning",
+               "percentage_used", "data_units_written")
 
 # transports whose hardware can be asked for its temperature (slogqual.device.linux.transport_of)
 PHYSICAL = ("nvme", "sata", "sas", "scsi", "usb")
@@ -107,10 +122,12 @@ def _tool_unavailable(program: str) -> str:
     return f"{program} is not installed" + (f" ({hint})" if hint else "")
 
 
-def snapshot(path: str, sysroot: str = sysfs.SYS) -> Optional[ThermalSnapshot]:
+def snapshot(path: str, sysroot: str = sysfs.SYS, host=None) -> Optional[ThermalSnapshot]:
     """The thermal state of the device at ``path`` now, or None when ``path`` is not a device whose
-    hardware reports one (found from stat and sysfs alone, no tool is run then). Never raises: a tool
-    missing, failing or printing garbage leaves ``error`` set (and ``source`` None when nothing was read)."""
+    hardware reports one (found from stat and sysfs, or on FreeBSD the device's name, alone: no tool is run
+    then). Never raises: a tool missing, failing or printing garbage leaves ``error`` set (and ``source``
+    None when nothing was read). host: FreeBSD's programs and /dev (tools/freebsd/host.py); given, or on
+    FreeBSD, the FreeBSD way is taken."""
     try:
         if is_nbd_uri(path):
             return None
@@ -120,8 +137,10 @@ def snapshot(path: str, sysroot: str = sysfs.SYS) -> Optional[ThermalSnapshot]:
             snap = _new(path)
             snap.error = f"cannot stat {path}: {exc.strerror or exc}"
             return snap
-        if sys.platform.startswith("freebsd"):
-            return _freebsd(path, st)
+        if host is not None or sys.platform.startswith("freebsd"):
+            from slogqual.tools.freebsd.host import LIVE
+
+            return _freebsd(path, st, host or LIVE)
         if not stat.S_ISBLK(st.st_mode):
             return None  # a regular file (on tmpfs, ZFS, ext4 ...): no device heat of its own
         return _linux(path, f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}", sysroot)
@@ -131,19 +150,61 @@ def snapshot(path: str, sysroot: str = sysfs.SYS) -> Optional[ThermalSnapshot]:
         return snap
 
 
-def _freebsd(path: str, st: os.stat_result) -> Optional[ThermalSnapshot]:
+# A FreeBSD disk's name, and the GEOM classes a name can carry on top of it: a GPT partition (p1) or an MBR slice
+# and its partition (s1, s1a), then stacked classes (ada0p3.eli); the heat is the whole disk's.
+_BSD_SUFFIX = r"(?:[ps]\d+[a-h]?)?(?:\.[a-z]+)*"
+_BSD_NVME = re.compile(rf"nvme\d+(?:ns\d+)?|(?:nvd|nda)\d+{_BSD_SUFFIX}")
+_BSD_CAM = re.compile(rf"((?:ada|da)\d+){_BSD_SUFFIX}")
+
+
+def _bsd_name(path: str, dev: str) -> str:
+    """The node's name under dev (/dev/ada0p1 -> ada0p1, /dev/zvol/tank/v -> zvol/tank/v); elsewhere the
+    basename of what the path resolves to."""
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(dev))
+    return os.path.basename(os.path.realpath(path)) if rel.startswith("..") else rel
+
+
+def _bsd_disk(name: str) -> Optional[Tuple[str, str]]:
+    """(transport, what to ask) for a FreeBSD disk name: the NVMe controller (nvme0) for nvmeN, nvmeNnsM,
+    nvdN, ndaN and their partitions; the whole ada/da disk for its partitions. None for anything else (md,
+    zvol, vtbd, a GEOM label, a file)."""
     from slogqual.device.freebsd import transport_of
 
+    if _BSD_NVME.fullmatch(name):
+        return "nvme", nvmecontrol.controller_of(name)
+    m = _BSD_CAM.fullmatch(name)
+    return (transport_of(m.group(1)), m.group(1)) if m else None
+
+
+def _freebsd(path: str, st: os.stat_result, host) -> Optional[ThermalSnapshot]:
     if not (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)):
+        return None  # a regular file: no device heat of its own
+    disk = _bsd_disk(_bsd_name(path, host.dev))
+    if disk is None:
         return None
-    transport = transport_of(os.path.basename(os.path.realpath(path)))
-    if transport not in PHYSICAL:
-        return None
+    transport, asked = disk
     snap = _new(path)
     snap.transport = transport
-    snap.error = ("thermal snapshots are not implemented on FreeBSD (nvmecontrol logpage -p 2 or smartctl "
-                  "would serve)")
-    return snap
+    if transport == "nvme":
+        return _nvmecontrol(snap, asked, host)
+    return _smartctl(snap, os.path.join(host.dev, asked), host)
+
+
+def _nvmecontrol(snap: ThermalSnapshot, ctrl: str, host) -> ThermalSnapshot:
+    """nvmecontrol's health log of the controller; smartctl on /dev/nvmeN when it fails."""
+    device = os.path.join(host.dev, ctrl)
+    try:
+        log = nvmecontrol.health(ctrl, host)
+    except ToolMissingError:
+        errors = [_tool_unavailable(nvmecontrol.PROGRAM)]
+    except ToolError as exc:
+        errors = [f"nvmecontrol logpage -p 2 {ctrl}: {exc}"]
+    else:
+        _from_log(snap, SOURCE_NVMECONTROL, device, log)
+        # identify_ext.c prints no WCTEMP/CCTEMP, so the minutes above them are read without the limits
+        snap.notes.append("thresholds unknown: nvmecontrol identify does not print WCTEMP/CCTEMP")
+        return snap
+    return _smartctl_fallback(snap, device, errors, "nvmecontrol", host)
 
 
 def _linux(path: str, devnum: str, sysroot: str) -> Optional[ThermalSnapshot]:
@@ -165,6 +226,14 @@ def _linux(path: str, devnum: str, sysroot: str) -> Optional[ThermalSnapshot]:
     return _smartctl(snap, whole)
 
 
+def _from_log(snap: ThermalSnapshot, source: str, queried: str, log) -> None:
+    """Fill the snapshot from an NVMe SMART/Health log (nvme.SmartLog or nvmecontrol.NvmeHealth)."""
+    snap.source, snap.queried = source, queried
+    for f in _LOG_FIELDS:
+        setattr(snap, f, getattr(log, f))
+    snap.sensors_c = _sensors(log.sensors_c)
+
+
 def _nvme(snap: ThermalSnapshot, ctrl: str, path: str) -> ThermalSnapshot:
     errors = []
     if nvme.available():
@@ -173,12 +242,7 @@ def _nvme(snap: ThermalSnapshot, ctrl: str, path: str) -> ThermalSnapshot:
         except ToolError as exc:
             errors.append(f"nvme smart-log {ctrl}: {exc}")
         else:
-            snap.source, snap.queried = SOURCE_NVME, ctrl
-            for f in ("temperature_c", "warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count",
-                      "thm_temp2_trans_count", "thm_temp1_total_time_s", "thm_temp2_total_time_s", "critical_warning",
-                      "percentage_used", "data_units_written"):
-                setattr(snap, f, getattr(log, f))
-            snap.sensors_c = _sensors(log.sensors_c)
+            _from_log(snap, SOURCE_NVME, ctrl, log)
             try:
                 ident = nvme.id_ctrl(ctrl)
                 snap.warning_threshold_c = ident.warning_threshold_c
@@ -188,24 +252,34 @@ def _nvme(snap: ThermalSnapshot, ctrl: str, path: str) -> ThermalSnapshot:
             return snap
     else:
         errors.append(_tool_unavailable(nvme.PROGRAM))
-    # smartctl on the controller: temperature, the warning/critical minutes and (7.5) thresholds; the
-    # transition counters only from its text form (a smartctl without JSON)
-    _smartctl(snap, ctrl)
+    return _smartctl_fallback(snap, ctrl, errors, "nvme-cli")
+
+
+def _smartctl_fallback(snap: ThermalSnapshot, ctrl: str, errors: List[str], first: str, host=None) -> ThermalSnapshot:
+    """smartctl on the NVMe controller when ``first`` (nvme-cli, nvmecontrol) gave nothing: temperature, the
+    warning/critical minutes and (7.5) thresholds; the transition counters only from its text form (a
+    smartctl without JSON). ``errors``: why the first tool gave nothing, kept as notes or in the error."""
+    _smartctl(snap, ctrl, host)
     if snap.ok:
         if snap.thm_temp1_trans_count is None:
-            snap.notes.append("nvme-cli unavailable: smartctl's JSON has no thermal management transition counters")
+            snap.notes.append(f"{first} unavailable: smartctl's JSON has no thermal management transition counters")
         snap.notes.extend(errors)
     else:
         snap.error = "; ".join(errors + ([snap.error] if snap.error else []))
     return snap
 
 
-def _smartctl(snap: ThermalSnapshot, device: str) -> ThermalSnapshot:
-    if not smartctl.available():
+def _smartctl(snap: ThermalSnapshot, device: str, host=None) -> ThermalSnapshot:
+    """smartctl's temperatures and wear of ``device``, the same on Linux and FreeBSD; host: FreeBSD's programs
+    (a missing smartctl is then the host's ToolMissingError), None: this host, looked up on PATH first."""
+    if host is None and not smartctl.available():
         snap.error = _tool_unavailable(smartctl.PROGRAM)
         return snap
     try:
-        h = smartctl.health(device)
+        h = smartctl.health(device) if host is None else smartctl.health(device, host=host)
+    except ToolMissingError:
+        snap.error = _tool_unavailable(smartctl.PROGRAM)
+        return snap
     except ToolError as exc:
         snap.error = f"smartctl {device}: {exc}"
         return snap

@@ -159,7 +159,8 @@ PROGRAMS: Dict[str, Requirement] = _by_program((
     Requirement("diskinfo", None, "disk identity and size", _FREEBSD_ONLY + " (sysfs, lsblk)", _FREEBSD_BASE),
     Requirement("geom", None, "disk identity and the safety interlocks (access counts)",
                 _FREEBSD_ONLY + " (sysfs, lsblk)", _FREEBSD_BASE),
-    Requirement("nvmecontrol", None, "NVMe identity", _FREEBSD_ONLY + " (nvme-cli)", _FREEBSD_BASE),
+    Requirement("nvmecontrol", None, "NVMe identity, and the SMART/Health log (thermal and wear evidence)",
+                _FREEBSD_ONLY + " (nvme-cli)", _FREEBSD_BASE),
     Requirement("pciconf", None, "the PCIe links of NVMe drives and of the PCI functions on a disk's path",
                 _FREEBSD_ONLY + " (sysfs, lspci)", _FREEBSD_BASE),
     Requirement("gpart", None, "the safety interlocks (partition tables)", _FREEBSD_ONLY + " (sysfs)", _FREEBSD_BASE),
@@ -467,17 +468,21 @@ def parse_version(text: str, regex: str) -> Optional[tuple]:
     return tuple(int(x) for x in m.groups() if x is not None)
 
 
-@functools.lru_cache(maxsize=None)
-def _version(path: str, program: str, args: Tuple[str, ...], regex: str) -> ToolVersion:
-    # Exit status is not looked at: zfs/zpool --version print the userland version, then fail
-    # (status 1) when the kernel module is not loaded.
-    proc = run([program, *args], timeout=30, typed_timeout=True)
+def version_from(proc: subprocess.CompletedProcess, program: str, regex: str) -> ToolVersion:
+    """The version a finished ``program --version``-like run printed (stdout and stderr), the numbers being
+    regex's groups; ToolOutputError when there is none. Its exit status is not looked at: zfs/zpool
+    --version print the userland version, then fail (status 1) when the kernel module is not loaded."""
     text = (proc.stdout or "") + (proc.stderr or "")
     ver = parse_version(text, regex)
     if ver is None:
         raise parse_failed(program, proc.args, text, f"no version in {text.strip()[:80]!r}", stderr=proc.stderr)
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return ToolVersion(program, ver, first)
+
+
+@functools.lru_cache(maxsize=None)
+def _version(path: str, program: str, args: Tuple[str, ...], regex: str) -> ToolVersion:
+    return version_from(run([program, *args], timeout=30, typed_timeout=True), program, regex)
 
 
 def get_version(program: str, args: Sequence[str], regex: str) -> ToolVersion:

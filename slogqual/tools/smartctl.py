@@ -33,11 +33,15 @@ from __future__ import annotations
 
 import math
 import re
+import subprocess
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from slogqual.errors import ToolTooOldError
 from slogqual.tools import run as _run
+
+if TYPE_CHECKING:  # only for the annotation: a FreeBSD host is handed in, never made here
+    from slogqual.tools.freebsd.host import Host
 
 PROGRAM = "smartctl"
 
@@ -80,13 +84,18 @@ class SmartInfo:
         return bool(self.model or self.serial or self.protocol)
 
 
-def version() -> _run.ToolVersion:
-    """'smartctl 7.3 2022-02-28 r5338 ...' -> (7, 3)."""
-    return _run.get_version(PROGRAM, ["--version"], r"smartctl (\d+)\.(\d+)")
+VERSION_RE = r"smartctl (\d+)\.(\d+)"
 
 
-def check_version() -> _run.ToolVersion:
-    return _run.check_version(PROGRAM, version)
+def version(host: Optional["Host"] = None) -> _run.ToolVersion:
+    """'smartctl 7.3 2022-02-28 r5338 ...' -> (7, 3); host: a FreeBSD host's smartctl (tools/freebsd/host.py)."""
+    if host is not None:
+        return host.version(PROGRAM, ["--version"], VERSION_RE)
+    return _run.get_version(PROGRAM, ["--version"], VERSION_RE)
+
+
+def check_version(host: Optional["Host"] = None) -> _run.ToolVersion:
+    return _run.check_version(PROGRAM, version if host is None else lambda: version(host))
 
 
 def available() -> bool:
@@ -421,19 +430,24 @@ def argv_health_text(device: str) -> List[str]:
     return [PROGRAM, "-a", device]
 
 
-def health(device: str) -> SmartHealth:
+def _finished(argv: List[str], host: Optional["Host"]) -> subprocess.CompletedProcess:
+    if host is not None:
+        return host.run(argv, timeout=60)
+    return _run.run(argv, timeout=60, typed_timeout=True)
+
+
+def health(device: str, host: Optional["Host"] = None) -> SmartHealth:
     """Run :func:`argv_health` on device for its temperatures and wear; a smartctl without JSON (ToolTooOldError
     from the version check) is asked for its ``-a`` text instead, read by :func:`parse_health_text`
     (NVMe only: an ATA/SCSI text report raises ToolOutputError). ToolTimeoutError when it hangs,
     ToolOutputError when its output cannot be read; a device smartctl cannot open is a SmartHealth that
-    is not ``usable`` (``errors`` says why)."""
+    is not ``usable`` (``errors`` says why). host: where smartctl runs on FreeBSD (tools/freebsd/host.py:
+    the live programs, or recorded ones in the tests); None, this host through run.run."""
     try:
-        check_version()
+        check_version() if host is None else check_version(host)  # this host's call is unchanged
     except ToolTooOldError:
-        proc = _run.run(argv_health_text(device), timeout=60, typed_timeout=True)
-        return _run.parse_output(proc, parse_health_text)
-    proc = _run.run(argv_health(device), timeout=60, typed_timeout=True)
-    return _run.parse_output(proc, parse_health)
+        return _run.parse_output(_finished(argv_health_text(device), host), parse_health_text)
+    return _run.parse_output(_finished(argv_health(device), host), parse_health)
 
 
 def query(device: str, nvme: bool = False) -> SmartInfo:

@@ -29,6 +29,13 @@ class Host:
         runner = self.runner or _run.run
         return runner([str(a) for a in argv], timeout=timeout, typed_timeout=True)
 
+    def version(self, program: str, args: Sequence[str], regex: str) -> _run.ToolVersion:
+        """``program *args``'s version (run.get_version's contract): the live programs' is read once per
+        installed binary, as everywhere else; a recorded host's from what it recorded for that argv."""
+        if self.runner is None:
+            return _run.get_version(program, args, regex)
+        return _run.version_from(self.run([program, *args]), program, regex)
+
 
 LIVE = Host()
 
