@@ -91,7 +91,7 @@ class Kind(str, Enum):
     SHORT_LIFE = "short-life"  # rated endurance used up before the warranty period ends
     EXTRAPOLATED = "extrapolated"  # an lwb size outside the swept sizes
     HOST_CPU = "host-cpu-bound"  # most of each commit is the host's CPU (HOST_SATURATED), not the log's write+flush
-    HOST_SATURATED = "host-cpu-saturated"  # sync=standard saturated the host's CPU: commits wait, pool figures are bounds
+    HOST_SATURATED = "host-cpu-saturated"  # sync=standard saturated the host's CPU: commits wait; figures are bounds
     POWER_LOSS_UNSAFE = "power-loss-unsafe"  # a real cut lost acknowledged writes: a mirror of two loses them too
     UNMIRRORED_EXPOSURE = "unmirrored-exposure"  # what an unmirrored log can lose, and only when
     NO_POWER_LOSS_EVIDENCE = "no-power-loss-evidence"  # no real cut of this device: the first question is open
