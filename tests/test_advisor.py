@@ -258,18 +258,21 @@ def test_json_is_the_document(capsys):
 
 # ---------------------------------------------------------------- prediction vs the lab
 
-# Rows (fixture, candidate, total threads) where the prediction misses the measured sync=always + SLOG
+# Rows (fixture, candidate, total threads) where the predicted figure misses the measured sync=always + SLOG
 # figure by more than ±20 % — measured, explained in docs/advisor.md, not hidden by a wider tolerance.
 # A model change that moves a row in or out of this list fails the test until the docs say so.
 KNOWN_MISSES = {
-    ("iscsi-4k", "/dev/sdc", 2),    # +43 %: the 3 ms SATA SSD's commits took 8.6 ms in the pool (1,379 lwbs, 1,159 IOs)
-    ("iscsi-4k", "/dev/sdc", 8),    # +21 %
-    ("wide-128k", "/dev/sdg", 2),   # -43 %: one 128K calibration point; the 4K tail lwb priced at 128K's latency
-    ("wide-128k", "/dev/sdg", 8),   # -25 %
-    ("wide-128k", "/dev/pmem0", 2),   # +61 %: sync=standard's ceiling does not pay the guest CPU's ZIL copy
-    ("wide-128k", "/dev/pmem0", 8),   # +126 %
-    ("wide-128k", "/dev/pmem0", 32),  # +100 %
-    ("seq-128k", "/dev/pmem0", 8),    # +115 %: same
+    ("wide-128k", "/dev/sdg", 2),   # -50 %: one 128K calibration point; the 4K tail lwb priced at 128K's latency
+    ("wide-128k", "/dev/sdg", 8),   # -29 %
+}
+# Rows the advisor itself marks as an upper bound (``upper_bound: host-cpu``): sync=standard ran the guest's one
+# vCPU >= 90 % busy there, and with a log the host also copies every write into it. A bound is checked as one:
+# the measured figure must not pass it by more than the tolerance. The 128 KiB ones are far under it (the
+# copy of 128 KiB per IO halves what the saturated vCPU carries: docs/advisor.md).
+KNOWN_BOUNDS = {
+    ("iscsi-4k", "/dev/pmem0", 2), ("iscsi-4k", "/dev/pmem0", 8), ("seq-128k", "/dev/pmem0", 2),
+    ("seq-128k", "/dev/pmem0", 8), ("wide-128k", "/dev/pmem0", 2), ("wide-128k", "/dev/pmem0", 8),
+    ("wide-128k", "/dev/pmem0", 32),
 }
 
 
@@ -279,33 +282,41 @@ def error_table():
              ("wide-128k", WIDE, [("capped", capped_from_calibration()), (NVDIMM_SWEEP, load_sweep(NVDIMM_SWEEP))])]
     rows = []
     for name, path, cands in cases:
-        sc = read(path)
-        result = ScenarioResult.from_dict(sc, path)
-        doc = A.advise(cands, scenario_workload(sc), A.Tunables(), A.data_from_scenario(result, name))
+        result = ScenarioResult.from_dict(read(path), path)
+        doc = A.advise(cands, scenario_workload(read(path)), A.Tunables(), A.data_from_scenario(result, name))
         measured = {c["device"]: c["bottleneck"] for c in scenario_analysis.current(result)["candidates"]}
+        std = {s.threads: s for s in result.steps if s.sync == "standard" and s.log == "none"}
         for r in A.verify(doc, result):
-            rows.append(dict(r, case=name, measured_limit=measured.get(r["candidate"], "")))
+            rows.append(dict(r, case=name, measured_limit=measured.get(r["candidate"], ""),
+                             std_busy=std[r["threads"]].extra["cpu"]["busy_share"]))
     return rows
 
 
 def test_prediction_against_the_lab_error_table():
     rows = error_table()
     print()
-    print(f"{'case':10} {'candidate':11} {'class':10} {'thr':>3} {'pred':>7} {'meas':>7} {'IOs':>6} {'error':>6}  "
+    print(f"{'case':10} {'candidate':11} {'class':10} {'thr':>3} {'pred':>9} {'meas':>7} {'IOs':>6} {'error':>6}  "
           "predicted limit / measured analysis")
     for r in rows:
-        print(f"{r['case']:10} {r['candidate']:11} {r['class'] or '?':10} {r['threads']:>3} {r['predicted_iops']:>7.0f} "
+        pred = ("≤ " if r["upper_bound"] else "") + f"{r['predicted_iops']:.0f}"
+        print(f"{r['case']:10} {r['candidate']:11} {r['class'] or '?':10} {r['threads']:>3} {pred:>9} "
               f"{r['measured_iops']:>7.0f} {r['measured_ios']:>6} {r['error'] * 100:>+5.0f}%  {r['binding']} / "
               f"{r['measured_limit'][:60]}")
     assert len(rows) == 12  # every measured sync=always + single-SLOG step of the three results has a prediction
-    misses = {(r["case"], r["candidate"], r["threads"]) for r in rows if abs(r["error"]) > 0.20}
-    assert misses == KNOWN_MISSES
-    hits = [r for r in rows if abs(r["error"]) <= 0.20]
-    assert len(hits) == 4
-    # where the measured analysis names the pool (sync=standard as fast as the SLOG), so does the prediction
+    key = {id(r): (r["case"], r["candidate"], r["threads"]) for r in rows}
+    bounds = [r for r in rows if r["upper_bound"]]
+    figures = [r for r in rows if not r["upper_bound"]]
+    assert {key[id(r)] for r in bounds} == KNOWN_BOUNDS
+    for r in bounds:  # a bound holds, and rests on its evidence: the host's CPU saturated at sync=standard
+        assert r["upper_bound"] == "host-cpu" and r["std_busy"] >= A.HOST_SATURATED, r
+        assert r["measured_iops"] <= 1.20 * r["predicted_iops"], r
+    assert {key[id(r)] for r in figures if abs(r["error"]) > 0.20} == KNOWN_MISSES
+    assert sum(abs(r["error"]) <= 0.20 for r in figures) == 3
+    # where the measured analysis names the pool (sync=standard as fast as the SLOG), the prediction does not
+    # name the log device either: the pool's figure, or the host's CPU
     for r in rows:
         if r["measured_limit"].startswith("the pool"):
-            assert r["binding"] == "pool-bound", r
+            assert r["binding"] in ("pool-bound", "host-cpu-bound"), r
 
 
 # ---------------------------------------------------------------- mirror or not (power-loss evidence)

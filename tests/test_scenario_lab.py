@@ -324,8 +324,8 @@ def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tm
     hog on every host core too (docs/testing.md)."""
     out = tmp_path / "wide.json"
     proc = run("scenario", "run", os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "wide-128k.toml"),
-               "--lab", "--lab-data", *["sas-hdd"] * 6, "--lab-log", "capped-ssd", "nvdimm", "--quiet", "--json",
-               "-o", out, cwd=tmp_path)
+               "--lab", "--lab-data", *["sas-hdd"] * 6, "--lab-log", "capped-ssd", "nvdimm", "--sweep-logs", "--quiet",
+               "--json", "-o", out, cwd=tmp_path)
     busy = busy_host_disk.stop()
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert busy["fsyncs"] > 100, busy  # the host's disk really was busy with sync writes meanwhile
@@ -409,6 +409,22 @@ def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tm
                  key=lambda s: s["mbps"])
     assert p_best["mbps"] / p_low["mbps"] > 1.15, [(s["threads"], s["mbps"], s["ios"], s["cpu"]) for s in doc["steps"]
                                                    if s.get("candidate") == pmem]
+
+    # the advisor (issue #29) from this run's own evidence — the capped log's sweep (--sweep-logs: 4K ... 128K in
+    # this guest, before the pools) and the run's sync=standard steps — predicts the capped log's top step, where
+    # its log vdev sits on the cap, within ±20 % of what was measured, and names the log's bandwidth as its limit
+    from slogqual.analysis import advisor
+    from slogqual.results import SweepResult
+    from slogqual.results.scenario import ScenarioResult
+    result = ScenarioResult.from_dict(doc, str(out))
+    sweep = SweepResult.load(doc["log_sweeps"][capped]["source"])
+    luns = doc["scenario"]["luns"]
+    w = advisor.Workload("iscsi", doc["scenario"]["bs"], doc["scenario"]["volblocksize"],
+                         [t * luns for t in doc["scenario"]["threads"]], zils=luns)
+    advice = advisor.advise([(capped, sweep)], w, advisor.Tunables(), advisor.data_from_scenario(result, "wide"))
+    rows = {r["threads"]: r for r in advisor.verify(advice, result)}
+    assert rows[top * luns]["binding"] == "log-bandwidth-bound", rows
+    assert abs(rows[top * luns]["error"]) <= 0.20, (rows, [p.size for p in sweep.points])
 
 
 def _peak(doc, config):

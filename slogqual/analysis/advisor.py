@@ -36,6 +36,16 @@ with 4 writers per zvol on the 3 ms SATA SSD, 1,958 IOs went in 1,024 log blocks
 commit, half the writers); with 1 writer per zvol, 1,159 IOs in 1,379 blocks (no batching). The model
 takes half the waiting writers of a ZIL per commit (the others wait for the commit in flight and join
 the next), at least one.
+
+The host. A scenario result's steps carry the host's CPU busy share (``/proc/stat`` over the step). Where
+the ``sync=standard`` step at a thread count ran the host's CPU at least ``HOST_SATURATED`` busy, that
+figure is the host's pace as much as the pool's, and two things follow with a log that a device's sweep
+cannot show: (1) each commit also waits for the CPU its own record needs — the CPU seconds per IO that
+step measured (busy share x CPUs / IOPS) are added to the commit's time (``host_cpu``), and (2) with a
+log the host copies every write's data into the log (``zfs_log_write``/``zvol_log_write`` copy it into
+the itx, ``zil_lwb_commit`` into the lwb buffer) and checksums each lwb, work ``sync=standard`` never
+does: a pool-bound figure there is an upper bound (``upper_bound: "host-cpu"``), not a prediction. Both
+are findings (``host-cpu``). Measured in the lab (docs/advisor.md): the guest's one vCPU under TCG.
 """
 
 from __future__ import annotations
@@ -65,6 +75,7 @@ TXG_DEFER_SIZE = 2  # freed blocks are allocatable again two txgs later
 LARGE = 128 * 1024  # the sweep's sizes from here on give the log device's bandwidth (zil_maxblocksize)
 AT_BANDWIDTH = 0.9  # lwb writes at which the device delivers this share of its best MiB/s: bandwidth-bound
 NO_BENEFIT = 1.10  # a SLOG within 10 % of no SLOG (scaling.SAME) buys nothing
+HOST_SATURATED = 0.9  # a sync=standard step whose host CPU was this busy ran at the host's pace (module doc)
 MB = 1_000_000  # --rate is in MB/s, decimal, as drives' specifications and network links say
 
 
@@ -79,6 +90,8 @@ class Kind(str, Enum):
     LOG_TOO_SMALL = "log-too-small"  # capacity below the txg arithmetic's figure
     SHORT_LIFE = "short-life"  # rated endurance used up before the warranty period ends
     EXTRAPOLATED = "extrapolated"  # an lwb size outside the swept sizes
+    HOST_CPU = "host-cpu-bound"  # most of each commit is the host's CPU (HOST_SATURATED), not the log's write+flush
+    HOST_SATURATED = "host-cpu-saturated"  # sync=standard saturated the host's CPU: commits wait; figures are bounds
     POWER_LOSS_UNSAFE = "power-loss-unsafe"  # a real cut lost acknowledged writes: a mirror of two loses them too
     UNMIRRORED_EXPOSURE = "unmirrored-exposure"  # what an unmirrored log can lose, and only when
     NO_POWER_LOSS_EVIDENCE = "no-power-loss-evidence"  # no real cut of this device: the first question is open
@@ -167,9 +180,19 @@ class Ceiling:
     mbps: float
     ios: Optional[int] = None
     basis: str = "measured"
+    cpu_busy: Optional[float] = None  # the host's CPU busy share over the step (measured steps only)
+    cpu_s_per_io: Optional[float] = None  # the host's CPU seconds per IO there: busy share x CPUs / IOPS
 
     def to_dict(self) -> Dict[str, Any]:
-        return dict(self.__dict__)
+        d = dict(self.__dict__)
+        for k in ("cpu_busy", "cpu_s_per_io"):  # a bound from sweeps has no host figure: absent, as before
+            if d[k] is None:
+                d.pop(k)
+        return d
+
+    @property
+    def host_saturated(self) -> bool:
+        return self.cpu_busy is not None and self.cpu_s_per_io is not None and self.cpu_busy >= HOST_SATURATED
 
 
 @dataclass
@@ -351,12 +374,14 @@ def _at_threads(cs: Sequence[Ceiling], threads: int) -> Optional[Ceiling]:
             return c
     if threads < pts[0].threads or threads > pts[-1].threads:
         end = pts[0] if threads < pts[0].threads else pts[-1]
-        return Ceiling(threads, end.iops, end.mbps, end.ios, f"{end.basis}, nearest step ({end.threads} threads)")
+        return Ceiling(threads, end.iops, end.mbps, end.ios, f"{end.basis}, nearest step ({end.threads} threads)",
+                       end.cpu_busy, end.cpu_s_per_io)
     for a, b in zip(pts, pts[1:]):
         if a.threads < threads < b.threads:
             f = (math.log(threads) - math.log(a.threads)) / (math.log(b.threads) - math.log(a.threads))
             return Ceiling(threads, _mix(a.iops, b.iops, f), _mix(a.mbps, b.mbps, f), min(a.ios or 0, b.ios or 0) or None,
-                           f"{a.basis}, interpolated between {a.threads} and {b.threads} threads")
+                           f"{a.basis}, interpolated between {a.threads} and {b.threads} threads",
+                           _mix(a.cpu_busy, b.cpu_busy, f), _mix(a.cpu_s_per_io, b.cpu_s_per_io, f))
     return pts[-1]
 
 
@@ -364,7 +389,7 @@ def data_from_scenario(result: ScenarioResult, name: str) -> DataSide:
     """The data side as measured: a scenario result's sync=standard steps (no ZIL: the pool and host's
     ceiling) and its sync=always steps without a log vdev."""
     def ceilings(sync: str, basis: str) -> List[Ceiling]:
-        return [Ceiling(s.threads, s.iops, s.mbps, s.ios, f"measured: {name}, {basis}")
+        return [Ceiling(s.threads, s.iops, s.mbps, s.ios, f"measured: {name}, {basis}", *_host_cpu(s))
                 for s in result.steps if s.sync == sync and s.log == "none"]
 
     std, nolog = ceilings("standard", "sync=standard"), ceilings("always", "sync=always, no SLOG")
@@ -374,6 +399,15 @@ def data_from_scenario(result: ScenarioResult, name: str) -> DataSide:
     disks = len(result.data_paths)
     return DataSide("scenario", f"{name}: {result.layout} of {disks} data devices", std, nolog,
                     layout=result.layout, disks=disks or None)
+
+
+def _host_cpu(step: Any) -> Tuple[Optional[float], Optional[float]]:
+    """(busy share, CPU seconds per IO) of the host over a measured step; (None, None) unrecorded."""
+    cpu = step.extra.get("cpu") or {}
+    busy, cpus = cpu.get("busy_share"), cpu.get("cpus")
+    if busy is None or not cpus or not step.iops:
+        return None, None
+    return busy, busy * cpus / step.iops
 
 
 def _layout_factor(layout: str, disks: int) -> Tuple[float, int]:
@@ -446,8 +480,12 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
         figs = [sweep_at(sweep.points, s) for s in writes]
         extrapolated.update(f.size for f in figs if f.extrapolated)
         last = figs[-1]
-        # one flush per commit (zil_lwb_flush_defer): the earlier full lwbs cost their write only
-        head = sum((f.write_us if f.write_us is not None else f.mean_us) for f in figs[:-1])
+        ceiling = _at_threads(data.ceiling, n)
+        without = _at_threads(data.without_slog, n)
+        # one flush per commit (zil_lwb_flush_defer): the earlier full lwbs cost their write only; on a host
+        # whose CPU sync=standard saturated, the commit also waits for its record's CPU (module doc)
+        host_us = ceiling.cpu_s_per_io * 1e6 if ceiling is not None and ceiling.host_saturated else 0.0
+        head = sum((f.write_us if f.write_us is not None else f.mean_us) for f in figs[:-1]) + host_us
         commit = head + last.mean_us
         commit_lo = head + last.lo_us if last.lo_us is not None else None
         commit_hi = head + last.hi_us if last.hi_us is not None else None
@@ -461,18 +499,18 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
                           if bw and not f.extrapolated and s / (f.mean_us / 1e6) / (1 << 20) >= AT_BANDWIDTH * bw[0])
         at_bw = at_bw_bytes >= 0.5 * sum(writes)
         log_limit = min(x for x in (lat_limit, bw_limit) if x is not None)
-        ceiling = _at_threads(data.ceiling, n)
-        without = _at_threads(data.without_slog, n)
         if shape.state == "indirect":
             value = without.iops if without else (ceiling.iops if ceiling else log_limit)
             binding = Kind.INDIRECT
         elif ceiling is not None and ceiling.iops < log_limit:
             value, binding = ceiling.iops, Kind.POOL
+        elif host_us >= 0.5 * commit and (bw_limit is None or lat_limit <= bw_limit):
+            value, binding = lat_limit, Kind.HOST_CPU
         else:
             value = log_limit
             binding = Kind.LOG_BANDWIDTH if (at_bw or (bw_limit is not None and bw_limit <= lat_limit)) \
                 else Kind.LOG_LATENCY  # noqa: E501
-        log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH)
+        log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH, Kind.HOST_CPU)
         rng = None
         if log_bound and commit_lo is not None and commit_hi is not None:
             cap = bw_limit if bw_limit is not None else float("inf")
@@ -493,6 +531,10 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
             "without_slog_iops": round(without.iops, 1) if without else None,
             "without_slog_basis": without.basis if without else None,
             "benefit": round(value / without.iops, 3) if without and without.iops > 0 else None,
+            "host_cpu": {"busy": round(ceiling.cpu_busy, 4), "us_per_io": round(host_us, 1)} if host_us else None,
+            # sync=standard's figure was the host's CPU, which the log's copy of every byte makes busier still
+            "upper_bound": "host-cpu" if binding in (Kind.POOL, Kind.HOST_CPU) and host_us and shape.state != "indirect"
+            else None,
         })
     curve = [scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"]) for s in steps]
     k = scaling.knee(curve, "iops")
@@ -535,6 +577,12 @@ def _findings(steps: List[Dict[str, Any]], peak: Dict[str, Any], extrapolated: s
         out.append({"kind": Kind.NO_BENEFIT.value, "threads": [peak["threads"]],
                     "figures": [{"threads": peak["threads"], "iops": peak["iops"],
                                  "without_slog_iops": peak["without_slog_iops"], "benefit": peak["benefit"]}]})
+    host = [s for s in steps if s.get("host_cpu")]
+    if host:
+        out.append({"kind": Kind.HOST_SATURATED.value, "threads": [s["threads"] for s in host],
+                    "figures": [{"threads": s["threads"], "busy": s["host_cpu"]["busy"],
+                                 "us_per_io": s["host_cpu"]["us_per_io"], "commit_lat_us": s["commit_lat_us"],
+                                 "upper_bound": s["upper_bound"] is not None} for s in host]})
     if extrapolated:
         out.append({"kind": Kind.EXTRAPOLATED.value, "threads": [],
                     "figures": [{"sizes": sorted(extrapolated), "swept": [p.size for p in sweep.points]}]})
@@ -863,6 +911,18 @@ def words(f: Dict[str, Any]) -> str:
                 f"matters before mirroring it (slogqual powercut). Unmirrored, a crash while the log is failed "
                 f"loses at most the last {x['window_s']:g} s of sync writes ({_mib(x['exposure_bytes'])} at "
                 f"{x['rate_basis']})")
+    if kind == Kind.HOST_CPU.value:
+        x = figs[-1]
+        return (f"host-cpu-bound at {th} threads: most of each commit ({x['commit_lat_us']:.0f} µs) is the host's "
+                f"CPU, not the log's write+flush; {x['iops']:.0f} IOPS at {x['threads']} threads")
+    if kind == Kind.HOST_SATURATED.value:
+        x = figs[-1]
+        bounds = [str(y["threads"]) for y in figs if y["upper_bound"]]
+        return (f"host-cpu-saturated at {th} threads: sync=standard ran the host's CPU {x['busy'] * 100:.0f} % busy "
+                f"({x['us_per_io']:,.0f} µs of CPU per IO at {x['threads']} threads), so each commit also waits for "
+                "its record's CPU (in the figures)"
+                + (f"; at {', '.join(bounds)} threads the pool's figure is an upper bound: with a log the host also "
+                   "copies every write into the log and checksums it" if bounds else ""))
     if kind == Kind.EXTRAPOLATED.value:
         x = figs[0]
         return ("extrapolated: lwb sizes " + ", ".join(size_label(s) for s in x["sizes"]) + " lie outside the swept "
@@ -890,5 +950,5 @@ def verify(advice: Dict[str, Any], scenario: ScenarioResult) -> List[Dict[str, A
             rows.append({"candidate": c["path"], "class": c["class"], "threads": s.threads,
                          "predicted_iops": p["iops"], "measured_iops": round(s.iops, 1), "measured_ios": s.ios,
                          "error": round(p["iops"] / s.iops - 1, 3) if s.iops else None,
-                         "binding": p["binding"]})
+                         "binding": p["binding"], "upper_bound": p.get("upper_bound")})
     return rows

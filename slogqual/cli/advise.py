@@ -267,7 +267,8 @@ def table(doc: Dict[str, Any]) -> str:
             rows.append([s["threads"], f"{s['batch']:g}", "+".join(size_label(x) for x in s["lwb_writes"]),
                          _f(s["commit_lat_us"], 1) + (f" ({_f(ci[0], 1)}–{_f(ci[1], 1)})" if ci else ""),
                          s["sweep_ios"], _f(lim["log_latency_iops"]), _f(lim["log_bandwidth_iops"]), _f(lim["pool_iops"]),
-                         _f(s["iops"]) + (f" ({_f(rng[0])}–{_f(rng[1])})" if rng else ""),
+                         ("≤ " if s.get("upper_bound") else "") + _f(s["iops"])
+                         + (f" ({_f(rng[0])}–{_f(rng[1])})" if rng else ""),
                          _f(s["iops_if_p99_bound"]), _f(s["mbps"], 2), _f(s["without_slog_iops"]),
                          f"{s['benefit']:.2f}x" if s.get("benefit") is not None else "-", s["binding"]])
         lines.append(tabulate(rows, headers=["threads", "batch", "lwb", "commit µs (95% CI)", "sweep IOs", "log-lat IOPS",
@@ -296,12 +297,14 @@ def table(doc: Dict[str, Any]) -> str:
                 lines.append(f"life measured from its own wear: {measured['years_low']:.2g}–{measured['years_high']:.2g} "
                              f"years ({measured['remaining_percent']} % of its life left)")
     lines.append("")
-    lines.append("model: docs/advisor.md (percentiles are not predicted; 'IOPS if p99≤' is a bound)")
+    lines.append("model: docs/advisor.md (percentiles are not predicted; 'IOPS if p99≤' is a bound, and so is an "
+                 "IOPS figure marked ≤)")
     return "\n".join(lines)
 
 
 def verify_table(rows: List[Dict[str, Any]]) -> str:
-    return tabulate([[r["candidate"], r["class"] or "?", r["threads"], _f(r["predicted_iops"]), _f(r["measured_iops"]),
+    return tabulate([[r["candidate"], r["class"] or "?", r["threads"],
+                      ("≤ " if r.get("upper_bound") else "") + _f(r["predicted_iops"]), _f(r["measured_iops"]),
                       r["measured_ios"], f"{r['error'] * 100:+.0f} %" if r["error"] is not None else "-", r["binding"]]
                      for r in rows],
                     headers=["candidate", "class", "threads", "predicted IOPS", "measured IOPS", "measured IOs", "error",

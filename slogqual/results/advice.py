@@ -16,10 +16,9 @@ from slogqual.results import load_json
 from slogqual.results import schema as S
 
 PROTOCOLS = ("iscsi", "nfs")
-KINDS = ("log-latency-bound", "log-bandwidth-bound", "pool-bound", "indirect-bypass", "no-benefit",
-         "log-too-small", "short-life", "extrapolated", "power-loss-unsafe", "unmirrored-exposure",
-         "no-power-loss-evidence")
-BINDINGS = KINDS[:4]
+BINDINGS = ("log-latency-bound", "log-bandwidth-bound", "pool-bound", "indirect-bypass", "host-cpu-bound")
+KINDS = BINDINGS + ("no-benefit", "log-too-small", "short-life", "extrapolated", "power-loss-unsafe",
+                    "unmirrored-exposure", "no-power-loss-evidence", "host-cpu-saturated")
 
 
 @dataclass
