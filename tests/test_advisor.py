@@ -319,6 +319,27 @@ def test_prediction_against_the_lab_error_table():
             assert r["binding"] in ("pool-bound", "host-cpu-bound"), r
 
 
+def test_an_o_dsync_load_has_no_zil_free_ceiling_and_its_figures_are_the_log_s_alone():
+    """nfs-sync-knfsd (tests/fixtures/scenario, a lab run): every write is O_DSYNC, so its sync=standard steps
+    went through the ZIL on the data disks — no ZIL-free ceiling, not a cap on the log's figure (it was, and
+    the NVDIMM was predicted below its own measured figure). They count as figures without a log vdev."""
+    path = fixture_path("scenario", "nfs-sync-knfsd-lab-quick.json")
+    result = ScenarioResult.from_dict(read(path), path)
+    assert result.scenario["write_sync"] == "dsync"
+    data = A.data_from_scenario(result, "nfs")
+    assert data.ceiling == []
+    always = {s.threads: s.iops for s in result.steps if s.sync == "always" and s.log == "none"}
+    assert always and {c.threads: c.iops for c in data.without_slog} == always  # sync=always, no SLOG, as measured
+    nv = load_sweep(NVDIMM_SWEEP)
+    doc = A.advise([("nv", nv)], scenario_workload(read(path)), A.Tunables(), data)
+    for st in doc["candidates"][0]["steps"]:
+        # only the log device's limits are in the figure: marked an upper bound, not a prediction
+        assert st["limits"]["pool_iops"] is None and st["upper_bound"] == "log-only", st
+        assert st["binding"] in ("log-latency-bound", "log-bandwidth-bound")
+    # a zvol load without O_DSYNC keeps its sync=standard steps as the ceiling
+    assert A.data_from_scenario(ScenarioResult.from_dict(read(ISCSI_4K), ISCSI_4K), "iscsi").ceiling
+
+
 # ---------------------------------------------------------------- mirror or not (power-loss evidence)
 
 PC = fixture_path("powercut", "")

@@ -387,12 +387,20 @@ def _at_threads(cs: Sequence[Ceiling], threads: int) -> Optional[Ceiling]:
 
 def data_from_scenario(result: ScenarioResult, name: str) -> DataSide:
     """The data side as measured: a scenario result's sync=standard steps (no ZIL: the pool and host's
-    ceiling) and its sync=always steps without a log vdev."""
+    ceiling — unless its load writes with O_DSYNC, which sends every write through the ZIL anyway) and its
+    sync=always steps without a log vdev."""
     def ceilings(sync: str, basis: str) -> List[Ceiling]:
         return [Ceiling(s.threads, s.iops, s.mbps, s.ios, f"measured: {name}, {basis}", *_host_cpu(s))
                 for s in result.steps if s.sync == sync and s.log == "none"]
 
     std, nolog = ceilings("standard", "sync=standard"), ceilings("always", "sync=always, no SLOG")
+    if (result.scenario.get("write_sync") or "none") != "none":
+        # the load asks for every write to be stable (O_DSYNC/O_SYNC, as NFS's stable writes): sync=standard
+        # commits each one through the ZIL too — on the data disks without a log vdev, like sync=always. It is
+        # not the pool's ZIL-free ceiling (this result measured none) but another figure without a log vdev
+        nolog = nolog or [Ceiling(c.threads, c.iops, c.mbps, c.ios, f"{c.basis} (O_DSYNC writes: through the ZIL, "
+                                  "on the data disks)", c.cpu_busy, c.cpu_s_per_io) for c in std]
+        std = []
     if not std and not nolog:
         raise AdviceInputError(f"{name}: the scenario result has no sync=standard or sync=always-without-SLOG "
                                "steps to take the data side from")
@@ -533,8 +541,7 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
             "benefit": round(value / without.iops, 3) if without and without.iops > 0 else None,
             "host_cpu": {"busy": round(ceiling.cpu_busy, 4), "us_per_io": round(host_us, 1)} if host_us else None,
             # sync=standard's figure was the host's CPU, which the log's copy of every byte makes busier still
-            "upper_bound": "host-cpu" if binding in (Kind.POOL, Kind.HOST_CPU) and host_us and shape.state != "indirect"
-            else None,
+            "upper_bound": _upper_bound(binding, host_us, ceiling, shape),
         })
     curve = [scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"]) for s in steps]
     k = scaling.knee(curve, "iops")
@@ -558,6 +565,19 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
         "peak": {"threads": peak["threads"], "iops": peak["iops"], "mbps": peak["mbps"]},
         "findings": findings, "size": size, "life": life,
     }
+
+
+def _upper_bound(binding: Kind, host_us: float, ceiling: Optional[Ceiling], shape: LogShape) -> Optional[str]:
+    """Why a step's figure is an upper bound rather than a prediction, or None: ``host-cpu`` (sync=standard
+    saturated the host's CPU, and a log adds the copy of every write to it), ``log-only`` (no data-side figure
+    at all: the pool and the host could hold it lower; only the log device's limits are in it)."""
+    if shape.state == "indirect":
+        return None
+    if host_us and binding in (Kind.POOL, Kind.HOST_CPU):
+        return "host-cpu"
+    if ceiling is None and binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH):
+        return "log-only"
+    return None
 
 
 def _findings(steps: List[Dict[str, Any]], peak: Dict[str, Any], extrapolated: set,
