@@ -161,7 +161,6 @@ CLI_MODULES = ("slogqual.cli", "slogqual.__main__")
 # Named by file and function, so that nothing else in those files is let through.
 GUEST_JOB_COMMANDS = {
     ("slogqual/lab/scenario.py", "guest_command"): "the scenario run inside the lab guest",
-    ("slogqual/lab/powercut.py", "writers_command"): "the guest's side of lab powercut",
 }
 
 

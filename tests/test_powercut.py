@@ -4,11 +4,13 @@ identities (tests/fixtures: nvme-cli, smartctl, the lab guest's sysfs)."""
 
 import json
 import os
+import subprocess
+import sys
 import tarfile
 
 import pytest
 
-from conftest import need
+from conftest import ROOT, need
 from slogqual.analysis import powerloss as PL
 from slogqual.cli import main
 from slogqual.device import classify as C
@@ -483,7 +485,7 @@ def test_write_wants_exactly_one_recorder(tmp_path, capsys):
 def test_the_lab_guests_writers_are_the_writer_module(tmp_path, monkeypatch):
     """lab powercut's guest side (run_writers), here on the host on two files: one writer process per
     device through tools/pymodule, each journal holding every record its writer acknowledged, intact."""
-    from slogqual.lab import powercut as lab_powercut
+    from slogqual.lab import powercut as lab_powercut, powercut_writers
     from slogqual.tools import pymodule
 
     started = []
@@ -502,7 +504,10 @@ def test_the_lab_guests_writers_are_the_writer_module(tmp_path, monkeypatch):
     plan = {"cycle": 1, "sizes": [4096, 8192], "out": str(tmp_path),
             "devices": [{"index": 0, "run_id": RUN.hex(), "journal": "journal-0.jsonl"},
                         {"index": 1, "run_id": other, "journal": "journal-1.jsonl"}]}
-    assert lab_powercut.run_writers(plan, lambda names: [str(d) for d in devs]) == 0  # both filled their area
+    # what the guest's job runs: this interpreter and the library module, never a slogqual command line
+    argv = lab_powercut.writers_command(plan)
+    assert argv[:3] == [sys.executable, "-m", "slogqual.lab.powercut_writers"] and json.loads(argv[-1]) == plan
+    assert powercut_writers.run_writers(plan, lambda names: [str(d) for d in devs]) == 0  # both filled their area
     assert [m for m, _ in started] == ["slogqual.powercut.writer"] * 2
     assert all("--destroy-data" in a and "--journal" in a for _, a in started)
     for i, (dev, rid) in enumerate(zip(devs, (RUN, OTHER))):
@@ -510,6 +515,13 @@ def test_the_lab_guests_writers_are_the_writer_module(tmp_path, monkeypatch):
         acked = held["cycles"]["1"]["acked"]
         assert len(acked) == R.capacity(1 << 20, [4096, 8192]) and held["cycles"]["1"]["ended"] == "area full"
         assert V.verify_cycle(str(dev), rid, 1, [4096, 8192], acked).intact == len(acked)
+
+
+def test_the_guest_side_module_refuses_a_bad_plan_in_one_line():
+    for plan, why in (("{", "not JSON"), ("[1]", "not a powercut plan"), ('{"cycle": 1}', "not a powercut plan")):
+        proc = subprocess.run([sys.executable, "-m", "slogqual.lab.powercut_writers", "--plan", plan],
+                              capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert proc.returncode == 2 and why in proc.stderr and proc.stderr.count("\n") == 1, (plan, proc.stderr)
 
 
 # --- the typed result where it is printed and used (tests/fixtures/powercut, real runs) ---------------------

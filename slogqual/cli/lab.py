@@ -88,10 +88,6 @@ def register(subparsers) -> None:
     pc.add_argument("--quiet", action="store_true", help="no progress on stderr")
     pc.set_defaults(func=cmd_powercut)
 
-    pw = sub.add_parser("powercut-writers", help=argparse.SUPPRESS)  # the guest's side of `lab powercut`
-    pw.add_argument("--plan", required=True)
-    pw.set_defaults(func=cmd_powercut_writers)
-
     i = sub.add_parser("info", help="show the built lab image")
     i.add_argument("--cache", default="")
     i.set_defaults(func=cmd_info)
@@ -216,19 +212,6 @@ def cmd_powercut(args) -> int:
             print(f"{r.target_path} ({r.lab_class}, {r.emulation}): {path}")
             _print(r, False)
     return 0 if all(r.verdict != "incomplete" for r in results) else 1
-
-
-def cmd_powercut_writers(args) -> int:
-    from slogqual.lab import powercut as lab_powercut
-    from slogqual.pool.run import lab_device_paths
-
-    try:
-        plan = json.loads(args.plan)
-    except (ValueError, RecursionError) as exc:
-        raise UsageError(f"--plan: not JSON ({exc})") from None
-    if not isinstance(plan, dict):
-        raise UsageError("--plan: not a powercut plan")
-    return lab_powercut.run_writers(plan, lab_device_paths)
 
 
 def cmd_classes(args) -> int:

@@ -5,8 +5,8 @@ Each named class must have a power to cut (a ``cache`` key, scenarios/lab-device
 (file plugin, behind the class's cache filter) to QEMU, which shows it to the guest as a SATA SSD
 with its write cache on. Per cycle:
 
-1. a guest boots with all the devices; ``slogqual lab powercut-writers`` there identifies each (the
-   guest's own device record) and starts one writer per device (``python -m slogqual.powercut.writer``:
+1. a guest boots with all the devices; ``python -m slogqual.lab.powercut_writers`` there identifies
+   each (the guest's own device record) and starts one writer per device (``python -m slogqual.powercut.writer``:
    the host's interpreter and slogqual, the guest's root being the host's over 9p), which writes
    numbered, checksummed records, each flushed, and appends every acknowledged one to a journal on
    the job share (9p: the line is on the host before the writer writes the next record);
@@ -131,7 +131,11 @@ class _Cutter:
 
 
 def writers_command(plan: Dict) -> List[str]:
-    return ["slogqual", "lab", "powercut-writers", "--plan", json.dumps(plan, sort_keys=True)]
+    """What the guest's job runs: the guest's side as a library module in this interpreter (the guest's root is
+    this host's), never the command line."""
+    from slogqual.lab import powercut_writers
+    from slogqual.tools import pymodule
+    return pymodule.argv(powercut_writers.MODULE, ["--plan", json.dumps(plan, sort_keys=True)])
 
 
 def _new_result(index: int, cls, req: LabPowercutRequest) -> PowercutResult:
@@ -233,38 +237,3 @@ def run(req: LabPowercutRequest) -> List[str]:
         save()
         shutil.rmtree(mem, ignore_errors=True)
     return [paths[d.index] for d in inst]
-
-
-# --- in the guest ------------------------------------------------------------------------------------
-
-def run_writers(plan: Dict, device_paths: Callable[[List[str]], List[str]]) -> int:
-    """The guest's side (``slogqual lab powercut-writers``): identify every device, start one writer per
-    device (``python -m slogqual.powercut.writer`` in this interpreter; journal on the share), wait for
-    them (the cut ends them, and the guest with them). Exit status: 0 when every writer filled its area
-    (no cut came), else 1."""
-    from slogqual import device
-    from slogqual.powercut import writer
-    from slogqual.tools import pymodule
-
-    try:
-        cycle, sizes, out = int(plan["cycle"]), [int(s) for s in plan["sizes"]], str(plan["out"])
-        entries = [(int(e["index"]), str(e["run_id"]), str(e["journal"])) for e in plan["devices"]]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UsageError(f"--plan: not a powercut plan ({exc})") from None
-    paths = device_paths([f"lab:{i}" for i, _, _ in entries])
-    writers = []
-    for (index, run_id, journal), path in zip(entries, paths):
-        try:
-            record = device.identify(path).to_dict()
-        except Exception as exc:  # the identity is evidence, not the measurement: say why it is missing
-            record = {"path": path, "error": f"identification failed: {exc}", "warnings": []}
-        write_json_atomic(os.path.join(out, f"device-{index}.json"), record)
-        w = pymodule.background(writer.MODULE, [path, "--run-id", run_id, "--cycle", str(cycle),
-                                                "--sizes", ",".join(map(str, sizes)),
-                                                "--journal", os.path.join(out, journal), "--destroy-data"],
-                                grace_s=5.0)
-        writers.append(w.start())
-    worst = 0
-    for w in writers:
-        worst = max(worst, 1 if w.wait() else 0)
-    return worst

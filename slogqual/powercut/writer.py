@@ -9,7 +9,7 @@ for the process that will cut the power.
 The writer runs in a process of its own, so that a cut that leaves its IO hanging costs nothing but it:
 ``python -m slogqual.powercut.writer TARGET --run-id … --cycle N --sizes … --recorder HOST:PORT|--journal
 FILE [--destroy-data] [--under-claim]``, started by ``powercut run`` and by the lab guest's
-``powercut-writers`` through slogqual.tools.pymodule (``slogqual powercut write`` is the same program for
+``slogqual.lab.powercut_writers`` through slogqual.tools.pymodule (``slogqual powercut write`` is the same program for
 users). Its door is ``write_records(WriteRequest) -> WriteOutcome``; its output protocol:
 
 * stdout: ``ack SEQ`` per acknowledged record, as it happens, then ``direct yes|no``;
