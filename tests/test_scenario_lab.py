@@ -414,10 +414,10 @@ def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tm
     # this guest, before the pools) and the run's sync=standard steps — predicts the capped log's top step, where
     # its log vdev sits on the cap, within ±20 % of what was measured, and names the log's bandwidth as its limit
     from slogqual.analysis import advisor
-    from slogqual.results import SweepResult
+    from slogqual.results import load_sweep
     from slogqual.results.scenario import ScenarioResult
     result = ScenarioResult.from_dict(doc, str(out))
-    sweep = SweepResult.load(doc["log_sweeps"][capped]["source"])
+    sweep = load_sweep(doc["log_sweeps"][capped]["source"])
     luns = doc["scenario"]["luns"]
     w = advisor.Workload("iscsi", doc["scenario"]["bs"], doc["scenario"]["volblocksize"],
                          [t * luns for t in doc["scenario"]["threads"]], zils=luns)
