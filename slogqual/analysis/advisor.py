@@ -473,6 +473,74 @@ def _iops(b: float, us: Optional[float]) -> Optional[float]:
     return b / (us / 1e6) if us else None
 
 
+def _binding(shape: LogShape, ceiling: Optional[Ceiling], without: Optional[Ceiling], lat_limit: float,
+             bw_limit: Optional[float], at_bw: bool, host_us: float, commit: float) -> Tuple[float, Kind]:
+    """(the figure, the limit that sets it) of one step: the least of the limits, named."""
+    log_limit = min(x for x in (lat_limit, bw_limit) if x is not None)
+    if shape.state == "indirect":
+        return (without.iops if without else (ceiling.iops if ceiling else log_limit)), Kind.INDIRECT
+    if ceiling is not None and ceiling.iops < log_limit:
+        return ceiling.iops, Kind.POOL
+    if host_us >= 0.5 * commit and (bw_limit is None or lat_limit <= bw_limit):
+        return lat_limit, Kind.HOST_CPU
+    bandwidth_bound = at_bw or (bw_limit is not None and bw_limit <= lat_limit)
+    return log_limit, (Kind.LOG_BANDWIDTH if bandwidth_bound else Kind.LOG_LATENCY)
+
+
+def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int]], shape: LogShape, w: Workload,
+                  t: Tunables, data: DataSide) -> Tuple[Dict[str, Any], set]:
+    """One thread count's prediction (the step's dict) and the lwb sizes it took from outside the sweep."""
+    b = batch(n, w.zils)
+    writes = lwb_writes(int(math.ceil(b * shape.bytes_per_io)), t)
+    figs = [sweep_at(sweep.points, s) for s in writes]
+    last = figs[-1]
+    ceiling = _at_threads(data.ceiling, n)
+    without = _at_threads(data.without_slog, n)
+    # one flush per commit (zil_lwb_flush_defer): the earlier full lwbs cost their write only; on a host
+    # whose CPU sync=standard saturated, the commit also waits for its record's CPU (module doc)
+    host_us = ceiling.cpu_s_per_io * 1e6 if ceiling is not None and ceiling.host_saturated else 0.0
+    head = sum((f.write_us if f.write_us is not None else f.mean_us) for f in figs[:-1]) + host_us
+    commit = head + last.mean_us
+    commit_lo = head + last.lo_us if last.lo_us is not None else None
+    commit_hi = head + last.hi_us if last.hi_us is not None else None
+    commit_p99 = head + last.p99_us if last.p99_us is not None else None
+    lat_limit = _iops(b, commit)
+    bytes_per_io = sum(writes) / b
+    bw_limit = bw[0] * (1 << 20) / bytes_per_io if bw else None
+    # bandwidth-bound: most of the commit's bytes go in lwb writes at sizes where the device already runs
+    # at AT_BANDWIDTH of its best MiB/s (its QD1 write+flush at that size)
+    at_bw_bytes = sum(s for s, f in zip(writes, figs)
+                      if bw and not f.extrapolated and s / (f.mean_us / 1e6) / (1 << 20) >= AT_BANDWIDTH * bw[0])
+    value, binding = _binding(shape, ceiling, without, lat_limit, bw_limit, at_bw_bytes >= 0.5 * sum(writes),
+                              host_us, commit)
+    log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH, Kind.HOST_CPU)
+    rng = None
+    if log_bound and commit_lo is not None and commit_hi is not None:
+        cap = bw_limit if bw_limit is not None else float("inf")
+        rng = [min(_iops(b, commit_hi), cap), min(_iops(b, commit_lo), cap)]
+    step = {
+        "threads": n, "batch": round(b, 3), "lwb_writes": writes, "log_bytes_per_io": round(bytes_per_io, 1),
+        "commit_lat_us": round(commit, 2),
+        "commit_lat_ci95_us": [round(commit_lo, 2), round(commit_hi, 2)] if commit_lo is not None else None,
+        "sweep_ios": min(f.ios for f in figs),
+        "limits": {"log_latency_iops": round(lat_limit, 1),
+                   "log_bandwidth_iops": round(bw_limit, 1) if bw_limit is not None else None,
+                   "pool_iops": round(ceiling.iops, 1) if ceiling else None,
+                   "pool_basis": ceiling.basis if ceiling else None,
+                   "pool_ios": ceiling.ios if ceiling else None},
+        "iops": round(value, 1), "iops_range": [round(x, 1) for x in rng] if rng else None,
+        "iops_if_p99_bound": round(min(_iops(b, commit_p99), value), 1) if commit_p99 and log_bound else None,
+        "mbps": round(value * w.io_size / (1 << 20), 3), "binding": binding.value,
+        "without_slog_iops": round(without.iops, 1) if without else None,
+        "without_slog_basis": without.basis if without else None,
+        "benefit": round(value / without.iops, 3) if without and without.iops > 0 else None,
+        "host_cpu": {"busy": round(ceiling.cpu_busy, 4), "us_per_io": round(host_us, 1)} if host_us else None,
+        # sync=standard's figure was the host's CPU, which the log's copy of every byte makes busier still
+        "upper_bound": _upper_bound(binding, host_us, ceiling, shape),
+    }
+    return step, {f.size for f in figs if f.extrapolated}
+
+
 def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, data: DataSide,
                       endurance: Optional[Endurance] = None) -> Dict[str, Any]:
     """One candidate's prediction: per thread count the three limits, the binding one, the figure with
@@ -481,68 +549,11 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
     shape = log_shape(w, t, slog=True)
     bw = bandwidth(sweep.points)
     steps: List[Dict[str, Any]] = []
-    extrapolated = set()
+    extrapolated: set = set()
     for n in w.threads:
-        b = batch(n, w.zils)
-        writes = lwb_writes(int(math.ceil(b * shape.bytes_per_io)), t)
-        figs = [sweep_at(sweep.points, s) for s in writes]
-        extrapolated.update(f.size for f in figs if f.extrapolated)
-        last = figs[-1]
-        ceiling = _at_threads(data.ceiling, n)
-        without = _at_threads(data.without_slog, n)
-        # one flush per commit (zil_lwb_flush_defer): the earlier full lwbs cost their write only; on a host
-        # whose CPU sync=standard saturated, the commit also waits for its record's CPU (module doc)
-        host_us = ceiling.cpu_s_per_io * 1e6 if ceiling is not None and ceiling.host_saturated else 0.0
-        head = sum((f.write_us if f.write_us is not None else f.mean_us) for f in figs[:-1]) + host_us
-        commit = head + last.mean_us
-        commit_lo = head + last.lo_us if last.lo_us is not None else None
-        commit_hi = head + last.hi_us if last.hi_us is not None else None
-        commit_p99 = head + last.p99_us if last.p99_us is not None else None
-        lat_limit = _iops(b, commit)
-        bytes_per_io = sum(writes) / b
-        bw_limit = bw[0] * (1 << 20) / bytes_per_io if bw else None
-        # bandwidth-bound: most of the commit's bytes go in lwb writes at sizes where the device already runs
-        # at AT_BANDWIDTH of its best MiB/s (its QD1 write+flush at that size)
-        at_bw_bytes = sum(s for s, f in zip(writes, figs)
-                          if bw and not f.extrapolated and s / (f.mean_us / 1e6) / (1 << 20) >= AT_BANDWIDTH * bw[0])
-        at_bw = at_bw_bytes >= 0.5 * sum(writes)
-        log_limit = min(x for x in (lat_limit, bw_limit) if x is not None)
-        if shape.state == "indirect":
-            value = without.iops if without else (ceiling.iops if ceiling else log_limit)
-            binding = Kind.INDIRECT
-        elif ceiling is not None and ceiling.iops < log_limit:
-            value, binding = ceiling.iops, Kind.POOL
-        elif host_us >= 0.5 * commit and (bw_limit is None or lat_limit <= bw_limit):
-            value, binding = lat_limit, Kind.HOST_CPU
-        else:
-            value = log_limit
-            binding = Kind.LOG_BANDWIDTH if (at_bw or (bw_limit is not None and bw_limit <= lat_limit)) \
-                else Kind.LOG_LATENCY  # noqa: E501
-        log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH, Kind.HOST_CPU)
-        rng = None
-        if log_bound and commit_lo is not None and commit_hi is not None:
-            cap = bw_limit if bw_limit is not None else float("inf")
-            rng = [min(_iops(b, commit_hi), cap), min(_iops(b, commit_lo), cap)]
-        steps.append({
-            "threads": n, "batch": round(b, 3), "lwb_writes": writes, "log_bytes_per_io": round(bytes_per_io, 1),
-            "commit_lat_us": round(commit, 2),
-            "commit_lat_ci95_us": [round(commit_lo, 2), round(commit_hi, 2)] if commit_lo is not None else None,
-            "sweep_ios": min(f.ios for f in figs),
-            "limits": {"log_latency_iops": round(lat_limit, 1),
-                       "log_bandwidth_iops": round(bw_limit, 1) if bw_limit is not None else None,
-                       "pool_iops": round(ceiling.iops, 1) if ceiling else None,
-                       "pool_basis": ceiling.basis if ceiling else None,
-                       "pool_ios": ceiling.ios if ceiling else None},
-            "iops": round(value, 1), "iops_range": [round(x, 1) for x in rng] if rng else None,
-            "iops_if_p99_bound": round(min(_iops(b, commit_p99), value), 1) if commit_p99 and log_bound else None,
-            "mbps": round(value * w.io_size / (1 << 20), 3), "binding": binding.value,
-            "without_slog_iops": round(without.iops, 1) if without else None,
-            "without_slog_basis": without.basis if without else None,
-            "benefit": round(value / without.iops, 3) if without and without.iops > 0 else None,
-            "host_cpu": {"busy": round(ceiling.cpu_busy, 4), "us_per_io": round(host_us, 1)} if host_us else None,
-            # sync=standard's figure was the host's CPU, which the log's copy of every byte makes busier still
-            "upper_bound": _upper_bound(binding, host_us, ceiling, shape),
-        })
+        step, outside = _predict_step(n, sweep, bw, shape, w, t, data)
+        steps.append(step)
+        extrapolated |= outside
     curve = [scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"]) for s in steps]
     k = scaling.knee(curve, "iops")
     peak = max(steps, key=lambda s: s["iops"])
