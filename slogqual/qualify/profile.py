@@ -321,27 +321,16 @@ def load(name_or_path: str) -> Profile:
     return parse(raw.decode("utf-8", errors="replace"), path, hashlib.sha256(raw).hexdigest())
 
 
-def parse(text: str, path: str = "<profile>", digest: str = "") -> Profile:
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        raise _err(path, int(m.group(1)) if m else None, "TOML", str(exc)) from None
-    lines = _Lines(text)
+class _Reader:
+    """One profile file being read: its path and lines, so that every refusal names the line of its key."""
 
-    def fail(key: str, message: str, section: str = "", index: int = 0, label: Optional[str] = None):
-        return _err(path, lines.line(section, index, key), label or key, message)
+    def __init__(self, path: str, text: str):
+        self.path, self.lines = path, _Lines(text)
 
-    for key in doc:
-        if key not in TOP_KEYS:
-            raise fail(key, "unknown key" + _suggest(key, TOP_KEYS))
-    name = doc.get("name") or os.path.basename(path).removesuffix(".toml")
-    if not isinstance(name, str):
-        raise fail("name", "must be a string")
-    p = Profile(name=name, path=os.path.abspath(path) if os.path.exists(path) else path, digest=digest,
-                description=str(doc.get("description") or ""))
+    def fail(self, key: str, message: str, section: str = "", index: int = 0, label: Optional[str] = None):
+        return _err(self.path, self.lines.line(section, index, key), label or key, message)
 
-    def num(table: Dict, key: str, section: str, limit: limits.Range, label: Optional[str] = None):
+    def num(self, table: Dict, key: str, section: str, limit: limits.Range, label: Optional[str] = None):
         """A number held to ``limit``: the range the command line's option takes (slogqual.limits)."""
         v = table[key]
         if limit.integer and isinstance(v, float):  # 25.0: TOML's float is not a count of rounds
@@ -349,92 +338,119 @@ def parse(text: str, path: str = "<profile>", digest: str = "") -> Profile:
         else:
             why = limit.why_not(v)  # a bool, NaN or inf (TOML has all three) is refused here too
         if why:
-            raise fail(key, why, section, label=label)
+            raise self.fail(key, why, section, label=label)
         return v
 
-    if "runtime" in doc:
-        p.runtime_s = float(num(doc, "runtime", "", PROFILE_RUNTIME_S))
-    if "settle" in doc:
-        p.settle_s = float(num(doc, "settle", "", limits.SETTLE_S))
-    if "mode" in doc:
-        if doc["mode"] not in MODES:
-            raise fail("mode", f"must be one of {', '.join(MODES)}, not {doc['mode']!r}")
-        p.mode = doc["mode"]
-    if "precondition" in doc:
-        if doc["precondition"] not in PRECONDITIONS:
-            raise fail("precondition", f"must be one of {', '.join(PRECONDITIONS)}, not {doc['precondition']!r}")
-        p.precondition = doc["precondition"]
-    if "sizes" in doc:
-        sizes = doc["sizes"]
-        if not isinstance(sizes, list) or not sizes:
-            raise fail("sizes", "must be a list of sizes, e.g. [\"4k\", \"128k\"]")
-        out = set()
-        for s in sizes:
-            try:
-                b = parse_size(str(s))
-            except (UsageError, ValueError):  # ValueError: more digits than int() converts
-                raise fail("sizes", f"bad size {s!r}") from None
-            if b <= 0 or b % 512 or b > MAX_SIZE:
-                raise fail("sizes", f"{s} is not a sweep size (a multiple of 512 B up to 8 MiB)")
-            out.add(b)
-        p.sizes = sorted(out)
-    st = doc.get("steady_state", {})
-    if not isinstance(st, dict):
-        raise fail("steady_state", "must be a table: [steady_state]")
-    for key in st:
-        if key not in STEADY_KEYS:
-            raise fail(key, "unknown key" + _suggest(key, STEADY_KEYS), "steady_state", label=f"steady_state.{key}")
-    if "size" in st:
+    def sweep_size(self, value: Any, key: str, section: str = "", label: Optional[str] = None) -> int:
+        """A size a sweep can write: a multiple of 512 B up to 8 MiB."""
         try:
-            p.steady_size = parse_size(str(st["size"]))
-        except (UsageError, ValueError):
-            raise fail("size", f"bad size {st['size']!r}", "steady_state", label="steady_state.size") from None
-        if p.steady_size <= 0 or p.steady_size % 512 or p.steady_size > MAX_SIZE:
-            raise fail("size", f"{st['size']} is not a sweep size (a multiple of 512 B up to 8 MiB)", "steady_state",
-                       label="steady_state.size")
-    if "round_runtime" in st:
-        p.round_runtime_s = float(num(st, "round_runtime", "steady_state", PROFILE_RUNTIME_S, label="steady_state.round_runtime"))
-    if "max_rounds" in st:
-        p.max_rounds = int(num(st, "max_rounds", "steady_state", limits.MAX_ROUNDS, label="steady_state.max_rounds"))
-    if "window" in st:
-        p.window = int(num(st, "window", "steady_state", limits.WINDOW, label="steady_state.window"))
-    if "range_pct" in st:
-        p.range_fraction = float(num(st, "range_pct", "steady_state", limits.PERCENT, label="steady_state.range_pct")) / 100
-    if "slope_pct" in st:
-        p.slope_fraction = float(num(st, "slope_pct", "steady_state", limits.PERCENT, label="steady_state.slope_pct")) / 100
+            b = parse_size(str(value))
+        except (UsageError, ValueError):  # ValueError: more digits than int() converts
+            raise self.fail(key, f"bad size {value!r}", section, label=label) from None
+        if b <= 0 or b % 512 or b > MAX_SIZE:
+            raise self.fail(key, f"{value} is not a sweep size (a multiple of 512 B up to 8 MiB)", section,
+                            label=label)
+        return b
 
-    crit = doc.get("criterion", [])
-    if not isinstance(crit, list) or not all(isinstance(c, dict) for c in crit):
-        raise fail("criterion", "must be an array of tables: [[criterion]] with check = \"...\"")
-    if not crit:
-        raise _err(path, None, "criterion", "the profile has no [[criterion]]: nothing to judge")
-    names = None
-    for i, c in enumerate(crit):
-        label = f"criterion[{i + 1}]"
-        for key in c:
-            if key not in CRITERION_KEYS:
-                raise fail(key, "unknown key" + _suggest(key, CRITERION_KEYS), "criterion", i, f"{label}.{key}")
-        if "check" not in c:
-            raise fail("check", "missing: every [[criterion]] needs check = \"...\"", "criterion", i, f"{label}.check")
-        for key in ("name", "why"):
-            if key in c and not isinstance(c[key], str):
-                raise fail(key, "must be a string", "criterion", i, f"{label}.{key}")
-        if names is None and isinstance(c["check"], str) and "@" in c["check"] \
-                and c["check"].split()[0] in SCENARIO_METRICS:
-            names = _scenario_names()
-        try:
-            cr = parse_check(c["check"], names)
-        except ValueError as exc:
-            raise fail("check", str(exc), "criterion", i, f"{label}.check") from None
-        cr.name, cr.why = c.get("name"), c.get("why")
-        cr.line = lines.line("criterion", i, "check")
-        p.criteria.append(cr)
+
+def parse(text: str, path: str = "<profile>", digest: str = "") -> Profile:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise _err(path, int(m.group(1)) if m else None, "TOML", str(exc)) from None
+    r = _Reader(path, text)
+    for key in doc:
+        if key not in TOP_KEYS:
+            raise r.fail(key, "unknown key" + _suggest(key, TOP_KEYS))
+    name = doc.get("name") or os.path.basename(path).removesuffix(".toml")
+    if not isinstance(name, str):
+        raise r.fail("name", "must be a string")
+    p = Profile(name=name, path=os.path.abspath(path) if os.path.exists(path) else path, digest=digest,
+                description=str(doc.get("description") or ""))
+    _top_level(r, doc, p)
+    _steady_state(r, doc, p)
+    _criteria(r, doc, p)
     needed = p.criterion_sizes()
     if p.sizes:
         check_sizes(p, p.sizes, "sizes")
     else:
         p.sizes = needed or [p.steady_size]
     return p
+
+
+def _top_level(r: _Reader, doc: Dict, p: Profile) -> None:
+    if "runtime" in doc:
+        p.runtime_s = float(r.num(doc, "runtime", "", PROFILE_RUNTIME_S))
+    if "settle" in doc:
+        p.settle_s = float(r.num(doc, "settle", "", limits.SETTLE_S))
+    if "mode" in doc:
+        if doc["mode"] not in MODES:
+            raise r.fail("mode", f"must be one of {', '.join(MODES)}, not {doc['mode']!r}")
+        p.mode = doc["mode"]
+    if "precondition" in doc:
+        if doc["precondition"] not in PRECONDITIONS:
+            raise r.fail("precondition", f"must be one of {', '.join(PRECONDITIONS)}, not {doc['precondition']!r}")
+        p.precondition = doc["precondition"]
+    if "sizes" in doc:
+        sizes = doc["sizes"]
+        if not isinstance(sizes, list) or not sizes:
+            raise r.fail("sizes", "must be a list of sizes, e.g. [\"4k\", \"128k\"]")
+        p.sizes = sorted({r.sweep_size(s, "sizes") for s in sizes})
+
+
+def _steady_state(r: _Reader, doc: Dict, p: Profile) -> None:
+    st = doc.get("steady_state", {})
+    if not isinstance(st, dict):
+        raise r.fail("steady_state", "must be a table: [steady_state]")
+    for key in st:
+        if key not in STEADY_KEYS:
+            raise r.fail(key, "unknown key" + _suggest(key, STEADY_KEYS), "steady_state", label=f"steady_state.{key}")
+    if "size" in st:
+        p.steady_size = r.sweep_size(st["size"], "size", "steady_state", label="steady_state.size")
+
+    def num(key: str, limit: limits.Range):
+        return r.num(st, key, "steady_state", limit, label=f"steady_state.{key}")
+
+    if "round_runtime" in st:
+        p.round_runtime_s = float(num("round_runtime", PROFILE_RUNTIME_S))
+    if "max_rounds" in st:
+        p.max_rounds = int(num("max_rounds", limits.MAX_ROUNDS))
+    if "window" in st:
+        p.window = int(num("window", limits.WINDOW))
+    if "range_pct" in st:
+        p.range_fraction = float(num("range_pct", limits.PERCENT)) / 100
+    if "slope_pct" in st:
+        p.slope_fraction = float(num("slope_pct", limits.PERCENT)) / 100
+
+
+def _criteria(r: _Reader, doc: Dict, p: Profile) -> None:
+    crit = doc.get("criterion", [])
+    if not isinstance(crit, list) or not all(isinstance(c, dict) for c in crit):
+        raise r.fail("criterion", "must be an array of tables: [[criterion]] with check = \"...\"")
+    if not crit:
+        raise _err(r.path, None, "criterion", "the profile has no [[criterion]]: nothing to judge")
+    names = None
+    for i, c in enumerate(crit):
+        label = f"criterion[{i + 1}]"
+        for key in c:
+            if key not in CRITERION_KEYS:
+                raise r.fail(key, "unknown key" + _suggest(key, CRITERION_KEYS), "criterion", i, f"{label}.{key}")
+        if "check" not in c:
+            raise r.fail("check", "missing: every [[criterion]] needs check = \"...\"", "criterion", i, f"{label}.check")
+        for key in ("name", "why"):
+            if key in c and not isinstance(c[key], str):
+                raise r.fail(key, "must be a string", "criterion", i, f"{label}.{key}")
+        if names is None and isinstance(c["check"], str) and "@" in c["check"] \
+                and c["check"].split()[0] in SCENARIO_METRICS:
+            names = _scenario_names()
+        try:
+            cr = parse_check(c["check"], names)
+        except ValueError as exc:
+            raise r.fail("check", str(exc), "criterion", i, f"{label}.check") from None
+        cr.name, cr.why = c.get("name"), c.get("why")
+        cr.line = r.lines.line("criterion", i, "check")
+        p.criteria.append(cr)
 
 
 def check_sizes(p: Profile, sizes: Sequence[int], source: str) -> None:
