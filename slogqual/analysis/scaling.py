@@ -366,21 +366,26 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
                         peak_ref)
     found.insert(0, limit)
 
-    both = dict(m, peak=ps.value(metric), noslog_peak=pn.value(metric) if pn else None)
-    refs = peak_ref + ((_ref(noslog, pn),) if pn else ())
-    if benefit is not None and benefit < 1 - SAME:
-        effect = Finding(Kind.FASTER_WITHOUT_SLOG, dict(both, benefit=benefit), refs)
-    elif benefit is not None and benefit <= 1 + SAME:
-        effect = Finding(Kind.BUYS_NOTHING, dict(both, benefit=benefit), refs)
-    elif benefit is not None:
-        effect = Finding(Kind.SPEEDUP, dict(both, benefit=benefit, of_standard=of_std,
-                                            flat_threads=flat.threads if host_bound and of_std is not None else None),
-                         refs + ((_ref(base, pb),) if of_std is not None else ()))
-    else:
-        effect = Finding(Kind.NO_COMPARISON, both, refs)
-    found.insert(0, effect)
+    found.insert(0, _effect(m, slog, ps, noslog, pn, base, pb, benefit, of_std,
+                            flat.threads if host_bound and of_std is not None else None))
     found += [p for c in curves for p in usage_findings(c)]
     return Verdict(found, benefit_at_peak=benefit, of_standard_at_peak=of_std)
+
+
+def _effect(m: Dict[str, Any], slog: Curve, ps: Step, noslog: Optional[Curve], pn: Optional[Step],
+            base: Optional[Curve], pb: Optional[Step], benefit: Optional[float], of_std: Optional[float],
+            flat_threads: Optional[int]) -> Finding:
+    """What the SLOG bought at its peak against sync=always without it (and sync=standard where comparable)."""
+    both = dict(m, peak=ps.value(m["metric"]), noslog_peak=pn.value(m["metric"]) if pn else None)
+    refs = (_ref(slog, ps),) + ((_ref(noslog, pn),) if pn else ())
+    if benefit is None:
+        return Finding(Kind.NO_COMPARISON, both, refs)
+    if benefit < 1 - SAME:
+        return Finding(Kind.FASTER_WITHOUT_SLOG, dict(both, benefit=benefit), refs)
+    if benefit <= 1 + SAME:
+        return Finding(Kind.BUYS_NOTHING, dict(both, benefit=benefit), refs)
+    return Finding(Kind.SPEEDUP, dict(both, benefit=benefit, of_standard=of_std, flat_threads=flat_threads),
+                   refs + ((_ref(base, pb),) if of_std is not None else ()))
 
 
 def slower_candidate(curves: Sequence[Curve], names: Dict[Optional[str], str], metric: str,
