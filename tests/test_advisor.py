@@ -4,6 +4,7 @@ bad input, the document's round trip, and the prediction against what the lab me
 beyond ±20 % listed by name (docs/advisor.md), never absorbed into a wider tolerance."""
 
 import copy
+import glob
 import json
 import os
 
@@ -265,8 +266,10 @@ def test_json_is_the_document(capsys):
 # figure by more than ±20 % — measured, explained in docs/advisor.md, not hidden by a wider tolerance.
 # A model change that moves a row in or out of this list fails the test until the docs say so.
 KNOWN_MISSES = {
-    ("wide-128k", "/dev/sdg", 2),   # -50 %: one 128K calibration point; the 4K tail lwb priced at 128K's latency
-    ("wide-128k", "/dev/sdg", 8),   # -29 %
+    ("iscsi-4k", "/dev/sdc", 2),    # +43 %: the 3 ms SATA SSD's commits took 4.3 ms in this slowed run; 209 of 193
+    ("iscsi-4k", "/dev/sdc", 8),    # +21 %   predicted in the unslowed run 13 (+18 %), 77 of 150 in slowed run 11
+    ("wide-128k", "/dev/sdg", 2),   # -43 %: one 128K calibration point; the 4K tail lwb priced at 128K's latency
+    ("wide-128k", "/dev/sdg", 8),   # -25 %
 }
 # Rows the advisor itself marks as an upper bound (``upper_bound: host-cpu``): sync=standard ran the guest's one
 # vCPU >= 90 % busy there, and with a log the host also copies every write into it. A bound is checked as one:
@@ -316,16 +319,15 @@ def test_prediction_against_the_lab_error_table():
         assert r["upper_bound"] == "host-cpu" and r["std_busy"] >= A.HOST_SATURATED, r
         assert r["measured_iops"] <= 1.20 * r["predicted_iops"], r
     assert {key[id(r)] for r in figures if abs(r["error"]) > 0.20} == KNOWN_MISSES
-    assert sum(abs(r["error"]) <= 0.20 for r in figures) == 6
+    assert sum(abs(r["error"]) <= 0.20 for r in figures) == 4
     # the capped log swept at every lwb size (run 12) is predicted within the tolerance at every step, where its
     # one 128K calibration point (wide-128k, the misses above) priced the 4K tail lwb at 128K's latency
     swept = [r for r in figures if r["case"] == "wide-swept"]
     assert len(swept) == 3 and all(abs(r["error"]) <= 0.20 and r["binding"] == "log-bandwidth-bound" for r in swept)
-    # where the measured analysis names the pool (sync=standard as fast as the SLOG), the prediction does not
-    # name the log device either: the pool's figure, or the host's CPU
+    # where the measured analysis names the pool (sync=standard as fast as the SLOG), so does the prediction
     for r in rows:
         if r["measured_limit"].startswith("the pool"):
-            assert r["binding"] in ("pool-bound", "host-cpu-bound"), r
+            assert r["binding"] == "pool-bound", r
 
 
 def test_an_o_dsync_load_has_no_zil_free_ceiling_and_its_figures_are_the_log_s_alone():
@@ -365,6 +367,42 @@ def run11_table():
         doc = A.advise(cands, scenario_workload(read(path)), A.Tunables(), A.data_from_scenario(result, key))
         rows += [dict(r, case=key) for r in A.verify(doc, result)]
     return rows
+
+
+RUN13 = {"iscsi-4k": (F("run13-iscsi-4k-lab-sata-ssd-nvdimm.json"), "iscsi-4k-lab"),
+         "wide-128k": (F("run13-wide-128k-lab-capped-nvdimm.json"), "wide-128k-lab")}
+
+
+def run13_table():
+    """Run 13 (tests/fixtures/advisor/README.md): the lab unslowed, each result with its own logs' sweeps."""
+    rows = []
+    for case, (path, stem) in RUN13.items():
+        result = ScenarioResult.from_dict(read(path), path)
+        sweeps = sorted(glob.glob(F(f"run13-{stem}.log*.sweep.json")))
+        doc = A.advise([(p, load_sweep(p)) for p in sweeps], scenario_workload(read(path)), A.Tunables(),
+                       A.data_from_scenario(result, case))
+        measured = {c["device"]: c["bottleneck"] for c in scenario_analysis.current(result)["candidates"]}
+        rows += [dict(r, case=case, measured_limit=measured.get(r["candidate"], "")) for r in A.verify(doc, result)]
+    return rows
+
+
+def test_an_unslowed_lab_run_is_predicted_within_the_tolerance_where_the_log_sets_the_pace():
+    """docs/advisor.md, "Unslowed": the lab with no CPU hog (run 13, not fitted). Every figure the advisor gives
+    as a prediction — the steps where the log device sets the pace: the SATA SSD at 4 KiB, the capped log at
+    128 KiB swept at every lwb size — is within ±20 % of the measured; every other step is a bound that holds
+    (the NVDIMM's, where sync=standard saturated the guest's vCPU), and names the pool where the measured
+    analysis does not name the log."""
+    rows = run13_table()
+    assert len(rows) == 10
+    figures = [r for r in rows if not r["upper_bound"]]
+    assert {(r["case"], r["class"]) for r in figures} == {("iscsi-4k", "sata-ssd"), ("wide-128k", "sas-ssd")}
+    assert len(figures) == 5 and all(abs(r["error"]) <= 0.20 for r in figures), figures
+    for r in rows:
+        if r["upper_bound"]:
+            assert r["upper_bound"] == "host-cpu" and r["binding"] == "pool-bound", r
+            assert r["measured_iops"] <= 1.20 * r["predicted_iops"], r
+    capped = [r for r in figures if r["case"] == "wide-128k"]
+    assert all(r["binding"] == "log-bandwidth-bound" for r in capped) and len(capped) == 3
 
 
 def test_another_slowed_run_not_fitted():

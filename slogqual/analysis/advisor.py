@@ -39,13 +39,12 @@ the next), at least one.
 
 The host. A scenario result's steps carry the host's CPU busy share (``/proc/stat`` over the step). Where
 the ``sync=standard`` step at a thread count ran the host's CPU at least ``HOST_SATURATED`` busy, that
-figure is the host's pace as much as the pool's, and two things follow with a log that a device's sweep
-cannot show: (1) each commit also waits for the CPU its own record needs — the CPU seconds per IO that
-step measured (busy share x CPUs / IOPS) are added to the commit's time (``host_cpu``), and (2) with a
-log the host copies every write's data into the log (``zfs_log_write``/``zvol_log_write`` copy it into
-the itx, ``zil_lwb_commit`` into the lwb buffer) and checksums each lwb, work ``sync=standard`` never
-does: a pool-bound figure there is an upper bound (``upper_bound: "host-cpu"``), not a prediction. Both
-are findings (``host-cpu``). Measured in the lab (docs/advisor.md): the guest's one vCPU under TCG.
+figure is the host's pace as much as the pool's, and with a log the host also copies every write's data
+into the log (``zfs_log_write``/``zvol_log_write`` copy it into the itx, ``zil_lwb_commit`` into the lwb
+buffer) and checksums each lwb, work ``sync=standard`` never does: a pool-bound figure there is an upper
+bound (``upper_bound: "host-cpu"``), not a prediction (finding ``host-cpu-saturated``, with the CPU
+seconds per IO that step measured). Adding those CPU seconds to each commit's time was tried and dropped,
+measured: it fitted one slowed lab run and made two others worse (docs/advisor.md).
 """
 
 from __future__ import annotations
@@ -90,7 +89,6 @@ class Kind(str, Enum):
     LOG_TOO_SMALL = "log-too-small"  # capacity below the txg arithmetic's figure
     SHORT_LIFE = "short-life"  # rated endurance used up before the warranty period ends
     EXTRAPOLATED = "extrapolated"  # an lwb size outside the swept sizes
-    HOST_CPU = "host-cpu-bound"  # most of each commit is the host's CPU (HOST_SATURATED), not the log's write+flush
     HOST_SATURATED = "host-cpu-saturated"  # sync=standard saturated the host's CPU: commits wait; figures are bounds
     POWER_LOSS_UNSAFE = "power-loss-unsafe"  # a real cut lost acknowledged writes: a mirror of two loses them too
     UNMIRRORED_EXPOSURE = "unmirrored-exposure"  # what an unmirrored log can lose, and only when
@@ -474,15 +472,13 @@ def _iops(b: float, us: Optional[float]) -> Optional[float]:
 
 
 def _binding(shape: LogShape, ceiling: Optional[Ceiling], without: Optional[Ceiling], lat_limit: float,
-             bw_limit: Optional[float], at_bw: bool, host_us: float, commit: float) -> Tuple[float, Kind]:
+             bw_limit: Optional[float], at_bw: bool) -> Tuple[float, Kind]:
     """(the figure, the limit that sets it) of one step: the least of the limits, named."""
     log_limit = min(x for x in (lat_limit, bw_limit) if x is not None)
     if shape.state == "indirect":
         return (without.iops if without else (ceiling.iops if ceiling else log_limit)), Kind.INDIRECT
     if ceiling is not None and ceiling.iops < log_limit:
         return ceiling.iops, Kind.POOL
-    if host_us >= 0.5 * commit and (bw_limit is None or lat_limit <= bw_limit):
-        return lat_limit, Kind.HOST_CPU
     bandwidth_bound = at_bw or (bw_limit is not None and bw_limit <= lat_limit)
     return log_limit, (Kind.LOG_BANDWIDTH if bandwidth_bound else Kind.LOG_LATENCY)
 
@@ -496,10 +492,8 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
     last = figs[-1]
     ceiling = _at_threads(data.ceiling, n)
     without = _at_threads(data.without_slog, n)
-    # one flush per commit (zil_lwb_flush_defer): the earlier full lwbs cost their write only; on a host
-    # whose CPU sync=standard saturated, the commit also waits for its record's CPU (module doc)
-    host_us = ceiling.cpu_s_per_io * 1e6 if ceiling is not None and ceiling.host_saturated else 0.0
-    head = sum((f.write_us if f.write_us is not None else f.mean_us) for f in figs[:-1]) + host_us
+    # one flush per commit (zil_lwb_flush_defer): the earlier full lwbs cost their write only
+    head = sum((f.write_us if f.write_us is not None else f.mean_us) for f in figs[:-1])
     commit = head + last.mean_us
     commit_lo = head + last.lo_us if last.lo_us is not None else None
     commit_hi = head + last.hi_us if last.hi_us is not None else None
@@ -511,9 +505,9 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
     # at AT_BANDWIDTH of its best MiB/s (its QD1 write+flush at that size)
     at_bw_bytes = sum(s for s, f in zip(writes, figs)
                       if bw and not f.extrapolated and s / (f.mean_us / 1e6) / (1 << 20) >= AT_BANDWIDTH * bw[0])
-    value, binding = _binding(shape, ceiling, without, lat_limit, bw_limit, at_bw_bytes >= 0.5 * sum(writes),
-                              host_us, commit)
-    log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH, Kind.HOST_CPU)
+    value, binding = _binding(shape, ceiling, without, lat_limit, bw_limit, at_bw_bytes >= 0.5 * sum(writes))
+    log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH)
+    saturated = ceiling is not None and ceiling.host_saturated
     rng = None
     if log_bound and commit_lo is not None and commit_hi is not None:
         cap = bw_limit if bw_limit is not None else float("inf")
@@ -534,9 +528,10 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
         "without_slog_iops": round(without.iops, 1) if without else None,
         "without_slog_basis": without.basis if without else None,
         "benefit": round(value / without.iops, 3) if without and without.iops > 0 else None,
-        "host_cpu": {"busy": round(ceiling.cpu_busy, 4), "us_per_io": round(host_us, 1)} if host_us else None,
+        "host_cpu": {"busy": round(ceiling.cpu_busy, 4), "us_per_io": round(ceiling.cpu_s_per_io * 1e6, 1)}
+        if saturated else None,
         # sync=standard's figure was the host's CPU, which the log's copy of every byte makes busier still
-        "upper_bound": _upper_bound(binding, host_us, ceiling, shape),
+        "upper_bound": _upper_bound(binding, saturated, ceiling, shape),
     }
     return step, {f.size for f in figs if f.extrapolated}
 
@@ -578,13 +573,13 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
     }
 
 
-def _upper_bound(binding: Kind, host_us: float, ceiling: Optional[Ceiling], shape: LogShape) -> Optional[str]:
+def _upper_bound(binding: Kind, saturated: bool, ceiling: Optional[Ceiling], shape: LogShape) -> Optional[str]:
     """Why a step's figure is an upper bound rather than a prediction, or None: ``host-cpu`` (sync=standard
     saturated the host's CPU, and a log adds the copy of every write to it), ``log-only`` (no data-side figure
     at all: the pool and the host could hold it lower; only the log device's limits are in it)."""
     if shape.state == "indirect":
         return None
-    if host_us and binding in (Kind.POOL, Kind.HOST_CPU):
+    if saturated and binding == Kind.POOL:
         return "host-cpu"
     if ceiling is None and binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH):
         return "log-only"
@@ -612,7 +607,7 @@ def _findings(steps: List[Dict[str, Any]], peak: Dict[str, Any], extrapolated: s
     if host:
         out.append({"kind": Kind.HOST_SATURATED.value, "threads": [s["threads"] for s in host],
                     "figures": [{"threads": s["threads"], "busy": s["host_cpu"]["busy"],
-                                 "us_per_io": s["host_cpu"]["us_per_io"], "commit_lat_us": s["commit_lat_us"],
+                                 "us_per_io": s["host_cpu"]["us_per_io"],
                                  "upper_bound": s["upper_bound"] is not None} for s in host]})
     if extrapolated:
         out.append({"kind": Kind.EXTRAPOLATED.value, "threads": [],
@@ -942,18 +937,13 @@ def words(f: Dict[str, Any]) -> str:
                 f"matters before mirroring it (slogqual powercut). Unmirrored, a crash while the log is failed "
                 f"loses at most the last {x['window_s']:g} s of sync writes ({_mib(x['exposure_bytes'])} at "
                 f"{x['rate_basis']})")
-    if kind == Kind.HOST_CPU.value:
-        x = figs[-1]
-        return (f"host-cpu-bound at {th} threads: most of each commit ({x['commit_lat_us']:.0f} µs) is the host's "
-                f"CPU, not the log's write+flush; {x['iops']:.0f} IOPS at {x['threads']} threads")
     if kind == Kind.HOST_SATURATED.value:
         x = figs[-1]
         bounds = [str(y["threads"]) for y in figs if y["upper_bound"]]
         return (f"host-cpu-saturated at {th} threads: sync=standard ran the host's CPU {x['busy'] * 100:.0f} % busy "
-                f"({x['us_per_io']:,.0f} µs of CPU per IO at {x['threads']} threads), so each commit also waits for "
-                "its record's CPU (in the figures)"
-                + (f"; at {', '.join(bounds)} threads the pool's figure is an upper bound: with a log the host also "
-                   "copies every write into the log and checksums it" if bounds else ""))
+                f"({x['us_per_io']:,.0f} µs of CPU per IO at {x['threads']} threads): its figure is the host's pace"
+                + (f"; at {', '.join(bounds)} threads it is the prediction, and an upper bound: with a log the host "
+                   "also copies every write into the log and checksums it" if bounds else ""))
     if kind == Kind.EXTRAPOLATED.value:
         x = figs[0]
         return ("extrapolated: lwb sizes " + ", ".join(size_label(s) for s in x["sizes"]) + " lie outside the swept "

@@ -16,7 +16,7 @@ from slogqual.results import load_json
 from slogqual.results import schema as S
 
 PROTOCOLS = ("iscsi", "nfs")
-BINDINGS = ("log-latency-bound", "log-bandwidth-bound", "pool-bound", "indirect-bypass", "host-cpu-bound")
+BINDINGS = ("log-latency-bound", "log-bandwidth-bound", "pool-bound", "indirect-bypass")
 KINDS = BINDINGS + ("no-benefit", "log-too-small", "short-life", "extrapolated", "power-loss-unsafe",
                     "unmirrored-exposure", "no-power-loss-evidence", "host-cpu-saturated")
 
