@@ -226,7 +226,16 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
 def run_sweeps(req: SweepRequest, progress: Optional[Progress] = None,
                on_unit: Optional[Callable[[UnitOutcome], None]] = None) -> SweepOutcome:
     """Sweep (or resume) every target of the request, one after the other, and return what became of
-    each. ``on_unit`` is told of each target as it ends (skipped ones before any is measured)."""
+    each. ``on_unit`` is told of each target as it ends (skipped ones before any is measured). What
+    describes the whole machine is read once for the run (device.one_reading)."""
+    from slogqual import device
+
+    with device.one_reading():
+        return _run_sweeps(req, progress, on_unit)
+
+
+def _run_sweeps(req: SweepRequest, progress: Optional[Progress],
+                on_unit: Optional[Callable[[UnitOutcome], None]]) -> SweepOutcome:
     progress = progress or Progress(quiet=True)
     tell = on_unit or (lambda _u: None)
     here = req.scratch_dir or os.getcwd()

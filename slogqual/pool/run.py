@@ -231,7 +231,15 @@ def pool_name_for(scenario: Scenario) -> str:
 
 
 def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> ScenarioOutcome:
-    """Run (or resume) one pool scenario on real devices and return its result document."""
+    """Run (or resume) one pool scenario on real devices and return its result document. What describes
+    the whole machine is read once for the run (device.one_reading)."""
+    from slogqual import device
+
+    with device.one_reading():
+        return _run_scenario(req, progress)
+
+
+def _run_scenario(req: ScenarioRequest, progress: Optional[Progress]) -> ScenarioOutcome:
     progress = progress or Progress(quiet=True)
     output = os.path.abspath(req.output)
     plan = _plan(req)

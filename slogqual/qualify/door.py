@@ -172,7 +172,15 @@ def _check_tray_options(req: QualifyRequest) -> List[path_ceiling.Declaration]:
 
 def plan(req: QualifyRequest) -> Options:
     """The checks, in the order a user meets them, before anything is written; then the output directory
-    is made. Returns the device runs' options."""
+    is made. Returns the device runs' options. What describes the whole machine is read once for the
+    plan (device.one_reading)."""
+    from slogqual import device
+
+    with device.one_reading():
+        return _plan(req)
+
+
+def _plan(req: QualifyRequest) -> Options:
     from slogqual.results.powercut import PowercutResult
     from slogqual.tools import fio
 
@@ -275,7 +283,16 @@ def qualify(req: QualifyRequest, opts: Optional[Options] = None, progress: Optio
             on_device: Callable[[DeviceRun], None] = lambda dr: None,
             on_note: Callable[[str], None] = lambda line: None) -> QualifyOutcome:
     """Qualify every device (in turn, or with ``parallel`` at the same time), record each in the store,
-    then write the reports. ``opts`` is what ``plan(req, …)`` returned when the caller planned first."""
+    then write the reports. ``opts`` is what ``plan(req, …)`` returned when the caller planned first.
+    What describes the whole machine is read once for the run (device.one_reading)."""
+    from slogqual import device
+
+    with device.one_reading():
+        return _qualify(req, opts, progress, on_device, on_note)
+
+
+def _qualify(req: QualifyRequest, opts: Optional[Options], progress: Optional[Progress],
+             on_device: Callable[[DeviceRun], None], on_note: Callable[[str], None]) -> QualifyOutcome:
     opts = opts or plan(req)
     progress = progress or Progress(quiet=True)
     outcome = QualifyOutcome(runs=[], out_dir=opts.out_dir)
