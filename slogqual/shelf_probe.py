@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from slogqual import environment
 from slogqual.at_once import at_once
@@ -117,13 +117,20 @@ def paths_of(targets: Sequence[Target], ceilings: Sequence[path_ceiling.Declarat
 
 def probe(targets: Sequence[Target], runtime_s: float = 1.0, sizes: Sequence[int] = PROBE_SIZES,
           progress: Optional[Progress] = None, root: str = sysfs.SYS,
-          ceilings: Sequence[path_ceiling.Declaration] = (), depth: bool = True) -> ShelfProbe:
+          ceilings: Sequence[path_ceiling.Declaration] = (), depth: bool = True,
+          paths: Optional[Mapping[str, UnitPath]] = None,
+          identities: Optional[Mapping[str, Optional[Dict[str, Any]]]] = None) -> ShelfProbe:
     """Each unit alone, then all at once, at every size that fits every target, then (``depth``) the
-    higher-queue-depth round; the paths (paths_of, with the declared ceilings); per round the analysis of
-    where the aggregate stopped."""
+    higher-queue-depth round; the paths; per round the analysis of where the aggregate stopped.
+
+    ``paths``: the units' paths by target path as the caller's plan read them (paths_of, the declared
+    ceilings set), so a run reads each unit's path once; without them they are read here (paths_of with
+    ``ceilings``). ``identities``: the units' identity records the run already holds (a sweep's ``device``),
+    a unit without one identified here."""
     progress = progress or Progress(quiet=True)
-    paths = paths_of(targets, ceilings, root)
-    identity = {t.path: (describe_target(t) or {}) for t in targets}
+    paths = [paths[t.path] for t in targets] if paths is not None else paths_of(targets, ceilings, root)
+    known = identities or {}
+    identity = {t.path: (known.get(t.path) or describe_target(t) or {}) for t in targets}
     result = ShelfProbe([t.path for t in targets], paths, runtime_s, started=environment.now_iso())
     fit = [s for s in sizes if all(t.size is None or s <= t.size for t in targets)]
     rounds = [(size, 1, _bandwidth) for size in fit]

@@ -33,6 +33,7 @@ from slogqual.outputs import check_output
 from slogqual.process import EXIT_INTERRUPTED
 from slogqual.progress import Progress, UnitProgress
 from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult, write_json_atomic
+from slogqual.results.shelf import UnitPath
 from slogqual.store.backends import is_url
 from slogqual.sweep import ENGINE_PAIR, SweepParams, SyncWriteSweep, claim_all, load_for_resume, note_resume
 from slogqual.sweep import resume_target, same_target, tray_refusal
@@ -145,6 +146,8 @@ class _Plan:
     engine_version: str
     shelf_output: Optional[str] = None  # --probe: where the shelf document goes
     ceilings: List[path_ceiling.Declaration] = field(default_factory=list)  # --path-ceiling, checked
+    # --probe: each unit's path by target path, read once here with the ceilings set, handed to the probe
+    unit_paths: Dict[str, UnitPath] = field(default_factory=dict)
 
 
 def _plan_resume(req: SweepRequest, here: str) -> Tuple[Optional[_Plan], Optional[SweepResult]]:
@@ -207,21 +210,32 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
                              "not --engine fio or NBD targets")
         shelf_output = os.path.join(os.path.dirname(outputs[0]), f"slogqual-shelf-{time.strftime('%Y%m%dT%H%M%S')}.json")
         check_output(shelf_output, "shelf result", SHELF_SCHEMA.rsplit("/", 1)[0] + "/", protect, force=req.force)
-    if ceilings:  # each names an element of the units' paths, or nothing is written
-        shelf_probe.paths_of([t for t in resolved if t], ceilings)
+    unit_paths: Dict[str, UnitPath] = {}
+    if req.probe:  # read once for the run; each ceiling names an element of them, or nothing is written
+        tray = [t for t in resolved if t]
+        unit_paths = {t.path: p for t, p in zip(tray, shelf_probe.paths_of(tray, ceilings))}
     fio_version, engine_version = engines(params, [t.kind if t else targets.KIND_SCRATCH for t in resolved])
     if req.probe and not engine_version:
         engine_version = pairbench.check_version().text
     if req.probe:
         fio.check_version()  # the probe's higher-queue-depth round (shelf_probe.DEPTH)
     units = [(tgt if tgt else targets.create_scratch(here, largest), out, None) for tgt, out in zip(resolved, outputs)]
-    return _Plan(params, units, fio_version, engine_version, shelf_output, ceilings)
+    return _Plan(params, units, fio_version, engine_version, shelf_output, ceilings, unit_paths)
 
 
 def run_sweeps(req: SweepRequest, progress: Optional[Progress] = None,
                on_unit: Optional[Callable[[UnitOutcome], None]] = None) -> SweepOutcome:
     """Sweep (or resume) every target of the request, one after the other, and return what became of
-    each. ``on_unit`` is told of each target as it ends (skipped ones before any is measured)."""
+    each. ``on_unit`` is told of each target as it ends (skipped ones before any is measured). What
+    describes the whole machine is read once for the run (device.one_reading)."""
+    from slogqual import device
+
+    with device.one_reading():
+        return _run_sweeps(req, progress, on_unit)
+
+
+def _run_sweeps(req: SweepRequest, progress: Optional[Progress],
+                on_unit: Optional[Callable[[UnitOutcome], None]]) -> SweepOutcome:
     progress = progress or Progress(quiet=True)
     tell = on_unit or (lambda _u: None)
     here = req.scratch_dir or os.getcwd()
@@ -258,7 +272,7 @@ def run_sweeps(req: SweepRequest, progress: Optional[Progress] = None,
 def _probe(plan: _Plan, outcome: SweepOutcome, progress: Progress) -> None:
     """--probe: the units swept to the end, each alone and all at once (still claimed), into the shelf
     document; nothing when fewer than two were."""
-    swept = [u.path for u in outcome.units if u.result is not None and u.error is None]
+    swept = {u.path: u.result.device for u in outcome.units if u.result is not None and u.error is None}
     tray = [t for t, _, _ in plan.units if t.path in swept]
     if len(tray) < 2:
         progress.say("no together vs alone: fewer than two units were swept")
@@ -266,7 +280,7 @@ def _probe(plan: _Plan, outcome: SweepOutcome, progress: Progress) -> None:
     # the sweep's own sizes where bandwidth matters, when it has any (--sizes 128k keeps a probe short)
     sizes = [s for s in plan.params.sizes if s >= shelf_probe.PROBE_SIZES[0]] or shelf_probe.PROBE_SIZES
     outcome.shelf = shelf_probe.probe(tray, plan.params.runtime_s, sizes=sizes, progress=progress,
-                                      ceilings=plan.ceilings)
+                                      paths=plan.unit_paths, identities=swept)
     write_json_atomic(plan.shelf_output, outcome.shelf.to_dict())
     outcome.shelf_path = plan.shelf_output
     progress.say(f"shelf: {plan.shelf_output}")

@@ -386,3 +386,50 @@ def test_identify_runs_the_path_programs_through_their_doors(tmp_path, monkeypat
     assert rec.tools["camcontrol devlist"] == "used" and rec.tools["devinfo"].startswith("failed: ")
     assert [(e["kind"], e["name"]) for e in rec.topology["elements"]] == [("ata-port", "ata0"), ("scsi-host", "ata0")]
     assert "devinfo -rv gave nothing: the bridges above ata0 are unknown" in rec.topology["notes"]
+
+
+def test_a_run_reads_the_whole_machines_programs_once_for_all_its_disks_and_forgets_them_after(tmp_path,
+                                                                                               monkeypatch):
+    import json
+
+    from slogqual import device
+
+    nodes = [tmp_path / "ada0", tmp_path / "ada1"]  # VBOX's two disks, on ata0 and ata1
+    for node in nodes:
+        node.write_text("")
+    outputs = {DEVLIST: VBOX, tuple(devinfo.argv()): MAC_TREE, tuple(pciconf.argv()): MAC_PCI,
+               **{tuple(camcontrol.argv_identify(n.name)): (1, "", "") for n in nodes}}
+    asked = []
+    runner = bsdhost.recorded(outputs, str(tmp_path)).runner
+
+    def recording(argv, **kw):
+        asked.append(tuple(argv))
+        return runner(argv, **kw)
+
+    monkeypatch.setattr(run, "which", lambda name: f"/sbin/{name}")
+    monkeypatch.setattr(run, "run", recording)
+
+    def machine_reads():
+        counts = [asked.count(argv) for argv in F.MACHINE_WIDE]
+        asked.clear()
+        return counts
+
+    def records():
+        return [json.dumps(freebsd.identify(str(n)).to_dict()) for n in nodes]
+
+    apart = records()
+    assert machine_reads() == [2, 2]  # without a run's scope: once a disk
+    with device.one_reading():
+        together = records()
+        walked = F.walk(str(nodes[0]))  # the live host's path, walked in the same run: the same reading
+    assert machine_reads() == [1, 1]
+    assert together == apart  # the records byte-equal
+    assert walked.to_dict()["elements"] == json.loads(together[0])["topology"]["elements"]
+    records()
+    assert machine_reads() == [2, 2]  # the run ended: its reading is gone, the next one reads the machine anew
+    # a recorded host is a machine of its own: walked twice in a run, its programs run once
+    host = bsdhost.Host(runner=recording, dev=str(tmp_path))
+    with device.one_reading():
+        assert F.walk("/dev/ada0", host) == F.walk("/dev/ada0", host)
+        freebsd.identify(str(nodes[0]))  # the live host: its own reading
+    assert machine_reads() == [2, 2]

@@ -21,6 +21,7 @@ write rate: the relations the analysis judges are the seeds' own.
 """
 
 import dataclasses
+import json
 
 import pytest
 
@@ -219,6 +220,35 @@ def test_a_recorded_path_is_read_back_and_a_bad_one_is_named(lab_sys):  # noqa: 
     doc["pool"]["devices"]["/dev/sda"]["topology"]["elements"][1].pop("key")
     with pytest.raises(UsageError, match=r"pool.devices\[/dev/sda\].topology.elements\[1\].key' is missing"):
         ScenarioResult.from_dict(doc, "r.json")
+
+
+def test_the_runner_keeps_the_path_each_record_carries_and_reads_only_a_missing_one(tmp_path, monkeypatch,
+                                                                                     lab_sys):  # noqa: F811
+    from slogqual.analysis import path_ceiling
+    from slogqual.pool import run
+
+    def as_identify_records(name):  # linux.identify's topology: the disk's walk, named by the path given
+        path = T.walk(name, lab_sys)
+        path.device = f"/dev/{name}"
+        return path
+
+    plain = str(tmp_path / "a-file")
+    identities = {f"/dev/{n}": {"path": f"/dev/{n}", "topology": as_identify_records(n).to_dict()}
+                  for n in ("sda", "sdb")}
+    identities[plain] = {"path": plain, "error": "identification failed"}  # a record without a path
+    walks, reads = [], []
+    walk, recorded = T.walk, T.recorded
+    monkeypatch.setattr(T, "walk", lambda *a, **kw: walks.append(a) or walk(*a, **kw))
+    monkeypatch.setattr(T, "recorded", lambda d, *a, **kw: reads.append(d) or recorded(d, *a, **kw))
+    ceilings = path_ceiling.parse_all(["/dev/sdb:scsi-host=3m"])
+    paths = run._paths(list(identities), ceilings, identities, lab_sys)
+    assert walks == [] and reads == [plain]  # the records' paths kept; the file's read, once
+    # byte-equal to what the runner read for itself before: each disk's walk, the ceiling set
+    expected = [as_identify_records(n) for n in ("sda", "sdb")]
+    path_ceiling.apply(expected, ceilings)
+    assert json.dumps([paths["/dev/sda"], paths["/dev/sdb"]]) == json.dumps([p.to_dict() for p in expected])
+    assert any(e.get("declared") for e in paths["/dev/sdb"]["elements"])
+    assert "not a block device" in paths[plain]["error"]
 
 
 # --- a recorded bandwidth-bound stripe behind a path whose ceiling was declared ---------------------------

@@ -72,3 +72,57 @@ def test_probe_is_bad_input_before_anything_is_written(tmp_path, extra, words):
                  "--quiet", "-o", tmp_path / "out", cwd=tmp_path)
     assert p.returncode == 2 and words in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert a.read_bytes() == b"\0" * (8 << 20)
+
+
+def _recorded_paths(monkeypatch, tree, names):
+    """Each file's path from the host read from the recorded sysfs ``tree`` as the disk ``names[file]``
+    (test_shelf's two-HBA shelf), every read counted: a file has no path of its own to declare a ceiling on."""
+    from slogqual.device import topology as T
+
+    reads = []
+
+    def unit_path(path, root=None, host=None):
+        reads.append(path)
+        unit = T.walk(names[path], tree)
+        unit.device = path
+        return unit
+
+    monkeypatch.setattr(T, "unit_path", unit_path)
+    return reads
+
+
+def test_a_probing_sweep_reads_each_units_path_and_identity_once_and_records_the_plans(tmp_path, monkeypatch,
+                                                                                       pair_engine):
+    from slogqual import device
+    from slogqual.analysis import path_ceiling
+    from slogqual.device import topology as T
+    from slogqual.sweep import SweepParams
+    from slogqual.sweep_run import SweepRequest, run_sweeps
+    from test_shelf import two_hba_tree
+
+    tree = two_hba_tree(tmp_path / "sys")
+    names = {str(tmp_path / f"{n}.img"): n for n in ("sdb", "sde")}
+    for f in names:
+        with open(f, "wb") as fh:
+            fh.write(b"\0" * (8 << 20))
+    reads = _recorded_paths(monkeypatch, tree, names)
+    identified = []
+    real_identify = device.identify
+    monkeypatch.setattr(device, "identify", lambda path: identified.append(path) or real_identify(path))
+    req = SweepRequest(targets=list(names), params=SweepParams(sizes=[128 * KiB], runtime_s=0.1, settle_s=0),
+                       parallel=True, probe=True, path_ceilings=["host2=3m"], output_dir=str(tmp_path / "out"),
+                       record_in_store=False)
+    (tmp_path / "out").mkdir()
+    outcome = run_sweeps(req)
+    assert outcome.exit_code == 0 and outcome.shelf is not None
+    # once each: the plan's read (checking the ceiling) is the probe's; the sweep's identity is the probe's
+    assert sorted(reads) == sorted(names)
+    assert sorted(identified) == sorted(names)
+    # the document holds what the probe read for itself before: the same paths with the ceiling set
+    expected = [T.walk(n, tree) for n in names.values()]
+    for unit, f in zip(expected, names):
+        unit.device = f
+    path_ceiling.apply(expected, path_ceiling.parse_all(["host2=3m"], lambda u: u))
+    doc = json.loads(open(outcome.shelf_path).read())
+    assert json.dumps(doc["paths"]) == json.dumps([p.to_dict() for p in expected])
+    assert [e["name"] for e in doc["paths"][0]["elements"] if e.get("declared_ceiling")] == ["host2"]

@@ -24,7 +24,8 @@ from slogqual.device.record import DeviceRecord
 from slogqual.errors import ToolError, UsageError
 from slogqual.tools import sysfs
 
-__all__ = ["identify", "claim_for_writing", "candidates", "DeviceRecord", "Claim", "Finding", "safety_findings"]
+__all__ = ["identify", "claim_for_writing", "candidates", "DeviceRecord", "Claim", "Finding", "safety_findings",
+           "one_reading"]
 
 
 def identify(path: str) -> DeviceRecord:
@@ -43,6 +44,15 @@ def identify(path: str) -> DeviceRecord:
     from slogqual.device import linux
 
     return linux.identify(path)
+
+
+def one_reading() -> ContextManager[None]:
+    """A run's scope: within it what describes the whole machine (FreeBSD's devinfo -rv and pciconf -lvc,
+    device/freebsd_topology.one_reading) is read once for every device identified or walked; after it,
+    forgotten, so the next run reads the machine as it is then."""
+    from slogqual.device import freebsd_topology
+
+    return freebsd_topology.one_reading()
 
 
 def _freebsd_interlocks(host) -> bool:

@@ -26,6 +26,7 @@ from slogqual.device.facts import FILL
 from slogqual.device.record import DeviceRecord, Link, LinkEnd
 from slogqual.errors import ToolError, UsageError
 from slogqual.tools.freebsd import camcontrol, devinfo, diskinfo, geom, nvmecontrol, pciconf
+from slogqual.tools.freebsd.host import LIVE
 
 
 def transport_of(name: str, attachment: Optional[str] = None) -> str:
@@ -313,8 +314,8 @@ def _run_text(argv, tools: Dict[str, str], tool: Optional[str] = None) -> Option
     if _run.which(argv[0]) is None:
         tools[tool] = "absent"
         return None
-    try:
-        proc = _run.run(argv, timeout=60, typed_timeout=True)
+    try:  # the live host's: devinfo and pciconf once per run (freebsd_topology.one_reading)
+        proc = freebsd_topology.machine_run(LIVE, argv, lambda: _run.run(argv, timeout=60, typed_timeout=True))
     except ToolError as exc:  # a hung geom/diskinfo/camcontrol: recorded, as a failure is
         tools[tool] = f"failed: {exc}"
         return None

@@ -35,9 +35,11 @@ tools/freebsd/host.Host (the live one, or recorded outputs in the tests).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from typing import Any, Dict, List, Optional, Tuple
+import threading
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from slogqual.device import classify as C
 from slogqual.errors import ToolError
@@ -267,10 +269,59 @@ def announce_verb(disk: str) -> str:
     return "identify" if disk.startswith("ada") else "inquiry"
 
 
+# --- the whole machine's programs: read once per run --------------------------------------------------------
+
+# devinfo -rv and pciconf -lvc print the whole machine, the same for every disk of a run
+MACHINE_WIDE = (tuple(devinfo.argv()), tuple(pciconf.argv()))
+_Ran = Any  # a finished run (subprocess.CompletedProcess, from its door) or the ToolError it raised
+_reading_lock = threading.Lock()
+_reading: Optional[Dict[Tuple[Any, Tuple[str, ...]], _Ran]] = None  # (host, argv) -> what it gave, in a run
+_depth = 0
+
+
+@contextlib.contextmanager
+def one_reading() -> Iterator[None]:
+    """Within: a run. The machine-wide programs (MACHINE_WIDE) run once per host and what they gave (the
+    output, or the error) serves every disk identified or walked; nested or overlapping runs share the
+    reading. When the last run leaves, it is forgotten: outside, and in a long-lived process's next run, the
+    programs run again, so a run never sees another run's machine."""
+    global _reading, _depth
+    with _reading_lock:
+        _depth += 1
+        if _reading is None:
+            _reading = {}
+    try:
+        yield
+    finally:
+        with _reading_lock:
+            _depth -= 1
+            if _depth == 0:
+                _reading = None
+
+
+def machine_run(host: Any, argv: List[str], run: Callable[[], Any]) -> Any:
+    """``run()``, argv's finished run on ``host``; for a machine-wide program within one_reading, the
+    run's first answer (a ToolError raised again) for every later disk of that host."""
+    key = (host, tuple(str(a) for a in argv))
+    with _reading_lock:
+        kept = _reading if key[1] in MACHINE_WIDE else None
+        if kept is not None and key not in kept:
+            try:
+                kept[key] = run()
+            except ToolError as exc:
+                kept[key] = exc
+        got = kept.get(key) if kept is not None else None
+    if got is None:
+        return run()
+    if isinstance(got, ToolError):
+        raise got
+    return got
+
+
 def _output(host: Host, argv: List[str], tool: str, notes: List[str]) -> Optional[str]:
     """argv's stdout; None (and a note) when the program is missing, hangs or fails."""
     try:
-        proc = host.run(argv)
+        proc = machine_run(host, argv, lambda: host.run(argv))
     except ToolError as exc:
         notes.append(f"{tool}: {exc}")
         return None

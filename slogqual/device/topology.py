@@ -204,6 +204,14 @@ def _name_from_lspci(units: Sequence[UnitPath]) -> None:
     name_pci(units, tree)
 
 
+def named_here(units: Sequence[UnitPath], root: str = sysfs.SYS) -> None:
+    """The units' PCI elements named from this host's ``lspci -tv``, run once for all of them, as unit_path
+    names one it reads from this host's /sys: for paths a device record carried (sysfs's, read at ``root``)."""
+    here = [u for u in units if u.source == SOURCE_SYSFS and u.error is None]
+    if here and os.path.realpath(root) == os.path.realpath(sysfs.SYS):
+        _name_from_lspci(here)
+
+
 def _freebsd(host) -> bool:
     return host is not None or sys.platform.startswith("freebsd")
 

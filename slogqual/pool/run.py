@@ -29,7 +29,7 @@ from slogqual.pool.scenario import Scenario, load_scenario
 from slogqual.progress import Progress
 from slogqual.results.scenario import ScenarioResult
 from slogqual.results.shelf import UnitPath
-from slogqual.tools import fio, fio_client
+from slogqual.tools import fio, fio_client, sysfs
 from slogqual.tools import zfs as _zfs
 
 # Inside the lab guest, 'lab:N' names the N-th emulated device; the guest's job sets this variable.
@@ -103,6 +103,7 @@ class _Plan:
     clients: List[str] = field(default_factory=list)  # what drives each step: fio server endpoints ...
     fio_servers: int = 0  # ... and fio servers of our own on loopback
     paths: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # device -> its recorded path (a new run)
+    identities: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # device -> its record (a new run)
 
 
 def _plan(req: ScenarioRequest) -> _Plan:
@@ -169,7 +170,8 @@ def _plan_devices(req: ScenarioRequest) -> _Plan:
     if len(set(data + logs)) != len(data + logs):
         raise UsageError("a device is named twice")
     check_result_path(req.output, data + logs, req.force)
-    return _Plan(scenario, data, logs, None, paths=_paths(data + logs, ceilings))
+    identities = _identities(data + logs)
+    return _Plan(scenario, data, logs, None, paths=_paths(data + logs, ceilings, identities), identities=identities)
 
 
 def _unit_device(unit: str) -> str:
@@ -178,12 +180,31 @@ def _unit_device(unit: str) -> str:
     return os.path.realpath(dev) if os.sep in dev else dev
 
 
-def _paths(devices: List[str], ceilings: List[path_ceiling.Declaration]) -> Dict[str, Dict[str, Any]]:
+def _identities(devices: List[str]) -> Dict[str, Dict[str, Any]]:
+    """Each device's identity record (read only: taken while planning, as a lone qualification reads it
+    before its claim), or the reason it has none."""
+    from slogqual import device as _device
+
+    identities: Dict[str, Dict[str, Any]] = {}
+    for dev in devices:
+        try:
+            identities[dev] = _device.identify(dev).to_dict()
+        except SlogqualError as exc:
+            identities[dev] = {"path": dev, "error": str(exc)}
+    return identities
+
+
+def _paths(devices: List[str], ceilings: List[path_ceiling.Declaration],
+           identities: Dict[str, Dict[str, Any]], root: str = sysfs.SYS) -> Dict[str, Dict[str, Any]]:
     """Each device's path from the host as the result records it (which elements a pair of logs shares:
-    analysis.pair_ceiling), with the declared ceilings set; one that names no element is bad input, now."""
+    analysis.pair_ceiling), with the declared ceilings set; one that names no element is bad input, now.
+    The path is the one the device's record carries (read once, by identify), read here only for a record
+    without one; named from this host's lspci as topology.recorded names a path it reads."""
     from slogqual.device import topology
 
-    paths = [UnitPath.from_dict(topology.recorded(d)) for d in devices]
+    carried = {d: identities[d].get("topology") for d in devices}
+    paths = [UnitPath.from_dict(carried[d] if carried[d] else topology.recorded(d, root)) for d in devices]
+    topology.named_here([p for d, p in zip(devices, paths) if carried[d]], root)
     path_ceiling.apply(paths, ceilings)
     return {d: p.to_dict() for d, p in zip(devices, paths)}
 
@@ -210,7 +231,15 @@ def pool_name_for(scenario: Scenario) -> str:
 
 
 def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> ScenarioOutcome:
-    """Run (or resume) one pool scenario on real devices and return its result document."""
+    """Run (or resume) one pool scenario on real devices and return its result document. What describes
+    the whole machine is read once for the run (device.one_reading)."""
+    from slogqual import device
+
+    with device.one_reading():
+        return _run_scenario(req, progress)
+
+
+def _run_scenario(req: ScenarioRequest, progress: Optional[Progress]) -> ScenarioOutcome:
     progress = progress or Progress(quiet=True)
     output = os.path.abspath(req.output)
     plan = _plan(req)
@@ -224,13 +253,9 @@ def run_scenario(req: ScenarioRequest, progress: Optional[Progress] = None) -> S
         for dev in plan.data + plan.logs:  # the interlocks, for every device, before anything is written
             stack.enter_context(_device.claim_for_writing(dev, req.destroy_data, exclusive=False))
         if result is None:
-            identities: Dict[str, Any] = {}
+            identities = plan.identities
             for dev in plan.data + plan.logs:
-                try:
-                    identities[dev] = _device.identify(dev).to_dict()
-                except SlogqualError as exc:
-                    identities[dev] = {"path": dev, "error": str(exc)}
-                identities[dev]["topology"] = plan.paths[dev]  # read while planning, with any declared ceiling
+                identities[dev]["topology"] = plan.paths[dev]  # with any declared ceiling
             result = new_result(plan.scenario, req.quick, req.layout, plan.data, plan.logs, fio_version,
                                 req.argv, identities)
             result.origin = req.origin

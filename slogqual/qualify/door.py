@@ -29,7 +29,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from slogqual import shelf_probe
 from slogqual import target as targets
@@ -44,7 +44,7 @@ from slogqual.qualify import profile as profiles
 from slogqual.qualify.run import DeviceRun, Options, load_scenario_results, scenario_documents, stems
 from slogqual.results import schema, write_json_atomic
 from slogqual.results.schema import prefix
-from slogqual.results.shelf import ShelfResult
+from slogqual.results.shelf import ShelfResult, UnitPath
 from slogqual.target import Target
 
 JUNIT_MARK = '<testsuites name="slogqual'
@@ -135,26 +135,27 @@ SHELF_NAME = "shelf.json"
 
 
 def _plan_tray(req: QualifyRequest, prof: profiles.Profile, sizes: List[int],
-               ceilings: List[path_ceiling.Declaration]) -> List[Target]:
+               ceilings: List[path_ceiling.Declaration]) -> Tuple[List[Target], Dict[str, UnitPath]]:
     """--parallel: every device resolved before anything is written (a path that cannot be used is bad
-    input, as in ``sweep --parallel``), none named twice; --probe's engine checked."""
+    input, as in ``sweep --parallel``), none named twice; --probe's engine checked and the devices' paths
+    read, once for the run, by target path."""
     from slogqual.sweep import ENGINE_PAIR, SweepParams, same_target
 
     largest = max(sizes + [prof.steady_size])
     tray = [targets.resolve(spec, largest) for spec in req.devices]
     same_target(list(tray), done="qualified")
-    if req.probe:
-        if len(tray) < 2:
-            raise UsageError("--probe measures several devices alone and together: name two or more")
-        params = SweepParams(mode=prof.mode, sizes=sizes)
-        if any(params.engine_for(t) != ENGINE_PAIR for t in tray):
-            raise UsageError("--probe measures with the pair engine: files and block devices under a profile in "
-                             "flush mode, not NBD targets")
-        from slogqual.tools import pairbench
-        pairbench.check_version()
-    if ceilings:  # each names an element of the devices' paths, or nothing is written
-        shelf_probe.paths_of(tray, ceilings)
-    return tray
+    if not req.probe:
+        return tray, {}
+    if len(tray) < 2:
+        raise UsageError("--probe measures several devices alone and together: name two or more")
+    params = SweepParams(mode=prof.mode, sizes=sizes)
+    if any(params.engine_for(t) != ENGINE_PAIR for t in tray):
+        raise UsageError("--probe measures with the pair engine: files and block devices under a profile in "
+                         "flush mode, not NBD targets")
+    from slogqual.tools import pairbench
+    pairbench.check_version()
+    # each ceiling names an element of the paths, or nothing is written
+    return tray, {t.path: p for t, p in zip(tray, shelf_probe.paths_of(tray, ceilings))}
 
 
 def _check_tray_options(req: QualifyRequest) -> List[path_ceiling.Declaration]:
@@ -171,7 +172,15 @@ def _check_tray_options(req: QualifyRequest) -> List[path_ceiling.Declaration]:
 
 def plan(req: QualifyRequest) -> Options:
     """The checks, in the order a user meets them, before anything is written; then the output directory
-    is made. Returns the device runs' options."""
+    is made. Returns the device runs' options. What describes the whole machine is read once for the
+    plan (device.one_reading)."""
+    from slogqual import device
+
+    with device.one_reading():
+        return _plan(req)
+
+
+def _plan(req: QualifyRequest) -> Options:
     from slogqual.results.powercut import PowercutResult
     from slogqual.tools import fio
 
@@ -190,7 +199,7 @@ def plan(req: QualifyRequest) -> Options:
     if req.quick_bytes < 128 * 1024:
         raise UsageError("--quick-bytes must be at least 128k")
     ceilings = _check_tray_options(req)
-    tray = _plan_tray(req, prof, sizes, ceilings) if req.parallel else []
+    tray, unit_paths = _plan_tray(req, prof, sizes, ceilings) if req.parallel else ([], {})
     out_dir = os.path.abspath(req.out_dir or f"slogqual-qualify-{time.strftime('%Y%m%dT%H%M%S')}")
     if req.junit:  # before the output directory is made: a refused run writes nothing
         _guard(req, req.junit, "JUnit report", text_mark(JUNIT_MARK, lines=2))
@@ -221,7 +230,7 @@ def plan(req: QualifyRequest) -> Options:
         argv=list(req.argv), fio_version=fio_version, powercut=powercut, powercut_path=req.powercut,
         parallel=req.parallel, skip_refused=req.skip_refused, targets=tray,
         shelf_output=os.path.join(out_dir, SHELF_NAME) if req.probe else None,
-        ceilings=ceilings)
+        ceilings=ceilings, unit_paths=unit_paths)
 
 
 class _Recorder:
@@ -274,7 +283,16 @@ def qualify(req: QualifyRequest, opts: Optional[Options] = None, progress: Optio
             on_device: Callable[[DeviceRun], None] = lambda dr: None,
             on_note: Callable[[str], None] = lambda line: None) -> QualifyOutcome:
     """Qualify every device (in turn, or with ``parallel`` at the same time), record each in the store,
-    then write the reports. ``opts`` is what ``plan(req, …)`` returned when the caller planned first."""
+    then write the reports. ``opts`` is what ``plan(req, …)`` returned when the caller planned first.
+    What describes the whole machine is read once for the run (device.one_reading)."""
+    from slogqual import device
+
+    with device.one_reading():
+        return _qualify(req, opts, progress, on_device, on_note)
+
+
+def _qualify(req: QualifyRequest, opts: Optional[Options], progress: Optional[Progress],
+             on_device: Callable[[DeviceRun], None], on_note: Callable[[str], None]) -> QualifyOutcome:
     opts = opts or plan(req)
     progress = progress or Progress(quiet=True)
     outcome = QualifyOutcome(runs=[], out_dir=opts.out_dir)
@@ -386,7 +404,7 @@ def _probe(opts: Options, units: List[tuple], progress: Progress, outcome: Quali
         return
     try:
         outcome.shelf = shelf_probe.probe([t for _, t in units], opts.runtime_s, progress=progress,
-                                          ceilings=opts.ceilings)
+                                          paths=opts.unit_paths, identities={t.path: dr.record for dr, t in units})
         write_json_atomic(opts.shelf_output, outcome.shelf.to_dict())
     except (SlogqualError, OSError) as exc:
         on_note(f"error: together vs alone: {exc}; the verdicts stand")

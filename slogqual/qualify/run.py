@@ -61,6 +61,9 @@ class Options:
     targets: List[Target] = field(default_factory=list)  # --parallel: every device resolved while planning
     shelf_output: Optional[str] = None  # --probe: where the together-vs-alone document goes
     ceilings: List[Any] = field(default_factory=list)  # --path-ceiling: analysis.path_ceiling.Declaration
+    # --probe: each device's path (results.shelf.UnitPath) by target path, read once while planning with
+    # the ceilings set, handed to the probe
+    unit_paths: Dict[str, Any] = field(default_factory=dict)
 
 
 def load_scenario_results(paths: List[str]) -> Dict[str, Dict[str, Any]]:
