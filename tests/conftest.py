@@ -405,3 +405,20 @@ def pytest_terminal_summary(terminalreporter):
         # where CI's time budget goes (a shared guest's boot and jobs count in its first test)
         for spent, nodeid in sorted(_SECONDS_BY_TEST, reverse=True)[:10]:
             terminalreporter.write_line(f"  {spent:7.1f} s  {nodeid}")
+
+
+@pytest.fixture
+def dev(tmp_path):
+    """A /dev of the test's own (the FreeBSD tests' recorded hosts): disk nodes are symlinks to the real
+    /dev/zero; ``dev("ada0")`` makes one and gives its path, ``dev.dir`` is the directory."""
+    d = tmp_path / "dev"
+    d.mkdir()
+
+    def node(name):
+        p = d / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink("/dev/zero", p)
+        return str(p)
+
+    node.dir = str(d)
+    return node

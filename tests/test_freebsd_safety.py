@@ -41,22 +41,6 @@ def cap(name):
         return fh.read()
 
 
-@pytest.fixture
-def dev(tmp_path):
-    """A /dev of the test's own: disk nodes are symlinks to the real /dev/zero."""
-    d = tmp_path / "dev"
-    d.mkdir()
-
-    def node(name):
-        p = d / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink("/dev/zero", p)
-        return str(p)
-
-    node.dir = str(d)
-    return node
-
-
 def machine(dev_dir, over=None):
     """Recorded outputs: a TrueNAS machine's `geom disk list` (nvd0 r1w1e2, ada0 r1w1e3, da0 r0w0e0), an
     Azure VM's `mount -p` (/dev/label/rootfs on /, /dev/da1s1 on /mnt/resource), a `swapctl -l` with

@@ -109,21 +109,6 @@ def test_controller_of_a_partition_or_namespace_node():
 
 # --- the snapshot on a recorded FreeBSD host --------------------------------------------------------------------
 
-@pytest.fixture
-def dev(tmp_path):
-    d = tmp_path / "dev"
-    d.mkdir()
-
-    def node(name):
-        p = d / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink("/dev/zero", p)
-        return str(p)
-
-    node.dir = str(d)
-    return node
-
-
 def snap_of(path, outputs, dev_dir):
     return thermal.snapshot(path, host=bsdhost.recorded(outputs, dev_dir))
 
