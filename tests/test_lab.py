@@ -286,10 +286,15 @@ def test_a_calibrated_cap_binds_on_a_slowed_host(tmp_path, slow_host):
     the guest measures the device uncapped at boot, caps it at a quarter of that, and a 128 KiB QD1 sweep
     of it then runs at the cap (the rate filter's half-second bucket lets it over by 0.5 s of cap in the
     sweep's 3 s: x1.17 — 14.1 MiB/s for a 12.3 MiB/s cap, measured), while the calibration's own capped check
-    agreed (lab-calibration.json)."""
+    agreed (lab-calibration.json).
+
+    The control: the same device class uncapped (a sas-ssd on the same virtio-scsi path), swept right after in
+    the same guest. Where the host let even it carry no more than the cap, the host set the pace, not the cap:
+    the test says so with the figures and skips (CI run 31, in lanes beside the other lane's heavy guest: the
+    capped device ran 5.4 MiB/s under an 8.4 MiB/s cap that boot's calibration had put at a quarter of 33.5)."""
     out = tmp_path / "out"
-    proc = slogqual("lab", "run", "-q", "-o", str(out), "--device", "capped-ssd", "--", "sh", "-c",
-                    "mkdir -p sweep && slogqual sweep $SLOGQUAL_LAB_DEVICES --sizes 128k --runtime 3 --settle 1 "
+    proc = slogqual("lab", "run", "-q", "-o", str(out), "--device", "capped-ssd", "--device", "sas-ssd", "--", "sh",
+                    "-c", "mkdir -p sweep && slogqual sweep $SLOGQUAL_LAB_DEVICES --sizes 128k --runtime 3 --settle 1 "
                     "--destroy-data -o sweep --quiet --format table")
     slowed = slow_host.stop()
     assert proc.returncode == 0, (out / "lab-console.log").read_text()[-3000:] if out.exists() else proc.stderr
@@ -302,15 +307,23 @@ def test_a_calibrated_cap_binds_on_a_slowed_host(tmp_path, slow_host):
     assert cal["index"] == 0 and cal["share"] == 0.25 and cal["measured_ios"] > 100, cal
     assert cal["cap_bytes_s"] == int(cal["measured_bytes_s"] * 0.25), cal
     assert cal["verified_bytes_s"] <= 1.3 * cal["cap_bytes_s"], cal
-    (sweep,) = [json.loads(f.read_text()) for f in (out / "sweep").glob("*.json")]
-    point = sweep["points"][0]
+    sweeps = {d["target"]["path"]: d for d in (json.loads(f.read_text()) for f in (out / "sweep").glob("*.json"))}
+    assert len(sweeps) == 2 and cal["path"] in sweeps, sorted(sweeps)
+    point = sweeps.pop(cal["path"])["points"][0]
+    (control,) = [d["points"][0] for d in sweeps.values()]
     got, secs = point["mbps"] * 2**20, point["runtime_ms"] / 1000
     # after the settle pause the rate filter's bucket is full: RATE_BURST_S seconds of cap come on top of the
     # run's own, plus at most one request the bucket lets through; 3 % for the guest's clock against nbdkit's
     from slogqual.lab.runner import RATE_BURST_S
 
     ceiling = cal["cap_bytes_s"] * (1 + float(RATE_BURST_S) / secs) * 1.03 + 128 * 1024 / secs
-    assert 0.85 * cal["cap_bytes_s"] <= got <= ceiling, (point["mbps"], point["ios"], secs, ceiling / 2**20, cal)
+    figures = {"capped": (point["mbps"], point["ios"], secs), "ceiling_mibs": ceiling / 2**20,
+               "uncapped_sibling": (control["mbps"], control["ios"]), "cal": cal}
+    assert got <= ceiling, figures  # the cap binds: never above it, however fast the host
+    if control["mbps"] * 2**20 < cal["cap_bytes_s"] / 0.85:
+        pytest.skip(f"the host let the uncapped sibling carry {control['mbps']:.2f} MiB/s, under the cap's "
+                    f"{cal['cap_bytes_s'] / 2**20:.2f} / 0.85: the host, not the cap, set the pace ({figures})")
+    assert 0.85 * cal["cap_bytes_s"] <= got, figures  # ... and reached: what the host allowed was above it
 
 
 def test_sigkill_leaves_no_process_and_the_next_run_removes_the_job_dir(tmp_path):
