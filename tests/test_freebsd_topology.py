@@ -367,10 +367,9 @@ def test_the_checker_takes_a_path_without_a_source_and_refuses_one_that_is_not_t
         check_topology(schema.Checker("test"), dict(path, source=3), "device.topology")
 
 
-def test_identify_runs_the_path_programs_through_their_doors(tmp_path, monkeypatch):
-    node = tmp_path / "ada0"
-    node.write_text("")
-    outputs = {DEVLIST: VBOX, tuple(camcontrol.argv_identify("ada0")): (1, "", "")}
+def _record_runs(outputs, tmp_path, monkeypatch):
+    """Serve ``outputs`` as this host's programs (a recorded FreeBSD host): (the argvs asked, in order; the
+    recording runner itself, for a Host of its own)."""
     asked = []
     runner = bsdhost.recorded(outputs, str(tmp_path)).runner
 
@@ -380,6 +379,14 @@ def test_identify_runs_the_path_programs_through_their_doors(tmp_path, monkeypat
 
     monkeypatch.setattr(run, "which", lambda name: f"/sbin/{name}")
     monkeypatch.setattr(run, "run", recording)
+    return asked, recording
+
+
+def test_identify_runs_the_path_programs_through_their_doors(tmp_path, monkeypatch):
+    node = tmp_path / "ada0"
+    node.write_text("")
+    outputs = {DEVLIST: VBOX, tuple(camcontrol.argv_identify("ada0")): (1, "", "")}
+    asked, recording = _record_runs(outputs, tmp_path, monkeypatch)
     rec = freebsd.identify(str(node))
     for argv in (DEVLIST, tuple(devinfo.argv()), tuple(pciconf.argv()), tuple(camcontrol.argv_identify("ada0"))):
         assert argv in asked
@@ -399,15 +406,7 @@ def test_a_run_reads_the_whole_machines_programs_once_for_all_its_disks_and_forg
         node.write_text("")
     outputs = {DEVLIST: VBOX, tuple(devinfo.argv()): MAC_TREE, tuple(pciconf.argv()): MAC_PCI,
                **{tuple(camcontrol.argv_identify(n.name)): (1, "", "") for n in nodes}}
-    asked = []
-    runner = bsdhost.recorded(outputs, str(tmp_path)).runner
-
-    def recording(argv, **kw):
-        asked.append(tuple(argv))
-        return runner(argv, **kw)
-
-    monkeypatch.setattr(run, "which", lambda name: f"/sbin/{name}")
-    monkeypatch.setattr(run, "run", recording)
+    asked, recording = _record_runs(outputs, tmp_path, monkeypatch)
 
     def machine_reads():
         counts = [asked.count(argv) for argv in F.MACHINE_WIDE]
