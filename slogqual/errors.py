@@ -5,7 +5,7 @@ Exit codes are part of the interface (acceptance scripts key on them):
   2  bad input or a missing/too-old dependency (nothing was measured)
   3  a device was refused by the safety interlocks (nothing was written)
 
-External programs (slogqual.tools.run is the one door to them) fail in one of five typed ways, each
+External programs (slogqual.tools.spawn is the one door to them) fail in one of five typed ways, each
 a ToolError carrying ``program``, ``argv`` and ``stderr_tail`` (the last lines the program wrote on
 stderr), and each also in the family above whose exit code it takes:
 

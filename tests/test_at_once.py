@@ -1,4 +1,4 @@
-"""slogqual.at_once and tools.run.stopped_by: units in worker threads, ended by their stop event as an
+"""slogqual.sweep.at_once and tools.spawn.stopped_by: units in worker threads, ended by their stop event as an
 interrupt ends a lone run's program (real programs: sleep, cat; events and pids, not sleeps, tell when)."""
 
 import os
@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from slogqual.at_once import at_once
-from slogqual.tools import run as R
+from slogqual.sweep.at_once import at_once
+from slogqual.tools import spawn as R
 
 
 def _alive(pid):

@@ -125,7 +125,7 @@ def powercut_arena(arena, monkeypatch):
     """The arena, with the power-cut runs (here and in the lab) replaced by a failure: a number that is
     not refused at parse time fails the test instead of running."""
     import slogqual.lab.powercut as lab_powercut
-    import slogqual.powercut.run as powercut_run
+    import slogqual.powercut.engine as powercut_run
 
     def too_late(*_a, **_k):
         raise AssertionError("the power-cut run started: the input was not refused at parse time")

@@ -531,7 +531,7 @@ def test_gpart_show_without_p_is_refused_not_read_as_partitions_named_1_2(name):
     # without -p gpart names an entry by its index ("1", "2"), which the interlocks would match against
     # provider names (da0p1) and miss: the parser refuses it, in one line naming gpart and what it needs
     from slogqual.errors import ToolOutputError
-    from slogqual.tools import run
+    from slogqual.tools import spawn as run
     from slogqual.tools.freebsd import gpart
 
     with pytest.raises(ValueError, match="without -p"):

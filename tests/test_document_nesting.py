@@ -8,7 +8,7 @@ import pytest
 from conftest import slogqual
 from slogqual.results import MAX_DEPTH, load_json, load_sweep
 from slogqual.results.schema import DocumentError
-from slogqual.sweep import load_for_resume
+from slogqual.sweep.engine import load_for_resume
 
 
 def _sweep(**over):

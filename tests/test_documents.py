@@ -50,7 +50,7 @@ def test_earlier_qualification_document_loads_and_round_trips_unchanged():
 
 
 def test_a_document_the_current_runner_writes_loads():
-    from slogqual.pool.runner import new_result
+    from slogqual.pool.engine import new_result
     from slogqual.pool.scenario import load_scenario
     from slogqual.results.scenario import ScenarioStep
     old = read(SCENARIOS[0])

@@ -5,7 +5,7 @@ import pytest
 from conftest import read_fixture
 from slogqual.errors import MeasurementError, UsageError
 from slogqual.results import LAT_BASIS_COMPLETION, LAT_BASIS_FLUSH_BOUND
-from slogqual.sweep import point_from_fio
+from slogqual.sweep.engine import point_from_fio
 from slogqual.tools import fio
 
 

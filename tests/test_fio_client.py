@@ -17,7 +17,7 @@ from conftest import need, read_fixture
 from slogqual.errors import MeasurementError, ToolFailedError, ToolOutputError, UsageError
 from slogqual.tools import fio
 from slogqual.tools import fio_client as fc
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 RECORDED = ("2-fsync-4k", "3-ramp-4k", "1-fsync-4k")
 

@@ -18,7 +18,8 @@ import sys
 import pytest
 
 from conftest import FIXTURES
-from slogqual import device, paths, target
+from slogqual import device, paths
+from slogqual.sweep import target
 from slogqual.device import freebsd_safety, interlock, zfslabel
 from slogqual.errors import RefusedError, UsageError
 from slogqual.tools import zpool
@@ -151,7 +152,7 @@ def test_a_program_that_fails_refuses(dev, tmp_path):
 def test_the_sweep_claim_takes_the_freebsd_path_on_freebsd(dev, tmp_path, monkeypatch):
     # what `slogqual sweep` calls (sweep.claim_target -> device.claim_for_writing), with the platform
     # saying FreeBSD and the live host answering from the recordings
-    from slogqual import sweep
+    from slogqual.sweep import engine as sweep
 
     path = dev("nvd0")
     monkeypatch.setattr(bsdhost, "LIVE", machine(dev.dir))

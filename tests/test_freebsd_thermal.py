@@ -20,7 +20,7 @@ from conftest import read_fixture
 from slogqual.device import thermal
 from slogqual.errors import ToolFailedError, ToolOutputError
 from slogqual.tools import nvme, smartctl
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 from slogqual.tools.freebsd import host as bsdhost
 from slogqual.tools.freebsd import nvmecontrol
 

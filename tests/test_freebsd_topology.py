@@ -35,7 +35,7 @@ from slogqual.errors import SlogqualError
 from slogqual.results import schema
 from slogqual.results.device import check_record, check_topology
 from slogqual.results.shelf import UnitPath
-from slogqual.tools import run
+from slogqual.tools import spawn as run
 from slogqual.tools.freebsd import camcontrol, devinfo, pciconf
 from slogqual.tools.freebsd import host as bsdhost
 

@@ -103,7 +103,7 @@ def test_the_walk_sees_the_violations_it_is_there_to_catch(tmp_path, monkeypatch
 def argv_outside_tools(path, rel):
     """List literals starting with a program slogqual knows (tools/run.PROGRAMS), outside tools/: an
     argv built away from its tool's module."""
-    from slogqual.tools.run import PROGRAMS
+    from slogqual.tools.spawn import PROGRAMS
     if rel.startswith("slogqual/tools/"):
         return []
     tree = ast.parse(open(path, encoding="utf-8").read(), path)
@@ -305,7 +305,7 @@ def import_edges(path, known):
                 base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
             targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
         for t in targets:
-            while t and t not in known:  # import slogqual.tools.run.X never happens; a.b.c of a.b's module
+            while t and t not in known:  # import slogqual.tools.spawn.X never happens; a.b.c of a.b's module
                 t = t.rpartition(".")[0]
             if t:
                 edges[t] = min(edges.get(t, node.lineno), node.lineno)

@@ -11,7 +11,7 @@ import pytest
 from slogqual.device import linux
 from slogqual.errors import ToolMissingError
 from slogqual.tools import lsblk, lspci, nvme, smartctl, sysfs
-from slogqual.tools.run import ToolVersion
+from slogqual.tools.spawn import ToolVersion
 from test_device_identity import lab_sys, text  # noqa: F401 (the recorded tree, unpacked once)
 
 SMARTCTL = {"sda": "qemu-lab-scsi-hd.json", "sdb": "qemu-lab-sata-hdd-wcache.json", "nvme0n1": "qemu-lab-nvme.json"}

@@ -10,7 +10,7 @@ import pytest
 from conftest import need
 from slogqual.errors import ToolFailedError
 from slogqual.tools import mount, nfsd, nfsmount
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 from slogqual.tools.freebsd import mount as freebsd_mount
 from slogqual.tools.freebsd import nfsserver
 

@@ -12,8 +12,8 @@ from slogqual.errors import UsageError
 from slogqual.report import overtime_plot
 from slogqual.results import SweepResult
 from slogqual.results.schema import DocumentError
-from slogqual.sweep import SweepParams, point_from_pair
-from slogqual.target import Target
+from slogqual.sweep.engine import SweepParams, point_from_pair
+from slogqual.sweep.target import Target
 from slogqual.units import GiB, MiB, parse_percent, parse_sustain
 
 MS = 1_000_000  # ns

@@ -225,7 +225,7 @@ def test_a_recorded_path_is_read_back_and_a_bad_one_is_named(lab_sys):  # noqa: 
 def test_the_runner_keeps_the_path_each_record_carries_and_reads_only_a_missing_one(tmp_path, monkeypatch,
                                                                                      lab_sys):  # noqa: F811
     from slogqual.analysis import path_ceiling
-    from slogqual.pool import run
+    from slogqual.pool import door as run
 
     def as_identify_records(name):  # linux.identify's topology: the disk's walk, named by the path given
         path = T.walk(name, lab_sys)

@@ -12,8 +12,8 @@ import pytest
 from slogqual.analysis import percentiles
 from slogqual.errors import ToolFailedError, ToolOutputError, ToolTooOldError, UsageError
 from slogqual.results import LAT_BASIS_FLUSH_BOUND, LAT_BASIS_PAIR, SweepPoint, SweepResult, schema
-from slogqual.sweep import ENGINE_FIO, ENGINE_PAIR, SweepParams, point_from_pair
-from slogqual.target import KIND_BLOCK, KIND_FILE, KIND_NBD, Target
+from slogqual.sweep.engine import ENGINE_FIO, ENGINE_PAIR, SweepParams, point_from_pair
+from slogqual.sweep.target import KIND_BLOCK, KIND_FILE, KIND_NBD, Target
 from slogqual.tools import pairbench
 
 
@@ -233,7 +233,7 @@ def test_garbage_output_is_tool_output_error(tmp_path):
 
 
 def test_a_wrong_version_is_refused(tmp_path, monkeypatch):
-    from slogqual.tools import run as _run
+    from slogqual.tools import spawn as _run
     monkeypatch.setattr(pairbench, "locate", lambda build_if_missing=True: fake(tmp_path, "echo 'pairbench 4'"))
     _run.clear_version_cache()
     with pytest.raises(ToolTooOldError, match="not pairbench 3"):

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import engine_summary
 from slogqual.analysis import overtime, percentiles, precision
-from slogqual.sweep import point_from_pair
+from slogqual.sweep.engine import point_from_pair
 from slogqual.tools import pairbench
 
 STARTED = "2026-11-26T00:00:00+00:00"

@@ -11,7 +11,7 @@ from conftest import FIXTURES
 from slogqual.analysis import shelf as A
 from slogqual.device import topology as T
 from slogqual.results.shelf import Element, UnitPath
-from slogqual.tools import lspci, run
+from slogqual.tools import lspci, spawn as run
 
 from test_device_identity import host_sys  # noqa: F401 (this host's recorded sysfs tree, unpacked once)
 

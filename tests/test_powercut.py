@@ -20,7 +20,7 @@ from slogqual.errors import UsageError
 from slogqual.powercut import records as R
 from slogqual.powercut import verify as V
 from slogqual.powercut.recorder import Recorder, RecorderClient, RecorderServer, load_journal, parse_address
-from slogqual.powercut.run import PowercutOptions, check_options, verify_run
+from slogqual.powercut.engine import PowercutOptions, check_options, verify_run
 from slogqual.results import schema as S
 from slogqual.results.powercut import PowercutResult
 from slogqual.tools import cutcmd, nvme, smartctl, sysfs
@@ -228,7 +228,7 @@ def test_emulation_refuses_a_block_device():
 
 
 def test_secrets_in_cut_commands_never_reach_the_result():
-    from slogqual.powercut.run import PowercutRun, redact_secrets
+    from slogqual.powercut.engine import PowercutRun, redact_secrets
 
     argv = cutcmd.parse("ipmitool -I lanplus -H bmc -U admin -P hunter2 chassis power off")
     assert redact_secrets(argv) == ["ipmitool", "-I", "lanplus", "-H", "bmc", "-U", "admin", "-P", "***", "chassis",
@@ -462,7 +462,7 @@ def test_the_writer_door_refuses_before_it_writes(tmp_path):
 
 
 def test_powercut_run_starts_the_writer_module_not_the_cli():
-    from slogqual.powercut.run import PowercutRun
+    from slogqual.powercut.engine import PowercutRun
 
     run = PowercutRun(PowercutOptions(target="/dev/sdx", cut_cmd=["true"]))
     argv = run._writer("/dev/sdx", 3, ("127.0.0.1", 7207), under_claim=True).argv
@@ -556,7 +556,7 @@ def _device_run(tmp_path, powercut_file, spec, record=None):
     """A qualify device run given --powercut (nothing measured): what it takes of the result."""
     from slogqual.progress import Progress
     from slogqual.qualify import profile as profiles
-    from slogqual.qualify.run import DeviceRun, Options
+    from slogqual.qualify.engine import DeviceRun, Options
 
     path = os.path.join(FIX, "powercut", powercut_file)
     opts = Options(profile=profiles.load("strict-plp"), devices=[spec], out_dir=str(tmp_path),

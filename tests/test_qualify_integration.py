@@ -252,13 +252,13 @@ def test_sigterm_keeps_the_verdict_document_and_exits_130(tmp_path, profile, sto
 
 
 def test_qualify_runs_scenarios_through_the_library_not_the_cli(tmp_path, monkeypatch, store_env):
-    # qualify's scenario criterion is a library call (pool.run.run_scenario): with the CLI made unusable,
+    # qualify's scenario criterion is a library call (pool.door.run_scenario): with the CLI made unusable,
     # the scenario still runs — and fails here, where no pool can be built from two 4 MiB files — and its
     # failure is the criterion's reason, with the document saying which command asked for it.
     import slogqual.cli
     from slogqual.progress import Progress
     from slogqual.qualify import profile as P
-    from slogqual.qualify import run as qrun
+    from slogqual.qualify import engine as qrun
 
     def no_cli(*args, **kwargs):
         raise AssertionError("qualify called the CLI")

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import ROOT, fixture_path, need, slogqual
-from slogqual.tools import run as tools_run
+from slogqual.tools import spawn as tools_run
 
 pytestmark = [need("gnuplot"), pytest.mark.skipif(
     shutil.which("chromium") is None,

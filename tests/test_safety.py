@@ -402,7 +402,7 @@ def test_device_mapper_holder_is_refused_always():
 @pytest.mark.lab
 def test_zfs_pool_member_refused_always_while_imported():
     dev = lab_disk()
-    from slogqual.tools import run as _run
+    from slogqual.tools import spawn as _run
 
     if _run.which("zpool") is None or not os.path.isdir("/sys/module/zfs"):
         pytest.skip("ZFS (module and zpool) is not available here")
@@ -462,7 +462,7 @@ def test_lab_sweep_records_identity_and_warns(tmp_path):
 
 def test_probes_that_hang_fail_closed(loops, monkeypatch):
     """blkid and wipefs timing out (a dying disk): the device counts as unprobed, refused unless --destroy-data."""
-    from slogqual.tools import run as _run
+    from slogqual.tools import spawn as _run
 
     real = _run.run
 

@@ -16,7 +16,7 @@ from slogqual.analysis import scenario as scenario_analysis
 from slogqual.analysis.scenario import analyse, step_label
 from slogqual.errors import UsageError
 from slogqual.pool import variants
-from slogqual.pool.runner import PoolScenarioRun
+from slogqual.pool.engine import PoolScenarioRun
 from slogqual.pool.scenario import load_scenario
 from slogqual.progress import Progress
 from slogqual.report import scaling_plot
@@ -125,7 +125,7 @@ log = "mirror"
 
 def test_a_scenario_whose_every_slog_is_a_pair_is_refused_with_one_log_before_anything(tmp_path):
     from slogqual.lab.scenario import LabScenarioRequest, run_scenario as run_in_lab
-    from slogqual.pool.run import ScenarioRequest, _plan, run_scenario
+    from slogqual.pool.door import ScenarioRequest, _plan, run_scenario
 
     toml = tmp_path / "pairs-only.toml"
     toml.write_text(PAIRS_ONLY)

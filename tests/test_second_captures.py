@@ -12,7 +12,7 @@ import pytest
 
 from conftest import read_fixture
 from slogqual.errors import ToolOutputError
-from slogqual.tools import lspci, run, smartctl
+from slogqual.tools import lspci, smartctl, spawn as run
 from slogqual.tools.freebsd import ctld, gpart
 
 

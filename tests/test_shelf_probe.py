@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from slogqual import target as targets
+from slogqual.sweep import target as targets
 from slogqual.analysis import shelf as A
 from slogqual.device import claim_for_writing
 from slogqual.results.shelf import ShelfResult
-from slogqual.shelf_probe import DEPTH, SHELF_SCHEMA, probe
+from slogqual.sweep.shelf_probe import DEPTH, SHELF_SCHEMA, probe
 from slogqual.units import KiB
 
 pytestmark = pytest.mark.integration
@@ -96,8 +96,8 @@ def test_a_probing_sweep_reads_each_units_path_and_identity_once_and_records_the
     from slogqual import device
     from slogqual.analysis import path_ceiling
     from slogqual.device import topology as T
-    from slogqual.sweep import SweepParams
-    from slogqual.sweep_run import SweepRequest, run_sweeps
+    from slogqual.sweep.engine import SweepParams
+    from slogqual.sweep.door import SweepRequest, run_sweeps
     from test_shelf import two_hba_tree
 
     tree = two_hba_tree(tmp_path / "sys")

@@ -53,7 +53,7 @@ def test_smartctl_75_json_thresholds_synthetic():
 
 def test_health_falls_back_to_text_without_json(monkeypatch):
     from slogqual.errors import ToolTooOldError
-    from slogqual.tools import run as _run
+    from slogqual.tools import spawn as _run
     import subprocess
 
     def too_old():

@@ -645,7 +645,7 @@ def test_a_target_that_shrinks_under_the_run_is_named_and_fails_the_run(tmp_path
 def test_a_file_cut_and_grown_back_to_its_old_size_is_still_a_changed_target(tmp_path):
     """The engine's writes can grow a truncated file back to exactly its old size before anyone looks:
     the hole the cut left tells (a unit check of target.identity / identity_changes on a real file)."""
-    from slogqual.target import KIND_FILE, Target, identity, identity_changes
+    from slogqual.sweep.target import KIND_FILE, Target, identity, identity_changes
 
     img = tmp_path / "t.img"
     img.write_bytes(b"\1" * (4 << 20))

@@ -4,7 +4,7 @@ import os
 import pytest
 
 from conftest import need
-from slogqual import target as targets
+from slogqual.sweep import target as targets
 from slogqual.errors import UsageError
 
 

@@ -15,7 +15,7 @@ from slogqual.analysis import thermal as analysis
 from slogqual.device import thermal
 from slogqual.errors import ToolFailedError, ToolOutputError
 from slogqual.tools import nvme, smartctl, sysfs
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 THERMAL_FIELDS = ("temperature_c", "warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count",
                   "thm_temp2_trans_count", "thm_temp1_total_time_s", "thm_temp2_total_time_s", "sensors_c")

@@ -1,4 +1,4 @@
-"""The one contract for external programs (slogqual.tools.run): missing, too old, timed out, failed
+"""The one contract for external programs (slogqual.tools.spawn): missing, too old, timed out, failed
 and unparseable each raise their typed error, carrying program, argv and the stderr tail, whichever
 tool module is asked.
 
@@ -16,7 +16,7 @@ import pytest
 from slogqual.errors import (MeasurementError, MissingDependencyError, ToolError, ToolFailedError, ToolMissingError,
                              ToolOutputError, ToolTimeoutError, ToolTooOldError, UsageError)
 from slogqual.tools import findmnt, fio, gnuplot, lsblk, lspci, nbdkit, nvme, qemu, smartctl, wipefs, zfs, zpool
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 from slogqual.tools.freebsd import sysctl
 
 REAL_RUN = _run.run
@@ -511,7 +511,7 @@ def test_a_helper_dies_with_a_slogqual_killed_by_sigkill(door):
     start = {"run": "_run.run(['sleep', '30'])", "popen": "_run.popen(['sleep', '30'])",
              "Background": "_run.Background(['sleep', '30']).start()"}[door]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parent = subprocess.Popen([sys.executable, "-c", f"import time\nfrom slogqual.tools import run as _run\n{start}\n"
+    parent = subprocess.Popen([sys.executable, "-c", f"import time\nfrom slogqual.tools import spawn as _run\n{start}\n"
                                "time.sleep(30)"], env=dict(os.environ, PYTHONPATH=root))
     try:
         deadline = time.monotonic() + 20

@@ -21,7 +21,7 @@ from slogqual.analysis import shelf as A
 from slogqual.device import topology as T
 from slogqual.report import document, wording
 from slogqual.results import SweepResult
-from slogqual.shelf_probe import ProbeSize, ShelfProbe
+from slogqual.sweep.shelf_probe import ProbeSize, ShelfProbe
 
 from test_device_identity import lab_sys  # noqa: F401 (the recorded tree, unpacked once)
 from test_shelf import seed003_tree

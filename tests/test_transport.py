@@ -342,7 +342,7 @@ def test_a_signal_that_lands_inside_an_undo_step_waits_for_the_whole_teardown():
 # --- fio clients driving a step (constructed scenarios; the real run is in tests/test_scenario_lab.py) ----
 
 def _runner(**extra):
-    from slogqual.pool.runner import PoolScenarioRun
+    from slogqual.pool.engine import PoolScenarioRun
     from slogqual.progress import Progress
     from slogqual.tools.fio_client import Endpoint
 
@@ -365,7 +365,7 @@ def test_the_luns_are_split_among_the_fio_clients_in_blocks_with_distinct_job_na
 
 
 def test_more_fio_clients_than_luns_or_a_bad_endpoint_is_refused_before_anything(tmp_path):
-    from slogqual.pool.run import ScenarioRequest, run_scenario
+    from slogqual.pool.door import ScenarioRequest, run_scenario
 
     out = tmp_path / "r.json"
     for kw, words in (({"fio_servers": 3}, "3 fio clients for 2 LUN"),
@@ -381,7 +381,7 @@ def test_more_fio_clients_than_luns_or_a_bad_endpoint_is_refused_before_anything
 def test_a_resumed_run_is_driven_by_the_fio_clients_it_began_with(tmp_path):
     """--resume takes the recorded drivers; naming others is one line before anything is touched (the
     remaining steps would not compare with the finished ones)."""
-    from slogqual.pool.run import ScenarioRequest, _plan
+    from slogqual.pool.door import ScenarioRequest, _plan
 
     doc = json.loads(read_fixture("scenario", "iscsi-4k-randwrite-lio-lab-quick.json"))
     doc["status"] = "interrupted"

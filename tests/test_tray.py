@@ -106,11 +106,11 @@ def test_a_target_named_twice_is_bad_input(tmp_path):
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
 
 
-# --- the door below the CLI (issue #27): slogqual.sweep_run.run_sweeps, on real files ----------------------
+# --- the door below the CLI (issue #27): slogqual.sweep.door.run_sweeps, on real files ----------------------
 
 def _request(targets, out, **kw):
-    from slogqual.sweep import SweepParams
-    from slogqual.sweep_run import SweepRequest
+    from slogqual.sweep.engine import SweepParams
+    from slogqual.sweep.door import SweepRequest
 
     params = SweepParams(mode="flush", sizes=[4096], runtime_s=0.2, settle_s=0)
     return SweepRequest(targets=[str(t) for t in targets], params=params, output=str(out), record_in_store=False,
@@ -119,7 +119,7 @@ def _request(targets, out, **kw):
 
 def test_the_door_refuses_a_tray_with_a_target_another_run_holds(tmp_path):
     from slogqual.errors import RefusedError
-    from slogqual.sweep_run import run_sweeps
+    from slogqual.sweep.door import run_sweeps
 
     held, free = tmp_path / "held.img", tmp_path / "free.img"
     for f in (held, free):
@@ -134,7 +134,7 @@ def test_the_door_refuses_a_tray_with_a_target_another_run_holds(tmp_path):
 
 
 def test_the_door_skips_the_held_target_and_sweeps_the_other(tmp_path):
-    from slogqual.sweep_run import run_sweeps
+    from slogqual.sweep.door import run_sweeps
 
     held, free = tmp_path / "held.img", tmp_path / "free.img"
     for f in (held, free):

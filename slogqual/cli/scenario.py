@@ -10,7 +10,7 @@ import time
 from slogqual.analysis import scenario as scenario_analysis
 from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.pool.builder import LAYOUTS, ZFS_APIS, safe_name
-from slogqual.pool.run import ScenarioRequest, run_scenario
+from slogqual.pool.door import ScenarioRequest, run_scenario
 from slogqual.pool.scenario import builtin_names, load_scenario
 from slogqual.process import EXIT_INTERRUPTED
 from slogqual.progress import Progress

@@ -12,9 +12,9 @@ from slogqual.process import EXIT_INTERRUPTED
 from slogqual.progress import Progress
 from slogqual.report.text import diskinfo_lines, sweep_table
 from slogqual.results import SweepResult
-from slogqual.sweep import SweepParams
-from slogqual.sweep import DEFAULT_MAX_RUNTIME_S, ENGINE_AUTO, ENGINES
-from slogqual.sweep_run import SweepRequest, UnitOutcome, run_sweeps
+from slogqual.sweep.engine import SweepParams
+from slogqual.sweep.engine import DEFAULT_MAX_RUNTIME_S, ENGINE_AUTO, ENGINES
+from slogqual.sweep.door import SweepRequest, UnitOutcome, run_sweeps
 from slogqual.analysis.overtime import DEFAULT_INTERVAL_MS
 from slogqual.tools import fio
 from slogqual.units import DEFAULT_SIZES, KiB, parse_percent, parse_sizes, parse_sustain

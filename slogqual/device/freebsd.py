@@ -308,7 +308,7 @@ def _pcie_link(name: str, devices, asked: bool) -> Link:
 def _run_text(argv, tools: Dict[str, str], tool: Optional[str] = None) -> Optional[str]:
     """stdout of argv; None when it failed or the program is absent, which ``tools[tool]`` (the program's
     name unless given) then says."""
-    from slogqual.tools import run as _run
+    from slogqual.tools import spawn as _run
 
     tool = tool or argv[0]
     if _run.which(argv[0]) is None:

@@ -46,7 +46,7 @@ from slogqual.device import interlock
 from slogqual.device.interlock import HOLDERS, MOUNTED, OPEN, PARTITIONS, SIGNATURE, SWAP, Claim, Finding
 from slogqual.errors import RefusedError, ToolError, UsageError
 from slogqual.tools import zpool
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 from slogqual.tools.freebsd import geom, glabel, gpart, mount, swapctl
 from slogqual.tools.freebsd import host as freebsd_host
 from slogqual.tools.freebsd.host import LIVE, Host

@@ -20,7 +20,7 @@ from slogqual.device.facts import FILL, OVERRIDE
 from slogqual.device.record import DeviceRecord, Link, LinkEnd
 from slogqual.errors import ToolError, UsageError
 from slogqual.tools import lsblk, lspci, nvme, smartctl, sysfs
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 
 IDENTITY_FIELDS = ("model", "vendor", "serial", "firmware", "capacity", "logical_sector", "physical_sector",

@@ -36,7 +36,7 @@ from slogqual.device.interlock import HOLDERS, MOUNTED, OPEN, PARTITIONS, PROBE,
 from slogqual.device.interlock import Claim, Finding
 from slogqual.errors import RefusedError, ToolError, UsageError
 from slogqual.tools import blkid, findmnt, procfs, sysfs, wipefs, zpool
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 # Processes that open every block device briefly after it changes (udev's watch rule); not users.
 TRANSIENT_PROBERS = {"systemd-udevd", "(udev-worker)", "udevd"}

@@ -46,7 +46,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from slogqual.errors import ToolError, ToolMissingError
 from slogqual.paths import is_nbd_uri
 from slogqual.tools import nvme, smartctl, sysfs
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 from slogqual.tools.freebsd import nvmecontrol
 
 SOURCE_NVME = "nvme smart-log"

@@ -73,7 +73,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         args = p.parse_args(argv)
 
         def work() -> int:
-            from slogqual.pool.run import lab_device_paths
+            from slogqual.pool.door import lab_device_paths
             return run_writers(parse_plan(args.plan), lab_device_paths)
 
         return process.one_line(work)

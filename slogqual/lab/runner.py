@@ -39,7 +39,7 @@ from slogqual.lab.devices import DeviceInstance
 from slogqual.lab.image import LabImage
 from slogqual.tools import owned as _owned
 from slogqual.tools import qemu as _qemu
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 log = logging.getLogger("slogqual.lab")
 

@@ -1,7 +1,7 @@
 """A pool scenario in the lab guest, as a library call.
 
 The guest runs ``slogqual scenario run`` on its emulated devices (named ``lab:N``, see
-pool.run.lab_device_paths) and writes its result into the lab's results directory; this module
+pool.door.lab_device_paths) and writes its result into the lab's results directory; this module
 boots it (lab.run), brings the result and the log candidates' sweeps next to the requested output,
 points the result at the host copies of those sweeps and records the result in the host's store
 (the guest's store is gone with the guest).
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, TextIO
 
 from slogqual.errors import SlogqualError, UsageError
-from slogqual.pool.run import ScenarioOutcome, check_result_path
+from slogqual.pool.door import ScenarioOutcome, check_result_path
 from slogqual.results import write_json_atomic
 from slogqual.results.scenario import ScenarioResult
 

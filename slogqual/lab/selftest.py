@@ -18,7 +18,7 @@ from typing import Dict, List
 
 from slogqual.tools import fio as fio_tool
 from slogqual.tools import kstat, udevadm, zfs, zpool
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 POOL = "sqlabcheck"
 VOL = f"{POOL}/vol"

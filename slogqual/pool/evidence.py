@@ -17,7 +17,7 @@ from typing import Dict, List, Optional
 from slogqual.results.scenario import log_ops
 from slogqual.errors import MeasurementError, ToolOutputError
 from slogqual.tools import kstat as _kstat
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 from slogqual.tools import zfs as _zfs
 from slogqual.tools import zpool as _zpool
 

@@ -78,8 +78,8 @@ def measure(logs: Sequence[str], load_bs: int, quick: bool, output: str, progres
             fio_version: str, argv: Optional[List[str]], done: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     """Sweep each log candidate not in ``done`` (the scenario holds its devices already claimed),
     writing each sweep next to the scenario result as ``<result>.log<N>.sweep.json``."""
-    from slogqual import target as targets
-    from slogqual.sweep import SweepParams, SyncWriteSweep
+    from slogqual.sweep import target as targets
+    from slogqual.sweep.engine import SweepParams, SyncWriteSweep
 
     sizes = sizes_for(load_bs)
     params = SweepParams(mode="flush", sizes=sizes, runtime_s=1.0 if quick else 5.0, settle_s=0.5 if quick else 1.0)

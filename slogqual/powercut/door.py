@@ -95,9 +95,9 @@ def _guard(path: str, what: str, ours, inputs: Sequence[Optional[str]], force: b
 
 def plan_run(req: PowercutRequest):
     """The checks of a run, before anything is created or written; returns the run's options
-    (slogqual.powercut.run.PowercutOptions) with the output resolved to an absolute path."""
+    (slogqual.powercut.engine.PowercutOptions) with the output resolved to an absolute path."""
     from slogqual import store
-    from slogqual.powercut.run import DEFAULT_EMULATED_SIZE, PowercutOptions, check_options
+    from slogqual.powercut.engine import DEFAULT_EMULATED_SIZE, PowercutOptions, check_options
 
     store.Store(req.store)  # a bad --store / $SLOGQUAL_STORE is refused now (nothing opened yet)
     store.refuse_overwrite(req.target, "the power-cut test would overwrite it", req.store)
@@ -120,7 +120,7 @@ def run_powercut(req: PowercutRequest, progress: Callable[[str], None] = lambda 
     """Write, cut, verify, ``req.cycles`` times; record the result in the store. ``opts`` is what
     ``plan_run(req)`` returned when the caller planned first (to say where the result goes)."""
     from slogqual import store
-    from slogqual.powercut.run import PowercutRun
+    from slogqual.powercut.engine import PowercutRun
 
     opts = opts or plan_run(req)
     job = PowercutRun(opts, progress)
@@ -148,7 +148,7 @@ def verify_powercut(req: VerifyRequest) -> PowercutOutcome:
     (with ``req.output``) and record it in the store."""
     from slogqual import store
     from slogqual.powercut.recorder import RecorderClient, load_journal
-    from slogqual.powercut.run import verify_run
+    from slogqual.powercut.engine import verify_run
     from slogqual.results import write_json_atomic
 
     if (req.recorder is None) == (req.journal is None):

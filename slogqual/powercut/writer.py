@@ -98,7 +98,7 @@ def check_target(path: str) -> int:
     """The writer's target checked as sweep checks its own (target.check_writable: one line; exit 3 for
     a read-only device, 2 for one the OS will not open for writing), before anything is written; returns
     its size."""
-    from slogqual.target import check_writable, device_size
+    from slogqual.sweep.target import check_writable, device_size
 
     # a disk (a block device; on FreeBSD a character device) or a regular file, in paths' one vocabulary
     pk = paths.kind_of(path)

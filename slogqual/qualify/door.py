@@ -3,7 +3,7 @@ capability, below the CLI).
 
 Everything between "these devices, this profile" and "here are the verdicts" lives here: the bad-input
 checks before anything is written (the profile's sizes, the output directory and every file it will hold,
-the JUnit file, the power-cut result), the device runs in turn (qualify.run.DeviceRun), the result store
+the JUnit file, the power-cut result), the device runs in turn (qualify.engine.DeviceRun), the result store
 (every device's sweep, scenario results and qualification document), and the reports (JUnit, HTML) after
 the verdicts are saved. The caller is told of each finished device (``on_device``) and of notes and
 errors that do not change a verdict (``on_note``); a report that cannot be written is such a note, and
@@ -15,7 +15,7 @@ kept, the reports are written for the finished devices and ``outcome.interrupted
 ``parallel`` (issue #30, a shelf at once): the devices are a tray. Every one is resolved while planning
 (bad input before anything is written), identified, then claimed before any is written: one refusal
 refuses the run (exit 3, no document), unless ``skip_refused``, which judges each refused device REFUSED
-as its lone run would and names it. The claimed devices are measured at the same time (slogqual.at_once:
+as its lone run would and names it. The claimed devices are measured at the same time (slogqual.sweep.at_once:
 preconditioning, steady state and sweep, one thread each); ``probe`` then measures them alone and
 together (shelf_probe) while still claimed; with the claims released, each device's scenarios (in turn)
 and verdict follow. Each document is the one a lone run writes. An interrupt ends every device as it
@@ -31,21 +31,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from slogqual import shelf_probe
-from slogqual import target as targets
+from slogqual.sweep import shelf_probe
+from slogqual.sweep import target as targets
 from slogqual.analysis import path_ceiling
-from slogqual.at_once import at_once
+from slogqual.sweep.at_once import at_once
 from slogqual.process import EXIT_INTERRUPTED
 from slogqual.errors import SlogqualError, UsageError
 from slogqual.outputs import check_output, text_mark
 from slogqual.progress import Progress, UnitProgress
 from slogqual.qualify import judge, output
 from slogqual.qualify import profile as profiles
-from slogqual.qualify.run import DeviceRun, Options, load_scenario_results, scenario_documents, stems
+from slogqual.qualify.engine import DeviceRun, Options, load_scenario_results, scenario_documents, stems
 from slogqual.results import schema, write_json_atomic
 from slogqual.results.schema import prefix
 from slogqual.results.shelf import ShelfResult, UnitPath
-from slogqual.target import Target
+from slogqual.sweep.target import Target
 
 JUNIT_MARK = '<testsuites name="slogqual'
 HTML_MARK = '<meta name="generator" content="slogqual'
@@ -139,7 +139,7 @@ def _plan_tray(req: QualifyRequest, prof: profiles.Profile, sizes: List[int],
     """--parallel: every device resolved before anything is written (a path that cannot be used is bad
     input, as in ``sweep --parallel``), none named twice; --probe's engine checked and the devices' paths
     read, once for the run, by target path."""
-    from slogqual.sweep import ENGINE_PAIR, SweepParams, same_target
+    from slogqual.sweep.engine import ENGINE_PAIR, SweepParams, same_target
 
     largest = max(sizes + [prof.steady_size])
     tray = [targets.resolve(spec, largest) for spec in req.devices]
@@ -335,7 +335,7 @@ def _at_once(req: QualifyRequest, opts: Options, progress: Progress, outcome: Qu
              on_device: Callable[[DeviceRun], None], on_note: Callable[[str], None]) -> None:
     """--parallel: the tray identified and claimed all or nothing, measured at the same time (still
     claimed: --probe), then each device's scenarios and verdict in turn."""
-    from slogqual.sweep import claim_all, tray_refusal
+    from slogqual.sweep.engine import claim_all, tray_refusal
 
     lab_cache: dict = {}
     runs = [DeviceRun(opts, spec, stem, UnitProgress(spec, progress), lab_cache)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
 from slogqual.errors import UsageError
-from slogqual.target import KIND_NBD, Target
+from slogqual.sweep.target import KIND_NBD, Target
 from slogqual.tools import fio
 from slogqual.units import GiB, MiB
 

@@ -47,7 +47,7 @@ class CriterionResult:
         return out
 
 
-# The document's keys in the order the qualification writes them (slogqual.qualify.run); every one a field.
+# The document's keys in the order the qualification writes them (slogqual.qualify.engine); every one a field.
 _KEYS = ("schema", "verdict", "exit_code", "error", "target", "name", "identity", "device", "profile", "precondition",
          "steady_state", "sweep", "scenarios", "criteria", "rules", "summary", "warnings", "notes", "environment",
          "started", "finished", "store")

@@ -156,7 +156,7 @@ def _written(d: Dict[str, Any], absent: frozenset, extra: Dict[str, Any], order:
 
 @dataclass
 class PoolRecord:
-    """``pool``: the pool every configuration was built on (pool.runner.new_result writes it)."""
+    """``pool``: the pool every configuration was built on (pool.engine.new_result writes it)."""
 
     layout: str  # the data vdevs' layout: stripe, mirror, raidz1, raidz2
     data: List[str]  # the data devices, as given
@@ -207,7 +207,7 @@ class PoolRecord:
 @dataclass
 class ScenarioEnvironment:
     """``environment``: the host and the programs the run measured with (slogqual.environment.collect,
-    and the OpenZFS versions pool.run adds). Every key optional: a key a document lacked stays absent."""
+    and the OpenZFS versions pool.door adds). Every key optional: a key a document lacked stays absent."""
 
     host: Optional[str] = None
     os: Optional[str] = None
@@ -228,7 +228,7 @@ class ScenarioEnvironment:
     _order: tuple = ()  # the keys in the order the document had them (to_dict keeps it)
 
     _MODELLED = ("host", "os", "system", "kernel", "machine", "cpu", "cpus", "fio_version", "slogqual_version",
-                 "python", "started", "argv", "openzfs")  # in the order collect() and pool.run write them
+                 "python", "started", "argv", "openzfs")  # in the order collect() and pool.door write them
     _TEXT = tuple(k for k in _MODELLED if k not in ("cpus", "argv", "openzfs"))
 
     @classmethod

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from slogqual.errors import ToolTimeoutError
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "blkid"
 

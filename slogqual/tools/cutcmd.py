@@ -9,7 +9,7 @@ import shlex
 from typing import List
 
 from slogqual.errors import UsageError
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 
 def parse(text: str, option: str = "--cut-cmd") -> List[str]:

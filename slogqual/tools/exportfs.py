@@ -11,7 +11,7 @@ import re
 from typing import List, Sequence
 
 from slogqual.errors import UsageError
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "exportfs"
 _OPTION = re.compile(r"^[a-z_]+(=[A-Za-z0-9_.:/-]+)?$")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from slogqual.errors import ToolError
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 from slogqual.tools.procfs import unescape_octal as _unescape
 
 PROGRAM = "findmnt"

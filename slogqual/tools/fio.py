@@ -1,7 +1,7 @@
 """fio: the measurement engine. Builds QD1 sync-write jobs, runs them, parses JSON.
 
 Only this module spawns fio. A job is one IO size against one target; the
-sweep (slogqual.sweep) strings jobs together.
+sweep (slogqual.sweep.engine) strings jobs together.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from slogqual.errors import MeasurementError, ToolTimeoutError, UsageError
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "fio"
 # fio 3.19 is the first release with the nbd engine; JSON lat_ns/sync sections are older.

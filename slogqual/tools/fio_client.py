@@ -34,7 +34,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from slogqual.errors import MeasurementError, ToolTimeoutError, UsageError
 from slogqual.tools import fio
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = fio.PROGRAM
 DEFAULT_PORT = 8765  # fio's own default (fio(1), CLIENT / SERVER)

@@ -13,7 +13,7 @@ import tempfile
 from typing import Optional, Sequence
 
 from slogqual.errors import ToolFailedError
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "gnuplot"
 MIN_VERSION = _run.PROGRAMS[PROGRAM].minimum  # datablocks ($name << EOD), dashtype, pngcairo/svg terminals

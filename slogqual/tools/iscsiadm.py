@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "iscsiadm"
 ISCSID_NOT_CONNECTED = 20  # iscsiadm(8) EXIT STATUS: could not connect to iscsid

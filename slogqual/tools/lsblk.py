@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "lsblk"
 

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "lspci"
 

@@ -7,7 +7,7 @@ is what FreeBSD's ``mount -p`` lists (tools/freebsd/mount.py parses it). Unmount
 only, lazily (``umount -l``) as a fallback where the caller asks for it: the powercut emulation's FUSE
 mount, which a writer may still hold.
 
-Programs run through :func:`slogqual.tools.run.run`, or a FreeBSD :class:`~slogqual.tools.freebsd.host.Host`
+Programs run through :func:`slogqual.tools.spawn.run`, or a FreeBSD :class:`~slogqual.tools.freebsd.host.Host`
 where one is given (its tests drive the same code with recorded answers); a failing exit is
 ToolFailedError with the program's last complaint, a hang ToolTimeoutError, as for every tool.
 """
@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 if TYPE_CHECKING:  # only for the annotation: a FreeBSD host is handed in, never made here
     from slogqual.tools.freebsd.host import Host

@@ -22,7 +22,7 @@ from typing import List, Optional
 from slogqual.errors import ToolError
 from slogqual.tools import mount as _mount
 from slogqual.tools import owned as _owned
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "nbdfuse"
 FILE_NAME = "nbd"  # nbdfuse's default name for the file under the mount point

@@ -13,7 +13,7 @@ from typing import List, Optional
 
 from slogqual.errors import UsageError
 from slogqual.tools import mount as _mount
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "rpc.nfsd"
 PROC_NFSD = "/proc/fs/nfsd"

@@ -32,7 +32,7 @@ from typing import Dict, List, Optional
 
 from slogqual.errors import MeasurementError, ToolMissingError, ToolTimeoutError, ToolTooOldError
 from slogqual.tools import owned as _owned
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "pairbench"
 COMPILER = "cc"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import List, Sequence
 
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PIPE = _run.PIPE
 

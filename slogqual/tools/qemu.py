@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from slogqual.errors import UsageError
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 QEMU = "qemu-system-x86_64"
 AHCI_PORTS = 6  # q35's ICH9 AHCI: ide.0 .. ide.5

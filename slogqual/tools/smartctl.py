@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from slogqual.errors import ToolTooOldError
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 if TYPE_CHECKING:  # only for the annotation: a FreeBSD host is handed in, never made here
     from slogqual.tools.freebsd.host import Host

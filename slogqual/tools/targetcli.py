@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Optional
 
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "targetcli"
 CONFIGFS = "/sys/kernel/config/target"

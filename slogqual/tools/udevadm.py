@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import List
 
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "udevadm"
 

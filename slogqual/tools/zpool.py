@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "zpool"
 

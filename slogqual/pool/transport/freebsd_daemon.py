@@ -9,7 +9,7 @@ from typing import Callable, List, Optional, Sequence
 
 from slogqual.errors import MeasurementError, UsageError
 from slogqual.pool.transport.teardown import Undo
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 from slogqual.tools.freebsd import process as _process
 from slogqual.tools.freebsd.host import Host
 

@@ -30,7 +30,7 @@ from slogqual.errors import MeasurementError, UsageError
 from slogqual.pool.transport import ISCSI_PORT, LOOPBACK, Attached, iqn_for
 from slogqual.pool.transport import freebsd_daemon as _daemon
 from slogqual.pool.transport.teardown import Undo
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 from slogqual.tools.freebsd import ctladm as _ctladm
 from slogqual.tools.freebsd import ctld as _ctld
 from slogqual.tools.freebsd.host import LIVE, Host

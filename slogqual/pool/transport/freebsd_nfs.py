@@ -29,7 +29,7 @@ from slogqual.pool.transport import LOOPBACK, Attached
 from slogqual.pool.transport import freebsd_daemon as _daemon
 from slogqual.pool.transport.teardown import Undo
 from slogqual.tools import mount as _mount
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 from slogqual.tools.freebsd import nfsserver as _nfs
 from slogqual.tools.freebsd import nfsstat as _nfsstat
 from slogqual.tools.freebsd.host import LIVE, Host

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "camcontrol"
 

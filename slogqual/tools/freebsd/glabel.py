@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import List
 
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "glabel"
 

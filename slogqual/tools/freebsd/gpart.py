@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import List
 
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 PROGRAM = "gpart"
 

@@ -1,6 +1,6 @@
 """How slogqual reaches a FreeBSD host: the programs it runs and the directory its device nodes are in.
 
-:data:`LIVE` runs the programs through :func:`slogqual.tools.run.run` and looks in ``/dev``: that is
+:data:`LIVE` runs the programs through :func:`slogqual.tools.spawn.run` and looks in ``/dev``: that is
 what a FreeBSD run uses. A test builds a host with :func:`recorded` from program outputs captured on
 real FreeBSD machines, keyed by the argv that printed them, and a directory of its own standing in
 for ``/dev``. Everything else — which argv is built, how the output is parsed, the error contract,
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Sequence, Tuple, Union
 
 from slogqual.errors import ToolMissingError
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 
 Runner = Callable[..., subprocess.CompletedProcess]  # run.run's signature: run(argv, *, timeout=, typed_timeout=, ...)
 

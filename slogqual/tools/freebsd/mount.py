@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from slogqual.tools import mount as _mount
-from slogqual.tools import run as _run
+from slogqual.tools import spawn as _run
 from slogqual.tools.mount import Mount
 
 PROGRAM = _mount.PROGRAM

@@ -15,9 +15,9 @@ from typing import Any, Dict, List, Optional
 from slogqual.analysis import powerloss
 from slogqual import environment, paths
 from slogqual.analysis import scenario as scenario_analysis
-from slogqual import target as targets
+from slogqual.sweep import target as targets
 from slogqual.errors import RefusedError, SlogqualError, UsageError
-from slogqual.pool.run import ScenarioRequest, run_scenario
+from slogqual.pool.door import ScenarioRequest, run_scenario
 from slogqual.process import EXIT_INTERRUPTED
 from slogqual.progress import Progress
 from slogqual.qualify import judge, steady
@@ -27,8 +27,8 @@ from slogqual.results import SweepResult, schema, write_json_atomic
 from slogqual.results.qualification import CriterionResult, QualificationResult
 from slogqual.results.powercut import PowercutResult
 from slogqual.results.scenario import ScenarioResult
-from slogqual.sweep import SweepParams, SyncWriteSweep, claim_target, point_from_fio
-from slogqual.target import KIND_NBD, Target
+from slogqual.sweep.engine import SweepParams, SyncWriteSweep, claim_target, point_from_fio
+from slogqual.sweep.target import KIND_NBD, Target
 from slogqual.tools import fio
 from slogqual.units import size_label
 
@@ -287,7 +287,7 @@ class DeviceRun:
 
     def measure(self, target: Target, stop: Optional[threading.Event] = None) -> None:
         """Precondition, steady state and sweep of a claimed target; a failure is the device's error.
-        ``stop``: the device is one of several measured at once (slogqual.at_once)."""
+        ``stop``: the device is one of several measured at once (slogqual.sweep.at_once)."""
         try:
             self._measure(target, stop)
         except SlogqualError as exc:

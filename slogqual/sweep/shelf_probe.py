@@ -7,8 +7,8 @@ Each measurement is the pair engine's QD1 write + flush loop (what the sweep mea
 flush may never ask enough of a path to meet its ceiling, so a short higher-queue-depth probe follows: fio,
 DEPTH threads of O_DIRECT random writes per unit without a flush (what the path carries when the units'
 caches take the writes), at 1 MiB (or the largest size that fits). The units must already be
-claimed (slogqual.sweep_run and qualify.door hold the tray's claims while they call ``probe``). An interrupt
-ends the engines running at that moment (slogqual.at_once) and propagates.
+claimed (slogqual.sweep.door and qualify.door hold the tray's claims while they call ``probe``). An interrupt
+ends the engines running at that moment (slogqual.sweep.at_once) and propagates.
 
 The document, ``slogqual.shelf/1``, is written beside the sweep results (``shelf_document``).
 """
@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from slogqual import environment
-from slogqual.at_once import at_once
+from slogqual.sweep.at_once import at_once
 from slogqual.analysis import path_ceiling, shelf
 from slogqual.device import topology
 from slogqual.progress import Progress
 from slogqual.results import schema as S
 from slogqual.results.shelf import UnitPath
-from slogqual.sweep import describe_target
-from slogqual.target import Target
+from slogqual.sweep.engine import describe_target
+from slogqual.sweep.target import Target
 from slogqual.tools import fio, pairbench, sysfs
 from slogqual.units import KiB, MiB, size_label
 
@@ -86,7 +86,7 @@ def _deep_bandwidth(target: Target, size: int, runtime_s: float) -> float:
 
 
 def _together(targets: Sequence[Target], size: int, runtime_s: float, measure=_bandwidth) -> Dict[str, float]:
-    """Every target's bandwidth with all of them written at once (slogqual.at_once); a unit whose engine
+    """Every target's bandwidth with all of them written at once (slogqual.sweep.at_once); a unit whose engine
     failed raises its error after the others ended."""
     got: Dict[str, float] = {}
 

@@ -3,7 +3,7 @@
 Everything a pool scenario run does between "these are the devices" and "here is the result
 document" lives here, below the CLI: the bad-input checks (before anything is written), the safety
 interlocks on every device, identification, the document, the pool name, the per-step save and
-resume (``pool.runner``), the log candidates' sweeps and the result store. ``slogqual scenario run``
+resume (``pool.engine``), the log candidates' sweeps and the result store. ``slogqual scenario run``
 and ``slogqual qualify`` both call it; neither builds an argument list for the other.
 
 Errors are the project's typed errors (slogqual.errors). An interrupt (Ctrl-C, SIGTERM turned into
@@ -24,7 +24,7 @@ from slogqual.errors import SlogqualError, ToolError, UsageError
 from slogqual.outputs import check_output, json_document
 from slogqual.pool import log_sweeps, variants
 from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, safe_name
-from slogqual.pool.runner import SCENARIO_SCHEMA, PoolScenarioRun, new_result
+from slogqual.pool.engine import SCENARIO_SCHEMA, PoolScenarioRun, new_result
 from slogqual.pool.scenario import Scenario, load_scenario
 from slogqual.progress import Progress
 from slogqual.results.scenario import ScenarioResult

@@ -36,8 +36,8 @@ from slogqual.results import (
     load_sweep,
     save_sweep,
 )
-from slogqual.target import KIND_BLOCK, KIND_NBD, KIND_SCRATCH, Target
-from slogqual import target as targets
+from slogqual.sweep.target import KIND_BLOCK, KIND_NBD, KIND_SCRATCH, Target
+from slogqual.sweep import target as targets
 from slogqual.analysis import overtime, percentiles, precision
 from slogqual.analysis import powerloss
 from slogqual.analysis import thermal as thermal_analysis
@@ -443,7 +443,7 @@ class SyncWriteSweep:
                  fio_version: str = "", argv: Optional[List[str]] = None, engine_version: str = "",
                  stop: Optional[threading.Event] = None):
         self.target = target
-        self.stop = stop  # set: stop as an interrupt would (a sweep in a worker thread of slogqual.at_once)
+        self.stop = stop  # set: stop as an interrupt would (a sweep in a worker thread of slogqual.sweep.at_once)
         self.params = params
         self.output = output
         self.progress = progress or Progress(quiet=True)

@@ -24,10 +24,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from slogqual import paths, shelf_probe, store
+from slogqual import paths, store
+from slogqual.sweep import shelf_probe
 from slogqual.analysis import path_ceiling
-from slogqual.at_once import at_once
-from slogqual import target as targets
+from slogqual.sweep.at_once import at_once
+from slogqual.sweep import target as targets
 from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.outputs import check_output
 from slogqual.process import EXIT_INTERRUPTED
@@ -35,10 +36,10 @@ from slogqual.progress import Progress, UnitProgress
 from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult, write_json_atomic
 from slogqual.results.shelf import UnitPath
 from slogqual.store.backends import is_url
-from slogqual.sweep import ENGINE_PAIR, SweepParams, SyncWriteSweep, claim_all, load_for_resume, note_resume
-from slogqual.sweep import resume_target, same_target, tray_refusal
-from slogqual.shelf_probe import SHELF_SCHEMA
-from slogqual.target import Target
+from slogqual.sweep.engine import ENGINE_PAIR, SweepParams, SyncWriteSweep, claim_all, load_for_resume, note_resume
+from slogqual.sweep.engine import resume_target, same_target, tray_refusal
+from slogqual.sweep.shelf_probe import SHELF_SCHEMA
+from slogqual.sweep.target import Target
 from slogqual.tools import fio, pairbench
 
 
@@ -304,7 +305,7 @@ def _claim(req: SweepRequest, plan: _Plan, claims: contextlib.ExitStack, outcome
 
 def _sweep_parallel(req: SweepRequest, plan: _Plan, units: List[Tuple[Target, str, Optional[SweepResult]]],
                     progress: Progress, outcome: SweepOutcome, tell: Callable[[UnitOutcome], None]) -> None:
-    """Every claimed unit measured at the same time (slogqual.at_once); each document is the one a lone
+    """Every claimed unit measured at the same time (slogqual.sweep.at_once); each document is the one a lone
     run writes. An interrupt ends each unit as it ends a lone run (the size being measured is dropped,
     the document saved as interrupted), then propagates."""
     ended: Dict[int, UnitOutcome] = {}

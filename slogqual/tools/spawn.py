@@ -78,7 +78,7 @@ def _by_program(requirements: Sequence[Requirement]) -> Dict[str, Requirement]:
     table: Dict[str, Requirement] = {}
     for req in requirements:
         if req.program in table:
-            raise ValueError(f"tools.run.PROGRAMS lists {req.program} twice")
+            raise ValueError(f"tools.spawn.PROGRAMS lists {req.program} twice")
         table[req.program] = req
     return table
 
@@ -348,7 +348,7 @@ def stopped_by(stop: threading.Event) -> Iterator[None]:
     """In the calling thread, while inside: a program :func:`run` starts is killed once ``stop`` is set,
     and run() raises KeyboardInterrupt. That is what an interrupt does to a program the main thread runs
     (subprocess.run kills it on the way out); signals land in the main thread only, so a worker thread of a
-    run that measures units at once (slogqual.at_once) is told by the event instead, and its unit ends as
+    run that measures units at once (slogqual.sweep.at_once) is told by the event instead, and its unit ends as
     a lone run's would."""
     previous = getattr(_worker, "stop", None)
     _worker.stop = stop

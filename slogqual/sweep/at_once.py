@@ -4,7 +4,7 @@ half of ``--probe`` all run their units through ``at_once``.
 
 Signals land in the main thread only. There an interrupt (KeyboardInterrupt: Ctrl-C, or SIGTERM as the CLI
 turns it) sets the stop event every worker was handed; each program a worker is running at that moment is
-killed (``tools.run.stopped_by``) and raises KeyboardInterrupt in that worker, as an interrupt does to a
+killed (``tools.spawn.stopped_by``) and raises KeyboardInterrupt in that worker, as an interrupt does to a
 lone run in the main thread, so each unit ends (and saves) what it has as a lone run would. ``at_once``
 then waits for every started worker and raises the interrupt again.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, List, Optional, Sequence
 
-from slogqual.tools.run import stopped_by
+from slogqual.tools.spawn import stopped_by
 
 Worker = Callable[[threading.Event], None]
 POLL_S = 0.2
