@@ -12,7 +12,7 @@ import pytest
 
 from conftest import fixture_path
 from slogqual.analysis import advisor as A
-from slogqual.analysis import scenario as scenario_analysis
+from slogqual.report import scenario_words
 from slogqual.cli import main
 from slogqual.importers import diskinfo
 from slogqual.results import LatencyStats, SweepPoint, SweepResult, load_sweep
@@ -122,7 +122,7 @@ def test_a_bandwidth_capped_candidate_is_log_bandwidth_bound_at_large_io_and_lat
                    A.data_from_scenario(ScenarioResult.from_dict(wide), "wide"))
     assert {s["binding"] for s in doc["candidates"][0]["steps"]} == {"log-bandwidth-bound"}
     measured = {c["device"]: c["bottleneck"]
-                for c in scenario_analysis.current(ScenarioResult.from_dict(wide))["candidates"]}
+                for c in scenario_words.current(ScenarioResult.from_dict(wide))["candidates"]}
     assert measured["/dev/sdg"].startswith("the log device")
 
 
@@ -292,7 +292,7 @@ def error_table():
     for name, path, cands in cases:
         result = ScenarioResult.from_dict(read(path), path)
         doc = A.advise(cands, scenario_workload(read(path)), A.Tunables(), A.data_from_scenario(result, name))
-        measured = {c["device"]: c["bottleneck"] for c in scenario_analysis.current(result)["candidates"]}
+        measured = {c["device"]: c["bottleneck"] for c in scenario_words.current(result)["candidates"]}
         std = {s.threads: s for s in result.steps if s.sync == "standard" and s.log == "none"}
         for r in A.verify(doc, result):
             rows.append(dict(r, case=name, measured_limit=measured.get(r["candidate"], ""),
@@ -381,7 +381,7 @@ def run13_table():
         sweeps = sorted(glob.glob(F(f"run13-{stem}.log*.sweep.json")))
         doc = A.advise([(p, load_sweep(p)) for p in sweeps], scenario_workload(read(path)), A.Tunables(),
                        A.data_from_scenario(result, case))
-        measured = {c["device"]: c["bottleneck"] for c in scenario_analysis.current(result)["candidates"]}
+        measured = {c["device"]: c["bottleneck"] for c in scenario_words.current(result)["candidates"]}
         rows += [dict(r, case=case, measured_limit=measured.get(r["candidate"], "")) for r in A.verify(doc, result)]
     return rows
 

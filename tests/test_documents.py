@@ -11,6 +11,7 @@ import pytest
 
 from conftest import fixture_path
 from slogqual.analysis import scenario as scenario_analysis
+from slogqual.report import scenario_words
 from slogqual.qualify import judge
 from slogqual.qualify import profile as P
 from slogqual.results import schema as S
@@ -243,7 +244,7 @@ def _stale(doc):
 
 def test_readers_use_todays_analysis_not_the_stored_one():
     doc = ScenarioResult.from_dict(_stale(read(SCENARIOS[0])))
-    now = scenario_analysis.current(doc)
+    now = scenario_words.current(doc)
     assert now["version"] == scenario_analysis.ANALYSIS_VERSION and now["verdict"] != "STALE VERDICT"
     assert scenario_analysis.stored_version(doc) == 1  # written before analyses carried their version
     c = P.parse_check("slog_benefit @ iscsi-4k-randwrite >= 2", ["iscsi-4k-randwrite"])
@@ -258,7 +259,7 @@ def test_the_scenario_table_of_an_old_result_shows_todays_verdict(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "STALE VERDICT" not in proc.stdout
-    assert f"verdict: {scenario_analysis.current(ScenarioResult.load(SCENARIOS[0]))['verdict']}" in proc.stdout
+    assert f"verdict: {scenario_words.current(ScenarioResult.load(SCENARIOS[0]))['verdict']}" in proc.stdout
 
 
 def test_json_nested_too_deeply_is_one_usage_error_line_not_a_recursion_error(tmp_path):

@@ -28,7 +28,7 @@ import os
 import pytest
 
 from conftest import ROOT, need_lab, slogqual
-from slogqual.analysis import scenario as scenario_analysis
+from slogqual.report import scenario_words
 from slogqual.analysis.findings import Finding, Kind
 from slogqual.results.scenario import ScenarioResult
 
@@ -70,7 +70,7 @@ def test_a_stripe_of_two_logs_behind_a_shared_cap_reaches_the_cap_not_twice_a_me
 
     # together: the stripe's log vdevs at the path's cap, not at twice a member
     (step,) = [s for s in result.steps if s.log == "stripe"]
-    analysis = scenario_analysis.current(result)
+    analysis = scenario_words.current(result)
     assert step.log_devices == members and step.slog_bytes, step.to_dict()
     assert analysis["problems"] == [], analysis["problems"]  # the ZIL stayed on the log vdevs (no spill)
     rows = {v["name"]: v["write_bytes_s"] for v in step.extra["vdevs"] if v["section"] == "logs"}

@@ -28,6 +28,7 @@ import pytest
 from conftest import fixture_path, load
 from slogqual.analysis import pair_ceiling as P
 from slogqual.analysis import scenario as scenario_analysis
+from slogqual.report import scenario_words
 from slogqual.analysis.findings import Finding, Kind, StepRef
 from slogqual.device import topology as T
 from slogqual.errors import UsageError
@@ -43,7 +44,7 @@ MiB, MB = 1 << 20, 1e6
 
 
 def pair_entry(result, config):
-    (entry,) = [p for p in scenario_analysis.analyse(result)["pairs"] if p["config"] == config]
+    (entry,) = [p for p in scenario_words.worded(scenario_analysis.analyse(result))["pairs"] if p["config"] == config]
     return entry
 
 
@@ -260,7 +261,7 @@ def test_the_recorded_lab_stripe_reached_its_declared_shared_path_not_twice_a_me
     result = ScenarioResult.load(fixture_path("advisor", "stripe-128k-lab-declared-path.json"))
     built = load(fixture_path("advisor", "stripe-128k-lab-topology.json"))
     assert built["paths"] == [{"name": "stripe0", "ceiling_bytes_s": 3 * MiB}]
-    (entry,) = scenario_analysis.analyse(result)["pairs"]
+    (entry,) = scenario_words.worded(scenario_analysis.analyse(result))["pairs"]
     x = ceiling_of(entry).figures
     assert x["shared"]["declared"] == "lab:1:scsi-host=3m" and x["shared_ceiling_mbps"] == 3.0
     assert x["expected_by"] == "shared-path" and x["reached"] == "shared-path", x

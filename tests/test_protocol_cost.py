@@ -17,6 +17,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 from conftest import fixture_path
+from slogqual.report.wording import cost_worded
 from slogqual import cli
 from slogqual.analysis import transport as T
 from slogqual.results.scenario import ScenarioResult
@@ -30,8 +31,8 @@ def load_document(path):
 
 def compare(local, remote, *names):
     """analysis.transport.compare on the documents as the CLI loads them (validated, typed)."""
-    return T.compare(ScenarioResult.from_dict(copy.deepcopy(local), "local.json"),
-                     ScenarioResult.from_dict(copy.deepcopy(remote), "transport.json"), *names)
+    return cost_worded(T.compare(ScenarioResult.from_dict(copy.deepcopy(local), "local.json"),
+                                 ScenarioResult.from_dict(copy.deepcopy(remote), "transport.json"), *names))
 
 LOCAL = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")
 LOCAL_SAME_GUEST = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-nvdimm.json")  # added by the lead

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import fixture_path
 from slogqual.analysis import scenario as scenario_analysis
+from slogqual.report import scenario_words
 from slogqual.analysis.findings import CANDIDATES, EFFECTS, LIMITS, PROBLEMS, Finding, Kind, StepRef
 from slogqual.report import wording
 from slogqual.results.scenario import ScenarioResult
@@ -24,7 +25,7 @@ V6 = [fixture_path("advisor", n) for n in ("iscsi-128k-seqwrite-lab-nvdimm.json"
 
 
 def analysed(path):
-    return scenario_analysis.analyse(ScenarioResult.load(path))
+    return scenario_words.worded(scenario_analysis.analyse(ScenarioResult.load(path)))
 
 
 def facts(a):

@@ -13,7 +13,8 @@ import pytest
 
 from conftest import fixture_path
 from slogqual.analysis import scenario as scenario_analysis
-from slogqual.analysis.scenario import analyse, step_label
+from slogqual.report import scenario_words
+from slogqual.analysis.scenario import step_label
 from slogqual.errors import UsageError
 from slogqual.pool import variants
 from slogqual.pool.engine import PoolScenarioRun
@@ -21,6 +22,13 @@ from slogqual.pool.scenario import load_scenario
 from slogqual.progress import Progress
 from slogqual.report import scaling_plot
 from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioResult, ScenarioStep
+from slogqual.analysis import scenario as _scenario_facts
+from slogqual.report.scenario_words import worded as _worded
+
+
+def analyse(result):
+    """The stored analysis: the facts (analysis.scenario) with their words (report.scenario_words)."""
+    return _worded(_scenario_facts.analyse(result))
 
 TWO = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")  # logs /dev/sdc, /dev/pmem0
 ONE = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-nvdimm.json")  # log /dev/pmem0
@@ -232,7 +240,7 @@ def test_older_stored_analyses_still_load_and_are_recomputed_with_today_s_rules(
     for path, stored in ((TWO, 1), (ONE, 3)):  # before the field; the pool/host-bound version
         r = ScenarioResult.load(path)
         assert scenario_analysis.stored_version(r) == stored
-        now = scenario_analysis.current(r)
+        now = scenario_words.current(r)
         assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 8 and now["pairs"] == []
         assert [c["device"] for c in now["candidates"]] == [c["device"] for c in r.analysis["candidates"]]
 
@@ -270,4 +278,4 @@ def test_one_device_in_two_configurations_is_not_compared_with_itself():
     # /dev/pmem0)"
     doc = json.loads(open(fixture_path("scenario", "nfs-sync-knfsd-lab-quick.json")).read())
     assert "/dev/pmem0, /dev/pmem0" in doc["analysis"]["slower_log"]
-    assert "slower_log" not in scenario_analysis.analyse(typed(doc))
+    assert "slower_log" not in scenario_words.worded(scenario_analysis.analyse(typed(doc)))

@@ -12,7 +12,6 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from slogqual.analysis import scaling
 from slogqual.analysis.findings import PROBLEMS, Finding, Kind, StepRef
-from slogqual.report import wording
 from slogqual.results.scenario import ScenarioStep
 
 PAIR_LOGS = ("mirror", "stripe")
@@ -64,15 +63,12 @@ def entries(pairs: Sequence[scaling.Curve], devices: Dict[tuple, List[str]], sin
         out.append({
             "config": c.config, "log": c.log, "candidate": c.candidate, "devices": devs,
             "name": " + ".join(name(d) for d in devs) or (c.candidate or c.config), "peak": peak,
-            "verdict": wording.effect(v.findings), "bottleneck": wording.limit(v.findings),
             "findings": [f.to_dict() for f in v.findings if f.kind not in PROBLEMS]
             + [f.to_dict() for f in (vs, ceiling) if f is not None],
             "slog_benefit_at_peak": v.benefit_at_peak,
             "slog_of_standard_at_peak": v.of_standard_at_peak,
             "best_single": best["device"] if best else None,
             "of_best_single": peak / best["peak"] if best and peak else None,
-            "versus_single": wording.word(vs) if vs else None,
-            "ceiling": wording.word(ceiling) if ceiling else None,
         })
     out.sort(key=lambda d: -(d["peak"] or 0))
     return out

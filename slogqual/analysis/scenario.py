@@ -15,7 +15,6 @@ from slogqual.analysis import pair_ceiling
 from slogqual.analysis import pairs as _pairs
 from slogqual.analysis import scaling
 from slogqual.analysis.findings import PROBLEMS, Finding
-from slogqual.report import wording
 from slogqual.results.scenario import ScenarioResult, ScenarioStep
 
 # Bump when a rule changes what a verdict, benefit or knee says for the same measurements.
@@ -153,8 +152,7 @@ def analyse(result: ScenarioResult) -> Dict[str, Any]:
         v = judge(c, ev)
         pk = scaling.peak(c.steps, metric)
         per.append({"device": c.candidate, "name": names.get(c.candidate, c.candidate), "config": c.config,
-                    "sync": c.sync, "peak": pk.value(metric) if pk else None, "verdict": wording.effect(v.findings),
-                    "bottleneck": wording.limit(v.findings), "slog_benefit_at_peak": v.benefit_at_peak,
+                    "sync": c.sync, "peak": pk.value(metric) if pk else None, "slog_benefit_at_peak": v.benefit_at_peak,
                     "slog_of_standard_at_peak": v.of_standard_at_peak, "log_sweep": _evidence_dict(ev),
                     "findings": verdict_facts(v)})
     per.sort(key=lambda d: -(d["peak"] or 0))
@@ -176,16 +174,11 @@ def analyse(result: ScenarioResult) -> Dict[str, Any]:
             knees[c.config + (f" [{c.candidate}]" if named else "")] = {
                 "threads": k.threads, "value": k.value, "saturated": k.saturated}
     problems = [p for c in cs for p in scaling.usage_findings(c)]
-    out = {"version": ANALYSIS_VERSION, "metric": metric, "verdict": wording.effect(v.findings),
-           "bottleneck": wording.limit(v.findings), "slog_benefit_at_peak": v.benefit_at_peak,
-           "slog_of_standard_at_peak": v.of_standard_at_peak, "knees": knees,
-           "details": [wording.word(d) for d in v.details], "problems": [wording.word(p) for p in problems],
-           "candidates": per, "pairs": pair_entries}
+    out = {"version": ANALYSIS_VERSION, "metric": metric, "slog_benefit_at_peak": v.benefit_at_peak,
+           "slog_of_standard_at_peak": v.of_standard_at_peak, "knees": knees, "candidates": per, "pairs": pair_entries}
     base = scaling.roles(common).get("baseline")  # where the ZIL-free run stopped scaling, if it did
     flat = scaling.saturation(base.steps, metric) if base and base.steps and not load_is_sync else None
     slower = scaling.slower_candidate(compared_candidates(singles), names, metric, flat=flat)
-    if slower:
-        out["slower_log"] = wording.word(slower)
     out["findings"] = verdict_facts(v) + [p.to_dict() for p in problems] + ([slower.to_dict()] if slower else [])
     return out
 

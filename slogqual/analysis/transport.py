@@ -23,7 +23,6 @@ import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.analysis import scaling
-from slogqual.report import wording
 from slogqual.results import schema as S
 from slogqual.results.scenario import ScenarioResult, ScenarioStep
 from slogqual.units import size_label
@@ -384,8 +383,7 @@ def _slog_benefit(local: ScenarioResult, remote: ScenarioResult, matched: List[D
     standard = [] if load_is_sync else [m for m in matched if m["sync"] == "standard" and m["log"] == "none"]
     out = []
     if not slog_keys:
-        return [{"state": "unknown", "sentence": f"The SLOG's benefit over {words} cannot be judged: no sync=always "
-                 "configuration with a SLOG was measured on both sides."}]
+        return [{"state": "unknown", "reason": "no-slog-configuration"}]
     for config, cand in slog_keys:
         slog = [m for m in matched if m["config"] == config and m["candidate_local"] == cand]
         rows = [dict(m, role="slog") for m in slog] + [dict(m, role="noslog") for m in noslog]
@@ -412,7 +410,6 @@ def _slog_benefit(local: ScenarioResult, remote: ScenarioResult, matched: List[D
             entry["peak_iops"] = {"local": [psl["local_iops"], pnl["local_iops"]],
                                   "transport": [pst["transport_iops"], pnt["transport_iops"]]}
             entry["why"] = _why(slog, noslog, standard, pst) if state in ("gone", "shrinks") else None
-        entry["sentence"] = wording.benefit_over_transport(entry, words)
         out.append(entry)
     return out
 

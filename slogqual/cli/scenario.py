@@ -8,6 +8,7 @@ import sys
 import time
 
 from slogqual.analysis import scenario as scenario_analysis
+from slogqual.report import scenario_words, wording
 from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.pool.builder import LAYOUTS, ZFS_APIS, safe_name
 from slogqual.pool.door import ScenarioRequest, run_scenario
@@ -108,7 +109,7 @@ def cmd_plot(args) -> int:
     if args.script:
         guard_output(args, args.script, "gnuplot script", text_mark("# slogqual"), inputs=[args.result])
     result = ScenarioResult.load(args.result)
-    metric = args.metric or (scenario_analysis.current(result) or {}).get("metric") or "iops"
+    metric = args.metric or (scenario_words.current(result) or {}).get("metric") or "iops"
     scaling_plot.render(result, metric, args.output, keep_script=args.script)
     print(f"slogqual: wrote {args.output}", file=sys.stderr)
     return 0
@@ -118,7 +119,8 @@ def cmd_cost(args) -> int:
     from slogqual.analysis import transport as transport_analysis
     local, remote = ScenarioResult.load(args.local), ScenarioResult.load(args.transport)
     try:
-        cost = transport_analysis.compare(local, remote, local_name=args.local, transport_name=args.transport)
+        cost = wording.cost_worded(transport_analysis.compare(local, remote, local_name=args.local,
+                                                              transport_name=args.transport))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
@@ -178,7 +180,7 @@ def _print(result: ScenarioResult, as_json: bool) -> None:
           f"of {len(result.data_paths)}, log {', '.join(result.log_paths) or '-'} [{result.status}]")
     print(tabulate(rows, headers=["configuration", "threads", "IOPS", "MiB/s", "p99 µs", "ZIL→log B", "ZIL→pool B"],
                    disable_numparse=True))
-    a = scenario_analysis.current(result)  # today's rules on the measured steps
+    a = scenario_words.current(result)  # today's rules on the measured steps
     if a and result.complete:
         print(f"\nverdict: {a['verdict']}\nbottleneck: {a['bottleneck']}")
         for c in a.get("candidates") or []:

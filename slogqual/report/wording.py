@@ -332,6 +332,9 @@ def _x(v: float) -> str:
 def benefit_over_transport(e: Dict[str, Any], words: str) -> str:
     """The sentence of one ``slog_benefit`` entry of a protocol-cost comparison: its ``state`` with the
     speed-ups at peak, the cause it shows (``why``) and the thread steps that read otherwise."""
+    if e.get("reason") == "no-slog-configuration":
+        return (f"The SLOG's benefit over {words} cannot be judged: no sync=always "
+                "configuration with a SLOG was measured on both sides.")
     state, b_l, b_t = e["state"], e["local_at_peak"], e["transport_at_peak"]
     if state == "unknown":
         missing = "locally" if b_l is None else f"over {words}"
@@ -404,3 +407,9 @@ def shared_element(s: shelf.Shared, host: Optional[str] = None) -> str:
 SHARED_LEAD = ("Elements on the path from the host that two units or more share (read from sysfs by "
                "slogqual.device.topology): the units behind one element together get no more than its link's "
                "ceiling (rate x lanes x encoding).")
+
+
+def cost_worded(cost: Dict[str, Any]) -> Dict[str, Any]:
+    """A protocol-cost comparison (analysis.transport.compare) with the sentence of each SLOG-benefit entry."""
+    words = cost["transport_words"]
+    return dict(cost, slog_benefit=[dict(e, sentence=benefit_over_transport(e, words)) for e in cost["slog_benefit"]])
