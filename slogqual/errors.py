@@ -4,6 +4,8 @@ Exit codes are part of the interface (acceptance scripts key on them):
   1  a measurement failed part-way (what was measured is kept)
   2  bad input or a missing/too-old dependency (nothing was measured)
   3  a device was refused by the safety interlocks (nothing was written)
+  4  slogqual compare could not judge: no size in both results, or a size without a usable value
+     (slogqual.process.EXIT_CANNOT_JUDGE; 1 there is a regression, 0 none)
 
 External programs (slogqual.tools.spawn is the one door to them) fail in one of five typed ways, each
 a ToolError carrying ``program``, ``argv`` and ``stderr_tail`` (the last lines the program wrote on

@@ -20,6 +20,7 @@ from slogqual.errors import SlogqualError
 
 EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM: what was measured is kept, what slogqual made is torn down
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # what a shell reports for a program that SIGPIPE ended
+EXIT_CANNOT_JUDGE = 4  # slogqual compare: nothing to judge (no size in both, or a size without a usable value)
 
 
 def pid_alive(pid: int) -> bool:

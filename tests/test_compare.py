@@ -1,5 +1,6 @@
-"""compare: significance (Welch's t-test) and the minimum effect per size, cannot-judge without spread,
-exit code 1 on a regression; baselines pooling only like runs, exactly; the classifier."""
+"""compare: significance (Welch's t-test) and the minimum effect per size, the mean alone against the
+measured floor without spread, exit code 1 on a regression and EXIT_CANNOT_JUDGE when nothing can be
+judged; baselines pooling only like runs, exactly; the classifier."""
 
 import copy
 import json
@@ -9,11 +10,12 @@ import statistics
 
 import pytest
 
-from conftest import fixture_path, slogqual
+from conftest import fixture_path, load, slogqual
 from slogqual.analysis import classes
 from slogqual.analysis import compare as cmp
 from slogqual.errors import UsageError
 from slogqual.importers import diskinfo
+from slogqual.process import EXIT_CANNOT_JUDGE
 from slogqual.results import LAT_BASIS_FLUSH_BOUND, LatencyStats, SweepPoint, SweepResult, save_sweep, schema
 
 FIXTURE = fixture_path("diskinfo", "freebsd-r320683-intel710-samsung950pro.collapsed.txt")
@@ -190,20 +192,137 @@ def test_welch_degrees_of_freedom_for_unequal_spreads():
     assert 0.0 < w.p < 0.05
 
 
-def test_without_spread_or_with_one_io_it_cannot_judge(tmp_path):
-    intel, _ = intel_samsung()  # a diskinfo import: means only; the old rule flagged all 15 sizes
-    slow = scaled(intel, 1.5)
+def test_without_spread_or_with_one_io_it_judges_the_mean_alone(tmp_path):
+    intel, _ = intel_samsung()  # a diskinfo import: means only; judged on the mean alone
+    slow = scaled(intel, 1.5)  # +50 %: well inside what a 1 s mean moves between runs
     c = cmp.compare(intel, slow)
-    assert {r.flag for r in c.rows} == {cmp.CANNOT_JUDGE} and not c.regressions
-    assert c.summary() == "cannot judge any of 15 size(s): no spread recorded"
+    assert {r.flag for r in c.rows} == {cmp.WITHIN_FLOOR} and {r.basis for r in c.rows} == {cmp.BASIS_MEAN}
+    assert not c.regressions and c.outcome == cmp.OUTCOME_NO_REGRESSION
+    assert all(r.test is None and r.floor == cmp.MEAN_ALONE_FLOOR for r in c.rows)
+    assert c.summary() == "no significant change at 15 size(s) judged on the mean alone (floor ±259%)"
+    # one IO has no spread either: 3× is inside the floor, 4× beyond it
     one = cmp.compare(sweep(point(n=1)), sweep(point(mean=300.0, n=1)))
-    assert one.rows[0].flag == cmp.CANNOT_JUDGE and one.rows[0].test is None
+    assert one.rows[0].flag == cmp.WITHIN_FLOOR and one.rows[0].test is None
+    one = cmp.compare(sweep(point(n=1)), sweep(point(mean=400.0, n=1)))
+    assert one.rows[0].flag == cmp.REGRESSION and one.rows[0].basis == cmp.BASIS_MEAN
     save_sweep(str(tmp_path / "a.json"), intel)
     save_sweep(str(tmp_path / "slow.json"), slow)
     proc = slogqual("compare", tmp_path / "a.json", tmp_path / "slow.json")
-    assert proc.returncode == 0 and "REGRESSION" not in proc.stdout
+    assert proc.returncode == 0 and "REGRESSION" not in proc.stdout, proc.stdout + proc.stderr
     line = next(ln for ln in proc.stdout.splitlines() if ln.strip().startswith("4K"))
-    assert line.rstrip().endswith("cannot judge (no spread recorded)")
+    assert line.rstrip().endswith("no significant change (mean alone, floor ±259%)")
+
+
+# --- mean alone: documents without spread (every diskinfo import) ------------------------------------------
+
+REPEATS = "compare"  # tests/fixtures/compare/: 6 + 6 real sweeps of one scratch file (README.md there)
+
+
+def repeat_means(engine):
+    """Per size, the mean write+flush latencies of the six repeated runs of one engine."""
+    docs = [load(fixture_path(REPEATS, f"repeat-{engine}-{i}.sweep.json")) for i in range(1, 7)]
+    sizes = sorted({p["size"] for d in docs for p in d["points"]})
+    return {size: [next(p["lat_us"]["mean"] for p in d["points"] if p["size"] == size) for d in docs]
+            for size in sizes}
+
+
+def test_the_floor_is_the_measured_repeatability_of_a_1s_mean():
+    # the limit by hand: two sizes, ln-means (0, 0.2) and (1, 1.2, 1.4): σ² = (0.02 + 0.08) / (1 + 2)
+    hand = math.exp(1.959964 * math.sqrt(2) * math.sqrt(0.1 / 3)) - 1
+    assert cmp.repeatability_limit([[1.0, math.exp(0.2)], [math.e, math.exp(1.2), math.exp(1.4)]]) == \
+        pytest.approx(hand, rel=1e-6)
+    with pytest.raises(ValueError):
+        cmp.repeatability_limit([[100.0], [200.0]])
+    pair = repeat_means("pair")
+    assert sorted(pair) == [4096, 131072, 1048576] and all(len(m) == 6 for m in pair.values())
+    assert round(cmp.repeatability_limit(list(pair.values())), 2) == cmp.MEAN_ALONE_FLOOR
+    # fio's flush mode moved more between the same runs on the same machine: the floor is not the loosest
+    assert cmp.repeatability_limit(list(repeat_means("fio").values())) > cmp.MEAN_ALONE_FLOOR
+
+
+def imported(tmp_path):
+    """The two devices of the real r320683 log, imported as the CLI does: Intel 710, Samsung 950 PRO."""
+    log = fixture_path("diskinfo", "freebsd-r320683-intel710-samsung950pro.padded.txt")
+    proc = slogqual("import", "diskinfo", log, "-o", tmp_path / "d.json", "--no-store")
+    assert proc.returncode == 0, proc.stderr
+    return tmp_path / "d-1.json", tmp_path / "d-2.json"
+
+
+def test_two_devices_15x_apart_are_judged_on_the_mean_alone(tmp_path):
+    intel, samsung = imported(tmp_path)
+    proc = slogqual("compare", intel, samsung)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the NVMe's small writes: a regression
+    line = next(ln for ln in proc.stdout.splitlines() if ln.strip().startswith("512"))
+    assert "138" in line and "2092.9" in line and line.rstrip().endswith(
+        "+1413.3% REGRESSION (mean alone, floor ±259%)")
+    assert "on the mean alone: flagged when larger than ±259%" in proc.stdout  # the rule says the basis
+    js = slogqual("compare", intel, samsung, "--json")
+    assert js.returncode == 1
+    doc = json.loads(js.stdout)
+    assert doc["outcome"] == "regression" and doc["mean_alone_floor"] == cmp.MEAN_ALONE_FLOOR
+    rows = {r["size"]: r for r in doc["rows"]}
+    assert rows[512]["ratio"] == pytest.approx(2092.9 / 138.3) and rows[512]["ratio"] > 15
+    assert rows[512]["flag"] == "regression" and rows[512]["basis"] == "mean alone"
+    assert rows[512]["floor"] == cmp.MEAN_ALONE_FLOOR and rows[512]["t"] is None and rows[512]["p"] is None
+    # the other way round every flagged size flips, and a size inside the floor stays inside it
+    back = json.loads(slogqual("compare", samsung, intel, "--json").stdout)
+    flip = {"regression": "improvement", "improvement": "regression",
+            cmp.WITHIN_FLOOR: cmp.WITHIN_FLOOR}
+    assert {r["size"]: r["flag"] for r in back["rows"]} == {s: flip[r["flag"]] for s, r in rows.items()}
+    assert {r["flag"] for r in doc["rows"]} == {"regression", "improvement", cmp.WITHIN_FLOOR}
+    # a document compared with itself: no change at any size, exit 0
+    same = slogqual("compare", intel, intel)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "mean latency: no significant change at 15 size(s) judged on the mean alone (floor ±259%)" in same.stdout
+
+
+def test_one_side_with_spread_and_one_without_is_judged_on_the_mean_alone():
+    intel, samsung = intel_samsung()
+    c = cmp.compare(with_spread(intel), samsung)  # slogqual's own sweep against a diskinfo import
+    assert {r.basis for r in c.rows} == {cmp.BASIS_MEAN} and c.rows[0].flag == cmp.REGRESSION
+    # a minimum effect beyond the floor is the larger bar, and the one the rows carry
+    c = cmp.compare(intel, scaled(intel, 3.7), min_effect=3.0)
+    assert {r.flag for r in c.rows} == {cmp.WITHIN_FLOOR} and c.rows[0].floor == 3.0
+    assert {r.flag for r in cmp.compare(intel, scaled(intel, 3.7)).rows} == {cmp.REGRESSION}
+    # a baseline pooling a run without spread has none either
+    stored = [("run 1", sweep(point(mean=100.0, sd=None))), ("run 2", sweep(point(mean=100.0, sd=5.0)))]
+    row = cmp.against_baseline(sweep(point(mean=500.0, sd=5.0)), stored).rows[0]
+    assert row.basis == cmp.BASIS_MEAN and row.flag == cmp.REGRESSION
+
+
+def test_documents_with_spread_are_judged_by_welch_as_before():
+    intel = with_spread(intel_samsung()[0])
+    c = cmp.compare(intel, scaled(intel, 1.25, sizes={4096}))
+    assert {r.basis for r in c.rows} == {cmp.BASIS_WELCH} and all(r.floor is None for r in c.rows)
+    assert [r.size for r in c.regressions] == [4096] and "mean alone" not in c.rule() + c.summary()
+    assert "mean alone" not in " ".join(c.flag_text(r) for r in c.rows)
+
+
+def test_cannot_judge_has_its_own_exit_code(tmp_path):
+    intel, samsung = imported(tmp_path)
+    # a percentile is never judged, and a diskinfo import records none
+    proc = slogqual("compare", intel, samsung, "--metric", "p99")
+    assert proc.returncode == EXIT_CANNOT_JUDGE not in (0, 1, 2, 3), proc.stdout + proc.stderr
+    assert "cannot judge any of 15 size(s): no spread is recorded for a percentile" in proc.stdout
+    line = next(ln for ln in proc.stdout.splitlines() if ln.strip().startswith("4K"))
+    assert line.rstrip().endswith("cannot judge (a percentile)")
+    # no size in both
+    small, large = load(intel), load(samsung)
+    small["points"] = [p for p in small["points"] if p["size"] <= 4096]
+    large["points"] = [p for p in large["points"] if p["size"] > 4096]
+    (tmp_path / "small.json").write_text(json.dumps(small))
+    (tmp_path / "large.json").write_text(json.dumps(large))
+    proc = slogqual("compare", tmp_path / "small.json", tmp_path / "large.json", "--json")
+    assert proc.returncode == EXIT_CANNOT_JUDGE, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["outcome"] == "cannot judge" and doc["regressions"] == 0
+    assert doc["summary"] == "cannot judge: no size measured in both A and B"
+    # one size in both that cannot be judged keeps the rest from passing; a regression still wins
+    c = cmp.compare(sweep(point(4096), point(8192)), sweep(point(4096), point(8192, mean=-1.0)))
+    assert c.outcome == cmp.OUTCOME_CANNOT_JUDGE and c.rows[1].why == cmp.WHY_NO_VALUE
+    assert c.summary() == "no significant change beyond 10% at 1 size(s); 1 not significant; 1 cannot judge"
+    c = cmp.compare(sweep(point(4096), point(8192)), sweep(point(4096, mean=200.0), point(8192, mean=-1.0)))
+    assert c.outcome == cmp.OUTCOME_REGRESSION
 
 
 def test_flush_mode_spread_is_an_upper_bound_and_percentiles_are_not_judged():

@@ -1,5 +1,7 @@
 """slogqual compare: two sweeps (or one sweep and the stored runs of its model) per size; a change is
-flagged only when significant and at least the minimum effect (exit 1 on a regression).
+flagged only when significant and at least the minimum effect, or on the mean alone beyond the
+mean-alone floor where a side records no spread (exit 1 on a regression, EXIT_CANNOT_JUDGE when
+nothing could be judged, 0 otherwise).
 
 Arguments and printing only: the rule is slogqual/analysis/compare.py, the stored runs come from
 slogqual/store.py.
@@ -17,17 +19,24 @@ from slogqual import store
 from slogqual.cli.history import STORE_HELP
 from slogqual.analysis import compare as cmp
 from slogqual.errors import UsageError
+from slogqual.process import EXIT_CANNOT_JUDGE
 from slogqual.report.inputs import load_results
 from slogqual.report.plot import series_label
 from slogqual.units import size_label
 
 
 def register(sub) -> None:
-    p = sub.add_parser("compare", help="compare two results per size; exit 1 when a regression is flagged",
+    p = sub.add_parser("compare", help="compare two results per size; exit 1 when a regression is flagged, "
+                                       f"{EXIT_CANNOT_JUDGE} when it cannot judge",
                        description="Compare result B against baseline A at every IO size: both means with their "
                                    "spread and IO counts, Welch's t-test on the mean latency (95%%), and a flag "
                                    "where B is significantly worse (regression) or better (improvement) by more "
-                                   "than the minimum effect. Exit code 1 when any regression is flagged.")
+                                   "than the minimum effect. Where a side records no spread (a diskinfo import), "
+                                   "the means alone are judged against the measured run-to-run repeatability of a "
+                                   f"1 s mean (±{cmp.MEAN_ALONE_FLOOR * 100:g}%%). Exit code 1 when any regression "
+                                   f"is flagged; {EXIT_CANNOT_JUDGE} when no regression is flagged but no size is "
+                                   "in both or a size in both cannot be judged (a percentile, a missing value); "
+                                   "0 otherwise.")
     p.add_argument("a", metavar="A.json", help="the baseline")
     p.add_argument("b", metavar="B.json", nargs="?", help="the result to judge")
     p.add_argument("--baseline", metavar="model:M",
@@ -102,7 +111,12 @@ def run(args) -> int:
         print(f"A: {args.a} ({series_label(a)})")
         print(f"B: {args.b} ({series_label(b)})")
         _print(c)
-    return 1 if c.regressions else 0
+    return exit_code(c)
+
+
+def exit_code(c: cmp.Comparison) -> int:
+    """1 a regression, EXIT_CANNOT_JUDGE nothing (or not everything) could be judged, 0 no regression."""
+    return {cmp.OUTCOME_REGRESSION: 1, cmp.OUTCOME_CANNOT_JUDGE: EXIT_CANNOT_JUDGE}.get(c.outcome, 0)
 
 
 def run_baseline(spec: str, new_path: str, metric: str, store_path: Optional[str], as_json: bool,
@@ -134,4 +148,4 @@ def run_baseline(spec: str, new_path: str, metric: str, store_path: Optional[str
         print("  (a pool's mean and spread are those of all its IOs together; a pool has no percentiles, so means "
               "are compared)")
         _print(c, runs_column=True)
-    return 1 if c.regressions else 0
+    return exit_code(c)
