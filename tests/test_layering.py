@@ -78,7 +78,23 @@ def leaves_import_no_tools(rel, name):
     return ""
 
 
-@pytest.mark.parametrize("rule", [no_cli_below_cli, subprocess_only_in_tools, leaves_import_no_tools])
+# what analysis/ and results/ stand on: each other and the leaves below every room (units, errors, the
+# options' ranges, the exit-code contract's pid check). Nothing above them: not report/ (words are made there
+# from the facts analysis returns), not a capability room, not the CLI.
+LEAF_FOUNDATIONS = ("slogqual.analysis", "slogqual.results", "slogqual.units", "slogqual.errors", "slogqual.limits",
+                    "slogqual.process")
+
+
+def leaves_import_nothing_above(rel, name):
+    if not (rel.startswith("slogqual/results/") or rel.startswith("slogqual/analysis/")):
+        return ""
+    if under(name, "slogqual") and name != "slogqual" and not any(under(name, f) for f in LEAF_FOUNDATIONS):
+        return "analysis and results return facts and documents; they import nothing above them"
+    return ""
+
+
+@pytest.mark.parametrize("rule", [no_cli_below_cli, subprocess_only_in_tools, leaves_import_no_tools,
+                                  leaves_import_nothing_above])
 def test_layering(rule):
     assert violations(rule) == []
 
@@ -98,10 +114,14 @@ def test_the_walk_sees_the_violations_it_is_there_to_catch(tmp_path, monkeypatch
                                                   "(results and analysis never start a process)",
                                                   "slogqual/analysis/y.py:1: imports slogqual.tools.fio "
                                                   "(results and analysis never start a process)"]
+    (pkg / "analysis" / "z.py").write_text("from slogqual.report import wording\nfrom slogqual.units import MiB\n")
+    assert [v.split(" (")[0] for v in violations(leaves_import_nothing_above)] == [
+        "slogqual/analysis/y.py:1: imports slogqual.tools", "slogqual/analysis/y.py:1: imports slogqual.tools.fio",
+        "slogqual/analysis/z.py:1: imports slogqual.report", "slogqual/analysis/z.py:1: imports slogqual.report.wording"]
 
 
 def argv_outside_tools(path, rel):
-    """List literals starting with a program slogqual knows (tools/run.PROGRAMS), outside tools/: an
+    """List literals starting with a program slogqual knows (tools/spawn.PROGRAMS), outside tools/: an
     argv built away from its tool's module."""
     from slogqual.tools.spawn import PROGRAMS
     if rel.startswith("slogqual/tools/"):
