@@ -28,6 +28,14 @@ COUNT_SIGMAS = 2.0
 # A SLOG step whose ZIL wrote more than this share of its bytes to the main pool did not measure the log
 # alone (see log_usage_problems): the log vdev had no room for the blocks the ZIL still held.
 SPILL_SHARE = 0.01
+# The host, not the log device, set a SLOG curve's pace where its peak step ran the host's CPU at least this
+# busy (the advisor's HOST_SATURATED: a TCG guest's ZIL at 94-99 % busy reached a quarter of its log's sweep,
+# issue #37) ...
+HOST_SATURATED = 0.9
+# ... or where the log vdev wrote less than this share of what its own QD1 sweep carries at the size it was
+# written with: the device waited on the software path between the write and the log (copy, checksum, lwb,
+# vdev queue), not the other way round.
+FAR_BELOW_SWEEP = 0.5
 
 
 @dataclass
@@ -41,6 +49,7 @@ class Step:
     log_write_bytes_s: Optional[float] = None  # the log vdevs' writes over the window (zpool iostat)
     log_write_ops_s: Optional[float] = None
     ios: Optional[int] = None  # IOs fio completed in the step (the count its IOPS come from)
+    cpu_busy: Optional[float] = None  # the host's CPU busy share over the step (/proc/stat)
 
     @property
     def log_write_size(self) -> Optional[float]:
@@ -148,13 +157,15 @@ def ratios(a: Curve, b: Curve, metric: str) -> Dict[int, float]:
             for s in a.steps if s.threads in bvals and bvals[s.threads] > 0}
 
 
-def roles(curves: Sequence[Curve]) -> Dict[str, Curve]:
-    """baseline (sync=standard, no log), slog (sync=always with a log), noslog (sync=always, none)."""
+def roles(curves: Sequence[Curve], sync: str = "always") -> Dict[str, Curve]:
+    """baseline (sync=standard, no log), slog (``sync`` with a log), noslog (``sync``, none). With
+    sync="standard" (an O_DSYNC load, whose sync=standard writes go through the ZIL too) there is no
+    ZIL-free baseline: sync=standard without a log is the noslog curve."""
     found: Dict[str, Curve] = {}
     for c in curves:
-        role = ("baseline" if c.sync == "standard" and not c.uses_slog else
-                "slog" if c.sync == "always" and c.uses_slog else
-                "noslog" if c.sync == "always" and not c.uses_slog else None)
+        role = ("baseline" if sync == "always" and c.sync == "standard" and not c.uses_slog else
+                "slog" if c.sync == sync and c.uses_slog else
+                "noslog" if c.sync == sync and not c.uses_slog else None)
         if role and role not in found:
             found[role] = c
     return found
@@ -290,8 +301,11 @@ class Verdict:
 
 def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float] = None,
             log_sweep_lat_us: Optional[float] = None, load_bs: Optional[int] = None, load_is_sync: bool = False,
-            log: Optional[LogEvidence] = None) -> Verdict:
+            log: Optional[LogEvidence] = None, sync: str = "always") -> Verdict:
     """What the SLOG bought for this load, and what limits it.
+
+    sync: the sync setting the SLOG is judged under — "always", or "standard" for an O_DSYNC load (its
+    sync=standard + SLOG curve against sync=standard without a log; ``roles``).
 
     load_is_sync: the load's own writes are synchronous (O_DSYNC, as NFS clients ask): then
     sync=standard goes through the ZIL too and is no ZIL-free ceiling to compare with.
@@ -302,11 +316,11 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
     log: the same from the log vdev's own writes (log_evidence); it takes precedence, comparing the
     bandwidth iostat saw on the log vdev with the sweep at the size it was written with.
     """
-    r = roles(curves)
+    r = roles(curves, sync)
     slog, noslog, base = r.get("slog"), r.get("noslog"), r.get("baseline")
     if not slog or not slog.steps:
         return Verdict([Finding(Kind.NOTHING_TO_JUDGE)])
-    m = {"metric": metric}
+    m = {"metric": metric, **({"sync": sync} if sync != "always" else {})}
     ps = peak(slog.steps, metric)
     pn = peak(noslog.steps, metric) if noslog and noslog.steps else None
     pb = peak(base.steps, metric) if base and base.steps and not load_is_sync else None
@@ -353,6 +367,15 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
         limit = Finding(Kind.RISING_ON_PLATEAU, dict(m, **_flat_figures(base, flat, metric), config=slog.config,
                                                      peak_threads=ps.threads, peak=ps.value(metric), log_too=log_too),
                         tuple(_ref(base, s) for s in flat.steps) + peak_ref)
+    elif not matches_bw and _host_limited(ps, observed if log is not None else None, log_sweep_mbps):
+        limit = Finding(Kind.HOST_LIMIT, dict(m, **sized, config=slog.config, threads=ps.threads,
+                                              peak=ps.value(metric), cpu_busy=ps.cpu_busy,
+                                              cpu_saturated=ps.cpu_busy is not None and ps.cpu_busy >= HOST_SATURATED,
+                                              observed_mbps=observed if log is not None else None,
+                                              sweep_mbps=log_sweep_mbps if log is not None else None,
+                                              log_share=_log_share(observed if log is not None else None,
+                                                                   log_sweep_mbps)),
+                        peak_ref)
     elif matches_bw:
         limit = Finding(Kind.LOG_BANDWIDTH, dict(sized, observed_mbps=observed, sweep_mbps=log_sweep_mbps,
                                                  observed_size=log.observed_size if log is not None else None),
@@ -370,6 +393,17 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
                             flat.threads if host_bound and of_std is not None else None))
     found += [p for c in curves for p in usage_findings(c)]
     return Verdict(found, benefit_at_peak=benefit, of_standard_at_peak=of_std)
+
+
+def _log_share(observed: Optional[float], sweep_mbps: Optional[float]) -> Optional[float]:
+    """What the log vdev wrote at the peak as a share of its sweep at that size; None where either is unknown."""
+    return observed / sweep_mbps if observed is not None and sweep_mbps else None
+
+
+def _host_limited(ps: Step, observed: Optional[float], sweep_mbps: Optional[float]) -> bool:
+    """The SLOG's peak ran the host's CPU saturated, or its log vdev far below its own sweep."""
+    share = _log_share(observed, sweep_mbps)
+    return (ps.cpu_busy is not None and ps.cpu_busy >= HOST_SATURATED) or (share is not None and share < FAR_BELOW_SWEEP)
 
 
 def _effect(m: Dict[str, Any], slog: Curve, ps: Step, noslog: Optional[Curve], pn: Optional[Step],

@@ -33,7 +33,11 @@ from slogqual.results.scenario import ScenarioResult, ScenarioStep
 # path element every member shares, and which one the log vdevs reached); every other key and sentence is
 # version 7's for the same measurements. Results recorded before it lack the members' paths (pool.devices'
 # ``topology``): their pairs' shared element is "unknown", and their stored analyses keep what they said.
-ANALYSIS_VERSION = 8
+# 9 (issue #37): the host named (``host-limit``) where a SLOG curve's peak ran the host's CPU >= 90 % busy
+# or its log vdev below half its own sweep at that size, rather than the log device or "not reached"; an
+# O_DSYNC load's sync=standard + SLOG curve is judged against sync=standard without a log (it was "nothing
+# to judge"), and the headline verdict is the fastest sync=always candidate's.
+ANALYSIS_VERSION = 9
 
 
 def metric_for(bs: int) -> str:
@@ -56,7 +60,7 @@ def curves(result: ScenarioResult) -> List[scaling.Curve]:
         by[key].steps.append(scaling.Step(threads=s.threads, iops=s.iops, mbps=s.mbps, lat_p99_us=s.p99_us,
                                           slog_bytes=s.slog_bytes, normal_bytes=s.normal_bytes,
                                           log_write_bytes_s=s.log_write_bytes_s, log_write_ops_s=s.log_write_ops_s,
-                                          ios=s.ios))
+                                          ios=s.ios, cpu_busy=s.cpu_busy))
     return list(by.values())
 
 
@@ -141,6 +145,10 @@ def analyse(result: ScenarioResult) -> Dict[str, Any]:
     sweeps = result.log_sweeps
 
     def judge(c: scaling.Curve, ev: Optional[scaling.LogEvidence] = None) -> scaling.Verdict:
+        if c.sync == "standard" and load_is_sync:
+            # an O_DSYNC load commits through the ZIL under sync=standard too: its log curve is judged against
+            # sync=standard without a log, as sync=always + SLOG is against sync=always without one
+            return scaling.verdict(common + [c], metric, load_bs=bs, load_is_sync=True, log=ev, sync="standard")
         return scaling.verdict(common + [c], metric, load_bs=bs, load_is_sync=load_is_sync, log=ev)
 
     def single_evidence(c: scaling.Curve) -> Optional[scaling.LogEvidence]:
@@ -158,7 +166,11 @@ def analyse(result: ScenarioResult) -> Dict[str, Any]:
     per.sort(key=lambda d: -(d["peak"] or 0))
     pair_entries = _pairs.entries(pair_curves, pair_devices(result), per, judge, lambda d: _device_name(result, d),
                                   metric, pair_ceilings(result))
-    best = [c for c in singles if per and c.candidate == per[0]["device"]] or singles[:1]
+    # the headline is the fastest sync=always candidate's (a sync=standard + SLOG curve of an O_DSYNC load is
+    # judged beside it, never in its place)
+    headline = next((d for d in per if d["sync"] == "always"), per[0] if per else None)
+    best = [c for c in singles if headline and (c.candidate, c.config) == (headline["device"], headline["config"])] \
+        or singles[:1]
     if best:
         v = judge(best[0], single_evidence(best[0]))
     elif pair_curves:  # no single log measured: the best pair speaks for the result

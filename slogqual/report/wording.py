@@ -99,27 +99,45 @@ def _not_reached(f: Finding) -> str:
     return "not reached: throughput still grew at the last thread step; add steps"
 
 
+def _host_limit(f: Finding) -> str:
+    x, unit = f.figures, _unit(f)
+    why = []
+    if x.get("cpu_saturated"):
+        why.append(f"its CPU was {x['cpu_busy']:.0%} busy")
+    if x.get("log_share") is not None:
+        why.append(f"the log vdev wrote {_mib(x['observed_mbps'])} MiB/s, {x['log_share']:.0%} of its QD1 "
+                   f"sync-write sweep at {_at_size(x)} ({_mib(x['sweep_mbps'])} MiB/s)")
+    busy = "" if x.get("cpu_saturated") or x.get("cpu_busy") is None else f" (CPU {x['cpu_busy']:.0%} busy)"
+    return (f"the host, not the log device: at {x['config']}'s peak ({x['threads']} threads, {x['peak']:.0f} "
+            f"{unit}{busy}) " + " and ".join(why) + "; the software path between a write and the log set the pace")
+
+
 # --- what the SLOG bought -------------------------------------------------------------------------------
 
 def _nothing_sentence(f: Finding) -> str:
     return "No sync=always configuration with a SLOG was measured: nothing to judge."
 
 
+def _sync(f: Finding) -> str:
+    """The sync setting a verdict judged the SLOG under (an O_DSYNC load's sync=standard + SLOG: "standard")."""
+    return f"sync={f.figures.get('sync', 'always')}"
+
+
 def _faster_without(f: Finding) -> str:
     x, unit = f.figures, _unit(f)
-    return (f"For this workload the pool is faster with no SLOG: sync=always reaches "
+    return (f"For this workload the pool is faster with no SLOG: {_sync(f)} reaches "
             f"{x['noslog_peak']:.0f} {unit} without it and {x['peak']:.0f} {unit} with it.")
 
 
 def _buys_nothing(f: Finding) -> str:
     x, unit = f.figures, _unit(f)
-    return (f"The SLOG buys nothing here: sync=always peaks at {x['peak']:.0f} {unit} with it "
+    return (f"The SLOG buys nothing here: {_sync(f)} peaks at {x['peak']:.0f} {unit} with it "
             f"and {x['noslog_peak']:.0f} {unit} without.")
 
 
 def _speedup(f: Finding) -> str:
     x, unit = f.figures, _unit(f)
-    words = f"The SLOG makes sync=always {x['benefit']:.1f}x faster ({x['peak']:.0f} vs {x['noslog_peak']:.0f} {unit} at peak)"
+    words = f"The SLOG makes {_sync(f)} {x['benefit']:.1f}x faster ({x['peak']:.0f} vs {x['noslog_peak']:.0f} {unit} at peak)"
     if x.get("of_standard") is None:
         return words + "."
     words += f", reaching {x['of_standard']:.0%} of sync=standard"
@@ -130,7 +148,7 @@ def _speedup(f: Finding) -> str:
 
 
 def _no_comparison(f: Finding) -> str:
-    return (f"sync=always with the SLOG peaks at {f.figures['peak']:.0f} {_unit(f)} "
+    return (f"{_sync(f)} with the SLOG peaks at {f.figures['peak']:.0f} {_unit(f)} "
             "(no run without a SLOG to compare).")
 
 
@@ -289,7 +307,7 @@ def _pair_ceiling(f: Finding) -> str:
 
 WORDS: Dict[Kind, Callable[[Finding], str]] = {
     Kind.POOL_BOUND: _pool_bound, Kind.HOST_BOUND: _host_bound, Kind.RISING_ON_PLATEAU: _rising_on_plateau,
-    Kind.LOG_BANDWIDTH: _log_bandwidth, Kind.LOG_BOUND: _log_bound, Kind.NOT_REACHED: _not_reached,
+    Kind.LOG_BANDWIDTH: _log_bandwidth, Kind.LOG_BOUND: _log_bound, Kind.NOT_REACHED: _not_reached, Kind.HOST_LIMIT: _host_limit,
     Kind.FASTER_WITHOUT_SLOG: _faster_without, Kind.BUYS_NOTHING: _buys_nothing, Kind.SPEEDUP: _speedup,
     Kind.NO_COMPARISON: _no_comparison, Kind.SATURATED_AT: _saturated_at, Kind.KNEE: _knee,
     Kind.SLOG_UNUSED: _slog_unused, Kind.SPILL: _spill, Kind.LOG_WITHOUT_SLOG: _log_without_slog,

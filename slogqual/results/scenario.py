@@ -76,6 +76,12 @@ class ScenarioStep:
         return self.lat_us.get("p99")
 
     @property
+    def cpu_busy(self) -> Optional[float]:
+        """The host's CPU busy share over the step (``/proc/stat``, pool.engine); None where unrecorded."""
+        cpu = self.extra.get("cpu")
+        return cpu.get("busy_share") if isinstance(cpu, dict) else None
+
+    @property
     def slog_bytes(self) -> Optional[int]:
         """ZIL bytes to the log vdevs over the step (kstat delta); None where the kstat lacked the row."""
         return self.zil.get("slog_bytes")
