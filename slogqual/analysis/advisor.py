@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from slogqual import limits
 from slogqual.analysis import scaling, wear
 from slogqual.results import SweepPoint, SweepResult
 from slogqual.results.scenario import ScenarioResult
@@ -304,6 +305,10 @@ def check_log_sweep(sweep: SweepResult, name: str) -> None:
                                "(slogqual sweep --mode flush, the default), as the ZIL writes then flushes")
     if sweep.status != "complete":
         raise AdviceInputError(f"{name}: the sweep is {sweep.status}, not complete")
+    for p in sweep.points:  # every figure is divided by it: a write+flush takes time
+        if not p.lat_us.mean or p.lat_us.mean <= 0:
+            raise AdviceInputError(f"{name}: its {size_label(p.size)} point has a mean latency of "
+                                   f"{p.lat_us.mean} µs: not a measured write+flush")
 
 
 def capacity_of(sweep: SweepResult) -> Optional[int]:
@@ -347,10 +352,15 @@ def lwb_writes(payload: int, t: Tunables) -> List[int]:
     """The lwb writes a commit of ``payload`` record bytes makes: full blocks of zil_maxblocksize, the
     last rounded up to ZIL_MIN_BLKSZ with its chain header (slim lwbs)."""
     per = t.zil_maxblocksize - ZIL_CHAIN_BYTES
-    n = max(1, math.ceil(payload / per))
+    n = lwb_count(payload, t)
     last = payload - (n - 1) * per
     tail = min(t.zil_maxblocksize, -(-(last + ZIL_CHAIN_BYTES) // ZIL_MIN_BLKSZ) * ZIL_MIN_BLKSZ)
     return [t.zil_maxblocksize] * (n - 1) + [tail]
+
+
+def lwb_count(payload: int, t: Tunables) -> int:
+    """How many lwb writes (lwb_writes) a commit of ``payload`` record bytes makes."""
+    return max(1, math.ceil(payload / (t.zil_maxblocksize - ZIL_CHAIN_BYTES)))
 
 
 def batch(threads: int, zils: int) -> float:
@@ -488,7 +498,8 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
     """One thread count's prediction (the step's dict) and the lwb sizes it took from outside the sweep."""
     b = batch(n, w.zils)
     writes = lwb_writes(int(math.ceil(b * shape.bytes_per_io)), t)
-    figs = [sweep_at(sweep.points, s) for s in writes]
+    at = {s: sweep_at(sweep.points, s) for s in set(writes)}  # a long commit is many lwbs of one size
+    figs = [at[s] for s in writes]
     last = figs[-1]
     ceiling = _at_threads(data.ceiling, n)
     without = _at_threads(data.without_slog, n)
@@ -876,6 +887,15 @@ def check_workload(w: Workload, t: Tunables) -> None:
         raise AdviceInputError(f"unknown logbias {t.logbias!r}: use latency or throughput")
     if t.zil_maxblocksize < 4096 or t.zfs_txg_timeout <= 0 or t.zfs_immediate_write_sz < 0:
         raise AdviceInputError("tunables out of range: zil_maxblocksize >= 4096, zfs_txg_timeout > 0")
+    # every lwb write of every step is a figure of the document (and of the data side's): bounded in all
+    per_io = max(log_shape(w, t, slog).bytes_per_io for slog in (True, False))
+    lwbs = [lwb_count(int(math.ceil(batch(n, w.zils) * per_io)), t) for n in w.threads]
+    if not limits.COMMIT_LWBS.contains(sum(lwbs)):
+        raise AdviceInputError(
+            f"{max(w.threads)} writers of {size_label(w.io_size)} over {w.zils} ZIL(s) commit {max(lwbs):,} log blocks "
+            f"of {size_label(t.zil_maxblocksize)} at a time ({sum(lwbs):,} over the {len(w.threads)} thread counts): "
+            f"more than the model lists ({limits.COMMIT_LWBS.allowed()}); give fewer --threads, more --zils or a "
+            "larger --zil-maxblocksize")
 
 
 # ---------------------------------------------------------------- words

@@ -7,21 +7,21 @@ slogqual/results/advice.py.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from tabulate import tabulate
 
-from slogqual import store
+from slogqual import limits, store
 from slogqual.analysis import advisor as A
 from slogqual.cli.history import STORE_HELP
+from slogqual.cli.options import in_range, in_range_list
 from slogqual.errors import UsageError
-from slogqual.results import SweepResult, write_json_atomic
+from slogqual.results import SweepResult, json_text, write_json_atomic
 from slogqual.results import schema as S
 from slogqual.importers import iostat_history
 from slogqual.results.scenario import ScenarioResult
-from slogqual.units import parse_size, size_label
+from slogqual.units import size_label
 
 
 def register(sub) -> None:
@@ -39,37 +39,44 @@ def register(sub) -> None:
                         "sync=always-without-SLOG steps are the comparison (and its load is the default workload)")
     g.add_argument("--data", nargs="+", metavar="SWEEP.json", help="sweeps of the data devices")
     g.add_argument("--layout", choices=A.LAYOUTS, help="with --data: the data vdevs' layout")
-    g.add_argument("--disks", type=int, help="with --data: how many data disks (default: one per --data sweep)")
+    g.add_argument("--disks", type=in_range(limits.DATA_DISKS),
+                   help="with --data: how many data disks (default: one per --data sweep)")
     w = p.add_argument_group("workload")
     w.add_argument("--protocol", help="iscsi (zvols) or nfs (a dataset)")
-    w.add_argument("--bs", help="IO size of the sync writes, e.g. 4k")
-    w.add_argument("--volblocksize", help="iscsi: the zvols' volblocksize (default 16k)")
-    w.add_argument("--recordsize", help="nfs: the dataset's recordsize (default 128k)")
-    w.add_argument("--threads", help="total concurrent writers at each step, e.g. 1,2,4,8")
-    w.add_argument("--zils", type=int, help="independent intent logs the writers spread over: zvols (iscsi) or "
-                                            "datasets (default: the scenario's LUNs for zvols, else 1)")
+    w.add_argument("--bs", type=in_range(limits.SCENARIO_BS), help="IO size of the sync writes, e.g. 4k")
+    w.add_argument("--volblocksize", type=in_range(limits.ZFS_BLOCK),
+                   help="iscsi: the zvols' volblocksize (default 16k)")
+    w.add_argument("--recordsize", type=in_range(limits.ZFS_BLOCK), help="nfs: the dataset's recordsize (default 128k)")
+    w.add_argument("--threads", type=in_range_list(limits.WRITERS),
+                   help="total concurrent writers at each step, e.g. 1,2,4,8")
+    w.add_argument("--zils", type=in_range(limits.ZILS),
+                   help="independent intent logs the writers spread over: zvols (iscsi) or datasets (default: the "
+                        "scenario's LUNs for zvols, else 1)")
     w.add_argument("--rate-history", metavar="IOSTAT.txt",
                    help="or the rate the pool's log carried: a recording of `zpool iostat -T u -vpy POOL SECONDS` "
                         "(sizing takes its busiest interval, life its mean)")
-    w.add_argument("--rate", type=float, metavar="MB/s", help="sync write rate the log must carry (for size and life; "
-                                                              "default: the predicted peak)")
+    w.add_argument("--rate", type=in_range(limits.RATE_MBPS), metavar="MB/s",
+                   help="sync write rate the log must carry (for size and life; default: the predicted peak)")
     t = p.add_argument_group("OpenZFS tunables (an option given > this host's values > the defaults of 2.3)")
     t.add_argument("--tunables", choices=("auto", "host", "defaults"), default="auto",
                    help="auto (default): this host's module parameters where it has OpenZFS loaded, else 2.3's "
                         "defaults; host: refuse without them; defaults: 2.3's defaults")
-    t.add_argument("--zfs-immediate-write-sz", help="bytes (default 32768)")
-    t.add_argument("--zil-slog-bulk", help=f"bytes (default {64 << 20})")
-    t.add_argument("--logbias", help="the dataset's or zvol's logbias (default latency)")
-    t.add_argument("--zil-maxblocksize", help="bytes (default 131072)")
-    t.add_argument("--zil-maxcopied", help="bytes (default 7680)")
-    t.add_argument("--zfs-txg-timeout", type=float, help="seconds (default 5)")
-    t.add_argument("--zfs-dirty-data-max", help="bytes (caps a txg's data; default: not applied, even when the "
-                                                "host has it: give it to apply it)")
+    t.add_argument("--zfs-immediate-write-sz", type=in_range(limits.IMMEDIATE_WRITE_SZ),
+                   help="bytes (default 32768)")
+    t.add_argument("--zil-slog-bulk", type=in_range(limits.ZIL_SLOG_BULK), help=f"bytes (default {64 << 20})")
+    t.add_argument("--logbias", choices=A.LOGBIASES, help="the dataset's or zvol's logbias (default latency)")
+    t.add_argument("--zil-maxblocksize", type=in_range(limits.ZIL_MAXBLOCKSIZE), help="bytes (default 131072)")
+    t.add_argument("--zil-maxcopied", type=in_range(limits.ZIL_MAXCOPIED), help="bytes (default 7680)")
+    t.add_argument("--zfs-txg-timeout", type=in_range(limits.TXG_TIMEOUT_S), help="seconds (default 5)")
+    t.add_argument("--zfs-dirty-data-max", type=in_range(limits.DIRTY_DATA_MAX),
+                   help="bytes (caps a txg's data; default: not applied, even when the host has it: give it to "
+                        "apply it)")
     e = p.add_argument_group("endurance")
-    e.add_argument("--tbw", type=float, help="rated terabytes written")
-    e.add_argument("--dwpd", type=float, help="rated drive writes per day (with the sweep's capacity)")
-    e.add_argument("--warranty-years", type=float, default=5.0)
-    e.add_argument("--hours-per-day", type=float, default=24.0, help="hours a day the rate is carried (default 24)")
+    e.add_argument("--tbw", type=in_range(limits.TBW), help="rated terabytes written")
+    e.add_argument("--dwpd", type=in_range(limits.DWPD), help="rated drive writes per day (with the sweep's capacity)")
+    e.add_argument("--warranty-years", type=in_range(limits.WARRANTY_YEARS), default=5.0)
+    e.add_argument("--hours-per-day", type=in_range(limits.HOURS_PER_DAY), default=24.0,
+                   help="hours a day the rate is carried (default 24)")
     e.add_argument("--powercut", action="append", metavar="RESULT.json",
                    help="a candidate's `slogqual powercut` result (repeatable; matched to --log by device path): "
                         "the mirror-or-not advice rests on it")
@@ -85,25 +92,6 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _size(text: Optional[str], option: str) -> Optional[int]:
-    if text is None:
-        return None
-    v = parse_size(text)
-    if v <= 0:
-        raise UsageError(f"{option} must be a positive size, not {text!r}")
-    return v
-
-
-def _threads(text: str) -> List[int]:
-    try:
-        out = sorted({int(x) for x in text.split(",") if x.strip()})
-    except ValueError:
-        raise UsageError(f"--threads {text!r}: give whole numbers, e.g. 1,2,4,8") from None
-    if not out or out[0] < 1:
-        raise UsageError(f"--threads {text!r}: thread counts of at least 1")
-    return out
-
-
 def _workload(args, scenario: Optional[ScenarioResult]) -> A.Workload:
     sc = scenario.scenario if scenario is not None else {}  # the parameters the scenario ran with
     protocol = args.protocol or {"zvol": "iscsi", "dataset": "nfs"}.get(sc.get("kind"))
@@ -111,34 +99,25 @@ def _workload(args, scenario: Optional[ScenarioResult]) -> A.Workload:
         raise UsageError("give the workload's --protocol (iscsi or nfs) and --bs, or a --scenario result to take them from")
     if protocol not in A.PROTOCOLS:
         raise UsageError(f"unknown protocol {protocol!r}: use iscsi (zvols) or nfs (a dataset)")
-    bs = _size(args.bs, "--bs") or sc.get("bs")
+    bs = args.bs or sc.get("bs")
     if not bs:
         raise UsageError("the workload needs its IO size: --bs (e.g. 4k)")
     if protocol == "iscsi":
-        block = _size(args.volblocksize, "--volblocksize") or sc.get("volblocksize") or 16384
+        block = args.volblocksize or sc.get("volblocksize") or 16384
     else:
-        block = _size(args.recordsize, "--recordsize") or sc.get("recordsize") or 131072
+        block = args.recordsize or sc.get("recordsize") or 131072
     luns = int(sc.get("luns") or 1)
     if args.threads:
-        threads = _threads(args.threads)
+        threads = args.threads
     elif sc.get("threads"):
         threads = [int(n) * luns for n in sc["threads"]]
     else:
         raise UsageError("the workload needs its thread counts: --threads 1,2,4,8")
     zils = args.zils if args.zils is not None else (luns if protocol == "iscsi" and sc else 1)
-    if args.rate is not None and not args.rate > 0:
-        raise UsageError(f"--rate must be a positive number of MB/s, not {args.rate:g}")
     if args.rate is not None and args.rate_history:
         raise UsageError("give the rate as --rate or as --rate-history, not both")
     return A.Workload(protocol=protocol, io_size=int(bs), block_size=int(block), threads=threads, zils=int(zils),
                       rate_mbps=args.rate, rate_history=iostat_history.read(args.rate_history) if args.rate_history else None)
-
-
-def _int(text: str, option: str) -> int:
-    v = parse_size(text)
-    if v < 0:
-        raise UsageError(f"{option} must not be negative")
-    return v
 
 
 HOST_TUNABLES = ("zfs_immediate_write_sz", "zil_slog_bulk", "zil_maxblocksize", "zil_maxcopied", "zfs_txg_timeout")
@@ -157,27 +136,21 @@ def _tunables(args, host=None) -> A.Tunables:
     for name in HOST_TUNABLES:
         given = getattr(args, name)
         if given is not None:
-            values[name] = float(given) if name == "zfs_txg_timeout" else _int(given, "--" + name.replace("_", "-"))
+            values[name] = float(given) if name == "zfs_txg_timeout" else given
             sources[name] = "option"
         elif use_host and name in use_host:
             values[name] = float(use_host[name]) if name == "zfs_txg_timeout" else use_host[name]
             sources[name] = f"host {zfs_tunables.where()}"
         else:
             sources[name] = "default (OpenZFS 2.3)"
-    if args.zfs_dirty_data_max:
-        values["zfs_dirty_data_max"] = _int(args.zfs_dirty_data_max, "--zfs-dirty-data-max")
+    if args.zfs_dirty_data_max is not None:
+        values["zfs_dirty_data_max"] = args.zfs_dirty_data_max
         sources["zfs_dirty_data_max"] = "option"
     sources["logbias"] = "option" if args.logbias is not None else "default (OpenZFS 2.3)"
     return A.Tunables(logbias=args.logbias or "latency", sources=sources, **values)
 
 
 def _endurance(args) -> Optional[A.Endurance]:
-    for name in ("tbw", "dwpd", "warranty_years", "hours_per_day"):
-        v = getattr(args, name)
-        if v is not None and not v > 0:
-            raise UsageError(f"--{name.replace('_', '-')} must be positive, not {v:g}")
-    if args.hours_per_day > 24:
-        raise UsageError("--hours-per-day is at most 24")
     if args.tbw is not None and args.dwpd is not None:
         raise UsageError("give --tbw or --dwpd, not both")
     if args.tbw is None and args.dwpd is None:
@@ -336,8 +309,7 @@ def run(args) -> int:
 
         advice_plot.render(doc, plot, rows)
     if args.json:
-        json.dump(doc, sys.stdout, indent=2)
-        print()
+        print(json_text(doc, "the advice"), end="")
     else:
         print(table(doc))
         if rows is not None:

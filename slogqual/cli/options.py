@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 
 from slogqual.errors import UsageError
 from slogqual.limits import Range
@@ -15,43 +16,76 @@ def seconds(text: str) -> float:
     """A finite, non-negative number of seconds. `inf`, `nan` and `1e309` (which float() turns into
     inf) are refused here: they would reach fio and the result document, where JSON has no word for them."""
     value = _number(text, "seconds")
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a finite number of seconds")
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is negative")
     return value
 
 
+# What a number is written as: ASCII digits, a point, an exponent. float() and int() would also read
+# '١٢٣' (Arabic-Indic digits), '1_000' and 'infinity'; none of them is a figure a command line means.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_WHOLE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def shown(text: str) -> str:
+    """``text`` quoted for a refusal, at most 40 characters of it."""
+    return repr(text) if len(text) <= 40 else f"{text[:40]!r}…"
+
+
+def _not_a(text: str, what: str) -> argparse.ArgumentTypeError:
+    if any(ch.isdigit() and not ch.isascii() for ch in text):
+        return argparse.ArgumentTypeError(f"{shown(text)} is not {what} in ASCII digits (0-9)")
+    if text.strip().lower().lstrip("+-") in ("inf", "infinity", "nan"):
+        return argparse.ArgumentTypeError(f"{shown(text)} is not a finite number")
+    return argparse.ArgumentTypeError(f"{shown(text)} is not {what}")
+
+
 def _number(text: str, unit: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of {unit}")
-    return value
+    """A decimal number in ASCII; infinite when it is written too large for a float (1e309, 400 digits)."""
+    if not _DECIMAL.fullmatch(text.strip()):
+        raise _not_a(text, f"a number of {unit}" if unit else "a number")
+    return float(text)
 
 
 def in_range(r: Range):
     """An argparse type for a number in ``r`` (slogqual.limits: the one definition of each range, which
     the scenario and profile loaders check too); the refusal names the range."""
     def parse(text: str):
+        out = argparse.ArgumentTypeError(f"{shown(text)} is out of range ({r.allowed()})")
         if r.size:
             from slogqual.units import parse_size
             try:
                 value = parse_size(text)
             except UsageError as exc:
                 raise argparse.ArgumentTypeError(str(exc)) from None
-            except ValueError:  # int() of more digits than Python converts
-                raise argparse.ArgumentTypeError(f"{text[:40]!r}… is out of range ({r.allowed()})") from None
+            except ValueError:  # int() of more digits than Python converts (4300)
+                raise out from None
         elif r.integer:
-            try:
-                value = int(text)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+            if not _WHOLE.fullmatch(text.strip()):
+                raise _not_a(text, "a whole number")
+            if len(text.strip()) > 40:  # out of every range, and int() refuses past 4300 digits
+                raise out
+            value = int(text)
         else:
-            value = seconds(text) if r.unit == "seconds" else _number(text, r.unit)
+            value = _number(text, r.unit)
         if not r.contains(value):
-            raise argparse.ArgumentTypeError(f"{text[:40]!r} is out of range ({r.allowed()})")
+            raise out
         return value
+    return parse
+
+
+def in_range_list(r: Range):
+    """An argparse type for a comma-separated list of numbers each in ``r`` (advise --threads 1,2,4,8):
+    sorted, each once."""
+    one = in_range(r)
+
+    def parse(text: str):
+        parts = [p for p in text.split(",") if p.strip()]
+        if not parts:
+            raise argparse.ArgumentTypeError(f"{shown(text)}: give numbers separated by commas, e.g. 1,2,4,8")
+        return sorted({one(p) for p in parts})
     return parse
 
 

@@ -8,6 +8,7 @@ is specified in docs/results.md; its schema string is ``slogqual.sweep/1``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import tempfile
@@ -15,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Dict, Iterator, List, Optional, Tuple
 
-from slogqual.errors import UsageError
+from slogqual.errors import ResultWriteError, UsageError
 from slogqual.process import pid_alive
 
 from slogqual.results import schema as _schema
@@ -318,11 +319,42 @@ def write_text_atomic(path: str, text: str) -> None:
         fh.write(text)
 
 
+class NotFiniteError(ResultWriteError):
+    """A document holding NaN or an infinity: JSON has no such number (Python's json would write the
+    non-JSON tokens NaN and Infinity, which every other reader refuses). A figure slogqual computed went
+    out of range: not written, the key named (exit 1)."""
+
+
+def _not_finite_at(document: Any) -> Optional[str]:
+    """The path (``candidates[0].life.years``) of the first NaN or infinity in ``document``; None if none."""
+    stack: List[Tuple[Any, str]] = [(document, "")]
+    while stack:  # iterative, as _too_deep
+        value, where = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{where or 'the document'} is {value!r}"
+        if isinstance(value, dict):
+            stack.extend((v, f"{where}.{k}" if where else str(k)) for k, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(value))
+    return None
+
+
+def json_text(document: Any, what: str) -> str:
+    """``document`` as the JSON slogqual writes (indented, a newline at the end): NotFiniteError, before
+    anything is written, where it holds a number JSON has not."""
+    try:
+        return json.dumps(document, indent=2, sort_keys=False, allow_nan=False) + "\n"
+    except ValueError:  # "Out of range float values are not JSON compliant"
+        raise NotFiniteError(f"{what} not written: {_not_finite_at(document)}, which JSON cannot hold (a figure "
+                             "out of range: a bug, please report it with the command line)", document) from None
+
+
 def write_json_atomic(path: str, document: Dict[str, Any]) -> None:
-    """Write JSON so that a reader (or a crash) sees the old file or the new one, never half."""
+    """Write JSON so that a reader (or a crash) sees the old file or the new one, never half; a document
+    holding NaN or an infinity is not written (NotFiniteError)."""
+    text = json_text(document, path)
     with atomic_file(path) as (fh, _):
-        json.dump(document, fh, indent=2, sort_keys=False)
-        fh.write("\n")
+        fh.write(text)
 
 
 def _not_json(token: str):

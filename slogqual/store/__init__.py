@@ -404,8 +404,14 @@ def input_document(spec: str, store_path: Optional[str]) -> Tuple[Dict[str, Any]
     that run in the result store (``store_path``: --store, else $SLOGQUAL_STORE or the default)."""
     run_id = stored_input(spec)
     if run_id is None:
-        return load_json(spec), spec
-    with Store(store_path) as st:
+        doc = load_json(spec)
+        if not isinstance(doc, dict):  # a JSON list or number: every reader below asks it for keys
+            raise S.DocumentError(f"{spec}: not a slogqual document (a JSON {type(doc).__name__}, not an object)")
+        return doc, spec
+    st = Store(store_path)
+    if not st.backend.exists():  # reading must not leave an empty store behind
+        raise UsageError(f"{spec}: the result store {st.path} does not exist: no run is recorded there")
+    with st:
         return st.document(run_id), f"{spec} ({st.path})"
 
 

@@ -249,6 +249,11 @@ class Backend:
     def check_named(self) -> None:
         """A store named on the command line (not the default): refused now if it cannot be what it names."""
 
+    def exists(self) -> bool:
+        """Whether the store is there to read before connect() would make it (a server's database: it is
+        not made by connecting, and a missing one is refused then)."""
+        return True
+
     def close(self) -> None:
         raise NotImplementedError
 
@@ -305,6 +310,9 @@ class SQLiteBackend(Backend):
         elif "not a database" in text or "malformed" in text or "corrupt" in text:
             hint = " (move the file aside or point --store / $SLOGQUAL_STORE elsewhere)"
         return StoreError(f"result store {self.location}: {text}{hint}")
+
+    def exists(self) -> bool:
+        return os.path.exists(self.location)
 
     def check_named(self) -> None:
         # The default store's directory is made on first use; a named one's must exist: a typo in --store
