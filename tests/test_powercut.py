@@ -222,6 +222,32 @@ def test_a_backing_file_the_filesystem_refuses_is_one_line_and_leaves_nothing(tm
     assert sorted(os.listdir(tmp_path)) == []
 
 
+def test_what_a_run_killed_mid_make_or_mid_removal_left_is_judged_by_the_pid_in_its_name(tmp_path):
+    """SIGKILL between making a socket or mount directory and writing its owner.pid (or between removing
+    owner.pid and the directory) left a directory nobody ended: its name now carries the pid. Only the
+    names make_dir gives count, and only a gone pid: a live one's and a foreign name are left alone."""
+    from slogqual.tools import nbdfuse, nbdkit, owned
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a PID that existed and is gone
+    made = owned.make_dir(nbdkit.SOCKET_PREFIX, str(tmp_path))
+    assert os.path.basename(made).startswith(f"{nbdkit.SOCKET_PREFIX}{os.getpid()}-")
+    assert owned.named_owner(os.path.basename(made), nbdkit.SOCKET_PREFIX) == os.getpid()
+    assert owned.named_owner("slogqual-lab-sock-77-abcd_123", "slogqual-lab-") == 77  # a longer prefix's name
+    for name in ("slogqual-nbd-x", "slogqual-nbd-12-short", "slogqual-nbd-12-abcdefgh-more", "other-12-abcdefgh"):
+        assert owned.named_owner(name, nbdkit.SOCKET_PREFIX) is None, name
+    dead_sock = tmp_path / f"slogqual-nbd-{gone.pid}-abcdefgh"  # owner.pid never written
+    dead_mnt = tmp_path / f"slogqual-powercut-mnt-{gone.pid}-ijklmnop"  # owner.pid removed, the rest not yet
+    live = tmp_path / f"slogqual-powercut-mnt-{os.getppid()}-qrstuvwx"  # whoever started pytest: alive
+    foreign = tmp_path / f"slogqual-powercut-mnt-{gone.pid}"  # not a name make_dir gives, no owner.pid
+    for d in (dead_sock, dead_mnt / "mnt", live / "mnt", foreign):
+        d.mkdir(parents=True)
+    (dead_sock / "nbd.sock").write_bytes(b"")
+    assert nbdkit.remove_stale_sockets(str(tmp_path)) == [str(dead_sock)]
+    assert nbdfuse.remove_stale_mounts(str(tmp_path)) == [str(dead_mnt)]
+    assert sorted(os.listdir(tmp_path)) == sorted(os.path.basename(str(p)) for p in (made, live, foreign))
+
+
 def test_emulation_refuses_a_block_device():
     with pytest.raises(UsageError, match="regular file"):
         check_options(PowercutOptions(target="/dev/null", emulate="none"))

@@ -4,7 +4,7 @@ Used by the tests (targets with a known added latency, injected IO errors, a ful
 disk) and by the lab (device classes). The server is a context manager: it is
 ended by its own PID on exit, also on error and Ctrl-C, and its socket removed. It
 ends with slogqual too (--exit-with-parent); the socket directory of a run that was
-killed (slogqual-nbd-…, owner.pid inside) is removed by the next server started there.
+killed (slogqual-nbd-<pid>-…, owner.pid inside) is removed by the next server started there.
 """
 
 from __future__ import annotations
@@ -33,6 +33,13 @@ def check_version() -> _run.ToolVersion:
 def nbdinfo_version() -> _run.ToolVersion:
     """'nbdinfo 1.14.2' -> (1, 14, 2) (nbdinfo comes with libnbd)."""
     return _run.get_version("nbdinfo", ["--version"], r"nbdinfo (\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def remove_stale_sockets(base: Optional[str] = None) -> List[str]:
+    """The socket directories (slogqual-nbd-…) in ``base`` (the temporary directory by default) of runs
+    that were killed before they could remove them: removed, and returned. Only those whose owner is a
+    process that is gone (slogqual.tools.owned)."""
+    return _owned.remove_stale(base, SOCKET_PREFIX, lambda path: shutil.rmtree(path, ignore_errors=True))
 
 
 @dataclass
@@ -67,7 +74,7 @@ class NbdServer:
         runs, ToolFailedError (its last words) when it exits first, ToolTimeoutError when it is
         still without a socket after ``timeout`` seconds."""
         check_version()
-        _owned.remove_stale(self.socket_dir, SOCKET_PREFIX, lambda path: shutil.rmtree(path, ignore_errors=True))
+        remove_stale_sockets(self.socket_dir)
         self._tmpdir = _owned.make_dir(SOCKET_PREFIX, self.socket_dir)
         self.socket = os.path.join(self._tmpdir, "nbd.sock")
         self.process = _run.Background(self.argv())
