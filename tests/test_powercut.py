@@ -155,7 +155,8 @@ def test_addresses():
     (["run", "T", "--cut-cmd", "true", "--emulate", "none"], "not allowed with"),
     (["run", "T", "--emulate", "none", "--recorder", "nohost"], "HOST:PORT"),
     (["run", "T", "--restore-cmd", "true", "--emulate", "none"], "--restore-cmd goes with --cut-cmd"),
-    (["verify", "T", "--run-id", "00", "--journal", "nofile"], "nofile"),
+    (["verify", "T", "--run-id", "00" * 16, "--journal", "nofile"], "nofile"),
+    (["verify", "T", "--run-id", "00", "--journal", "nofile"], "--run-id"),  # before the journal is read
     (["record", "--listen", "x:99999"], "HOST:PORT"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args, words):

@@ -390,16 +390,23 @@ class PowercutRun:
         return self.result
 
 
-def verify_run(target: str, run_id: str, reply: Dict[str, Any], source: str,
-               cycles: Optional[List[int]] = None) -> PowercutResult:
-    """``slogqual powercut verify``: the record of a run (a recorder's query reply) checked against the
-    device now."""
+def parse_run_id(run_id: str) -> bytes:
+    """A run's id as the records carry it (16 bytes); UsageError, one line, for anything but 32 hex digits
+    (an empty one too: the recorder holds no run without an id)."""
     try:
         rid = bytes.fromhex(run_id)
     except ValueError:
         rid = b""
     if len(rid) != 16:
         raise UsageError(f"--run-id {run_id!r}: a run id is 32 hex digits (powercut run prints it)")
+    return rid
+
+
+def verify_run(target: str, run_id: str, reply: Dict[str, Any], source: str,
+               cycles: Optional[List[int]] = None) -> PowercutResult:
+    """``slogqual powercut verify``: the record of a run (a recorder's query reply) checked against the
+    device now."""
+    rid = parse_run_id(run_id)
     known = cycles_of(reply)
     if not known:
         raise UsageError(f"{source} holds no records of run {run_id}")

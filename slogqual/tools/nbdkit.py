@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from slogqual.errors import ToolFailedError, UsageError
 from slogqual.tools import owned as _owned
 from slogqual.tools import spawn as _run
 
@@ -131,3 +134,35 @@ def export_size(uri: str) -> Optional[int]:
         raise _run.failure(proc.args, proc.returncode, proc.stderr,
                            message=f"cannot reach {uri}: {msg[-1] if msg else 'nbdinfo failed'}")
     return _run.parse_output(proc, _size)
+
+
+def unix_socket(uri: str) -> Optional[str]:
+    """The socket path of an ``nbd+unix://`` (or ``nbds+unix://``) URI's ``socket=``; None for another
+    scheme or a URI without one."""
+    parts = urllib.parse.urlsplit(uri)
+    if not parts.scheme.endswith("+unix"):
+        return None
+    found = urllib.parse.parse_qs(parts.query).get("socket")
+    return found[0] if found else None
+
+
+def check_reachable(uri: str) -> None:
+    """UsageError (one line, exit 2) when the export at ``uri`` cannot be reached: an ``nbd+unix`` URI
+    without a socket, or whose socket is absent or not a socket; a server nbdinfo cannot connect to or
+    that refuses the export. Without nbdinfo only the socket is checked. ToolTimeoutError when nbdinfo
+    hangs."""
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme.endswith("+unix"):
+        sock = unix_socket(uri)
+        if not sock:
+            raise UsageError(f"{uri}: an nbd+unix URI names its socket (nbd+unix:///?socket=PATH)")
+        try:
+            st = os.stat(sock)
+        except OSError as exc:
+            raise UsageError(f"{uri}: socket {sock}: {exc.strerror or exc}") from None
+        if not stat.S_ISSOCK(st.st_mode):
+            raise UsageError(f"{uri}: {sock} is not a socket")
+    try:
+        export_size(uri)
+    except ToolFailedError as exc:
+        raise UsageError(str(exc)) from None
