@@ -6,11 +6,13 @@ comes too late fails the test instead of running."""
 
 import hashlib
 import io
+import json
 import os
 from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
+from conftest import need
 from slogqual import cli
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -126,12 +128,14 @@ def powercut_arena(arena, monkeypatch):
     not refused at parse time fails the test instead of running."""
     import slogqual.lab.powercut as lab_powercut
     import slogqual.powercut.engine as powercut_run
+    import slogqual.powercut.recorder as recorder
 
     def too_late(*_a, **_k):
         raise AssertionError("the power-cut run started: the input was not refused at parse time")
 
     monkeypatch.setattr(powercut_run.PowercutRun, "run", too_late)
     monkeypatch.setattr(lab_powercut, "run", too_late)
+    monkeypatch.setattr(recorder, "RecorderServer", too_late)  # a recorder that listened would serve for ever
     return arena
 
 
@@ -170,6 +174,62 @@ def test_the_powercut_ranges_let_their_edges_through(powercut_arena):
         with pytest.raises(AssertionError, match="the power-cut run started"):
             with redirect_stderr(io.StringIO()):
                 cli.main(["powercut", *argv, "-o", a["out"], "--quiet"])
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["record", "--listen", "127.0.0.1:0", "--ready-file", "DIR/no-such-dir/ready"], "does not exist"),
+    (["record", "--listen", "127.0.0.1:0", "--ready-file", "TARGET"], "not a slogqual recorder's ready file"),
+    (["record", "--listen", "127.0.0.1:0", "--ready-file", ""], "--ready-file is empty"),
+    (["record", "--listen", "127.0.0.1:0", "--journal", ""], "--journal is empty"),
+    (["verify", "TARGET", "--run-id", "", "--journal", "DIR/j.jsonl"], "--run-id ''"),  # the recorder's ValueError
+    (["verify", "TARGET", "--run-id", "ab" * 16, "--journal", ""], "--journal is empty"),  # a TypeError
+    (["verify", "TARGET", "--run-id", "ab" * 16, "--recorder", ""], "bad address ''"),
+    (["run", "TARGET", "--cut-cmd", "true", "--cut-after", "4", "--recorder", "", "-o", "OUT"], "bad address ''"),
+])
+def test_powercut_words_that_are_empty_or_lead_nowhere_are_refused(powercut_arena, argv, words):
+    """The edges a tester found: a ready file in a missing directory (FileNotFoundError after the recorder
+    listened), an empty run id (ValueError from the recorder), an empty --recorder or --journal taken as
+    none given (a run with its own recorder, a TypeError)."""
+    a = powercut_arena
+    journal = a["dir"] / "j.jsonl"
+    journal.write_bytes(b"")  # a journal that loads: the run id is what is wrong
+    argv = [x.replace("TARGET", a["target"]).replace("DIR", str(a["dir"])).replace("OUT", a["out"]) for x in argv]
+    text = refused(["powercut", *argv], [a["target"], a["out"], a["store"], str(journal), str(a["dir"])])
+    assert words in text, text
+
+
+def test_inspect_of_an_nbd_export_nobody_serves_is_refused(arena):
+    """`inspect nbd+unix:///?socket=/missing.sock` printed a record of unknowns and exited 0."""
+    plain = arena["dir"] / "plain"
+    plain.write_bytes(b"x")
+    for uri, words in ((f"nbd+unix:///?socket={arena['dir']}/missing.sock", "No such file or directory"),
+                       ("nbd+unix:///", "names its socket"),
+                       (f"nbd+unix:///?socket={plain}", "is not a socket")):
+        text = refused(["inspect", uri, "--json"], [str(arena["dir"])])
+        assert words in text and uri in text, text
+
+
+@need("nbdkit", "nbdinfo")
+def test_inspect_of_an_nbd_server_that_refuses_is_refused(arena):
+    """A socket nobody listens on, and a live nbdkit that has no export of that name: one line, exit 2; the
+    export it has is inspected as before."""
+    import socket
+
+    from slogqual.tools.nbdkit import NbdServer
+
+    dead = str(arena["dir"] / "dead.sock")
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(dead)  # bound, never listening: connect() is refused
+        text = refused(["inspect", f"nbd+unix:///?socket={dead}"], [str(arena["dir"])])
+    assert "Connection refused" in text, text
+    with NbdServer("memory", ["size=1M"], filters=["exportname"],
+                   filter_args={"exportname": "a", "exportname-strict": "true"}) as srv:
+        text = refused(["inspect", f"nbd+unix:///b?socket={srv.socket}"], [str(arena["dir"])])
+        assert "no export named 'b'" in text, text
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert cli.main(["inspect", f"nbd+unix:///a?socket={srv.socket}", "--json"]) == 0
+        assert json.loads(out.getvalue())["capacity"] == 1 << 20
 
 
 # --- paths that are not files ------------------------------------------------------------------------------

@@ -155,7 +155,8 @@ def test_addresses():
     (["run", "T", "--cut-cmd", "true", "--emulate", "none"], "not allowed with"),
     (["run", "T", "--emulate", "none", "--recorder", "nohost"], "HOST:PORT"),
     (["run", "T", "--restore-cmd", "true", "--emulate", "none"], "--restore-cmd goes with --cut-cmd"),
-    (["verify", "T", "--run-id", "00", "--journal", "nofile"], "nofile"),
+    (["verify", "T", "--run-id", "00" * 16, "--journal", "nofile"], "nofile"),
+    (["verify", "T", "--run-id", "00", "--journal", "nofile"], "--run-id"),  # before the journal is read
     (["record", "--listen", "x:99999"], "HOST:PORT"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args, words):
@@ -220,6 +221,32 @@ def test_a_backing_file_the_filesystem_refuses_is_one_line_and_leaves_nothing(tm
     assert proc.returncode == 2, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "cannot make a backing file" in proc.stderr, proc.stderr
     assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_what_a_run_killed_mid_make_or_mid_removal_left_is_judged_by_the_pid_in_its_name(tmp_path):
+    """SIGKILL between making a socket or mount directory and writing its owner.pid (or between removing
+    owner.pid and the directory) left a directory nobody ended: its name now carries the pid. Only the
+    names make_dir gives count, and only a gone pid: a live one's and a foreign name are left alone."""
+    from slogqual.tools import nbdfuse, nbdkit, owned
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a PID that existed and is gone
+    made = owned.make_dir(nbdkit.SOCKET_PREFIX, str(tmp_path))
+    assert os.path.basename(made).startswith(f"{nbdkit.SOCKET_PREFIX}{os.getpid()}-")
+    assert owned.named_owner(os.path.basename(made), nbdkit.SOCKET_PREFIX) == os.getpid()
+    assert owned.named_owner("slogqual-lab-sock-77-abcd_123", "slogqual-lab-") == 77  # a longer prefix's name
+    for name in ("slogqual-nbd-x", "slogqual-nbd-12-short", "slogqual-nbd-12-abcdefgh-more", "other-12-abcdefgh"):
+        assert owned.named_owner(name, nbdkit.SOCKET_PREFIX) is None, name
+    dead_sock = tmp_path / f"slogqual-nbd-{gone.pid}-abcdefgh"  # owner.pid never written
+    dead_mnt = tmp_path / f"slogqual-powercut-mnt-{gone.pid}-ijklmnop"  # owner.pid removed, the rest not yet
+    live = tmp_path / f"slogqual-powercut-mnt-{os.getppid()}-qrstuvwx"  # whoever started pytest: alive
+    foreign = tmp_path / f"slogqual-powercut-mnt-{gone.pid}"  # not a name make_dir gives, no owner.pid
+    for d in (dead_sock, dead_mnt / "mnt", live / "mnt", foreign):
+        d.mkdir(parents=True)
+    (dead_sock / "nbd.sock").write_bytes(b"")
+    assert nbdkit.remove_stale_sockets(str(tmp_path)) == [str(dead_sock)]
+    assert nbdfuse.remove_stale_mounts(str(tmp_path)) == [str(dead_mnt)]
+    assert sorted(os.listdir(tmp_path)) == sorted(os.path.basename(str(p)) for p in (made, live, foreign))
 
 
 def test_emulation_refuses_a_block_device():

@@ -161,6 +161,18 @@ def _running(pid):
         return False
 
 
+def _end_what_outlived(helpers, mountpoints):
+    """After a failed SIGKILL test: the helpers still running (the old bug's orphans) ended by their PIDs,
+    the mounts left unmounted."""
+    for pid in [p for p in helpers if _running(p)]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    for mountpoint in mountpoints:
+        subprocess.run(["umount", "-l", mountpoint], check=False)
+
+
 def test_sigkill_mid_run_leaves_no_helper_and_the_next_run_ends_the_mount(tmp_path):
     """kill -9 of `powercut run --emulate` at a random (seeded, printed) moment of its writing: nbdkit,
     nbdfuse and the writer die with it, and no FUSE mount of it outlives the next run (nbdfuse unmounts
@@ -203,13 +215,71 @@ def test_sigkill_mid_run_leaves_no_helper_and_the_next_run_ends_the_mount(tmp_pa
         assert ours() == [], seed
         assert not [n for n in os.listdir(tmp) if n.startswith("slogqual-powercut-mnt-")], seed
     finally:
-        for pid in helpers:  # the old bug's orphans: ended by their PIDs
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        for mountpoint in ours():
-            subprocess.run(["umount", "-l", mountpoint], check=False)
+        _end_what_outlived(helpers, ours())
+
+
+def test_what_sigkilled_runs_left_is_ended_by_the_next_run_whatever_it_cuts(tmp_path):
+    """kill -9 of `powercut run --emulate writeback`, a few times at seeded moments from its start (some die
+    before their emulation, after an earlier one left its directories): the next `powercut run`, one that
+    emulates nothing (--cut-cmd on a file), ends every socket and mount directory a dead run left, and
+    nothing else: not a directory without an owner, not one a live process owns. (Before, only the next
+    emulation's start removed them: a run killed before it left its elders' for good, 3 of 15 kills.)"""
+    import random
+    seed = int(os.environ.get("SLOGQUAL_TEST_SEED") or random.randrange(1 << 30))
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    tmp = tmp_path / "tmp"  # the runs' temporary directory: their socket and mount directories are here
+    tmp.mkdir()
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), TMPDIR=str(tmp))
+    prefixes = ("slogqual-nbd-", "slogqual-powercut-mnt-")
+    keep = [tmp / "slogqual-powercut-mnt-nopid", tmp / f"slogqual-nbd-{os.getpid()}-abcd1234"]  # not the dead's
+    for d in keep:
+        d.mkdir()
+    (keep[1] / "owner.pid").write_text(f"{os.getpid()}\n")  # pytest: alive
+
+    def ours():
+        with open("/proc/self/mounts") as fh:
+            return [ln.split()[1] for ln in fh if str(tmp) in ln.split()[1]]
+
+    def left():
+        return sorted(n for n in os.listdir(tmp) if n.startswith(prefixes) and tmp / n not in keep)
+
+    killed, helpers = [], []
+    try:
+        for attempt in range(3):
+            proc = subprocess.Popen([sys.executable, "-m", "slogqual", "powercut", "run", str(tmp_path / "back.img"),
+                                     "--emulate", "writeback", "--cut-after", "100000", "--sizes", "4k", "--size",
+                                     "1g", "--quiet", "-o", str(tmp_path / f"r{attempt}.json")], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if attempt == 2:  # the last dies writing, so that something is surely left to end
+                deadline = time.monotonic() + 60
+                while len(_children_named("nbdfuse", proc.pid) + _children_named("nbdkit", proc.pid)) < 2:
+                    assert proc.poll() is None and time.monotonic() < deadline, (seed, "no emulation started")
+                    time.sleep(0.05)
+                time.sleep(rng.uniform(0, 0.5))
+            else:  # anywhere from its start: before, in or after its emulation's start
+                time.sleep(rng.uniform(0, 2.5))
+            helpers += _descendants(proc.pid)
+            proc.kill()
+            proc.wait(timeout=30)
+            killed.append(proc.pid)
+        deadline = time.monotonic() + 10
+        while [p for p in helpers if _running(p)] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        dead = left()
+        assert dead, (seed, "the runs left nothing to end")
+        for name in dead:  # every one is a dead run's: its pid in the name
+            assert int(name.split("-")[-2]) in killed, (seed, name, killed)
+        f = tmp_path / "dev.img"
+        f.write_bytes(bytes(4 << 20))
+        again = slogqual("powercut", "run", f, "--cut-cmd", "true", "--cut-after", "8", "--quiet",
+                         "-o", tmp_path / "next.json", "--store", tmp_path / "s.sqlite", env={"TMPDIR": str(tmp)},
+                         timeout=120)
+        assert again.returncode == 0, (seed, again.stderr)
+        assert left() == [] and ours() == [], (seed, dead, left(), ours())
+        assert all(d.is_dir() for d in keep) and (keep[1] / "owner.pid").exists(), seed
+    finally:
+        _end_what_outlived(helpers, ours())
 
 
 def test_a_mount_left_by_a_dead_run_is_ended_and_no_other(tmp_path):

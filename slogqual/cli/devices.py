@@ -95,6 +95,12 @@ def _fmt_link(link: Dict[str, Any]) -> str:
 
 
 def run_inspect(args) -> int:
+    from slogqual import paths
+
+    if paths.is_nbd_uri(args.dev):  # an export nobody serves is bad input, not a record of unknowns
+        from slogqual.tools import nbdkit
+
+        nbdkit.check_reachable(args.dev)
     rec = device.identify(args.dev)
     d = rec.to_dict()
     if args.json:

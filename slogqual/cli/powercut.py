@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from slogqual.cli.history import STORE_HELP
 from slogqual.cli.options import count, guard_output, seconds, size_range
+from slogqual.errors import UsageError
 from slogqual.powercut import writer
 from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
 from slogqual.process import EXIT_INTERRUPTED
@@ -157,7 +158,7 @@ def cmd_run(args) -> int:
                           restore_cmd=cutcmd.parse(args.restore_cmd, "--restore-cmd")
                           if args.restore_cmd is not None else None,
                           cmd_timeout=args.cmd_timeout, return_timeout=args.return_timeout,
-                          recorder=parse_address(args.recorder) if args.recorder else None,
+                          recorder=parse_address(args.recorder) if args.recorder is not None else None,
                           destroy_data=args.destroy_data, size=args.size, output=args.output or "",
                           force=args.force, store=args.store)
     opts = plan_run(req)  # bad input: one line, before anything is created or written
@@ -181,8 +182,14 @@ def cmd_record(args) -> int:
     from slogqual.results import write_text_atomic
 
     host, port = parse_address(args.listen, listen=True)
-    if args.journal:
+    for option, path in (("--journal", args.journal), ("--ready-file", args.ready_file)):
+        if path == "":  # refused, not dropped: the recorder would run without what was asked for
+            raise UsageError(f"{option} is empty: name a file")
+    if args.journal is not None:
         _guard_journal(args, args.journal)
+    if args.ready_file is not None:  # before the recorder listens or its journal is made
+        args.ready_file = guard_output(args, args.ready_file, "recorder's ready file", _is_ready_file,
+                                       [args.journal])
     server = RecorderServer(host, port, journal=args.journal)
     h, p = server.address
     print(f"powercut recorder listening on {h}:{p}" + (f", journal {args.journal}" if args.journal else ""),
@@ -198,12 +205,26 @@ def cmd_record(args) -> int:
     return 0
 
 
+def _is_ready_file(path: str) -> bool:
+    """A file `powercut record --ready-file` wrote (one line, HOST:PORT), which a new recorder may replace."""
+    from slogqual.powercut.recorder import parse_address
+
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(300)
+        parse_address(text.decode("ascii"))
+    except (OSError, UnicodeDecodeError, UsageError):
+        return False
+    return text.endswith(b"\n") and text.count(b"\n") == 1
+
+
 def cmd_verify(args) -> int:
     from slogqual.powercut.door import VerifyRequest, verify_powercut
     from slogqual.powercut.recorder import parse_address
 
     outcome = verify_powercut(VerifyRequest(
-        target=args.target, run_id=args.run_id, recorder=parse_address(args.recorder) if args.recorder else None,
+        target=args.target, run_id=args.run_id,
+        recorder=parse_address(args.recorder) if args.recorder is not None else None,
         journal=args.journal, cycles=args.cycle, output=args.output, force=args.force, store=args.store))
     _print(outcome.result, args.json)
     return _exit(outcome.result)

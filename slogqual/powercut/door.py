@@ -148,15 +148,18 @@ def verify_powercut(req: VerifyRequest) -> PowercutOutcome:
     (with ``req.output``) and record it in the store."""
     from slogqual import store
     from slogqual.powercut.recorder import RecorderClient, load_journal
-    from slogqual.powercut.engine import verify_run
+    from slogqual.powercut.engine import parse_run_id, verify_run
     from slogqual.results import write_json_atomic
 
     if (req.recorder is None) == (req.journal is None):
         raise UsageError("verify reads a recorder or a journal: name exactly one")
+    if req.journal == "":
+        raise UsageError("--journal is empty: name the recorder's journal file")
+    parse_run_id(req.run_id)  # before a recorder is asked or a journal read
     store.Store(req.store)  # a bad --store / $SLOGQUAL_STORE is refused now (nothing opened yet)
     out = _guard(req.output, "powercut result", SCHEMA_PREFIX, [req.target, req.journal], req.force,
                  req.forceable, req.store) if req.output else None
-    if req.journal:
+    if req.journal is not None:
         reply = load_journal(req.journal).handle({"op": "query", "run": req.run_id})
         source = f"journal {req.journal}"
     else:

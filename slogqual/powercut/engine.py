@@ -14,7 +14,8 @@ Per cycle:
 5. verify reads the media (the backing file; the device) for every record the recorder holds.
 
 Everything this run starts or mounts is ended by its PID or unmounted on the way out, also on error,
-Ctrl-C and SIGTERM (context managers), and the result is saved after every cycle.
+Ctrl-C and SIGTERM (context managers), and the result is saved after every cycle. What SIGKILL leaves (the
+emulation's mount and socket directories, named with the run's pid) the next run ends as it starts.
 """
 
 from __future__ import annotations
@@ -126,6 +127,13 @@ def describe(path: str) -> Optional[Dict[str, Any]]:
         return device.identify(path).to_dict()
     except Exception as exc:  # identification must not cost the measurement; say why it is missing
         return {"path": path, "error": f"identification failed: {exc}", "warnings": []}
+
+
+def end_dead_runs() -> List[str]:
+    """What powercut runs killed by SIGKILL left in the temporary directory, ended: their FUSE mounts
+    unmounted, their mount and nbd socket directories removed; the directories returned. Only those
+    whose owner (the pid in the name and in owner.pid, slogqual.tools.owned) is gone; nothing else."""
+    return nbdfuse.remove_stale_mounts() + nbdkit.remove_stale_sockets()
 
 
 class _AckReader:
@@ -318,6 +326,9 @@ class PowercutRun:
         o = self.o
         from slogqual import device
 
+        # first, before this run can be killed too: what a killed run left (its emulation's mount and socket
+        # directories) is ended by the next run, whichever way that one cuts the power (a mount is logged)
+        end_dead_runs()
         with contextlib.ExitStack() as stack:
             created = False
             if o.emulate and not os.path.exists(o.target):
@@ -379,16 +390,23 @@ class PowercutRun:
         return self.result
 
 
-def verify_run(target: str, run_id: str, reply: Dict[str, Any], source: str,
-               cycles: Optional[List[int]] = None) -> PowercutResult:
-    """``slogqual powercut verify``: the record of a run (a recorder's query reply) checked against the
-    device now."""
+def parse_run_id(run_id: str) -> bytes:
+    """A run's id as the records carry it (16 bytes); UsageError, one line, for anything but 32 hex digits
+    (an empty one too: the recorder holds no run without an id)."""
     try:
         rid = bytes.fromhex(run_id)
     except ValueError:
         rid = b""
     if len(rid) != 16:
         raise UsageError(f"--run-id {run_id!r}: a run id is 32 hex digits (powercut run prints it)")
+    return rid
+
+
+def verify_run(target: str, run_id: str, reply: Dict[str, Any], source: str,
+               cycles: Optional[List[int]] = None) -> PowercutResult:
+    """``slogqual powercut verify``: the record of a run (a recorder's query reply) checked against the
+    device now."""
+    rid = parse_run_id(run_id)
     known = cycles_of(reply)
     if not known:
         raise UsageError(f"{source} holds no records of run {run_id}")

@@ -7,9 +7,9 @@ loadable module). The mount is a context manager: unmounted and nbdfuse ended by
 also on error and Ctrl-C, after the server behind it was killed (the power cut) too.
 
 Killed by SIGKILL, slogqual cannot unmount: nbdfuse gets SIGTERM then (it unmounts as it ends), and a
-mount left all the same is ended by the next mount made here. The mount point is ``mnt`` in a directory
-``slogqual-powercut-mnt-…`` whose ``owner.pid`` names the run (slogqual.tools.owned): only those of
-dead runs are unmounted, never a mount slogqual did not make.
+mount left all the same is ended by the next mount made here (and by the next ``powercut run``). The mount
+point is ``mnt`` in a directory ``slogqual-powercut-mnt-<pid>-…`` whose name and ``owner.pid`` name the
+run (slogqual.tools.owned): only those of dead runs are unmounted, never a mount slogqual did not make.
 """
 
 from __future__ import annotations
@@ -77,7 +77,10 @@ def _unmount_and_remove(owner_dir: str) -> None:
             raise OSError(str(exc)) from None
     if _present(mountpoint):
         os.rmdir(mountpoint)
-    os.unlink(os.path.join(owner_dir, _owned.OWNER_FILE))
+    try:
+        os.unlink(os.path.join(owner_dir, _owned.OWNER_FILE))
+    except FileNotFoundError:
+        pass  # killed while removing it, or before writing it: the owner was read from the name
     os.rmdir(owner_dir)
 
 

@@ -4,16 +4,19 @@ Used by the tests (targets with a known added latency, injected IO errors, a ful
 disk) and by the lab (device classes). The server is a context manager: it is
 ended by its own PID on exit, also on error and Ctrl-C, and its socket removed. It
 ends with slogqual too (--exit-with-parent); the socket directory of a run that was
-killed (slogqual-nbd-…, owner.pid inside) is removed by the next server started there.
+killed (slogqual-nbd-<pid>-…, owner.pid inside) is removed by the next server started there.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from slogqual.errors import ToolFailedError, UsageError
 from slogqual.tools import owned as _owned
 from slogqual.tools import spawn as _run
 
@@ -33,6 +36,13 @@ def check_version() -> _run.ToolVersion:
 def nbdinfo_version() -> _run.ToolVersion:
     """'nbdinfo 1.14.2' -> (1, 14, 2) (nbdinfo comes with libnbd)."""
     return _run.get_version("nbdinfo", ["--version"], r"nbdinfo (\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def remove_stale_sockets(base: Optional[str] = None) -> List[str]:
+    """The socket directories (slogqual-nbd-…) in ``base`` (the temporary directory by default) of runs
+    that were killed before they could remove them: removed, and returned. Only those whose owner is a
+    process that is gone (slogqual.tools.owned)."""
+    return _owned.remove_stale(base, SOCKET_PREFIX, lambda path: shutil.rmtree(path, ignore_errors=True))
 
 
 @dataclass
@@ -67,7 +77,7 @@ class NbdServer:
         runs, ToolFailedError (its last words) when it exits first, ToolTimeoutError when it is
         still without a socket after ``timeout`` seconds."""
         check_version()
-        _owned.remove_stale(self.socket_dir, SOCKET_PREFIX, lambda path: shutil.rmtree(path, ignore_errors=True))
+        remove_stale_sockets(self.socket_dir)
         self._tmpdir = _owned.make_dir(SOCKET_PREFIX, self.socket_dir)
         self.socket = os.path.join(self._tmpdir, "nbd.sock")
         self.process = _run.Background(self.argv())
@@ -124,3 +134,35 @@ def export_size(uri: str) -> Optional[int]:
         raise _run.failure(proc.args, proc.returncode, proc.stderr,
                            message=f"cannot reach {uri}: {msg[-1] if msg else 'nbdinfo failed'}")
     return _run.parse_output(proc, _size)
+
+
+def unix_socket(uri: str) -> Optional[str]:
+    """The socket path of an ``nbd+unix://`` (or ``nbds+unix://``) URI's ``socket=``; None for another
+    scheme or a URI without one."""
+    parts = urllib.parse.urlsplit(uri)
+    if not parts.scheme.endswith("+unix"):
+        return None
+    found = urllib.parse.parse_qs(parts.query).get("socket")
+    return found[0] if found else None
+
+
+def check_reachable(uri: str) -> None:
+    """UsageError (one line, exit 2) when the export at ``uri`` cannot be reached: an ``nbd+unix`` URI
+    without a socket, or whose socket is absent or not a socket; a server nbdinfo cannot connect to or
+    that refuses the export. Without nbdinfo only the socket is checked. ToolTimeoutError when nbdinfo
+    hangs."""
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme.endswith("+unix"):
+        sock = unix_socket(uri)
+        if not sock:
+            raise UsageError(f"{uri}: an nbd+unix URI names its socket (nbd+unix:///?socket=PATH)")
+        try:
+            st = os.stat(sock)
+        except OSError as exc:
+            raise UsageError(f"{uri}: socket {sock}: {exc.strerror or exc}") from None
+        if not stat.S_ISSOCK(st.st_mode):
+            raise UsageError(f"{uri}: {sock} is not a socket")
+    try:
+        export_size(uri)
+    except ToolFailedError as exc:
+        raise UsageError(str(exc)) from None
