@@ -218,6 +218,19 @@ def test_nvme_id_ctrl_human_readable():
     assert i.total_capacity == 7681501126656
 
 
+def test_nvme_id_ctrl_pasted_notes_are_not_part_of_the_values():
+    # the same capture as posted, with the poster's "  # serial number" notes: every field the excerpt
+    # (notes removed by hand) has reads the same, and the notes are in no value
+    posted = text("nvme", "id-ctrl-H-samsung-pm1733-annotated.txt")
+    assert posted.count("  # ") == 3
+    i = nvme.parse_id_ctrl(posted)
+    assert (i.model, i.serial, i.firmware) == ("SAMSUNG MZWLJ7T6HALA-00AU3", "S5RTNC0T104269", "EPK9CR5Q")
+    fields, excerpt = nvme.parse_text(posted), nvme.parse_text(text("nvme", "id-ctrl-H-samsung-pm1733.txt"))
+    assert {k: fields[k] for k in excerpt} == excerpt and fields["nn"] == "32"
+    assert not any("#" in v for v in fields.values())
+    assert (i.version, i.vwc_present, i.wctemp, i.cctemp) == (0x10300, False, 345, 358)  # the lines the excerpt cut
+
+
 @pytest.mark.parametrize("name,version,model,vwc_present,wctemp", [
     # nvme-cli 1.x prints VER as hex without 0x ("ver     : 10200"): NVMe 1.2.0, not 10200 = 0x27d8
     ("id-ctrl-micron-9200.txt", 0x10200, "Micron_9200_MTFDHAL1T6TCU", False, 348),
