@@ -277,6 +277,21 @@ def test_lspci_address_with_or_without_its_domain_finds_the_function(address):
     assert l.speed_downgraded is True and l.width_downgraded is False
 
 
+@pytest.mark.parametrize("address", ["06:00.00", "6:0.0", "0:6:0.0", "0000:06:00.0", "06:00.0"])
+def test_lspci_a_domainless_address_as_lspci_s_reads_it_finds_the_function(address):
+    # the SM961 was captured with `lspci -x -vvv -s 06:00.00` and printed as "06:00.0 ..." (no domain): lspci -s
+    # reads each part in hex with as many digits as given (pciutils 3.9 on the development host: -s 0:2.0,
+    # 00:02.00 and 0:0:2.0 each select the 00:02.0 that -s 00:02.0 does)
+    link = lspci.parse(text("lspci", "sm961-x-vvv-no-domain.txt"), address)
+    assert link is not None and link.address == "06:00.0" and (link.sta_gts, link.sta_width) == (8.0, 4)
+
+
+def test_lspci_a_short_address_is_never_another_function():
+    sm961 = text("lspci", "sm961-x-vvv-no-domain.txt")
+    for other in ("06:00.1", "0001:06:00.0", "6:1.0", "60:00.0", "6:0.8", "*:06:00.0"):
+        assert lspci.parse(sm961, other) is None, other
+
+
 def test_lspci_domain_is_part_of_the_address():
     bridge = lspci.parse(text("lspci", "ultrazed-ev-980pro-grep-lnk.txt"), "00:00.0")
     assert (bridge.address, bridge.cap_gts, bridge.sta_gts, bridge.speed_downgraded) == ("0000:00:00.0", 8.0, 8.0, False)
