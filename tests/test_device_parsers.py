@@ -218,6 +218,19 @@ def test_nvme_id_ctrl_human_readable():
     assert i.total_capacity == 7681501126656
 
 
+def test_nvme_id_ctrl_pasted_notes_are_not_part_of_the_values():
+    # the same capture as posted, with the poster's "  # serial number" notes: every field the excerpt
+    # (notes removed by hand) has reads the same, and the notes are in no value
+    posted = text("nvme", "id-ctrl-H-samsung-pm1733-annotated.txt")
+    assert posted.count("  # ") == 3
+    i = nvme.parse_id_ctrl(posted)
+    assert (i.model, i.serial, i.firmware) == ("SAMSUNG MZWLJ7T6HALA-00AU3", "S5RTNC0T104269", "EPK9CR5Q")
+    fields, excerpt = nvme.parse_text(posted), nvme.parse_text(text("nvme", "id-ctrl-H-samsung-pm1733.txt"))
+    assert {k: fields[k] for k in excerpt} == excerpt and fields["nn"] == "32"
+    assert not any("#" in v for v in fields.values())
+    assert (i.version, i.vwc_present, i.wctemp, i.cctemp) == (0x10300, False, 345, 358)  # the lines the excerpt cut
+
+
 @pytest.mark.parametrize("name,version,model,vwc_present,wctemp", [
     # nvme-cli 1.x prints VER as hex without 0x ("ver     : 10200"): NVMe 1.2.0, not 10200 = 0x27d8
     ("id-ctrl-micron-9200.txt", 0x10200, "Micron_9200_MTFDHAL1T6TCU", False, 348),
@@ -262,6 +275,21 @@ def test_lspci_address_with_or_without_its_domain_finds_the_function(address):
     assert l.address == "0000:01:00.0"
     assert (l.cap_gts, l.cap_width, l.sta_gts, l.sta_width) == (16.0, 4, 8.0, 4)
     assert l.speed_downgraded is True and l.width_downgraded is False
+
+
+@pytest.mark.parametrize("address", ["06:00.00", "6:0.0", "0:6:0.0", "0000:06:00.0", "06:00.0"])
+def test_lspci_a_domainless_address_as_lspci_s_reads_it_finds_the_function(address):
+    # the SM961 was captured with `lspci -x -vvv -s 06:00.00` and printed as "06:00.0 ..." (no domain): lspci -s
+    # reads each part in hex with as many digits as given (pciutils 3.9 on the development host: -s 0:2.0,
+    # 00:02.00 and 0:0:2.0 each select the 00:02.0 that -s 00:02.0 does)
+    link = lspci.parse(text("lspci", "sm961-x-vvv-no-domain.txt"), address)
+    assert link is not None and link.address == "06:00.0" and (link.sta_gts, link.sta_width) == (8.0, 4)
+
+
+def test_lspci_a_short_address_is_never_another_function():
+    sm961 = text("lspci", "sm961-x-vvv-no-domain.txt")
+    for other in ("06:00.1", "0001:06:00.0", "6:1.0", "60:00.0", "6:0.8", "*:06:00.0"):
+        assert lspci.parse(sm961, other) is None, other
 
 
 def test_lspci_domain_is_part_of_the_address():

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ROOT, load, need, slogqual
 from test_safety import loops  # noqa: F401 (the loop-device fixture, defined once)
-from test_tray import digest, unlocked
+from test_tray import digest, same_file_loop, unlocked
 from slogqual.device import interlock
 
 pytestmark = [pytest.mark.integration, need("fio")]
@@ -166,6 +166,19 @@ def test_tray_options_are_bad_input_before_anything_is_written(tmp_path, profile
         assert p.returncode == 2 and words in p.stderr and len(p.stderr.strip().splitlines()) == 1, (args, p.stderr)
         assert not (tmp_path / "o").exists() or os.listdir(tmp_path / "o") == []
     assert a.read_bytes() == b"\0" * (64 << 20)
+
+
+def test_two_loop_devices_on_one_file_are_one_device_and_nothing_is_written(loops, tmp_path, profile):  # noqa: F811
+    a = loops.new()
+    b = same_file_loop(loops, a)
+    before = digest(loops.image_of(a))
+    out = tmp_path / "out"
+    p = slogqual("qualify", a, b, "--profile", profile, "--parallel", "--destroy-data", "--out", out, *FAST)
+    assert p.returncode == 2, p.stderr
+    (line,) = p.stderr.strip().splitlines()
+    assert f"{a} and {b} are one storage" in line and "would be qualified as two units" in line
+    assert digest(loops.image_of(a)) == before and not out.exists()
+    assert unlocked(a) and unlocked(b)
 
 
 # --- all or nothing -----------------------------------------------------------------------------------

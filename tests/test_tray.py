@@ -61,7 +61,7 @@ def test_one_refused_target_refuses_the_whole_tray_and_nothing_is_written(loops,
     assert len(lines) == 1, p.stderr
     assert f"refusing {mounted}" in lines[0] and f"is mounted at {mnt}" in lines[0]
     assert "--skip-refused" in lines[0] and free in lines[0]  # says what was not swept, and how to go on
-    assert not out.exists() or os.listdir(out) == []  # no result of any target
+    assert not out.exists()  # no result of any target, not even their directory
     assert p.stdout == ""
     assert unlocked(free) and unlocked(mounted)
 
@@ -103,7 +103,76 @@ def test_a_target_named_twice_is_bad_input(tmp_path):
     p = sweep(img, link, *FAST, "-o", tmp_path / "out")
     assert p.returncode == 2
     assert "named twice" in p.stderr and len(p.stderr.strip().splitlines()) == 1
-    assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_under_a_hard_link_is_one_target(tmp_path):
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (8 << 20))
+    os.link(img, tmp_path / "hard.img")
+    p = sweep(img, tmp_path / "hard.img", *FAST, "--parallel", "-o", tmp_path / "out")
+    assert p.returncode == 2, p.stderr
+    (line,) = p.stderr.strip().splitlines()
+    assert str(img) in line and str(tmp_path / "hard.img") in line and "named twice" in line
+    assert img.read_bytes() == b"\0" * (8 << 20) and not (tmp_path / "out").exists()
+
+
+def test_a_refused_sweep_makes_no_output_directory_and_a_sweep_makes_it(tmp_path):
+    a, b = tmp_path / "a.img", tmp_path / "b.img"
+    for f in (a, b):
+        f.write_bytes(b"\0" * (8 << 20))
+    small = tmp_path / "small.img"
+    small.write_bytes(b"\0" * (64 << 10))
+    out = tmp_path / "new" / "dir"
+    for refused in ([a, tmp_path / "missing.img"], [a, small, "--sizes", "1m"], [a, b, "--parallel", "--sustain", "9s"]):
+        p = sweep(*FAST, *refused, "-o", out)  # the last --sizes is the one taken
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert not (tmp_path / "new").exists(), refused
+    p = sweep(a, b, *FAST, "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert len(os.listdir(out)) == 2  # made, once nothing refused the run
+
+
+def same_file_loop(loops, dev):
+    """A second loop device on the image file of ``dev`` (detached with the others)."""
+    from test_safety import run
+
+    again = run("losetup", "-f", "--show", loops.image_of(dev)).stdout.strip()
+    loops.devs.append(again)
+    return again
+
+
+@pytest.mark.parametrize("at_once", [True, False])
+def test_two_loop_devices_on_one_file_are_one_storage_and_nothing_is_written(loops, tmp_path, at_once):  # noqa: F811
+    a = loops.new()
+    b = same_file_loop(loops, a)
+    image = loops.image_of(a)
+    before = digest(image)
+    out = tmp_path / "out"
+    for tray in ([a, b], [image, b]):  # two loop devices; the file and a loop device on it
+        p = sweep(*tray, *FAST, "--destroy-data", *(["--parallel"] if at_once else []), "-o", out)
+        assert p.returncode == 2, p.stderr
+        (line,) = p.stderr.strip().splitlines()
+        assert line.startswith(f"slogqual: {tray[0]} and {tray[1]} are one storage, the file {os.path.realpath(image)}")
+        assert digest(image) == before and not out.exists()
+        assert unlocked(a) and unlocked(b)
+
+
+def test_a_partition_and_its_disk_are_refused_two_partitions_are_swept(loops, tmp_path):  # noqa: F811
+    dev = loops.new()
+    p1, p2 = loops.partition(dev)
+    before = digest(loops.image_of(dev))
+    out = tmp_path / "out"
+    for tray in ([dev, p1], [p2, dev]):
+        p = sweep(*tray, *FAST, "--destroy-data", "--parallel", "-o", out)
+        assert p.returncode == 2, p.stderr
+        (line,) = p.stderr.strip().splitlines()
+        part = p1 if tray[0] == dev else p2
+        assert line.startswith(f"slogqual: {part} is part of {dev}, a partition of {os.path.basename(dev)}:"), line
+        assert digest(loops.image_of(dev)) == before and not out.exists()
+    p = sweep(p1, p2, *FAST, "--destroy-data", "--parallel", "-o", out)  # each its own part of the disk
+    assert p.returncode == 0, p.stderr
+    assert len(os.listdir(out)) == 2 and digest(loops.image_of(dev)) != before
 
 
 # --- the door below the CLI (issue #27): slogqual.sweep.door.run_sweeps, on real files ----------------------
@@ -129,7 +198,7 @@ def test_the_door_refuses_a_tray_with_a_target_another_run_holds(tmp_path):
             run_sweeps(_request([free, held], tmp_path / "out"))
     assert f"refusing {held}: another slogqual run" in str(ei.value) and str(free) in str(ei.value)
     assert free.read_bytes() == b"\0" * (8 << 20)  # the free target, first in the tray, was not written
-    assert os.listdir(tmp_path / "out") == []
+    assert not (tmp_path / "out").exists()  # made only once the tray is claimed
     assert unlocked(str(free))  # its claim was released with the refusal
 
 

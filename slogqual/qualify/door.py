@@ -144,6 +144,7 @@ def _plan_tray(req: QualifyRequest, prof: profiles.Profile, sizes: List[int],
     largest = max(sizes + [prof.steady_size])
     tray = [targets.resolve(spec, largest) for spec in req.devices]
     same_target(list(tray), done="qualified")
+    targets.one_storage(list(tray), done="qualified")
     if not req.probe:
         return tray, {}
     if len(tray) < 2:

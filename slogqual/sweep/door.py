@@ -106,27 +106,42 @@ def _name_of(spec: Optional[str]) -> str:
     return paths.file_stem(spec, "target") if spec else "scratch"
 
 
-def output_paths(output: Optional[str], specs: List[Optional[str]], here: str) -> List[str]:
+def output_paths(output: Optional[str], specs: List[Optional[str]], here: str) -> Tuple[List[str], Optional[str]]:
     """Where each target's result goes: ``output`` itself (one target, not a directory), one file per
-    target in the directory ``output`` (made if need be), or slogqual-sweep-NAME-TIME.json in ``here``."""
+    target in the directory ``output``, or slogqual-sweep-NAME-TIME.json in ``here``; and the directory
+    to make for them (None: it is there), made by make_output_dir once every check passed."""
     stamp = time.strftime("%Y%m%dT%H%M%S")
     names = [f"slogqual-sweep-{_name_of(s)}-{stamp}.json" for s in specs]
     if len(set(names)) != len(names):
         names = [f"slogqual-sweep-{i}-{_name_of(s)}-{stamp}.json" for i, s in enumerate(specs, 1)]
     if not output:
-        return [os.path.join(os.path.abspath(here), n) for n in names]
+        return [os.path.join(os.path.abspath(here), n) for n in names], None
     if len(specs) == 1 and not (os.path.isdir(output) or output.endswith("/")):
         parent = os.path.dirname(os.path.abspath(output))
         if not os.path.isdir(parent):
             raise UsageError(f"{output}: directory {parent} does not exist")
-        return [os.path.abspath(output)]
+        return [os.path.abspath(output)], None
     if os.path.exists(output) and not os.path.isdir(output):
         raise UsageError(f"{output} is a file: with several targets -o names a directory (one result per target)")
+    directory = os.path.abspath(output)
+    if os.path.isdir(directory):
+        return [os.path.join(directory, n) for n in names], None
+    above = os.path.dirname(directory)  # the nearest that exists: makedirs makes the rest
+    while not os.path.exists(above):
+        above = os.path.dirname(above)
+    if not os.path.isdir(above) or not os.access(above, os.W_OK | os.X_OK):
+        raise UsageError(f"{output}: cannot make the output directory ({above} is not a writable directory)")
+    return [os.path.join(directory, n) for n in names], directory
+
+
+def make_output_dir(directory: Optional[str]) -> None:
+    """The output directory output_paths planned, made once nothing can refuse the run any more."""
+    if directory is None:
+        return
     try:
-        os.makedirs(output, exist_ok=True)
+        os.makedirs(directory, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"{output}: cannot make the output directory ({exc.strerror or exc})") from None
-    return [os.path.join(os.path.abspath(output), n) for n in names]
+        raise UsageError(f"{directory}: cannot make the output directory ({exc.strerror or exc})") from None
 
 
 def engines(params: SweepParams, kinds: List[str]) -> Tuple[str, str]:
@@ -146,6 +161,7 @@ class _Plan:
     fio_version: str
     engine_version: str
     shelf_output: Optional[str] = None  # --probe: where the shelf document goes
+    new_dir: Optional[str] = None  # the output directory to make once the tray is claimed (none: it is there)
     ceilings: List[path_ceiling.Declaration] = field(default_factory=list)  # --path-ceiling, checked
     # --probe: each unit's path by target path, read once here with the ceilings set, handed to the probe
     unit_paths: Dict[str, UnitPath] = field(default_factory=dict)
@@ -190,7 +206,7 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
     if ceilings and not req.probe:
         raise UsageError(f"{path_ceiling.OPTION} is for --probe's together vs alone: add --probe")
     specs: List[Optional[str]] = list(req.targets) or [None]
-    outputs = output_paths(req.output, specs, req.output_dir or here)
+    outputs, new_dir = output_paths(req.output, specs, req.output_dir or here)
     largest = max(params.sizes)
     # Resolve every target before measuring any: bad input costs nothing.
     resolved = [targets.resolve(s, largest) if s else None for s in specs]
@@ -198,11 +214,12 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
         if t:
             params.check_target(t)
     same_target(resolved)
+    targets.one_storage(resolved)  # two loop devices on one file, a partition and its disk, one WWN twice
     # ... and every output: never a target, the store, a device node, or a file that is not ours
     protect = [(t.path, "a target of this sweep") for t in resolved if t and not targets.is_nbd_uri(t.path)]
     if not is_url(result_store.location):
         protect.append((result_store.location, "the result store"))
-    for out in outputs:
+    for out in outputs if new_dir is None else []:  # nothing is in a directory still to be made
         check_output(out, "sweep result", SWEEP_SCHEMA_PREFIX, protect, force=req.force)
     shelf_output = None
     if req.probe:
@@ -210,7 +227,9 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
             raise UsageError("--probe measures with the pair engine: files and block devices in --mode flush, "
                              "not --engine fio or NBD targets")
         shelf_output = os.path.join(os.path.dirname(outputs[0]), f"slogqual-shelf-{time.strftime('%Y%m%dT%H%M%S')}.json")
-        check_output(shelf_output, "shelf result", SHELF_SCHEMA.rsplit("/", 1)[0] + "/", protect, force=req.force)
+        if new_dir is None:
+            check_output(shelf_output, "shelf result", SHELF_SCHEMA.rsplit("/", 1)[0] + "/", protect,
+                         force=req.force)
     unit_paths: Dict[str, UnitPath] = {}
     if req.probe:  # read once for the run; each ceiling names an element of them, or nothing is written
         tray = [t for t in resolved if t]
@@ -221,7 +240,7 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
     if req.probe:
         fio.check_version()  # the probe's higher-queue-depth round (shelf_probe.DEPTH)
     units = [(tgt if tgt else targets.create_scratch(here, largest), out, None) for tgt, out in zip(resolved, outputs)]
-    return _Plan(params, units, fio_version, engine_version, shelf_output, ceilings, unit_paths)
+    return _Plan(params, units, fio_version, engine_version, shelf_output, new_dir, ceilings, unit_paths)
 
 
 def run_sweeps(req: SweepRequest, progress: Optional[Progress] = None,
@@ -252,6 +271,8 @@ def _run_sweeps(req: SweepRequest, progress: Optional[Progress],
     with contextlib.ExitStack() as claims:
         try:
             units = _claim(req, plan, claims, outcome, tell)
+            if units:
+                make_output_dir(plan.new_dir)  # every check passed, every unit claimed: now the first write
             if req.parallel and len(units) > 1:
                 _sweep_parallel(req, plan, units, progress, outcome, tell)
                 units = []

@@ -13,8 +13,9 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from slogqual import paths
 from slogqual.errors import RefusedError, SlogqualError, UsageError
@@ -86,9 +87,7 @@ def device_size(path: str, host=None) -> int:
     """The size of a file or device: where its end is (block devices have no st_size). A FreeBSD disk
     (a character device) says its size through ``diskinfo`` (mediasize); host: where that runs
     (tools/freebsd/host.py), given or on FreeBSD."""
-    import stat as _stat
-
-    if (host is not None or paths.is_freebsd()) and _stat.S_ISCHR(os.stat(path).st_mode):
+    if (host is not None or paths.is_freebsd()) and stat.S_ISCHR(os.stat(path).st_mode):
         from slogqual.tools.freebsd import diskinfo
 
         try:
@@ -287,3 +286,114 @@ def identity_changes(before: Dict[str, int], now: Optional[Dict[str, int]]) -> L
         out.append(f"a hole at offset {now['first_hole']} of a file that had none: it was cut (truncated or "
                    "punched) and written past the cut again")
     return out
+
+
+# --- one storage under two units (issue #40) ------------------------------------------------------------------
+
+Key = Tuple[Any, ...]
+
+
+@dataclass
+class Storage:
+    """What a target's writes land on, as the kernel tells it, to find two units of a tray that are one.
+    ``same``: keys that name this very storage (its device number or device and inode; a loop device's
+    backing file or device; a whole disk's WWN, or its model and serial), each with how it reads in a line;
+    ``within``: keys of the storages it is a part of (a partition's whole disk, and what that disk is)."""
+
+    path: str
+    same: Dict[Key, str] = field(default_factory=dict)
+    within: Dict[Key, str] = field(default_factory=dict)
+
+
+_DEPTH = 8  # a loop device on a partition of a loop device ...: far deeper than anyone stacks them
+
+
+def storage_of(target: Target, root: str = sysfs.SYS) -> Optional[Storage]:
+    """The storage of a resolved target; None for an NBD export (no device or inode here) and for a path
+    gone since it was resolved (its claim says so)."""
+    if target.kind == KIND_NBD:
+        return None
+    try:
+        st = os.stat(target.path)
+    except OSError:
+        return None
+    if stat.S_ISBLK(st.st_mode):
+        return device_storage(f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}", target.path, root)
+    if stat.S_ISCHR(st.st_mode):  # a FreeBSD disk: devfs gives each device its own st_rdev
+        return Storage(target.path, {("chr", st.st_rdev): f"device {st.st_rdev:#x}"})
+    return Storage(target.path, {_file_key(st): _file_words(target.path, st)})
+
+
+def _file_key(st: os.stat_result) -> Key:
+    return ("file", st.st_dev, st.st_ino)
+
+
+def _file_words(path: str, st: os.stat_result) -> str:
+    return f"the file {path} (device/inode {st.st_dev}/{st.st_ino})"
+
+
+def device_storage(devnum: str, path: str, root: str = sysfs.SYS, depth: int = 0) -> Storage:
+    """The storage of block device MAJ:MIN (at ``path``) as sysfs under ``root`` describes it: a loop
+    device is its backing file (or device), a partition lies within its whole disk, a whole disk is also
+    its WWN and its model and serial. An NVMe namespace is not its controller's serial: the namespaces of
+    one controller share it and are separate storage (each has its own WWN)."""
+    own: Key = ("dev", devnum)
+    info = sysfs.block_info(devnum, root)
+    name = info.name if info else devnum
+    found = Storage(path, {own: f"block device {devnum} ({name})"})
+    if info is None or depth >= _DEPTH:
+        return found
+    backing = None if info.is_partition else info.loop_backing_file  # a partition's is its disk's
+    if backing and not backing.endswith(" (deleted)"):  # a deleted backing file has no path to stat
+        try:
+            st = os.stat(backing)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISBLK(st.st_mode):
+            under = device_storage(f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}", backing, root, depth + 1)
+            found.same.update(under.same)
+            found.within.update(under.within)
+        elif st is not None:
+            found.same[_file_key(st)] = _file_words(backing, st)
+    if info.is_partition and info.parent:
+        disk_devnum = sysfs.read(os.path.join(os.path.dirname(info.syspath), "dev"))  # its disk's directory
+        if disk_devnum:
+            whole = device_storage(disk_devnum, info.parent, root, depth + 1)
+            for key, words in list(whole.same.items()) + list(whole.within.items()):
+                found.within[key] = f"a partition of {info.parent}" + ("" if key == ("dev", disk_devnum) else
+                                                                       f", which is {words}")
+        return found
+    if info.wwid:
+        found.same[("wwid", info.wwid)] = f"the disk with WWN {info.wwid}"
+    if info.serial and not info.nvme_ctrl:
+        found.same[("serial", info.model or "", info.serial)] = \
+            f"the disk with serial {info.serial}" + (f" ({info.model})" if info.model else "")
+    return found
+
+
+_ONCE = "a tray takes each storage once (one device would be {} as two units); nothing was written"
+
+
+def shared_storage(a: Storage, b: Storage, done: str = "swept") -> Optional[str]:
+    """The line that refuses ``a`` and ``b`` as two units of one tray, naming both and what they share;
+    None when they are separate storage (two partitions of one disk are: each its own part of it)."""
+    for key, words in a.same.items():
+        if key in b.same:
+            return f"{a.path} and {b.path} are one storage, {words}: {_ONCE.format(done)}"
+    for inner, outer in ((a, b), (b, a)):
+        for key, words in inner.within.items():
+            if key in outer.same:
+                return f"{inner.path} is part of {outer.path}, {words}: {_ONCE.format(done)}"
+    return None
+
+
+def one_storage(tray: List[Optional[Target]], done: str = "swept", root: str = sysfs.SYS) -> None:
+    """Bad input (UsageError), before anything is written: two units of a tray that are one storage
+    (two loop devices on one file, one file under two names, one disk through two nodes) or one a part of
+    the other (a partition and its disk): one device would be measured twice and called two."""
+    found = [s for s in (storage_of(t, root) for t in tray if t is not None) if s is not None]
+    for i, a in enumerate(found):
+        for b in found[i + 1:]:
+            line = shared_storage(a, b, done)
+            if line:
+                raise UsageError(line)

@@ -55,11 +55,20 @@ def argv(address: str) -> List[str]:
     return [PROGRAM, "-vv", "-s", address]
 
 
+_ADDR_RE = re.compile(r"(?:([0-9a-f]{1,4}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.0*([0-7])")
+
+
 def _full_address(address: str) -> str:
     """'01:00.0' -> '0000:01:00.0': lspci leaves out the PCI domain when every device is in domain 0
-    (and sysfs, or a user, may give it either way); hex digits in lower case."""
+    (and sysfs, or a user, may give it either way). Read as ``lspci -s`` reads a slot: each part in hex
+    with as many digits as given ('6:0.0' and '06:00.00' are 06:00.0, pciutils 3.9 here); written with
+    lspci's widths, in lower case. Anything else (a wildcard) is returned as it is."""
     a = address.strip().lower()
-    return "0000:" + a if re.fullmatch(r"[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", a) else a
+    m = _ADDR_RE.fullmatch(a)
+    if not m:
+        return a
+    domain, bus, device, function = m.groups()
+    return f"{int(domain or '0', 16):04x}:{int(bus, 16):02x}:{int(device, 16):02x}.{function}"
 
 
 def parse(text: str, address: Optional[str] = None) -> Optional[PcieLink]:

@@ -113,13 +113,20 @@ def _hex(v: Optional[str]) -> Optional[int]:
     return int(t, 16) if re.fullmatch(r"[0-9a-fA-F]{1,8}", t) else None
 
 
+# A note after the value, as people annotate what they paste ("sn        : S5RTNC0T104269  # serial number"):
+# nvme-cli itself prints none (its sn, mn and fr are the right-trimmed fields, with -H as without), so a
+# '#' between blanks ends the value; one inside a word ("A#1") does not.
+_NOTE_RE = re.compile(r"\s+#(\s.*)?$")
+
+
 def parse_text(text: str) -> Dict[str, str]:
-    """``field : value`` lines of nvme-cli's normal/-H output (bit-decode lines are skipped)."""
+    """``field : value`` lines of nvme-cli's normal/-H output (bit-decode lines are skipped; a pasted
+    ``# note`` after a value is not part of it)."""
     fields: Dict[str, str] = {}
     for line in (text or "").splitlines():
         m = re.match(r"^([a-z][a-z0-9_]*)\s*:\s?(.*)$", line.strip())
         if m and not line.startswith((" ", "\t")):
-            fields.setdefault(m.group(1), m.group(2).strip())
+            fields.setdefault(m.group(1), _NOTE_RE.sub("", m.group(2)).strip())
     return fields
 
 
