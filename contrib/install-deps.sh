@@ -52,8 +52,9 @@ if ! (cd / && python3 -c 'import slogqual, sys; sys.exit(0 if slogqual.__file__.
   python3 -m pip install "${pip_flags[@]}" -e ".[test,postgresql]"
 fi
 # what the tests need beyond slogqual itself, also where slogqual was installed before it was needed:
-# psycopg 3 (the PostgreSQL store and its tests), pytest-xdist (README's test command runs in lanes)
-for need in "psycopg psycopg>=3.1" "xdist pytest-xdist>=3"; do
+# psycopg 3 (the PostgreSQL store and its tests), pytest-xdist (README's test command runs in lanes),
+# ziglang (the static pair engine of tests/test_wheel.py, the FreeBSD builds of tests/test_engine_hosts.py)
+for need in "psycopg psycopg>=3.1" "xdist pytest-xdist>=3" "ziglang ziglang"; do
   module=${need%% *} requirement=${need#* }
   if ! (cd / && python3 -c "import $module") 2>/dev/null; then
     pip_flags=(-q --disable-pip-version-check --root-user-action=ignore)

@@ -6,6 +6,7 @@ import math
 import os
 import stat
 import struct
+import tempfile
 
 import pytest
 
@@ -250,9 +251,24 @@ def test_without_a_compiler_the_build_is_tool_missing(tmp_path, monkeypatch):
     from slogqual.errors import ToolMissingError
     monkeypatch.setattr(pairbench, "PACKAGED", str(tmp_path / "none"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # $TMPDIR/slogqual-UID, the other cache, is empty too
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    with pytest.raises(ToolMissingError, match="gcc libc6-dev"):
+    with pytest.raises(ToolMissingError, match="gcc libc6-dev") as missing:
         pairbench.locate()
+    assert "--engine fio" in str(missing.value) and "\n" not in str(missing.value)  # one line, and the way out
+    assert pairbench.unavailable() == pairbench.NO_COMPILER
+    # the sweep's default measures with fio then, and its parameters say why; what needs the pair engine
+    # (--precision, --sustain, --engine pair) does not fall back: the missing engine is its error
+    f, n = Target("/f", KIND_FILE, 1 << 30), Target("nbd://h", KIND_NBD, 1)
+    auto = SweepParams(sizes=[4096])
+    assert auto.engine_for(f) == ENGINE_FIO and auto.fallback(f.kind) == pairbench.NO_COMPILER
+    assert auto.to_dict(f)["engine"] == "psync" and auto.to_dict(f)["pair_unavailable"] == pairbench.NO_COMPILER
+    assert auto.fallback(n.kind) == "" and "pair_unavailable" not in auto.to_dict(n)  # fio by choice
+    for needs_pair in (SweepParams(sizes=[4096], precision=0.02), SweepParams(sizes=[4096], sustain_s=60.0),
+                       SweepParams(sizes=[4096], engine="pair")):
+        assert needs_pair.engine_for(f) == ENGINE_PAIR and needs_pair.fallback(f.kind) == ""
+    assert SweepParams(sizes=[4096], engine="fio").fallback(f.kind) == ""
 
 
 def test_first_use_builds_into_the_cache_once(tmp_path, monkeypatch):

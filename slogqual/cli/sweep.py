@@ -37,7 +37,8 @@ def register(sub) -> None:
     p.add_argument("--engine", choices=ENGINES, default=ENGINE_AUTO,
                    help="pair: slogqual's pair engine times every write+flush, exact percentiles (default in flush "
                         "mode on files and block devices); fio: fio's separate write and flush histograms, "
-                        "percentiles are upper bounds (default for --mode dsync and nbd:// targets)")
+                        "percentiles are upper bounds (default for --mode dsync and nbd:// targets, and where no pair "
+                        "engine was installed and no cc can build one: the result and stderr then say so)")
     p.add_argument("--runtime", type=in_range(limits.RUNTIME_S), default=1.0, metavar="SECONDS", help="per size (default 1, like diskinfo)")
     p.add_argument("--settle", type=in_range(limits.SETTLE_S), default=1.0, metavar="SECONDS",
                    help="sync and pause before each size (default 1, like diskinfo)")

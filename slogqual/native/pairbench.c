@@ -498,7 +498,7 @@ static int summarize_file(int argc, char **argv)
 	return print_summaries(&r, end) < 0 ? out_of_memory(r.write.n) : 0;
 }
 
-/* SIGKILL when the parent dies. slogqual asks for the same in the child before exec (tools/run.py); this
+/* SIGKILL when the parent dies. slogqual asks for the same in the child before exec (tools/spawn.py); this
  * covers any other launcher. The parent may die just before the request, which then never fires: a
  * parent changed since the start means it is gone already. */
 static void die_with_parent(void)

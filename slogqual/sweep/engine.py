@@ -3,6 +3,8 @@
 Two engines: the pair engine (slogqual.tools.pairbench, the default in flush mode on files and block
 devices) times every write and its flush, so every figure is exact (lat_basis "pair"); fio (--mode dsync,
 NBD targets, or --engine fio) times them separately (lat_basis "write+flush": percentiles are bounds).
+Where the pair engine cannot be had (none installed, no cc to build it), the default measures with fio
+and says so: params.pair_unavailable, a note, and one line on stderr.
 
 The result document is saved (atomically) before the first size and after every
 size, so a killed run loses at most the size in progress and can be resumed.
@@ -69,6 +71,9 @@ class SweepParams:
     sustain_s: Optional[float] = None  # --sustain DURATION: one size for this long
     sustain_bytes: Optional[int] = None  # --sustain BYTES: one size until this many bytes are written
     interval_ms: float = overtime.DEFAULT_INTERVAL_MS  # latency over time: aggregate per interval
+    # auto's question, asked once per run: why the pair engine cannot be had here ("": it can; None: not asked)
+    _pair_unavailable: Optional[str] = field(default=None, init=False, repr=False, compare=False)
+    _fallback_told: bool = field(default=False, init=False, repr=False, compare=False)
 
     @property
     def sustained(self) -> bool:
@@ -81,12 +86,27 @@ class SweepParams:
     def engine_for_kind(self, kind: str) -> str:
         if self.engine != ENGINE_AUTO:
             return self.engine
-        return ENGINE_PAIR if self.mode == "flush" and kind != KIND_NBD else ENGINE_FIO
+        return ENGINE_FIO if self.mode != "flush" or kind == KIND_NBD or self.fallback(kind) else ENGINE_PAIR
+
+    def fallback(self, kind: str) -> str:
+        """Why auto measures a target of this kind with fio where it would use the pair engine: the
+        engine cannot be had here (none installed or built before, no cc to build it, or cc failing);
+        "" when auto uses the pair engine, or fio anyway. Asked once (building the engine when cc is
+        there, as its first use would). --precision and --sustain need the pair engine: for them auto
+        never falls back (its missing engine is then the error, naming what to install)."""
+        if self.engine != ENGINE_AUTO or self.mode != "flush" or kind == KIND_NBD or self.precision is not None \
+                or self.sustained:
+            return ""
+        if self._pair_unavailable is None:
+            self._pair_unavailable = pairbench.unavailable()
+        return self._pair_unavailable
 
     def to_dict(self, target: Target) -> Dict[str, Any]:
         d = self._base_dict(target)
         if d["engine"] == ENGINE_PAIR:
             d["interval_ms"] = self.interval_ms
+        elif self.fallback(target.kind):
+            d["pair_unavailable"] = self.fallback(target.kind)  # auto measured with fio: why not the pair engine
         if self.precision is not None:
             d["precision"] = self.precision
             d["max_runtime_s"] = self.max_runtime_s
@@ -435,6 +455,16 @@ class TargetWatch:
             self._thread = None
 
 
+_TOLD = threading.Lock()  # the units of a --parallel run share their params: one of them says the fallback
+
+
+def fallback_note(why: str) -> str:
+    """The words for a sweep that auto measured with fio (why: SweepParams.fallback)."""
+    return (f"measured with fio: {why}; fio times each write and its flush apart, so write+flush percentiles "
+            "and max are upper bounds (marked *, the mean exact); cc or a wheel carrying the engine gives exact "
+            "figures")
+
+
 class SyncWriteSweep:
     """Measure one target at every size of params, saving the result after each size."""
 
@@ -526,12 +556,27 @@ class SyncWriteSweep:
         result.error = (f"{self.target.path}: the target changed under the run ({what}) while "
                         f"{size_label(size)} was measured; {kept} point(s) kept")
 
+    def _tell_fallback(self, result: SweepResult) -> None:
+        """Auto measures with fio because the pair engine cannot be had: the document's notes say so and
+        what it costs (a prebuilt document, a qualification's, too), stderr once per run."""
+        why = self.params.fallback(self.target.kind)
+        if not why:
+            return
+        note = fallback_note(why)
+        if note not in result.notes:
+            result.notes.append(note)
+        with _TOLD:
+            told, self.params._fallback_told = self.params._fallback_told, True
+        if not told:
+            self.progress.say(f"note: {note}")
+
     def run(self) -> SweepResult:
         if self.result is None:
             self.result = self._new_result()
         result = self.result
         if self.engine == ENGINE_PAIR and not result.environment.get("pairbench_version"):
             result.environment["pairbench_version"] = self.engine_version
+        self._tell_fallback(result)
         result.status, result.error = STATUS_RUNNING, None
         self._save(result)
         todo = [s for s in self.params.sizes if result.point(s) is None]

@@ -4,15 +4,18 @@
 Only this module runs pairbench or the C compiler that builds it. Where the program comes from:
 
 1. ``slogqual/native/pairbench`` next to the source: what ``pip install`` (setup.py's build_py) compiles
-   into a wheel or a regular install;
-2. otherwise (an editable install, a source tree, a build machine without cc) it is compiled on first
-   use with the system ``cc`` into the user's cache directory, under a name carrying the hash of the
-   source, so an edited pairbench.c is rebuilt and two slogqual trees never share a stale binary. The
-   compile writes a temporary file and renames it: a concurrent first use sees a whole binary or none.
-   Where the cache directory cannot be written (a read-only home), the build goes to
+   into a wheel or a regular install (on Linux, static against musl with PyPI's ziglang where that is
+   importable at build time, so a wheel's engine runs on any Linux of its architecture);
+2. otherwise (an editable install, a source tree, a build machine without a compiler) it is compiled on
+   first use with the system ``cc`` into the user's cache directory, under a name carrying the hash of
+   the source, so an edited pairbench.c is rebuilt and two slogqual trees never share a stale binary.
+   The compile writes a temporary file and renames it: a concurrent first use sees a whole binary or
+   none. Where the cache directory cannot be written (a read-only home), the build goes to
    $TMPDIR/slogqual-UID/, used only when this user owns it with mode 0700.
 
-Either way the binary must answer ``--version`` with VERSION; anything else is ToolTooOldError.
+Either way the binary must answer ``--version`` with VERSION; anything else is ToolTooOldError. Where
+neither exists nor can be made (no cc: most appliances), ``unavailable()`` says why, and a sweep with
+the default engine measures with fio instead (slogqual.sweep.engine).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from array import array
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
-from slogqual.errors import MeasurementError, ToolMissingError, ToolTimeoutError, ToolTooOldError
+from slogqual.errors import MeasurementError, ToolFailedError, ToolMissingError, ToolTimeoutError, ToolTooOldError
 from slogqual.tools import owned as _owned
 from slogqual.tools import spawn as _run
 
@@ -42,6 +45,7 @@ SOURCE = os.path.join(HERE, "native", "pairbench.c")
 PACKAGED = os.path.join(HERE, "native", "pairbench")
 MAGIC = b"SQPAIR2\n"
 CFLAGS = ["-O2", "-std=c99", "-Wall"]
+NO_COMPILER = f"no pair engine was installed with slogqual and {COMPILER} is not on PATH to build one"
 
 SAMPLES_PREFIX = "slogqual-pair-"  # a run's samples directory in the temporary directory (owner.pid inside)
 SERIES = ("pair", "write", "flush")
@@ -184,11 +188,12 @@ def _usable_tmp(directory: str) -> bool:
 
 
 def build(output: str, timeout: float = 120) -> str:
-    """Compile SOURCE into output (atomically); ToolMissingError without cc, ToolFailedError when the
-    compile fails (its last complaint in the message)."""
+    """Compile SOURCE into output (atomically); ToolMissingError without cc (NO_COMPILER, then how to get
+    one or do without), ToolFailedError when the compile fails (its last complaint in the message)."""
     if not os.path.exists(SOURCE):
         raise ToolMissingError(f"{SOURCE} is missing: reinstall slogqual", program=PROGRAM)
-    _run.require(COMPILER)
+    if _run.which(COMPILER) is None:
+        raise ToolMissingError(f"{NO_COMPILER} ({_run.install_advice(COMPILER)})", program=COMPILER)
     os.makedirs(os.path.dirname(output), exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".pairbench-", dir=os.path.dirname(output))
     os.close(fd)
@@ -225,6 +230,21 @@ def locate(build_if_missing: bool = True) -> str:
             raise ToolMissingError(f"the pair engine cannot be built: neither {os.path.dirname(path)} nor "
                                    f"{_private_tmp()} is writable", program=PROGRAM) from None
         return build(fallback)
+
+
+def unavailable() -> str:
+    """Why the pair engine cannot be had here, in a few words ('' when it can: installed, built before,
+    or built now, as locate() does): NO_COMPILER, the compiler's failure, or a cache nobody can write.
+    A caller that can measure without it (fio) says this instead of failing."""
+    try:
+        locate()
+    except ToolMissingError as exc:
+        return NO_COMPILER if exc.program == COMPILER else str(exc)
+    except (ToolFailedError, ToolTimeoutError) as exc:
+        return str(exc)
+    except OSError as exc:  # the private tmp directory would do, and then could not be written either
+        return f"the pair engine cannot be built: {exc.strerror or exc}"
+    return ""
 
 
 def version() -> _run.ToolVersion:
