@@ -12,7 +12,7 @@ import pytest
 
 from conftest import fixture_path
 from slogqual.analysis import advisor as A
-from slogqual.report import scenario_words
+from slogqual.report import scenario as scenario_words
 from slogqual.cli import main
 from slogqual.importers import diskinfo
 from slogqual.results import LatencyStats, SweepPoint, SweepResult, load_sweep

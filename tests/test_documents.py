@@ -11,7 +11,7 @@ import pytest
 
 from conftest import fixture_path
 from slogqual.analysis import scenario as scenario_analysis
-from slogqual.report import scenario_words
+from slogqual.report import scenario as scenario_words
 from slogqual.qualify import judge
 from slogqual.qualify import profile as P
 from slogqual.results import schema as S

@@ -28,7 +28,7 @@ import os
 import pytest
 
 from conftest import ROOT, need_lab, slogqual
-from slogqual.report import scenario_words
+from slogqual.report import scenario as scenario_words
 from slogqual.analysis.findings import Finding, Kind
 from slogqual.results.scenario import ScenarioResult
 

@@ -10,7 +10,7 @@ from conftest import fixture_path, need, slogqual
 from slogqual.analysis.scaling import Curve, LogEvidence, Step, SweepFigure, log_evidence, sweep_at, verdict
 from slogqual.errors import UsageError
 from slogqual.pool import log_sweeps
-from slogqual.report.scenario_words import current as analyse
+from slogqual.report.scenario import current as analyse
 from slogqual.analysis.findings import Kind
 from slogqual.report import wording
 from slogqual.progress import Progress

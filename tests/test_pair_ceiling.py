@@ -28,7 +28,7 @@ import pytest
 from conftest import fixture_path, load
 from slogqual.analysis import pair_ceiling as P
 from slogqual.analysis import scenario as scenario_analysis
-from slogqual.report import scenario_words
+from slogqual.report import scenario as scenario_words
 from slogqual.analysis.findings import Finding, Kind, StepRef
 from slogqual.device import topology as T
 from slogqual.errors import UsageError

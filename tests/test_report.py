@@ -166,7 +166,9 @@ def test_report_errors(results, tmp_path):
     (tmp_path / "junk.json").write_text('{"schema": "other/1"}')
     proc = slogqual("report", tmp_path / "junk.json", "-o", tmp_path / "r.html")
     assert proc.returncode == 2
-    assert "not a slogqual.sweep/1, slogqual.powercut/1 or slogqual.shelf/1 document" in proc.stderr
+    assert ("not a slogqual.sweep/1, slogqual.powercut/1, slogqual.shelf/1, slogqual.scenario/1, slogqual.advice/1 "
+            "or slogqual.qualification/1 document (schema: 'other/1')") in proc.stderr
+    assert not (tmp_path / "r.html").exists()
 
 
 def test_csv_export(results, tmp_path):

@@ -1,4 +1,5 @@
-"""The HTML report in real headless Chromium: no console errors, charts in the DOM, a screenshot.
+"""The HTML report in real headless Chromium: no console errors, charts in the DOM, a screenshot — of sweeps, and
+of every document kind in one report.
 
 Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe: commands on
 fd 3, replies on fd 4, NUL-separated JSON), so no network port and no extra Python package.
@@ -168,6 +169,17 @@ CHART_STATS = """JSON.stringify(Array.from(document.querySelectorAll('svg.chart'
 }))"""
 
 
+def keep_screenshot(browser, name):
+    """The page as a PNG 1200 pixels wide in artifacts/ (CI keeps it); its path."""
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    shot = os.path.join(ARTIFACTS, name)
+    browser.screenshot(shot)
+    with open(shot, "rb") as fh:
+        head = fh.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(head[16:20], "big") == 1200
+    return shot
+
+
 def test_report_renders_in_chromium_without_console_errors(browser, tmp_path):
     imp = slogqual("import", "diskinfo", FIXTURE, "-o", tmp_path / "di.json",
                    "--name", "Intel 710 Series (SATA)", "--name", "Samsung 950 PRO (NVMe)")
@@ -187,13 +199,47 @@ def test_report_renders_in_chromium_without_console_errors(browser, tmp_path):
     assert browser.evaluate("document.title").startswith("SLOG qualification")
     assert browser.evaluate("document.querySelectorAll('.verdict').length") == 6  # 2 devices x (cache, power loss, link)
 
-    os.makedirs(ARTIFACTS, exist_ok=True)
-    shot = os.path.join(ARTIFACTS, "report-chromium.png")
-    browser.screenshot(shot)
-    with open(shot, "rb") as fh:
-        head = fh.read(24)
-    assert head[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(head[16:20], "big") == 1200
-    assert os.path.getsize(shot) > 50_000
+    assert os.path.getsize(keep_screenshot(browser, "report-chromium.png")) > 50_000
+
+
+SECTIONS = """JSON.stringify(Array.from(document.querySelectorAll(
+  '#qualification, section.device, section.scenario, section.advice')).map(s => {
+  const r = s.getBoundingClientRect();
+  return {id: s.id, cls: s.className, w: r.width, h: r.height, tables: s.querySelectorAll('table').length,
+          charts: s.querySelectorAll('svg.chart').length};
+}))"""
+
+
+def test_a_report_of_every_kind_renders_in_chromium_without_console_errors(browser, tmp_path):
+    """A scenario result, an advice, a qualification and a sweep in one report: each part laid out, every chart
+    drawn, no console error; the screenshot kept as artifacts/report-mixed-chromium.png."""
+    from test_report_kinds import QUALIFICATION, SCENARIO, SWEEP, make_advice
+
+    report = tmp_path / "mixed.html"
+    proc = slogqual("report", SCENARIO, make_advice(tmp_path), QUALIFICATION, SWEEP, "-o", report)
+    assert proc.returncode == 0, proc.stderr
+
+    browser.load("file://" + str(report))
+    assert browser.console_errors() == []
+    sections = json.loads(browser.evaluate(SECTIONS))
+    assert [s["cls"] or s["id"] for s in sections] == ["qualification", "device", "device", "scenario", "advice"]
+    for s in sections:
+        assert s["w"] > 600 and s["h"] > 200 and s["tables"] >= 2, s  # laid out, not collapsed or hidden
+    assert [s["charts"] for s in sections if s["cls"] in ("scenario", "advice")] == [2, 1]
+    assert browser.evaluate("document.documentElement.scrollWidth") <= 1200  # wide tables scroll in their place
+    charts = json.loads(browser.evaluate(CHART_STATS))
+    assert len(charts) == 4 + 2 + 1  # the sweeps' four, the scenario's IOPS and p99, the advice's prediction
+    for c in charts:
+        assert c["w"] > 400 and c["h"] > 200 and c["paths"] > 5
+    scenario_texts = charts[4]["texts"]
+    assert "sync=always + SLOG [/dev/sdc]" in scenario_texts and "sync=standard" in scenario_texts
+    assert any(t.endswith("predicted") for t in charts[6]["texts"]) and any(t.endswith("measured") for t in charts[6]["texts"])
+    # the qualification's verdict and its failed criterion, coloured as such
+    assert browser.evaluate("document.querySelector('#qualification .qverdict.fail b').textContent") == "FAIL"
+    assert browser.evaluate("document.querySelectorAll('#qualification td.fail').length") == 2  # summary + criterion
+    assert browser.evaluate("getComputedStyle(document.querySelector('#qualification td.fail')).fontWeight") == "600"
+
+    assert os.path.getsize(keep_screenshot(browser, "report-mixed-chromium.png")) > 50_000
 
 
 def test_console_error_detection_works(browser, tmp_path):

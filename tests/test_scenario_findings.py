@@ -8,7 +8,7 @@ import pytest
 
 from conftest import fixture_path
 from slogqual.analysis import scenario as scenario_analysis
-from slogqual.report import scenario_words
+from slogqual.report import scenario as scenario_words
 from slogqual.analysis.findings import CANDIDATES, EFFECTS, LIMITS, PROBLEMS, Finding, Kind, StepRef
 from slogqual.report import wording
 from slogqual.results.scenario import ScenarioResult

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import fixture_path
 from slogqual.analysis import scenario as scenario_analysis
-from slogqual.report import scenario_words
+from slogqual.report import scenario as scenario_words
 from slogqual.analysis.scenario import step_label
 from slogqual.errors import UsageError
 from slogqual.pool import variants
@@ -23,11 +23,11 @@ from slogqual.progress import Progress
 from slogqual.report import scaling_plot
 from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioResult, ScenarioStep
 from slogqual.analysis import scenario as _scenario_facts
-from slogqual.report.scenario_words import worded as _worded
+from slogqual.report.scenario import worded as _worded
 
 
 def analyse(result):
-    """The stored analysis: the facts (analysis.scenario) with their words (report.scenario_words)."""
+    """The stored analysis: the facts (analysis.scenario) with their words (report.scenario)."""
     return _worded(_scenario_facts.analyse(result))
 
 TWO = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")  # logs /dev/sdc, /dev/pmem0

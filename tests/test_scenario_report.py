@@ -8,11 +8,11 @@ from conftest import fixture_path, need, slogqual
 from slogqual.report import scaling_plot
 from slogqual.results.scenario import ScenarioResult
 from slogqual.analysis import scenario as _scenario_facts
-from slogqual.report.scenario_words import worded as _worded
+from slogqual.report.scenario import worded as _worded
 
 
 def analyse(result):
-    """The stored analysis: the facts (analysis.scenario) with their words (report.scenario_words)."""
+    """The stored analysis: the facts (analysis.scenario) with their words (report.scenario)."""
     return _worded(_scenario_facts.analyse(result))
 
 FIX = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")

@@ -294,7 +294,7 @@ def test_a_scenario_document_with_null_zil_counters_reads_as_unknown(capsys):
 
     from conftest import fixture_path
     from slogqual.analysis import scenario as scenario_analysis
-    from slogqual.report import scenario_words
+    from slogqual.report import scenario as scenario_words
     from slogqual.cli import scenario as scenario_cli
     from slogqual.results.scenario import ScenarioResult
     doc = json.load(open(fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")))
@@ -336,7 +336,7 @@ def test_the_recorded_lab_run_whose_nvdimm_was_too_small_names_its_spilled_steps
     # sync writes; the capped SAS SSD log beside it (40 MiB/s) kept the ZIL to itself
     import os
 
-    from slogqual.report.scenario_words import current as analyse
+    from slogqual.report.scenario import current as analyse
     from slogqual.results.scenario import ScenarioResult
 
     path = os.path.join(os.path.dirname(__file__), "fixtures", "scenario", "wide-128k-lab-capped-nvdimm256m.json")

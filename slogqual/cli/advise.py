@@ -10,8 +10,6 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from tabulate import tabulate
-
 from slogqual import limits, store
 from slogqual.analysis import advisor as A
 from slogqual.cli.history import STORE_HELP
@@ -20,8 +18,9 @@ from slogqual.errors import UsageError
 from slogqual.results import SweepResult, json_text, write_json_atomic
 from slogqual.results import schema as S
 from slogqual.importers import iostat_history
+from slogqual.report import advice as advice_words
+from slogqual.results.advice import AdviceResult
 from slogqual.results.scenario import ScenarioResult
-from slogqual.units import size_label
 
 
 def register(sub) -> None:
@@ -213,77 +212,6 @@ def _power_loss(specs: List[str], logs, store_path: Optional[str]) -> Dict[str, 
                                 logs)
 
 
-def _f(v: Optional[float], digits: int = 0) -> str:
-    if v is None:
-        return "-"
-    return f"{v:,.{digits}f}"
-
-
-def table(doc: Dict[str, Any]) -> str:
-    lines = []
-    w = doc["workload"]
-    lines.append(f"workload: {w['protocol']}, {size_label(w['io_size'])} sync writes, block {size_label(w['block_size'])}, "
-                 f"{w['zils']} ZIL(s); data side: {doc['data']['description']}")
-    for c in doc["candidates"]:
-        lines.append("")
-        cap = f", {c['capacity'] / (1 << 30):.2f} GiB" if c.get("capacity") else ""
-        bw = c.get("bandwidth")
-        lines.append(f"{c['path']} ({c.get('class') or '?'}{', ' + c['model'] if c.get('model') else ''}{cap}): "
-                     f"writes reach the log {c['log_write_state']}, {c['log_record_bytes_per_io']} bytes each; "
-                     + (f"bandwidth {bw['mbps']:.1f} MiB/s at {size_label(bw['size'])} ({bw['ios']} IOs)" if bw else
-                        "bandwidth not swept (no size of 128K or more)"))
-        rows = []
-        for s in c["steps"]:
-            lim = s["limits"]
-            ci = s.get("commit_lat_ci95_us")
-            rng = s.get("iops_range")
-            rows.append([s["threads"], f"{s['batch']:g}", "+".join(size_label(x) for x in s["lwb_writes"]),
-                         _f(s["commit_lat_us"], 1) + (f" ({_f(ci[0], 1)}–{_f(ci[1], 1)})" if ci else ""),
-                         s["sweep_ios"], _f(lim["log_latency_iops"]), _f(lim["log_bandwidth_iops"]), _f(lim["pool_iops"]),
-                         ("≤ " if s.get("upper_bound") else "") + _f(s["iops"])
-                         + (f" ({_f(rng[0])}–{_f(rng[1])})" if rng else ""),
-                         _f(s["iops_if_p99_bound"]), _f(s["mbps"], 2), _f(s["without_slog_iops"]),
-                         f"{s['benefit']:.2f}x" if s.get("benefit") is not None else "-", s["binding"]])
-        lines.append(tabulate(rows, headers=["threads", "batch", "lwb", "commit µs (95% CI)", "sweep IOs", "log-lat IOPS",
-                                             "log-bw IOPS", "pool IOPS", "IOPS (range)", "IOPS if p99≤", "MiB/s",
-                                             "no SLOG", "benefit", "binding"],
-                              disable_numparse=True))
-        k = c.get("knee")
-        if k:
-            lines.append(f"knee: {'at' if k['saturated'] else 'still rising at'} {k['threads']} threads ({_f(k['iops'])} IOPS)")
-        for f in c["findings"]:
-            lines.append(f"- {A.words(f)}")
-        sz = c["size"]
-        lines.append(f"size: needs {sz['needed_bytes'] / (1 << 20):,.0f} MiB, {sz['recommended_bytes'] / (1 << 20):,.0f} MiB "
-                     f"with the margin ({sz['txgs_held']} txgs held + {sz['txgs_with_margin'] - sz['txgs_held']} deferred "
-                     f"× {sz['per_txg_bytes'] / (1 << 20):,.1f} MiB per {sz['txg_seconds']:g} s txg, at {sz['rate_basis']})")
-        m = c.get("mirror")
-        if m:
-            lines.append(f"mirror: {m['mirror']} (see the finding above)")
-        life = c.get("life")
-        if life:
-            years = "?" if life["years"] is None else f"{life['years']:.2g}"
-            lines.append(f"life: {years} years at {life['bytes_per_day'] / 1e9:,.1f} GB a day "
-                         f"({life['endurance_basis']}; {life['assumption']})")
-            measured = life.get("measured_years")
-            if measured:
-                lines.append(f"life measured from its own wear: {measured['years_low']:.2g}–{measured['years_high']:.2g} "
-                             f"years ({measured['remaining_percent']} % of its life left)")
-    lines.append("")
-    lines.append("model: docs/advisor.md (percentiles are not predicted; 'IOPS if p99≤' is a bound, and so is an "
-                 "IOPS figure marked ≤)")
-    return "\n".join(lines)
-
-
-def verify_table(rows: List[Dict[str, Any]]) -> str:
-    return tabulate([[r["candidate"], r["class"] or "?", r["threads"],
-                      ("≤ " if r.get("upper_bound") else "") + _f(r["predicted_iops"]), _f(r["measured_iops"]),
-                      r["measured_ios"], f"{r['error'] * 100:+.0f} %" if r["error"] is not None else "-", r["binding"]]
-                     for r in rows],
-                    headers=["candidate", "class", "threads", "predicted IOPS", "measured IOPS", "measured IOs", "error",
-                             "predicted limit"], disable_numparse=True)
-
-
 def run(args) -> int:
     from slogqual.cli.options import guard_output
 
@@ -311,11 +239,11 @@ def run(args) -> int:
     if args.json:
         print(json_text(doc, "the advice"), end="")
     else:
-        print(table(doc))
+        print(advice_words.table_text(AdviceResult.from_dict(doc)))
         if rows is not None:
             print()
             print(f"prediction vs {args.verify} (sync=always + single SLOG):")
-            print(verify_table(rows) if rows else "no step of that result matches a candidate and thread count")
+            print(advice_words.verify_table(rows) if rows else "no step of that result matches a candidate and thread count")
         for wmsg in doc["warnings"]:
             print(f"warning: {wmsg}", file=sys.stderr)
     return 0

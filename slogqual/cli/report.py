@@ -7,6 +7,7 @@ import os
 from slogqual.cli.options import add_force, guard_output
 from slogqual.errors import UsageError
 from slogqual.outputs import picture, text_mark
+from slogqual.report import charts
 from slogqual.report import html as html_report
 from slogqual.report import markdown as md_report
 from slogqual.report.inputs import load_report_results
@@ -14,9 +15,10 @@ from slogqual.results import write_text_atomic
 
 
 def register(sub) -> None:
-    p = sub.add_parser("report", help="write a report of sweeps, power-cut tests and together-vs-alone (shelf) "
-                                       "results: HTML with inline charts (default) or Markdown",
-                       description="Charts (gnuplot), tables, device identity, link and write-cache verdicts, "
+    p = sub.add_parser("report", help="write a report of every document slogqual writes — sweeps, power-cut tests, "
+                                       "together-vs-alone (shelf), scenario results, advice and qualifications: "
+                                       "HTML with inline charts (default) or Markdown",
+                       description="Charts (gnuplot), tables, verdicts and their evidence, device identity, "
                                    "environment and parameters of the given results, in one file.")
     p.add_argument("results", nargs="+", metavar="RESULT.json")
     p.add_argument("-o", "--output", required=True, metavar="report.html|report.md")
@@ -35,20 +37,16 @@ def run(args) -> int:
     # the HTML report names its generator in a meta tag (line 4), the Markdown report in its third line
     guard_output(args, args.output, "report", text_mark('<meta name="generator" content="slogqual', lines=8)
                  if fmt == "html" else text_mark("by slogqual"), inputs=args.results)
-    if fmt == "md":  # the charts beside it are outputs too
-        for chart in md_report.chart_paths(args.output):
-            guard_output(args, chart, "report chart", picture, inputs=[*args.results, args.output])
     got = load_report_results(args.results)
-    results, paths = [r for r, _ in got.sweeps], [p for _, p in got.sweeps]
     bands = not args.no_bands
     if fmt == "html":
-        charts = html_report.render_charts(results, bands=bands)
-        text = html_report.build_html(results, paths, charts, title=args.title, bands=bands, powercuts=got.powercuts,
-                                      shelves=got.shelves)
+        text = html_report.report_html(got, title=args.title, bands=bands)
     else:
-        charts = md_report.render_chart_files(results, args.output, bands=bands)
-        text = md_report.build_markdown(results, paths, charts, title=args.title, bands=bands,
-                                        powercuts=got.powercuts, shelves=got.shelves)
+        jobs = charts.report_jobs(got, bands=bands)
+        for job in (j for group in jobs.values() for j in group):  # the charts beside it are outputs too
+            guard_output(args, md_report.chart_path(args.output, job.key), "report chart", picture,
+                         inputs=[*args.results, args.output])
+        text = md_report.report_markdown(got, args.output, jobs, title=args.title, bands=bands)
     write_text_atomic(args.output, text)
     print(args.output)
     return 0

@@ -7,8 +7,7 @@ import os
 import sys
 import time
 
-from slogqual.analysis import scenario as scenario_analysis
-from slogqual.report import scenario_words, wording
+from slogqual.report import scenario as scenario_report, wording
 from slogqual.errors import ResultWriteError, SlogqualError, UsageError
 from slogqual.pool.builder import LAYOUTS, ZFS_APIS, safe_name
 from slogqual.pool.door import ScenarioRequest, run_scenario
@@ -109,7 +108,7 @@ def cmd_plot(args) -> int:
     if args.script:
         guard_output(args, args.script, "gnuplot script", text_mark("# slogqual"), inputs=[args.result])
     result = ScenarioResult.load(args.result)
-    metric = args.metric or (scenario_words.current(result) or {}).get("metric") or "iops"
+    metric = args.metric or (scenario_report.current(result) or {}).get("metric") or "iops"
     scaling_plot.render(result, metric, args.output, keep_script=args.script)
     print(f"slogqual: wrote {args.output}", file=sys.stderr)
     return 0
@@ -164,42 +163,16 @@ def cmd_cost(args) -> int:
     return 0
 
 
-def _known(n) -> object:
-    """A ZIL counter for the table: null in the document (the kstat lacked the row) is '?', not blank."""
-    return "?" if n is None else n
-
-
 def _print(result: ScenarioResult, as_json: bool) -> None:
     if as_json:
         print(json.dumps(result.to_dict(), indent=2))
         return
     from tabulate import tabulate
-    rows = [[scenario_analysis.step_label(result, s), s.threads, f"{s.iops:.0f}", f"{s.mbps:.1f}",
-             f"{s.p99_us or 0:.0f}", _known(s.slog_bytes), _known(s.normal_bytes)] for s in result.steps]
-    print(f"{result.name} ({'quick' if result.quick else 'full'}), pool {result.layout} "
-          f"of {len(result.data_paths)}, log {', '.join(result.log_paths) or '-'} [{result.status}]")
-    print(tabulate(rows, headers=["configuration", "threads", "IOPS", "MiB/s", "p99 µs", "ZIL→log B", "ZIL→pool B"],
-                   disable_numparse=True))
-    a = scenario_words.current(result)  # today's rules on the measured steps
-    if a and result.complete:
-        print(f"\nverdict: {a['verdict']}\nbottleneck: {a['bottleneck']}")
-        for c in a.get("candidates") or []:
-            if len(a["candidates"]) > 1:
-                print(f"log candidate {c['name']}: {c['verdict']}")
-            ev = c.get("log_sweep")
-            if ev:
-                seen = (f"; at the peak its log vdev took {ev['observed_log_mbps']:.1f} MiB/s"
-                        + (f" in {ev['observed_log_write_size'] / 1024:.0f} KiB writes" if ev.get("observed_log_write_size")
-                           else "") if ev.get("observed_log_mbps") is not None else "")
-                print(f"log candidate {c['name']}: QD1 sweep at {size_label(ev['sweep_size'])}: "
-                      f"{ev['sweep_mbps']:.1f} MiB/s, {ev['sweep_lat_mean_us']:.0f} µs mean{seen}")
-        if a.get("slower_log"):
-            print(a["slower_log"])
-        for p in a.get("pairs") or []:
-            print(f"{p['log']} log pair {p['name']} ({p['config']}): {p['verdict']}")
-            for said in ("versus_single", "ceiling"):
-                if p.get(said):
-                    print(f"{p['log']} log pair {p['name']}: {p[said]}")
+    words = scenario_report
+    print(words.headline(result))
+    print(tabulate(words.cli_rows(result), headers=words.CLI_HEADERS, disable_numparse=True))
+    for line in words.verdict_lines(result):  # today's rules on the measured steps
+        print(line)
     for w in result.warnings:
         print(f"WARNING: {w}")
 

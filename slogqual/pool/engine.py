@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional
 
 from slogqual import environment
 from slogqual.analysis import scenario as scenario_analysis
-from slogqual.report import scenario_words
+from slogqual.report import scenario as scenario_report
 from slogqual.errors import MeasurementError, ResultWriteError, SlogqualError
 from slogqual.pool import evidence, log_sweeps
 from slogqual.pool.held_open import HeldOpen
@@ -160,7 +160,7 @@ class PoolScenarioRun:
             r.status = STATUS_INTERRUPTED
             self.save()
             raise
-        r.analysis = scenario_words.worded(scenario_analysis.analyse(r))
+        r.analysis = scenario_report.worded(scenario_analysis.analyse(r))
         r.warnings = list(r.analysis["problems"]) + [_variants.skip_warning(k) for k in r.skipped]
         r.status = STATUS_COMPLETE
         self.save()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from slogqual.analysis import scenario as scenario_analysis
-from slogqual.report import scenario_words
+from slogqual.report import scenario as scenario_report
 from slogqual.qualify.profile import (KIND_DEVICE, KIND_SCENARIO, KIND_STEADY, KIND_SWEEP, SCENARIO_METRICS,
                                       Criterion)
 from slogqual.results import LAT_BASIS_FLUSH_BOUND, LAT_BASIS_PAIR, SweepResult
@@ -161,7 +161,7 @@ def judge_scenario(c: Criterion, scenarios: Dict[str, Dict[str, Any]]) -> Judgem
         return Judgement(c, NOT_EVALUATED, detail=why)
     result = entry["document"]  # a results.scenario.ScenarioResult
     # today's analysis of the measured steps; only a complete run's figures are judged
-    analysis = (scenario_words.current(result) if result.complete else result.analysis) or {}
+    analysis = (scenario_report.current(result) if result.complete else result.analysis) or {}
     key = SCENARIO_METRICS[c.metric]
     value = analysis.get(key)
     if value is None:

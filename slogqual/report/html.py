@@ -10,21 +10,34 @@ from __future__ import annotations
 
 import datetime
 import html
+import itertools
 import os
 import re
 import tempfile
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from slogqual import __version__
 from slogqual.analysis.classes import REFERENCE_CLASSES, fmt_band
+from slogqual.report import advice as advice_part
+from slogqual.report import charts as chart_jobs
 from slogqual.report import plot as plots
+from slogqual.report import scenario as scenario_part
 from slogqual.report.document import (SUMMARY_HEADERS, DeviceSection, SharedPaths, ShelfSection, all_warnings,
                                       device_section, shared_paths, shelf_section, summary_row)
+from slogqual.report.inputs import ReportInputs
+from slogqual.report.markup import esc as _e
+from slogqual.report.markup import verdict_boxes
+from slogqual.report.markup import kv as _kv
+from slogqual.report.markup import table as _table
 from slogqual.report.powercut import POWERCUT_SUMMARY_HEADERS, PowercutSection, powercut_section, powercut_summary_row
+from slogqual.report.qualification import qualification_html
 from slogqual.results import SWEEP_SCHEMA, SweepResult
-from slogqual.results.powercut import SCHEMA as POWERCUT_SCHEMA
+from slogqual.results import schema as S
+from slogqual.results.advice import AdviceResult
 from slogqual.results.powercut import PowercutResult
+from slogqual.results.qualification import QualificationResult
+from slogqual.results.scenario import ScenarioResult
 from slogqual.results.shelf import ShelfResult
 
 CHART_SIZE = (960, 540)
@@ -58,25 +71,22 @@ def inline_svg(svg_text: str, prefix: str, caption: str = "") -> str:
     return text.strip()
 
 
+def svg_charts(jobs: Sequence[chart_jobs.ChartJob], size: Tuple[int, int] = CHART_SIZE) -> List[Chart]:
+    """Each chart drawn by gnuplot as SVG and made fit for inlining (its ids prefixed with its key)."""
+    charts: List[Chart] = []
+    with tempfile.TemporaryDirectory(prefix="slogqual-report-") as tmp:
+        for job in jobs:
+            out = os.path.join(tmp, f"{job.key}.svg")
+            plots.draw(job.script(out, "svg", size), out)
+            with open(out, encoding="utf-8") as fh:
+                charts.append(Chart(job.key, job.caption, inline_svg(fh.read(), f"c-{job.key}", job.caption), job.notes))
+    return charts
+
+
 def render_charts(results: Sequence[SweepResult], bands: bool = True,
                   size: Tuple[int, int] = CHART_SIZE) -> List[Chart]:
-    charts: List[Chart] = []
-    results = [r for r in results if r.points]  # a sweep that failed before its first size has no curve
-    if not results:
-        return charts
-    wanted = [("latency", "Mean latency of a synchronous write (write + cache flush) against IO size")]
-    if any(p.lat_us.p99 is not None for r in results for p in r.points):
-        wanted.append(("p99", "99th percentile latency against IO size"))
-    wanted += [("iops", "Synchronous writes per second against IO size (QD1)"),
-               ("mbps", "Bandwidth of synchronous writes against IO size (QD1)")]
-    with tempfile.TemporaryDirectory(prefix="slogqual-report-") as tmp:
-        for n, (metric, caption) in enumerate(wanted, 1):
-            spec = plots.build_spec(results, metric, bands=bands)
-            out = os.path.join(tmp, f"{metric}.svg")
-            plots.render(spec, out, "svg", size)
-            with open(out, encoding="utf-8") as fh:
-                charts.append(Chart(metric, caption, inline_svg(fh.read(), f"c{n}", caption), spec.notes))
-    return charts
+    """The sweeps' charts: latency, p99 (when any has percentiles), ops/s and MiB/s against IO size."""
+    return svg_charts(chart_jobs.sweep_jobs(results, bands=bands), size)
 
 
 CSS = """
@@ -106,27 +116,16 @@ svg.chart { width: 100%; height: auto; max-width: 960px; border: 1px solid var(-
 ul.warnings li { color: var(--bad); } ul.notes li { color: var(--muted); }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; vertical-align: -1px; margin-right: 6px; }
 footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
+.qual td.pass { background: var(--good-bg); color: var(--good); font-weight: 600; }
+.qual td.fail { background: var(--bad-bg); color: var(--bad); font-weight: 600; }
+.qual td.not-evaluated { background: var(--neutral-bg); font-weight: 600; }
+.qverdict { font-size: 17px; padding: 8px 12px; border-radius: 6px; margin: 8px 0; }
+.qverdict.pass { background: var(--good-bg); border-left: 5px solid var(--good); }
+.qverdict.fail, .qverdict.refused, .qverdict.error { background: var(--bad-bg); border-left: 5px solid var(--bad); }
+.qverdict.incomplete { background: var(--neutral-bg); border-left: 5px solid #98a2ab; }
+ul.bounds li { color: var(--muted); font-style: italic; }
+section.scenario table, section.advice table { display: block; max-width: 100%; overflow-x: auto; }
 """
-
-
-def _e(text) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 99, cls: str = "") -> str:
-    out = [f'<table class="{cls}">' if cls else "<table>", "<thead><tr>"]
-    out += [f'<th class="num">{_e(h)}</th>' if i >= numeric_from else f"<th>{_e(h)}</th>" for i, h in enumerate(headers)]
-    out.append("</tr></thead><tbody>")
-    for row in rows:
-        out.append("<tr>" + "".join(f'<td class="num">{_e(c)}</td>' if i >= numeric_from else f"<td>{_e(c)}</td>"
-                                    for i, c in enumerate(row)) + "</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
-
-
-def _kv(rows: Sequence[Tuple[str, str]]) -> str:
-    return ('<table class="kv"><tbody>' + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
-            + "</tbody></table>")
 
 
 def _device_html(s: DeviceSection, n: int) -> str:
@@ -134,11 +133,7 @@ def _device_html(s: DeviceSection, n: int) -> str:
     out = [f'<section class="device" id="device-{n}">', f"<h2>{n}. {_e(s.name)}</h2>",
            f'<p class="meta">Result file {_e(s.path)} · source {_e(r.source)} · status {_e(r.status)}'
            + (f" · error: {_e(r.error)}" if r.error else "") + "</p>"]
-    out.append('<div class="verdicts">')
-    for v in s.verdicts:
-        detail = "".join(f"<small>{_e(k)}: {_e(val)}</small>" for k, val in v.detail[:6])
-        out.append(f'<div class="verdict {v.tone}"><b>{_e(v.label)}</b>{_e(v.text)}{detail}</div>')
-    out.append("</div>")
+    out.append(verdict_boxes(s.verdicts))
     out.append(f'<p class="class"><strong>Class:</strong> {_e(s.classification.summary)}</p>')
     for note in s.classification.notes:
         out.append(f'<p class="meta">{_e(note)}</p>')
@@ -164,11 +159,7 @@ def _device_html(s: DeviceSection, n: int) -> str:
 def _powercut_html(s: PowercutSection, n: int) -> str:
     out = [f'<section class="powercut" id="device-{n}">', f"<h2>{n}. {_e(s.name)}</h2>",
            f'<p class="meta">Result file {_e(s.path)} · slogqual.powercut/1 · status {_e(s.doc.get("status"))}</p>',
-           '<div class="verdicts">']
-    for v in [s.verdict] + ([s.power_loss] if s.power_loss else []):
-        detail = "".join(f"<small>{_e(k)}: {_e(val)}</small>" for k, val in v.detail[:6])
-        out.append(f'<div class="verdict {v.tone}"><b>{_e(v.label)}</b>{_e(v.text)}{detail}</div>')
-    out.append("</div>")
+           verdict_boxes([s.verdict] + ([s.power_loss] if s.power_loss else []))]
     out.append(f'<p class="class"><strong>How the power was cut:</strong> {_e(s.caveat)}</p>')
     out.append("<h3>Cycles</h3>" + _table(s.cycle_headers, s.cycle_rows))
     out.append('<p class="meta">intact: the record read back whole; torn: its header, a payload that does not '
@@ -211,31 +202,73 @@ def _shelf_html(s: ShelfSection, n: int) -> str:
     return "\n".join(out)
 
 
+def _figure(c: Chart, n: int) -> str:
+    return (f'<figure id="chart-{_e(c.key)}">{c.svg}<figcaption>Figure {n}. {_e(c.caption)}'
+            + "".join(f"<br>{_e(x)}" for x in c.notes) + "</figcaption></figure>")
+
+
+def _figures(charts: Sequence[Chart], numbers: Iterator[int]) -> str:
+    return "\n".join(_figure(c, next(numbers)) for c in charts)
+
+
+# What the report's opening line says of each kind it holds.
+INTRO = {
+    "sweeps": "Single-threaded (QD1) synchronous writes, each followed by a cache flush, as the ZFS intent log "
+              "writes them. ",
+    "cuts": "Power-cut tests: numbered, checksummed records written and flushed one by one, the power cut, then "
+            "every acknowledged record read back. ",
+    "scenarios": "Pool scenarios: a throwaway pool under each configuration, the load's IOPS and latency per thread "
+                 "step, the ZIL's kstats per step. ",
+    "advices": "Advice: what each log candidate's own sweep predicts for a pool's sync=always writes, beside the "
+               "measurement where this report holds one. ",
+    "qualifications": "Qualifications: each device judged against a profile's criteria. ",
+}
+
+
+def intro(counts: Mapping[str, int]) -> str:
+    return "".join(words for kind, words in INTRO.items() if counts.get(kind))
+
+
 def build_html(results: Sequence[SweepResult], paths: Sequence[str], charts: Sequence[Chart],
                title: Optional[str] = None, bands: bool = True,
                powercuts: Sequence[Tuple[PowercutResult, str]] = (),
-               shelves: Sequence[Tuple[ShelfResult, str]] = ()) -> str:
+               shelves: Sequence[Tuple[ShelfResult, str]] = (),
+               scenarios: Sequence[Tuple[ScenarioResult, str]] = (),
+               advices: Sequence[Tuple[AdviceResult, str]] = (),
+               qualifications: Sequence[Tuple[QualificationResult, str]] = (),
+               figures: Optional[Mapping[str, Sequence[Chart]]] = None) -> str:
+    """The report. ``charts``: the sweeps'; ``figures``: those of each scenario and advice, by the key
+    report/charts.report_jobs gives them (``scenarioN``, ``adviceN``)."""
+    figures = figures or {}
     sections = [device_section(r, p) for r, p in zip(results, paths)]
     cuts = [powercut_section(r, p) for r, p in powercuts]
-    names = [s.name for s in sections] + [c.name for c in cuts]
+    scens = [scenario_part.scenario_section(r, p) for r, p in scenarios]
+    advs = [advice_part.advice_section(a, p, scenarios) for a, p in advices]
+    names = ([q.target for q, _ in qualifications] + [s.name for s in sections] + [c.name for c in cuts]
+             + [s.name for s in scens] + [a.name for a in advs])
+    names = list(dict.fromkeys(names))  # a qualification and its own sweep name one device
     title = title or ("SLOG qualification: " + ", ".join(names[:4]) + (" …" if len(names) > 4 else ""))
     now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+    counts = {"sweeps": len(sections), "cuts": len(cuts), "scenarios": len(scens), "advices": len(advs),
+              "qualifications": len(qualifications)}
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f'<meta name="generator" content="slogqual {_e(__version__)}">',
            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>",
            f"<h1>{_e(title)}</h1>",
-           f'<p class="meta">Generated {_e(now)} by slogqual {_e(__version__)} from {len(results) + len(cuts)} '
-           "result(s). "
-           + ("Single-threaded (QD1) synchronous writes, each followed by a cache flush, as the ZFS intent log "
-              "writes them. " if sections else "")
-           + ("Power-cut tests: numbered, checksummed records written and flushed one by one, the power cut, then "
-              "every acknowledged record read back." if cuts else "") + "</p>",
-           "<h2>Summary</h2>"]
+           f'<p class="meta">Generated {_e(now)} by slogqual {_e(__version__)} from {sum(counts.values())} '
+           f"result(s). {_e(intro(counts).strip())}</p>"]
+    if qualifications:
+        out.append(qualification_html([q for q, _ in qualifications], [p for _, p in qualifications]))
+    out.append("<h2>Summary</h2>")
     if sections:
         out.append(_table(SUMMARY_HEADERS, [summary_row(s) for s in sections], numeric_from=99))
     if cuts:
         out.append(_table(POWERCUT_SUMMARY_HEADERS, [powercut_summary_row(c) for c in cuts]))
+    if scens:
+        out.append(_table(scenario_part.SUMMARY_HEADERS, [scenario_part.summary_row(s) for s in scens]))
+    if advs:
+        out.append(_table(advice_part.SUMMARY_HEADERS, [advice_part.summary_row(a) for a in advs]))
     bad = [(s.name, w) for s in sections for w in all_warnings(s.result)]
     if bad:
         out.append('<ul class="warnings">' + "".join(f"<li><strong>{_e(n)}:</strong> {_e(w)}</li>" for n, w in bad)
@@ -245,13 +278,12 @@ def build_html(results: Sequence[SweepResult], paths: Sequence[str], charts: Seq
         out.append(_shared_html(shared))
     for n, (shelf_result, shelf_path) in enumerate(shelves, 1):
         out.append(_shelf_html(shelf_section(shelf_result, shelf_path), n))
+    numbers = itertools.count(1)
     if sections:
         out.append("<h2>Charts</h2>")
         if not charts:
             out.append('<p class="meta">No measured points to chart.</p>')
-    for n, c in enumerate(charts, 1):
-        out.append(f'<figure id="chart-{_e(c.key)}">{c.svg}<figcaption>Figure {n}. {_e(c.caption)}'
-                   + "".join(f"<br>{_e(x)}" for x in c.notes) + "</figcaption></figure>")
+    out.append(_figures(charts, numbers))
     if bands and sections:
         out.append("<h3>Reference classes (shaded bands)</h3>")
         out.append("<table><thead><tr><th>class</th><th>small-IO latency band</th><th>the talk says</th>"
@@ -262,11 +294,24 @@ def build_html(results: Sequence[SweepResult], paths: Sequence[str], charts: Seq
         out.append("</tbody></table><p class=\"meta\">Bands from the SDC 2019 talk \"Real-world Performance "
                    "Advantages of NVDIMM and NVMe\" (single-threaded sync writes); a quoted \"~X\" is drawn as X/2 "
                    "to 2X. Guidance for the eye, not pass/fail limits.</p>")
-    for n, s in enumerate(sections, 1):
-        out.append(_device_html(s, n))
-    for n, c in enumerate(cuts, len(sections) + 1):
-        out.append(_powercut_html(c, n))
-    schemas = ", ".join(x for x, there in ((SWEEP_SCHEMA, sections), (POWERCUT_SCHEMA, cuts)) if there)
+    n = itertools.count(1)
+    out += [_device_html(s, next(n)) for s in sections] + [_powercut_html(c, next(n)) for c in cuts]
+    out += [scenario_part.section_html(s, next(n), _figures(figures.get(f"scenario{i}", ()), numbers))
+            for i, s in enumerate(scens, 1)]
+    out += [advice_part.section_html(a, next(n), _figures(figures.get(f"advice{i}", ()), numbers))
+            for i, a in enumerate(advs, 1)]
+    schemas = ", ".join(x for x, there in ((S.QUALIFICATION, qualifications), (SWEEP_SCHEMA, sections),
+                                           (S.POWERCUT, cuts), (S.SHELF, shelves), (S.SCENARIO, scens),
+                                           (S.ADVICE, advs)) if there)
     out.append(f"<footer>slogqual {_e(__version__)} · schema {_e(schemas or SWEEP_SCHEMA)} · this file is "
                "self-contained (no scripts, no external resources).</footer></body></html>")
-    return "\n".join(out) + "\n"
+    return "\n".join(x for x in out if x) + "\n"
+
+
+def report_html(got: ReportInputs, title: Optional[str] = None, bands: bool = True) -> str:
+    """``slogqual report``'s HTML of every document given: the charts drawn, the sections written."""
+    figures: Dict[str, List[Chart]] = {k: svg_charts(jobs) for k, jobs in chart_jobs.report_jobs(got, bands).items()}
+    sweeps = got.charted_sweeps()
+    return build_html([r for r, _ in sweeps], [p for _, p in sweeps], figures.pop("sweeps"), title=title, bands=bands,
+                      powercuts=got.powercuts, shelves=got.shelves, scenarios=got.scenarios, advices=got.advices,
+                      qualifications=got.qualifications, figures=figures)

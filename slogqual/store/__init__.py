@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from slogqual.analysis import powercut as powercut_analysis
-from slogqual.report import scenario_words
+from slogqual.report import scenario as scenario_report
 from slogqual.errors import UsageError
 from slogqual.store.backends import Backend, NoSuchRun, StoreError, Tx, host_and_slot, open_backend
 from slogqual.results import SWEEP_SCHEMA, SweepResult, load_json
@@ -150,7 +150,7 @@ def _summary(kind: str, doc: Dict[str, Any], typed: Any = None) -> str:
             head += f"; 4K mean {four['lat_us']['mean']:.1f} µs, {four['iops']:.0f} IOPS"
         return head
     if isinstance(typed, ScenarioResult):
-        a = scenario_words.current(typed) or {}  # today's rules on the measured steps
+        a = scenario_report.current(typed) or {}  # today's rules on the measured steps
         return str(a.get("verdict") or f"{len(typed.steps)} steps")
     if kind == KIND_POWERCUT:  # how the power was cut (emulated, real, external), cycles, acknowledged, lost
         return powercut_analysis.summary(doc)
