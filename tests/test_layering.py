@@ -3,6 +3,9 @@
 - nothing below the CLI imports ``slogqual.cli`` (the CLI parses and prints; the work is in the library);
 - only ``slogqual/tools/`` imports ``subprocess`` (one door per external program, one error contract);
 - ``results`` and ``analysis`` import no tools (they never start a process);
+- only ``slogqual/tools/`` starts a process through ``slogqual.tools.spawn``'s launchers (``run``,
+  ``run_checked``, ``popen``, ``get_version``, ``Background``): a caller asks its program's module for a
+  typed function (``zpool.iostat_stream(pool)``, ``qemu.start(argv, ...)``) and keeps its own logic;
 - nothing below the CLI builds a slogqual command line (``slogqual …``, ``python -m slogqual…``): a
   helper process is a library module run through ``slogqual/tools/pymodule.py``;
 - no module imports itself back through others: the package's import graph (module-level and
@@ -118,6 +121,121 @@ def test_the_walk_sees_the_violations_it_is_there_to_catch(tmp_path, monkeypatch
     assert [v.split(" (")[0] for v in violations(leaves_import_nothing_above)] == [
         "slogqual/analysis/y.py:1: imports slogqual.tools", "slogqual/analysis/y.py:1: imports slogqual.tools.fio",
         "slogqual/analysis/z.py:1: imports slogqual.report", "slogqual/analysis/z.py:1: imports slogqual.report.wording"]
+
+
+# --- every process starts in its program's module --------------------------------------------------------
+
+SPAWN = "slogqual.tools.spawn"
+# what starts a program (or, get_version, runs one): called, or passed on as a value (a runner), outside
+# tools/ it is a process started away from its program's module. The rest of spawn is free to use: its
+# errors (failure, parse_failed, parse_text, install_advice), which(), stopped_by(), and Background as a
+# type (an annotation is no start; constructing one is).
+SPAWN_LAUNCHERS = ("run", "run_checked", "popen", "get_version", "Background")
+SPAWN_FUNCTIONS = ("run", "run_checked", "popen", "get_version")
+
+
+def _dotted(node, names):
+    """``a.b.c`` of an attribute chain, its first name replaced by the module it is bound to (None for
+    anything else)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in names:
+        return None
+    return ".".join([names[node.id], *reversed(parts)])
+
+
+def spawn_launches(source, rel):
+    """Where ``source`` (the text of ``rel``) starts a process through slogqual.tools.spawn: a call of a
+    launcher on a name bound to the module (``import slogqual.tools.spawn as s``, ``from slogqual.tools
+    import spawn as _run``, ``import slogqual.tools.spawn``), a launcher function taken as a value
+    (``runner=_run.run``), or a launcher imported by name (``from slogqual.tools.spawn import run``).
+    Bindings are file-wide (a function-local import counts for the whole file: a lint, not a scope walk)."""
+    tree = ast.parse(source, rel)
+    package = os.path.dirname(rel).replace("/", ".")
+    names, found = {}, []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    names[a.asname] = a.name
+                else:
+                    names[a.name.split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            for a in node.names:
+                names[a.asname or a.name] = f"{base}.{a.name}"
+                if base == SPAWN and a.name in SPAWN_LAUNCHERS:
+                    found.append((node.lineno, f"imports {a.name} from {SPAWN}"))
+    called = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func, names)
+            if name and name.rpartition(".")[0] == SPAWN and name.rpartition(".")[2] in SPAWN_LAUNCHERS:
+                found.append((node.lineno, f"calls {name}"))
+                called.add(id(node.func))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and id(node) not in called:
+            name = _dotted(node, names)
+            if name and name.rpartition(".")[0] == SPAWN and name.rpartition(".")[2] in SPAWN_FUNCTIONS:
+                found.append((node.lineno, f"takes {name} as a value"))
+    return sorted(found)
+
+
+def spawn_violations(source, rel):
+    if rel.startswith("slogqual/tools/"):
+        return []
+    return [f"{rel}:{line}: {what} (start the program in its slogqual/tools/ module, a typed function there)"
+            for line, what in spawn_launches(source, rel)]
+
+
+def test_every_process_starts_in_its_programs_tools_module():
+    found = []
+    for rel, path in modules():
+        with open(path, encoding="utf-8") as fh:
+            found += spawn_violations(fh.read(), rel)
+    assert found == []
+
+
+@pytest.mark.parametrize("source, what", [
+    ('from slogqual.tools import spawn as _run\nproc = _run.run(["zpool", "list"], timeout=60)\n',
+     "calls slogqual.tools.spawn.run"),
+    ('from slogqual.tools import spawn\nbg = spawn.Background(argv, grace_s=10).start()\n',
+     "calls slogqual.tools.spawn.Background"),
+    ('import slogqual.tools.spawn\nout = slogqual.tools.spawn.run_checked(argv)\n',
+     "calls slogqual.tools.spawn.run_checked"),
+    ('import slogqual.tools.spawn as s\np = s.popen(argv)\n', "calls slogqual.tools.spawn.popen"),
+    ('from ..tools import spawn as _run\nv = _run.get_version("fio", ["--version"], r"(\\d+)")\n',
+     "calls slogqual.tools.spawn.get_version"),
+    ('def f(argv):\n    from slogqual.tools import spawn as _run\n    return _run.run(argv)\n',
+     "calls slogqual.tools.spawn.run"),
+    ('from slogqual.tools.spawn import run\n', "imports run from slogqual.tools.spawn"),
+    ('from slogqual.tools.spawn import Background as Bg\n', "imports Background from slogqual.tools.spawn"),
+    ('from slogqual.tools import spawn as _run\nhost = Host(runner=_run.run)\n',
+     "takes slogqual.tools.spawn.run as a value"),
+])
+def test_the_spawn_rule_sees_a_planted_start_outside_tools(source, what):
+    found = spawn_violations(source, "slogqual/pool/x.py")
+    assert len(found) == 1 and found[0].startswith("slogqual/pool/x.py:") and what in found[0], found
+    assert spawn_violations(source, "slogqual/tools/x.py") == []  # a program's own module may
+
+
+def test_the_spawn_rule_lets_the_rest_of_spawn_through():
+    source = ('from typing import Optional\n'
+              'from slogqual.tools import spawn as _run\n'
+              'from slogqual.tools import zpool as _zpool\n'
+              'from slogqual.tools.spawn import stopped_by\n'
+              'qemu: Optional[_run.Background] = None\n'
+              'hint = _run.install_advice("zpool")\n'
+              'if _run.which("zpool") is None:\n'
+              '    raise _run.failure(["zpool"], 1, "")\n'
+              'stream = _zpool.iostat_stream("tank")\n'
+              'run = other.run(argv)\n')
+    assert spawn_violations(source, "slogqual/pool/x.py") == []
 
 
 def argv_outside_tools(path, rel):
