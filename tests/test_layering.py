@@ -3,6 +3,8 @@
 - nothing below the CLI imports ``slogqual.cli`` (the CLI parses and prints; the work is in the library);
 - only ``slogqual/tools/`` imports ``subprocess`` (one door per external program, one error contract);
 - ``results`` and ``analysis`` import no tools (they never start a process);
+- ``slogqual/kernel/`` (sysfs and procfs, the kernel's files) imports no tools: it reads files and is
+  below the programs' modules, which stand on it;
 - only ``slogqual/tools/`` starts a process through ``slogqual.tools.spawn``'s launchers (``run``,
   ``run_checked``, ``popen``, ``get_version``, ``Background``): a caller asks its program's module for a
   typed function (``zpool.iostat_stream(pool)``, ``qemu.start(argv, ...)``) and keeps its own logic;
@@ -81,9 +83,17 @@ def leaves_import_no_tools(rel, name):
     return ""
 
 
+def kernel_imports_no_tools(rel, name):
+    if rel.startswith("slogqual/kernel/") and (under(name, "slogqual.tools") or under(name, "subprocess")):
+        return "the kernel's files are read, no program is started; tools stand on kernel, not the other way"
+    return ""
+
+
 # what analysis/ and results/ stand on: each other and the leaves below every room (units, errors, the
 # options' ranges, the exit-code contract's pid check). Nothing above them: not report/ (words are made there
-# from the facts analysis returns), not a capability room, not the CLI.
+# from the facts analysis returns), not a capability room, not the CLI. Not slogqual.kernel either, though it
+# starts no process: it reads the machine slogqual runs on, and analysis works on facts handed to it (a
+# result's recorded paths), never on the live host.
 LEAF_FOUNDATIONS = ("slogqual.analysis", "slogqual.results", "slogqual.units", "slogqual.errors", "slogqual.limits",
                     "slogqual.process")
 
@@ -97,7 +107,7 @@ def leaves_import_nothing_above(rel, name):
 
 
 @pytest.mark.parametrize("rule", [no_cli_below_cli, subprocess_only_in_tools, leaves_import_no_tools,
-                                  leaves_import_nothing_above])
+                                  kernel_imports_no_tools, leaves_import_nothing_above])
 def test_layering(rule):
     assert violations(rule) == []
 
@@ -117,10 +127,17 @@ def test_the_walk_sees_the_violations_it_is_there_to_catch(tmp_path, monkeypatch
                                                   "(results and analysis never start a process)",
                                                   "slogqual/analysis/y.py:1: imports slogqual.tools.fio "
                                                   "(results and analysis never start a process)"]
-    (pkg / "analysis" / "z.py").write_text("from slogqual.report import wording\nfrom slogqual.units import MiB\n")
+    (pkg / "analysis" / "z.py").write_text("from slogqual.report import wording\nfrom slogqual.units import MiB\n"
+                                           "from slogqual.kernel import sysfs\n")
     assert [v.split(" (")[0] for v in violations(leaves_import_nothing_above)] == [
         "slogqual/analysis/y.py:1: imports slogqual.tools", "slogqual/analysis/y.py:1: imports slogqual.tools.fio",
-        "slogqual/analysis/z.py:1: imports slogqual.report", "slogqual/analysis/z.py:1: imports slogqual.report.wording"]
+        "slogqual/analysis/z.py:1: imports slogqual.report", "slogqual/analysis/z.py:1: imports slogqual.report.wording",
+        "slogqual/analysis/z.py:3: imports slogqual.kernel", "slogqual/analysis/z.py:3: imports slogqual.kernel.sysfs"]
+    (pkg / "kernel").mkdir()
+    (pkg / "kernel" / "procfs.py").write_text("from slogqual.errors import ToolOutputError\n"
+                                              "from ..tools import zpool\n")
+    assert [v.split(" (")[0] for v in violations(kernel_imports_no_tools)] == [
+        "slogqual/kernel/procfs.py:2: imports slogqual.tools", "slogqual/kernel/procfs.py:2: imports slogqual.tools.zpool"]
 
 
 # --- every process starts in its program's module --------------------------------------------------------

@@ -37,7 +37,7 @@ from slogqual.errors import SlogqualError, UsageError
 from slogqual.lab import calibrate as _calibrate
 from slogqual.lab.devices import DeviceInstance
 from slogqual.lab.image import LabImage
-from slogqual.tools import owned as _owned
+from slogqual import owned as _owned
 from slogqual.tools import qemu as _qemu
 from slogqual.tools import spawn
 

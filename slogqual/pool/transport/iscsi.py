@@ -28,7 +28,7 @@ from slogqual.errors import MeasurementError, SlogqualError, UsageError
 from slogqual.pool.transport import ISCSI_PORT, LOOPBACK, Attached, backstore_name, iqn_for
 from slogqual.pool.transport.teardown import Undo
 from slogqual.tools import iscsiadm as _iscsiadm
-from slogqual.tools import procfs as _procfs
+from slogqual.kernel import procfs as _procfs
 from slogqual.tools import targetcli as _targetcli
 
 KERNEL_MODULES = ("target_core_mod", "target_core_iblock", "iscsi_target_mod", "iscsi_tcp", "libiscsi",

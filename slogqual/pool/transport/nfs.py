@@ -27,7 +27,7 @@ from slogqual.tools import exportfs as _exportfs
 from slogqual.tools import mount as _mount
 from slogqual.tools import nfsd as _nfsd
 from slogqual.tools import nfsmount as _nfsmount
-from slogqual.tools import procfs as _procfs
+from slogqual.kernel import procfs as _procfs
 from slogqual.tools import spawn as _run
 
 EXPORT_OPTIONS = ("rw", "sync", "no_root_squash", "no_subtree_check", "insecure")
