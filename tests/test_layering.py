@@ -31,6 +31,24 @@ def modules():
                 yield rel.replace(os.sep, "/"), path
 
 
+def from_module(node, package):
+    """The module a ``from … import`` statement in ``package`` names, a relative one resolved."""
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+    return base
+
+
+def source_violations(check):
+    """``check(source, rel)``'s findings over every module of the package."""
+    found = []
+    for rel, path in modules():
+        with open(path, encoding="utf-8") as fh:
+            found += check(fh.read(), rel)
+    return found
+
+
 def imported(path):
     """Every module name an import statement in the file names (relative imports resolved)."""
     rel = os.path.relpath(path, os.path.dirname(PKG))
@@ -41,10 +59,7 @@ def imported(path):
         if isinstance(node, ast.Import):
             out += [(a.name, node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            base = from_module(node, package)
             out.append((base, node.lineno))
             out += [(f"{base}.{a.name}", node.lineno) for a in node.names]  # from slogqual import cli
     return out
@@ -180,10 +195,7 @@ def spawn_launches(source, rel):
                 else:
                     names[a.name.split(".")[0]] = a.name.split(".")[0]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            base = from_module(node, package)
             for a in node.names:
                 names[a.asname or a.name] = f"{base}.{a.name}"
                 if base == SPAWN and a.name in SPAWN_LAUNCHERS:
@@ -211,11 +223,7 @@ def spawn_violations(source, rel):
 
 
 def test_every_process_starts_in_its_programs_tools_module():
-    found = []
-    for rel, path in modules():
-        with open(path, encoding="utf-8") as fh:
-            found += spawn_violations(fh.read(), rel)
-    assert found == []
+    assert source_violations(spawn_violations) == []
 
 
 @pytest.mark.parametrize("source, what", [
@@ -371,11 +379,7 @@ def cli_argv_violations(source, rel):
 
 
 def test_no_library_code_starts_the_cli_by_its_command_words():
-    found = []
-    for rel, path in modules():
-        with open(path, encoding="utf-8") as fh:
-            found += cli_argv_violations(fh.read(), rel)
-    assert found == []
+    assert source_violations(cli_argv_violations) == []
 
 
 def test_the_guest_job_commands_let_through_are_still_there():
@@ -454,10 +458,7 @@ def import_edges(path, known):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            base = from_module(node, package)
             targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
         for t in targets:
             while t and t not in known:  # import slogqual.tools.spawn.X never happens; a.b.c of a.b's module
