@@ -15,7 +15,8 @@ from slogqual.device import freebsd, identify, linux
 from slogqual.device.record import (LINK_DEGRADED, LINK_OK, LINK_UNKNOWN, WC_ENABLED, WC_NONE, WC_UNKNOWN,
                                     DeviceRecord, Link, LinkEnd)
 from slogqual.errors import UsageError
-from slogqual.tools import lspci, nvme, smartctl, sysfs
+from slogqual.kernel import sysfs
+from slogqual.tools import lspci, nvme, smartctl
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
 

@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from slogqual.tools import blkid, findmnt, lsblk, lspci, nvme, procfs, smartctl, wipefs
+from slogqual.kernel import procfs
+from slogqual.tools import blkid, findmnt, lsblk, lspci, nvme, smartctl, wipefs
 from slogqual.tools.freebsd import camcontrol, diskinfo, geom, nvmecontrol, sysctl
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")

@@ -10,7 +10,7 @@ import pytest
 from conftest import FIXTURES
 from slogqual.device import interlock, linux_safety, zfslabel
 from slogqual.device.interlock import POOL, SIGNATURE
-from slogqual.tools import sysfs
+from slogqual.kernel import sysfs
 
 
 def label(pool="tank", state="active"):

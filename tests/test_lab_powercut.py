@@ -58,7 +58,7 @@ def _mem_dirs():
 def _leaked_mem_dirs(before):
     """NVDIMM memory directories that appeared and whose owner is gone: another lane's live guest
     (tests/lanes.py) has one of its own, owned by a process that still runs."""
-    from slogqual.tools import owned
+    from slogqual import owned
 
     return {d for d in _mem_dirs() - before if owned.owner(d) is not None and not owned.pid_alive(owned.owner(d))}
 

@@ -3,6 +3,11 @@
 - nothing below the CLI imports ``slogqual.cli`` (the CLI parses and prints; the work is in the library);
 - only ``slogqual/tools/`` imports ``subprocess`` (one door per external program, one error contract);
 - ``results`` and ``analysis`` import no tools (they never start a process);
+- ``slogqual/kernel/`` (sysfs and procfs, the kernel's files) imports no tools: it reads files and is
+  below the programs' modules, which stand on it;
+- only ``slogqual/tools/`` starts a process through ``slogqual.tools.spawn``'s launchers (``run``,
+  ``run_checked``, ``popen``, ``get_version``, ``Background``): a caller asks its program's module for a
+  typed function (``zpool.iostat_stream(pool)``, ``qemu.start(argv, ...)``) and keeps its own logic;
 - nothing below the CLI builds a slogqual command line (``slogqual …``, ``python -m slogqual…``): a
   helper process is a library module run through ``slogqual/tools/pymodule.py``;
 - no module imports itself back through others: the package's import graph (module-level and
@@ -26,6 +31,24 @@ def modules():
                 yield rel.replace(os.sep, "/"), path
 
 
+def from_module(node, package):
+    """The module a ``from … import`` statement in ``package`` names, a relative one resolved."""
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+    return base
+
+
+def source_violations(check):
+    """``check(source, rel)``'s findings over every module of the package."""
+    found = []
+    for rel, path in modules():
+        with open(path, encoding="utf-8") as fh:
+            found += check(fh.read(), rel)
+    return found
+
+
 def imported(path):
     """Every module name an import statement in the file names (relative imports resolved)."""
     rel = os.path.relpath(path, os.path.dirname(PKG))
@@ -36,10 +59,7 @@ def imported(path):
         if isinstance(node, ast.Import):
             out += [(a.name, node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            base = from_module(node, package)
             out.append((base, node.lineno))
             out += [(f"{base}.{a.name}", node.lineno) for a in node.names]  # from slogqual import cli
     return out
@@ -78,9 +98,17 @@ def leaves_import_no_tools(rel, name):
     return ""
 
 
+def kernel_imports_no_tools(rel, name):
+    if rel.startswith("slogqual/kernel/") and (under(name, "slogqual.tools") or under(name, "subprocess")):
+        return "the kernel's files are read, no program is started; tools stand on kernel, not the other way"
+    return ""
+
+
 # what analysis/ and results/ stand on: each other and the leaves below every room (units, errors, the
 # options' ranges, the exit-code contract's pid check). Nothing above them: not report/ (words are made there
-# from the facts analysis returns), not a capability room, not the CLI.
+# from the facts analysis returns), not a capability room, not the CLI. Not slogqual.kernel either, though it
+# starts no process: it reads the machine slogqual runs on, and analysis works on facts handed to it (a
+# result's recorded paths), never on the live host.
 LEAF_FOUNDATIONS = ("slogqual.analysis", "slogqual.results", "slogqual.units", "slogqual.errors", "slogqual.limits",
                     "slogqual.process")
 
@@ -94,7 +122,7 @@ def leaves_import_nothing_above(rel, name):
 
 
 @pytest.mark.parametrize("rule", [no_cli_below_cli, subprocess_only_in_tools, leaves_import_no_tools,
-                                  leaves_import_nothing_above])
+                                  kernel_imports_no_tools, leaves_import_nothing_above])
 def test_layering(rule):
     assert violations(rule) == []
 
@@ -114,10 +142,125 @@ def test_the_walk_sees_the_violations_it_is_there_to_catch(tmp_path, monkeypatch
                                                   "(results and analysis never start a process)",
                                                   "slogqual/analysis/y.py:1: imports slogqual.tools.fio "
                                                   "(results and analysis never start a process)"]
-    (pkg / "analysis" / "z.py").write_text("from slogqual.report import wording\nfrom slogqual.units import MiB\n")
+    (pkg / "analysis" / "z.py").write_text("from slogqual.report import wording\nfrom slogqual.units import MiB\n"
+                                           "from slogqual.kernel import sysfs\n")
     assert [v.split(" (")[0] for v in violations(leaves_import_nothing_above)] == [
         "slogqual/analysis/y.py:1: imports slogqual.tools", "slogqual/analysis/y.py:1: imports slogqual.tools.fio",
-        "slogqual/analysis/z.py:1: imports slogqual.report", "slogqual/analysis/z.py:1: imports slogqual.report.wording"]
+        "slogqual/analysis/z.py:1: imports slogqual.report", "slogqual/analysis/z.py:1: imports slogqual.report.wording",
+        "slogqual/analysis/z.py:3: imports slogqual.kernel", "slogqual/analysis/z.py:3: imports slogqual.kernel.sysfs"]
+    (pkg / "kernel").mkdir()
+    (pkg / "kernel" / "procfs.py").write_text("from slogqual.errors import ToolOutputError\n"
+                                              "from ..tools import zpool\n")
+    assert [v.split(" (")[0] for v in violations(kernel_imports_no_tools)] == [
+        "slogqual/kernel/procfs.py:2: imports slogqual.tools", "slogqual/kernel/procfs.py:2: imports slogqual.tools.zpool"]
+
+
+# --- every process starts in its program's module --------------------------------------------------------
+
+SPAWN = "slogqual.tools.spawn"
+# what starts a program (or, get_version, runs one): called, or passed on as a value (a runner), outside
+# tools/ it is a process started away from its program's module. The rest of spawn is free to use: its
+# errors (failure, parse_failed, parse_text, install_advice), which(), stopped_by(), and Background as a
+# type (an annotation is no start; constructing one is).
+SPAWN_LAUNCHERS = ("run", "run_checked", "popen", "get_version", "Background")
+SPAWN_FUNCTIONS = ("run", "run_checked", "popen", "get_version")
+
+
+def _dotted(node, names):
+    """``a.b.c`` of an attribute chain, its first name replaced by the module it is bound to (None for
+    anything else)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in names:
+        return None
+    return ".".join([names[node.id], *reversed(parts)])
+
+
+def spawn_launches(source, rel):
+    """Where ``source`` (the text of ``rel``) starts a process through slogqual.tools.spawn: a call of a
+    launcher on a name bound to the module (``import slogqual.tools.spawn as s``, ``from slogqual.tools
+    import spawn as _run``, ``import slogqual.tools.spawn``), a launcher function taken as a value
+    (``runner=_run.run``), or a launcher imported by name (``from slogqual.tools.spawn import run``).
+    Bindings are file-wide (a function-local import counts for the whole file: a lint, not a scope walk)."""
+    tree = ast.parse(source, rel)
+    package = os.path.dirname(rel).replace("/", ".")
+    names, found = {}, []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    names[a.asname] = a.name
+                else:
+                    names[a.name.split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            base = from_module(node, package)
+            for a in node.names:
+                names[a.asname or a.name] = f"{base}.{a.name}"
+                if base == SPAWN and a.name in SPAWN_LAUNCHERS:
+                    found.append((node.lineno, f"imports {a.name} from {SPAWN}"))
+    called = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func, names)
+            if name and name.rpartition(".")[0] == SPAWN and name.rpartition(".")[2] in SPAWN_LAUNCHERS:
+                found.append((node.lineno, f"calls {name}"))
+                called.add(id(node.func))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and id(node) not in called:
+            name = _dotted(node, names)
+            if name and name.rpartition(".")[0] == SPAWN and name.rpartition(".")[2] in SPAWN_FUNCTIONS:
+                found.append((node.lineno, f"takes {name} as a value"))
+    return sorted(found)
+
+
+def spawn_violations(source, rel):
+    if rel.startswith("slogqual/tools/"):
+        return []
+    return [f"{rel}:{line}: {what} (start the program in its slogqual/tools/ module, a typed function there)"
+            for line, what in spawn_launches(source, rel)]
+
+
+def test_every_process_starts_in_its_programs_tools_module():
+    assert source_violations(spawn_violations) == []
+
+
+@pytest.mark.parametrize("source, what", [
+    ('from slogqual.tools import spawn as _run\nproc = _run.run(["zpool", "list"], timeout=60)\n',
+     "calls slogqual.tools.spawn.run"),
+    ('from slogqual.tools import spawn\nbg = spawn.Background(argv, grace_s=10).start()\n',
+     "calls slogqual.tools.spawn.Background"),
+    ('import slogqual.tools.spawn\nout = slogqual.tools.spawn.run_checked(argv)\n',
+     "calls slogqual.tools.spawn.run_checked"),
+    ('import slogqual.tools.spawn as s\np = s.popen(argv)\n', "calls slogqual.tools.spawn.popen"),
+    ('from ..tools import spawn as _run\nv = _run.get_version("fio", ["--version"], r"(\\d+)")\n',
+     "calls slogqual.tools.spawn.get_version"),
+    ('def f(argv):\n    from slogqual.tools import spawn as _run\n    return _run.run(argv)\n',
+     "calls slogqual.tools.spawn.run"),
+    ('from slogqual.tools.spawn import run\n', "imports run from slogqual.tools.spawn"),
+    ('from slogqual.tools.spawn import Background as Bg\n', "imports Background from slogqual.tools.spawn"),
+    ('from slogqual.tools import spawn as _run\nhost = Host(runner=_run.run)\n',
+     "takes slogqual.tools.spawn.run as a value"),
+])
+def test_the_spawn_rule_sees_a_planted_start_outside_tools(source, what):
+    found = spawn_violations(source, "slogqual/pool/x.py")
+    assert len(found) == 1 and found[0].startswith("slogqual/pool/x.py:") and what in found[0], found
+    assert spawn_violations(source, "slogqual/tools/x.py") == []  # a program's own module may
+
+
+def test_the_spawn_rule_lets_the_rest_of_spawn_through():
+    source = ('from typing import Optional\n'
+              'from slogqual.tools import spawn as _run\n'
+              'from slogqual.tools import zpool as _zpool\n'
+              'from slogqual.tools.spawn import stopped_by\n'
+              'qemu: Optional[_run.Background] = None\n'
+              'hint = _run.install_advice("zpool")\n'
+              'if _run.which("zpool") is None:\n'
+              '    raise _run.failure(["zpool"], 1, "")\n'
+              'stream = _zpool.iostat_stream("tank")\n'
+              'run = other.run(argv)\n')
+    assert spawn_violations(source, "slogqual/pool/x.py") == []
 
 
 def argv_outside_tools(path, rel):
@@ -236,11 +379,7 @@ def cli_argv_violations(source, rel):
 
 
 def test_no_library_code_starts_the_cli_by_its_command_words():
-    found = []
-    for rel, path in modules():
-        with open(path, encoding="utf-8") as fh:
-            found += cli_argv_violations(fh.read(), rel)
-    assert found == []
+    assert source_violations(cli_argv_violations) == []
 
 
 def test_the_guest_job_commands_let_through_are_still_there():
@@ -319,10 +458,7 @@ def import_edges(path, known):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            base = from_module(node, package)
             targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
         for t in targets:
             while t and t not in known:  # import slogqual.tools.spawn.X never happens; a.b.c of a.b's module

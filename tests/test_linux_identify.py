@@ -10,7 +10,8 @@ import pytest
 
 from slogqual.device import linux
 from slogqual.errors import ToolMissingError
-from slogqual.tools import lsblk, lspci, nvme, smartctl, sysfs
+from slogqual.kernel import sysfs
+from slogqual.tools import lsblk, lspci, nvme, smartctl
 from slogqual.tools.spawn import ToolVersion
 from test_device_identity import lab_sys, text  # noqa: F401 (the recorded tree, unpacked once)
 

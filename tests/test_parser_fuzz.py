@@ -34,8 +34,9 @@ import nvmecontrol_logpage  # noqa: E402
 from conftest import FIXTURES  # noqa: E402
 from slogqual.errors import SlogqualError  # noqa: E402
 from slogqual.importers import diskinfo as import_diskinfo  # noqa: E402
-from slogqual.tools import (blkid, findmnt, fio, fio_client, iscsiadm, kstat, lsblk, lspci, nbdkit, nvme, pairbench, procfs, smartctl,  # noqa: E402
-                            sysfs, wipefs, zfs, zpool)
+from slogqual.kernel import procfs, sysfs  # noqa: E402
+from slogqual.tools import (blkid, findmnt, fio, fio_client, iscsiadm, kstat, lsblk, lspci, nbdkit, nvme, pairbench, smartctl,  # noqa: E402
+                            wipefs, zfs, zpool)
 from slogqual.tools import spawn as run  # noqa: E402
 from slogqual.tools.freebsd import camcontrol, ctladm, ctld, devinfo, geom, glabel, gpart, mount, nfsstat, nvmecontrol, pciconf, swapctl, sysctl  # noqa: E402
 from slogqual.device import freebsd_topology  # noqa: E402

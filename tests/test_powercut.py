@@ -23,7 +23,8 @@ from slogqual.powercut.recorder import Recorder, RecorderClient, RecorderServer,
 from slogqual.powercut.engine import PowercutOptions, check_options, verify_run
 from slogqual.results import schema as S
 from slogqual.results.powercut import PowercutResult
-from slogqual.tools import cutcmd, nvme, smartctl, sysfs
+from slogqual.kernel import sysfs
+from slogqual.tools import cutcmd, nvme, smartctl
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
 RUN = bytes(range(16))
@@ -227,7 +228,8 @@ def test_what_a_run_killed_mid_make_or_mid_removal_left_is_judged_by_the_pid_in_
     """SIGKILL between making a socket or mount directory and writing its owner.pid (or between removing
     owner.pid and the directory) left a directory nobody ended: its name now carries the pid. Only the
     names make_dir gives count, and only a gone pid: a live one's and a foreign name are left alone."""
-    from slogqual.tools import nbdfuse, nbdkit, owned
+    from slogqual import owned
+    from slogqual.tools import nbdfuse, nbdkit
 
     gone = subprocess.Popen(["true"])
     gone.wait()  # a PID that existed and is gone

@@ -1,10 +1,10 @@
-"""slogqual.tools.procfs's /proc/stat reader on a recorded /proc/stat and on mangled text."""
+"""slogqual.kernel.procfs's /proc/stat reader on a recorded /proc/stat and on mangled text."""
 
 import pytest
 
 from conftest import read_fixture
 from slogqual.errors import ToolOutputError
-from slogqual.tools import procfs
+from slogqual.kernel import procfs
 
 
 def test_the_aggregate_line_gives_busy_and_idle_ticks():

@@ -235,7 +235,8 @@ def test_device_open_in_another_process_is_refused(loops):
 def test_root_filesystem_device_is_refused():
     if os.geteuid() != 0:
         pytest.skip("reading every mount and swap of the host needs root")
-    from slogqual.tools import findmnt, sysfs
+    from slogqual.kernel import sysfs
+    from slogqual.tools import findmnt
 
     root = [m for m in findmnt.mounts() if m.target == "/"][0]
     if not root.source.startswith("/dev/") or sysfs.devnum_of(root.source) is None:

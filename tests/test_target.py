@@ -6,7 +6,7 @@ import pytest
 from conftest import need
 from slogqual.sweep import target as targets
 from slogqual.errors import UsageError
-from slogqual.tools import sysfs
+from slogqual.kernel import sysfs
 
 
 def _einval_opener(path, flags):

@@ -14,7 +14,8 @@ from conftest import FIXTURES, read_fixture
 from slogqual.analysis import thermal as analysis
 from slogqual.device import thermal
 from slogqual.errors import ToolFailedError, ToolOutputError
-from slogqual.tools import nvme, smartctl, sysfs
+from slogqual.kernel import sysfs
+from slogqual.tools import nvme, smartctl
 from slogqual.tools import spawn as _run
 
 THERMAL_FIELDS = ("temperature_c", "warning_temp_time_min", "critical_temp_time_min", "thm_temp1_trans_count",

@@ -19,7 +19,8 @@ from slogqual.pool.transport import iscsi as tiscsi
 from slogqual.pool.transport import local as tlocal
 from slogqual.pool.transport import nfs as tnfs
 from slogqual.pool.transport.teardown import Undo
-from slogqual.tools import exportfs, iscsiadm, mount, nfsd, nfsmount, procfs, targetcli
+from slogqual.kernel import procfs
+from slogqual.tools import exportfs, iscsiadm, mount, nfsd, nfsmount, targetcli
 from slogqual.tools.freebsd import ctld, nfsserver
 
 POOL = "slogqual-iscsi-4k-randwrite-4242"
@@ -406,7 +407,7 @@ def test_a_resumed_run_is_driven_by_the_fio_clients_it_began_with(tmp_path):
 
 def test_which_daemons_run_is_read_from_proc_comm(tmp_path):
     """procfs.pids_named on a /proc-shaped tree: exact comm matches only, PIDs that vanish are skipped."""
-    from slogqual.tools import procfs as pf
+    from slogqual.kernel import procfs as pf
 
     for pid, comm in ((12, "iscsid"), (13, "iscsid-helper"), (40, "rpc.statd"), (41, "iscsid")):
         (tmp_path / str(pid)).mkdir()

@@ -22,7 +22,7 @@ from typing import ContextManager, List, Optional
 from slogqual.device.interlock import Claim, Finding
 from slogqual.device.record import DeviceRecord
 from slogqual.errors import ToolError, UsageError
-from slogqual.tools import sysfs
+from slogqual.kernel import sysfs
 
 __all__ = ["identify", "claim_for_writing", "candidates", "DeviceRecord", "Claim", "Finding", "safety_findings",
            "one_reading"]

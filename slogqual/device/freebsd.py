@@ -315,7 +315,7 @@ def _run_text(argv, tools: Dict[str, str], tool: Optional[str] = None) -> Option
         tools[tool] = "absent"
         return None
     try:  # the live host's: devinfo and pciconf once per run (freebsd_topology.one_reading)
-        proc = freebsd_topology.machine_run(LIVE, argv, lambda: _run.run(argv, timeout=60, typed_timeout=True))
+        proc = freebsd_topology.machine_run(LIVE, argv, lambda: LIVE.run(argv, timeout=60))
     except ToolError as exc:  # a hung geom/diskinfo/camcontrol: recorded, as a failure is
         tools[tool] = f"failed: {exc}"
         return None

@@ -19,7 +19,8 @@ from slogqual.device import facts as _facts
 from slogqual.device.facts import FILL, OVERRIDE
 from slogqual.device.record import DeviceRecord, Link, LinkEnd
 from slogqual.errors import ToolError, UsageError
-from slogqual.tools import lsblk, lspci, nvme, smartctl, sysfs
+from slogqual.kernel import sysfs
+from slogqual.tools import lsblk, lspci, nvme, smartctl
 from slogqual.tools import spawn as _run
 
 

@@ -35,7 +35,8 @@ from slogqual.device import interlock, zfslabel
 from slogqual.device.interlock import HOLDERS, MOUNTED, OPEN, PARTITIONS, PROBE, READ_ONLY, ROOT, SIGNATURE, SWAP
 from slogqual.device.interlock import Claim, Finding
 from slogqual.errors import RefusedError, ToolError, UsageError
-from slogqual.tools import blkid, findmnt, procfs, sysfs, wipefs, zpool
+from slogqual.kernel import procfs, sysfs
+from slogqual.tools import blkid, findmnt, wipefs, zpool
 from slogqual.tools import spawn as _run
 
 # Processes that open every block device briefly after it changes (udev's watch rule); not users.

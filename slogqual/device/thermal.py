@@ -45,7 +45,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.errors import ToolError, ToolMissingError
 from slogqual.paths import is_nbd_uri
-from slogqual.tools import nvme, smartctl, sysfs
+from slogqual.kernel import sysfs
+from slogqual.tools import nvme, smartctl
 from slogqual.tools import spawn as _run
 from slogqual.tools.freebsd import nvmecontrol
 

@@ -37,7 +37,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from slogqual.results.shelf import (ATA_PORT, NVME_CONTROLLER, PCI_BRIDGE, PCI_FUNCTION, PCI_HOST, SAS_END_DEVICE,
                                     SAS_EXPANDER, SAS_PORT, SCSI_HOST, SOURCE_SYSFS, VIRTIO, Element, Link, UnitPath)
 from slogqual.errors import ToolError
-from slogqual.tools import lspci, sysfs
+from slogqual.kernel import sysfs
+from slogqual.tools import lspci
 
 _PATTERNS = [
     (PCI_HOST, re.compile(r"^pci[0-9a-f]{4}:[0-9a-f]{2}$")),

@@ -37,9 +37,9 @@ from slogqual.errors import SlogqualError, UsageError
 from slogqual.lab import calibrate as _calibrate
 from slogqual.lab.devices import DeviceInstance
 from slogqual.lab.image import LabImage
-from slogqual.tools import owned as _owned
+from slogqual import owned as _owned
 from slogqual.tools import qemu as _qemu
-from slogqual.tools import spawn as _run
+from slogqual.tools import spawn
 
 log = logging.getLogger("slogqual.lab")
 
@@ -147,7 +147,7 @@ class LabRun:
     backing: Dict[int, str] = field(default_factory=dict)
     #: called about five times a second while the guest runs (powercut: count acknowledged records, cut)
     watch: Optional[Callable[["LabRun"], None]] = None
-    qemu: Optional[_run.Background] = field(default=None, init=False)
+    qemu: Optional[spawn.Background] = field(default=None, init=False)
     servers: list = field(default_factory=list, init=False)
     server_of: Dict[int, object] = field(default_factory=dict, init=False)  # device index -> its nbdkit
     cut_at: Optional[float] = field(default=None, init=False)  # monotonic time of power_cut()
@@ -291,14 +291,12 @@ class LabRun:
         t0 = time.monotonic()
         if self.mode == "shell":
             # The terminal is the guest's console; QEMU gets its own session only when not interactive.
-            self.qemu = _run.Background(argv, stdin=None, stdout=None, stderr_to_stdout=True,
-                                        death_signal=signal.SIGTERM).start()
+            self.qemu = _qemu.start(argv, interactive=True)
             self.qemu.wait()
             console = ""
         else:
             # the serial console and QEMU's own complaints on one pipe, read as they come
-            self.qemu = _run.Background(argv, stdout=_run.PIPE, stderr_to_stdout=True, new_session=True,
-                                        death_signal=signal.SIGTERM).start()
+            self.qemu = _qemu.start(argv, interactive=False)
             console = self._pump(console_path, t0)
         wall = time.monotonic() - t0
         rc = self.qemu.returncode

@@ -152,8 +152,8 @@ class SelfCheck:
         self.objset_before = kstat.zil_stats(POOL, self.objsetid)
 
     def fio(self):
-        argv = fio_tool.check_job_argv(self.dev, FIO_RUNTIME_S)
-        proc = _run.run(argv, timeout=120)
+        proc = fio_tool.check_job(self.dev, FIO_RUNTIME_S)
+        argv = proc.args
         self.c.save("fio.json", proc.stdout)
         self.c.evidence["fio"] = fio_evidence(proc.stdout, proc.stderr, proc.returncode, argv, self.dev)
         return self.c.evidence["fio"]

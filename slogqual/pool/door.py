@@ -29,7 +29,8 @@ from slogqual.pool.scenario import Scenario, load_scenario
 from slogqual.progress import Progress
 from slogqual.results.scenario import ScenarioResult
 from slogqual.results.shelf import UnitPath
-from slogqual.tools import fio, fio_client, sysfs
+from slogqual.kernel import sysfs
+from slogqual.tools import fio, fio_client
 from slogqual.tools import zfs as _zfs
 
 # Inside the lab guest, 'lab:N' names the N-th emulated device; the guest's job sets this variable.

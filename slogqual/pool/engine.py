@@ -26,7 +26,8 @@ from slogqual.progress import Progress
 from slogqual.results import (STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_RUNNING, schema,
                               write_json_atomic)
 from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioResult, ScenarioStep
-from slogqual.tools import fio, procfs
+from slogqual.kernel import procfs
+from slogqual.tools import fio
 from slogqual.units import MiB
 
 SCENARIO_SCHEMA = schema.SCENARIO

@@ -17,7 +17,6 @@ from typing import Dict, List, Optional
 from slogqual.results.scenario import log_ops
 from slogqual.errors import MeasurementError, ToolOutputError
 from slogqual.tools import kstat as _kstat
-from slogqual.tools import spawn as _run
 from slogqual.tools import zfs as _zfs
 from slogqual.tools import zpool as _zpool
 
@@ -57,8 +56,7 @@ class IostatWindow:
     """
 
     def __init__(self, pool: str):
-        # stdout to a file, not a pipe: a long step's reports can never fill a pipe and stall zpool
-        self.stream = _run.Background(_zpool.iostat_stream_argv(pool, 1), capture_stdout=True, grace_s=30)
+        self.stream = _zpool.iostat_stream(pool, 1)
 
     def start(self) -> "IostatWindow":
         self.stream.start()

@@ -132,7 +132,7 @@ def describe(path: str) -> Optional[Dict[str, Any]]:
 def end_dead_runs() -> List[str]:
     """What powercut runs killed by SIGKILL left in the temporary directory, ended: their FUSE mounts
     unmounted, their mount and nbd socket directories removed; the directories returned. Only those
-    whose owner (the pid in the name and in owner.pid, slogqual.tools.owned) is gone; nothing else."""
+    whose owner (the pid in the name and in owner.pid, slogqual.owned) is gone; nothing else."""
     return nbdfuse.remove_stale_mounts() + nbdkit.remove_stale_sockets()
 
 

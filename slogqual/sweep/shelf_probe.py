@@ -28,7 +28,8 @@ from slogqual.results import schema as S
 from slogqual.results.shelf import UnitPath
 from slogqual.sweep.engine import describe_target
 from slogqual.sweep.target import Target
-from slogqual.tools import fio, pairbench, sysfs
+from slogqual.kernel import sysfs
+from slogqual.tools import fio, pairbench
 from slogqual.units import KiB, MiB, size_label
 
 SHELF_SCHEMA = S.SHELF

@@ -17,10 +17,11 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from slogqual import owned as _owned
 from slogqual import paths
 from slogqual.errors import RefusedError, SlogqualError, UsageError
-from slogqual.tools import nbdkit, sysfs
-from slogqual.tools import owned as _owned
+from slogqual.kernel import sysfs
+from slogqual.tools import nbdkit
 from slogqual.units import MiB
 
 

@@ -15,7 +15,7 @@ from typing import List, Optional
 
 from slogqual.errors import ToolError
 from slogqual.tools import spawn as _run
-from slogqual.tools.procfs import unescape_octal as _unescape
+from slogqual.kernel.procfs import unescape_octal as _unescape
 
 PROGRAM = "findmnt"
 MOUNTINFO = "/proc/self/mountinfo"

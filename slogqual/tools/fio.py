@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -346,6 +347,12 @@ def check_job_argv(device: str, runtime_s: int) -> List[str]:
     return ["fio", "--name=labcheck", f"--filename={_escape_filename(device)}", "--rw=randwrite", "--bs=4k",
             "--ioengine=psync", "--direct=1", "--iodepth=1", "--numjobs=1", "--size=64M", "--time_based",
             f"--runtime={int(runtime_s)}", "--output-format=json"]
+
+
+def check_job(device: str, runtime_s: int, timeout: float = 120) -> subprocess.CompletedProcess:
+    """:func:`check_job_argv` run; what fio printed and its exit status are the caller's to judge
+    (``proc.args`` is the argv). A run past ``timeout`` raises subprocess.TimeoutExpired."""
+    return _run.run(check_job_argv(device, runtime_s), timeout=timeout)
 
 
 def run_load(load: FioLoad, timeout: Optional[float] = None) -> FioWriteResult:

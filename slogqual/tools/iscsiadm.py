@@ -197,3 +197,10 @@ def iscsiadm(argv: List[str], timeout: float = 120) -> str:
 def iscsid_argv() -> List[str]:
     """iscsid in the foreground (-f), ended by its PID: iscsiadm's daemon, where none runs."""
     return ["iscsid", "-f"]
+
+
+def iscsid() -> _run.Background:
+    """iscsid as a helper of slogqual's (not yet started), ended by its PID. It runs in its own session:
+    iscsid, shutting down, signals its whole process group (measured in the lab: started in ours it took
+    slogqual and the guest's job script down with it)."""
+    return _run.Background(iscsid_argv(), grace_s=10, new_session=True)

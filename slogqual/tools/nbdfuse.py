@@ -9,7 +9,7 @@ also on error and Ctrl-C, after the server behind it was killed (the power cut) 
 Killed by SIGKILL, slogqual cannot unmount: nbdfuse gets SIGTERM then (it unmounts as it ends), and a
 mount left all the same is ended by the next mount made here (and by the next ``powercut run``). The mount
 point is ``mnt`` in a directory ``slogqual-powercut-mnt-<pid>-…`` whose name and ``owner.pid`` name the
-run (slogqual.tools.owned): only those of dead runs are unmounted, never a mount slogqual did not make.
+run (slogqual.owned): only those of dead runs are unmounted, never a mount slogqual did not make.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import List, Optional
 
 from slogqual.errors import ToolError
 from slogqual.tools import mount as _mount
-from slogqual.tools import owned as _owned
+from slogqual import owned as _owned
 from slogqual.tools import spawn as _run
 
 PROGRAM = "nbdfuse"

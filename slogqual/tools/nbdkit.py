@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from slogqual.errors import ToolFailedError, UsageError
-from slogqual.tools import owned as _owned
+from slogqual import owned as _owned
 from slogqual.tools import spawn as _run
 
 PROGRAM = "nbdkit"
@@ -41,7 +41,7 @@ def nbdinfo_version() -> _run.ToolVersion:
 def remove_stale_sockets(base: Optional[str] = None) -> List[str]:
     """The socket directories (slogqual-nbd-…) in ``base`` (the temporary directory by default) of runs
     that were killed before they could remove them: removed, and returned. Only those whose owner is a
-    process that is gone (slogqual.tools.owned)."""
+    process that is gone (slogqual.owned)."""
     return _owned.remove_stale(base, SOCKET_PREFIX, lambda path: shutil.rmtree(path, ignore_errors=True))
 
 

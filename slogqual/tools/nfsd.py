@@ -68,3 +68,13 @@ def mountd_argv() -> List[str]:
 def rpcbind_argv() -> List[str]:
     """rpcbind in the foreground (-f), its registrations kept across restarts (-w): NFSv3 needs it."""
     return ["rpcbind", "-f", "-w"]
+
+
+def mountd() -> _run.Background:
+    """rpc.mountd as a helper of slogqual's (not yet started), ended by its PID."""
+    return _run.Background(mountd_argv(), grace_s=10)
+
+
+def rpcbind() -> _run.Background:
+    """rpcbind as a helper of slogqual's (not yet started), ended by its PID."""
+    return _run.Background(rpcbind_argv(), grace_s=10)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 from slogqual.errors import MeasurementError, ToolFailedError, ToolMissingError, ToolTimeoutError, ToolTooOldError
-from slogqual.tools import owned as _owned
+from slogqual import owned as _owned
 from slogqual.tools import spawn as _run
 
 PROGRAM = "pairbench"

@@ -4,7 +4,10 @@ The powercut writer runs as a process of its own (so that a power cut that hangs
 by its PID, and so that it dies alone), started here like every other program slogqual runs. What runs
 is a library module with a ``main(argv)`` of its own, never the command line: the CLI
 (``slogqual``, ``slogqual.cli…``, ``slogqual.__main__``) is the user's door, and nothing below it
-starts it by its command words (tests/test_layering.py)."""
+starts it by its command words (tests/test_layering.py).
+
+It is in ``slogqual/tools/`` because it starts a process: the program is Python (this interpreter), and
+this module is its door, as zpool.py is zpool's."""
 
 from __future__ import annotations
 

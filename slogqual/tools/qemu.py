@@ -20,6 +20,7 @@ sysfs shows what they share.
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -191,3 +192,16 @@ def machine_argv(m: Machine) -> List[str]:
         if disk.transport == "sata":
             port += 1
     return argv
+
+
+def start(argv: List[str], *, interactive: bool) -> _run.Background:
+    """QEMU started from :func:`machine_argv`'s argv; SIGTERM when slogqual dies (QEMU ends its guest on it).
+
+    ``interactive``: the terminal is the guest's console (stdin and stdout inherited, QEMU in slogqual's
+    session). Otherwise the serial console and QEMU's own complaints come on one pipe (``stdout`` of the
+    helper returned, read as they come), and QEMU gets a session of its own."""
+    if interactive:
+        return _run.Background(argv, stdin=None, stdout=None, stderr_to_stdout=True,
+                               death_signal=signal.SIGTERM).start()
+    return _run.Background(argv, stdout=_run.PIPE, stderr_to_stdout=True, new_session=True,
+                           death_signal=signal.SIGTERM).start()

@@ -78,6 +78,13 @@ def targetcli(argv: List[str], home: str, timeout: float = 120) -> str:
     return _run.run(argv, timeout=timeout, typed_timeout=True, check=True, env=env(home)).stdout
 
 
+def delete_default_portal(iqn: str, home: str, timeout: float = 120) -> None:
+    """:func:`delete_default_portal_argv` run, its exit status not looked at: the portal is there only
+    where targetcli's auto_add_default_portal made it, so a failure is no harm (a timeout still raises
+    ToolTimeoutError)."""
+    _run.run(delete_default_portal_argv(iqn), timeout=timeout, typed_timeout=True, env=env(home))
+
+
 # --- configfs: what the kernel has --------------------------------------------------------------------------
 
 def iscsi_target_exists(iqn: str, root: str = CONFIGFS) -> bool:

@@ -247,5 +247,12 @@ def iostat(pool: str) -> List[VdevIO]:
     return _parsed(iostat_argv(pool), parse_iostat_v)
 
 
+def iostat_stream(pool: str, interval: int = 1) -> _run.Background:
+    """``zpool iostat -T u -vpy POOL INTERVAL`` as a helper, not yet started: its stdout goes to a file,
+    not a pipe, so a long run's reports can never fill a pipe and stall zpool (read them with
+    ``stdout_text()`` after ``stop()``, parse with :func:`parse_iostat_stream`)."""
+    return _run.Background(iostat_stream_argv(pool, interval), capture_stdout=True, grace_s=30)
+
+
 def pools() -> Dict[str, PoolInfo]:
     return {p.name: p for p in _parsed(list_argv(), parse_list)}

@@ -26,7 +26,7 @@ def protocol_leftovers():
     import glob
     import os
 
-    from slogqual.tools import procfs
+    from slogqual.kernel import procfs
 
     sessions = [ln for ln in _out(["iscsiadm", "-m", "session"]).splitlines() if "slogqual" in ln]
     targets = sorted(os.listdir("/sys/kernel/config/target/iscsi")) if os.path.isdir(

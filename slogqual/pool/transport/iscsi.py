@@ -28,8 +28,7 @@ from slogqual.errors import MeasurementError, SlogqualError, UsageError
 from slogqual.pool.transport import ISCSI_PORT, LOOPBACK, Attached, backstore_name, iqn_for
 from slogqual.pool.transport.teardown import Undo
 from slogqual.tools import iscsiadm as _iscsiadm
-from slogqual.tools import procfs as _procfs
-from slogqual.tools import spawn as _run
+from slogqual.kernel import procfs as _procfs
 from slogqual.tools import targetcli as _targetcli
 
 KERNEL_MODULES = ("target_core_mod", "target_core_iblock", "iscsi_target_mod", "iscsi_tcp", "libiscsi",
@@ -149,7 +148,7 @@ def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = Non
         for argv in setup_plan(pool_name, devices, initiator, write_cache):
             if argv == _targetcli.delete_default_portal_argv(iqn):
                 # present only where targetcli's auto_add_default_portal made it: a failure is no harm
-                _run.run(argv, timeout=120, typed_timeout=True, env=_targetcli.env(home))
+                _targetcli.delete_default_portal(iqn, home)
                 continue
             # the undo is recorded BEFORE the step and is conditional: an interrupt that lands while targetcli
             # runs (measured in the lab: a seeded SIGINT left our target behind when the undo came after)
@@ -167,9 +166,7 @@ def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = Non
             if argv[1] == "/iscsi" and argv[2] == "create" and not _targetcli.iscsi_target_exists(iqn):
                 raise MeasurementError(f"targetcli did not create target {iqn} (configfs has none)")
         if not _procfs.running("iscsid"):
-            # its own session: iscsid, shutting down, signals its whole process group (measured in the lab:
-            # started in ours it took slogqual and the guest's job script down with it)
-            iscsid = _run.Background(_iscsiadm.iscsid_argv(), grace_s=10, new_session=True).start()
+            iscsid = _iscsiadm.iscsid().start()  # in its own session (see there why)
             undo.push("stop the iscsid slogqual started", iscsid.stop)
             time.sleep(0.5)
         undo.push(f"delete the node record of {iqn}",

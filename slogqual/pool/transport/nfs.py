@@ -18,7 +18,7 @@ import contextlib
 import os
 import signal
 import tempfile
-from typing import Iterator, List, Optional, Sequence
+from typing import Callable, Iterator, List, Optional, Sequence
 
 from slogqual.errors import UsageError
 from slogqual.pool.transport import LOOPBACK, Attached
@@ -27,7 +27,7 @@ from slogqual.tools import exportfs as _exportfs
 from slogqual.tools import mount as _mount
 from slogqual.tools import nfsd as _nfsd
 from slogqual.tools import nfsmount as _nfsmount
-from slogqual.tools import procfs as _procfs
+from slogqual.kernel import procfs as _procfs
 from slogqual.tools import spawn as _run
 
 EXPORT_OPTIONS = ("rw", "sync", "no_root_squash", "no_subtree_check", "insecure")
@@ -61,9 +61,9 @@ def find_mount(mountpoint: str) -> Optional[_procfs.NfsMountStats]:
     return next((m for m in _procfs.parse_mountstats(text) if m.mountpoint == mountpoint), None)
 
 
-def _daemon(undo: Undo, comm: str, argv: List[str], started: List[str]) -> None:
+def _daemon(undo: Undo, comm: str, helper: Callable[[], _run.Background], started: List[str]) -> None:
     if not _procfs.running(comm):
-        bg = _run.Background(argv, grace_s=10).start()
+        bg = helper().start()
         undo.push(f"stop the {comm} slogqual started", bg.stop)
         started.append(comm)
 
@@ -91,8 +91,8 @@ def attach(pool_name: str, path: str, fsid: int, version: str = "4.2", threads: 
             undo.push(f"unmount {_nfsd.PROC_NFSD}", lambda: _mount.umount(_nfsd.PROC_NFSD, timeout=NFSD_FS_TIMEOUT_S))
         # rpcbind for every version: rpc.nfsd registers NFSv3 (on by default) with it, and without one it
         # ends "unable to set any sockets for nfsd" (measured in the lab: a 4.2 attach after a 3 one)
-        _daemon(undo, "rpcbind", _nfsd.rpcbind_argv(), started)
-        _daemon(undo, "rpc.mountd", _nfsd.mountd_argv(), started)
+        _daemon(undo, "rpcbind", _nfsd.rpcbind, started)
+        _daemon(undo, "rpc.mountd", _nfsd.mountd, started)
         before = _nfsd.threads() or 0
         want = threads if threads is not None else (DEFAULT_THREADS if before == 0 else None)
         if before == 0:

@@ -3,7 +3,7 @@
 usr.bin/nfsstat/nfsstat.c prints, per mount, ``server:/path on /mountpoint`` and then one line of the
 options the kernel client runs with (nfscl_retopts()): ``nfsv3`` or ``nfsv4,minorversion=N``, the
 transport, ``hard``/``soft``, ``rsize=``, ``wsize=``, ``readahead=``, ``wcommitsize=``, ``timeout=`` ...
-They are read into the same form as Linux's /proc/self/mountstats (slogqual.tools.procfs.NfsMountStats):
+They are read into the same form as Linux's /proc/self/mountstats (slogqual.kernel.procfs.NfsMountStats):
 ``opts`` keeps every option as printed and adds the Linux names ``vers`` ('3', '4.2') and ``proto``
 ('tcp') so one reader serves both. Per-op counters are not part of this listing (``ops`` is empty).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional
 
-from slogqual.tools.procfs import NfsMountStats
+from slogqual.kernel.procfs import NfsMountStats
 
 PROGRAM = "nfsstat"
 

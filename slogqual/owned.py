@@ -7,6 +7,10 @@ prefix and their owner and ends them. The owner is ``owner.pid``; where it canno
 killed between making the directory and writing the file, or while removing it, the file gone first)
 the pid in a name of the form this module makes. A directory with neither is not slogqual's to judge
 and is left alone; so is one whose owner still runs, or which names this very process.
+
+What slogqual itself made, on the filesystem: no program is started here, so it is not a tools/ module;
+tools/ stands on it (nbdkit.py, nbdfuse.py, pairbench.py name their directories with it), as do the lab
+and the sweep's targets.
 """
 
 from __future__ import annotations

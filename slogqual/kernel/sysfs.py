@@ -1,6 +1,6 @@
 """sysfs (Linux): what the kernel knows about a block device, read from files.
 
-No program is started here; the "tool" is the kernel's sysfs tree. Every reader
+No program is started here; what is read is the kernel's sysfs tree. Every reader
 takes the sysfs root as a parameter so the same code runs against trees
 recorded into tests/fixtures/sysfs/ from a real machine.
 
