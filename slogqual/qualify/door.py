@@ -139,7 +139,7 @@ def _plan_tray(req: QualifyRequest, prof: profiles.Profile, sizes: List[int],
     """--parallel: every device resolved before anything is written (a path that cannot be used is bad
     input, as in ``sweep --parallel``), none named twice; --probe's engine checked and the devices' paths
     read, once for the run, by target path."""
-    from slogqual.sweep.engine import ENGINE_PAIR, SweepParams, same_target
+    from slogqual.sweep.engine import SweepParams, same_target
 
     largest = max(sizes + [prof.steady_size])
     tray = [targets.resolve(spec, largest) for spec in req.devices]
@@ -149,12 +149,8 @@ def _plan_tray(req: QualifyRequest, prof: profiles.Profile, sizes: List[int],
         return tray, {}
     if len(tray) < 2:
         raise UsageError("--probe measures several devices alone and together: name two or more")
-    params = SweepParams(mode=prof.mode, sizes=sizes)
-    if any(params.engine_for(t) != ENGINE_PAIR for t in tray):
-        raise UsageError("--probe measures with the pair engine: files and block devices under a profile in "
-                         "flush mode, not NBD targets")
-    from slogqual.tools import pairbench
-    pairbench.check_version()
+    shelf_probe.check_engine(SweepParams(mode=prof.mode, sizes=sizes), tray,
+                             "files and block devices under a profile in flush mode, not NBD targets")
     # each ceiling names an element of the paths, or nothing is written
     return tray, {t.path: p for t, p in zip(tray, shelf_probe.paths_of(tray, ceilings))}
 

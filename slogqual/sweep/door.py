@@ -135,7 +135,8 @@ def engines(params: SweepParams, kinds: List[str]) -> Tuple[str, str]:
     needed only where it measures (--mode dsync, NBD, --engine fio), "" where it does not."""
     kinds_engines = {params.engine_for_kind(k) for k in kinds}
     fio_version = fio.check_version().text if kinds_engines - {ENGINE_PAIR} else ""
-    engine_version = pairbench.check_version().text if ENGINE_PAIR in kinds_engines else ""
+    engine_version = pairbench.check_version(fio_instead=not params.pair_only).text \
+        if ENGINE_PAIR in kinds_engines else ""
     return fio_version, engine_version
 
 
@@ -208,9 +209,8 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
         check_output(out, "sweep result", SWEEP_SCHEMA_PREFIX, protect, force=req.force)
     shelf_output = None
     if req.probe:
-        if any(params.engine_for(t) != ENGINE_PAIR for t in resolved if t):
-            raise UsageError("--probe measures with the pair engine: files and block devices in --mode flush, "
-                             "not --engine fio or NBD targets")
+        shelf_probe.check_engine(params, [t for t in resolved if t],
+                                 "files and block devices in --mode flush, not --engine fio or NBD targets")
         shelf_output = os.path.join(os.path.dirname(outputs[0]), f"slogqual-shelf-{time.strftime('%Y%m%dT%H%M%S')}.json")
         if new_dir is None:
             check_output(shelf_output, "shelf result", SHELF_SCHEMA.rsplit("/", 1)[0] + "/", protect,

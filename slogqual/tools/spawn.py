@@ -71,7 +71,6 @@ class Requirement:
 _LINUX_ONLY = "not used on FreeBSD"
 _FREEBSD_ONLY = "not used on Linux"
 _FREEBSD_BASE = "in the base system"
-_OR_FIO = ", or measure with --engine fio, whose write+flush percentiles are upper bounds"  # cc: a host without one
 
 def _by_program(requirements: Sequence[Requirement]) -> Dict[str, Requirement]:
     """The table by program name; a program listed twice is a mistake (the later entry would silently
@@ -91,7 +90,7 @@ PROGRAMS: Dict[str, Requirement] = _by_program((
                 "built by pip install, or on first use, with cc: apt-get install gcc libc6-dev",
                 "built by pip install, or on first use, with cc (" + _FREEBSD_BASE + ")"),
     Requirement("cc", None, "building the pair engine from slogqual/native/pairbench.c",
-                "apt-get install gcc libc6-dev" + _OR_FIO, _FREEBSD_BASE + " (clang)" + _OR_FIO),
+                "apt-get install gcc libc6-dev", _FREEBSD_BASE + " (clang)"),  # the way without: pairbench
     Requirement("gnuplot", (5, 0), "datablocks, dashtype and the pngcairo/svg terminals",
                 "apt-get install gnuplot-nox", "pkg install gnuplot-lite"),
     Requirement("nbdkit", (1, 12), "the rate filter of the lab's device classes (delay, error, memory, full: older)",
