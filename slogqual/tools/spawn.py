@@ -302,6 +302,20 @@ def parse_failed(program: str, argv: Optional[Sequence[str]], text: str, why: st
                            excerpt=(text or "")[:200], argv=argv, stderr=stderr)
 
 
+_WHOLE = re.compile(r"[0-9]+", re.ASCII)
+_SIGNED = re.compile(r"-?[0-9]+", re.ASCII)
+
+
+def whole(text: str, signed: bool = False) -> int:
+    """A whole number as a program prints it: ASCII digits (with ``signed``, a leading '-'), nothing
+    else. int() would also read '١٢٣' (Arabic-Indic digits), '1_000', ' 12\n' and '+12', none of which
+    a program means as a figure. ValueError otherwise, which parse_text turns into the program's
+    ToolOutputError."""
+    if not (_SIGNED if signed else _WHOLE).fullmatch(text):
+        raise ValueError(f"{text[:40]!r} is not a whole number in ASCII digits")
+    return int(text)
+
+
 def loads_json(text: str, what: str) -> Any:
     """The JSON document a program printed; ValueError naming ``what`` ('lsblk output') when it is not
     JSON, or is nested deeper than Python's decoder can follow (its RecursionError, which is no
@@ -462,7 +476,8 @@ class ToolVersion:
 
 
 def parse_version(text: str, regex: str) -> Optional[tuple]:
-    m = re.search(regex, text, flags=re.MULTILINE)
+    """The numbers of ``regex``'s groups in ``text``; its \\d are ASCII digits (re.ASCII)."""
+    m = re.search(regex, text, flags=re.MULTILINE | re.ASCII)
     if not m:
         return None
     return tuple(int(x) for x in m.groups() if x is not None)
