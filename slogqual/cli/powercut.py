@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from slogqual.cli.history import STORE_HELP
-from slogqual.cli.options import count, guard_output, seconds, size_range
+from slogqual.cli.options import STORE, count, guard_output, named, seconds, size_range
 from slogqual.errors import UsageError
 from slogqual.powercut import writer
 from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
@@ -80,12 +80,12 @@ def _register_run(sp) -> None:
     r.add_argument("--size", type=size_range(MIN_EMULATED_SIZE, MAX_EMULATED_SIZE), default="64m",
                    help="size of a backing file --emulate creates (default 64m; 1m to 1024g)")
     r.add_argument("--destroy-data", action="store_true", help="confirm that a block device may be overwritten")
-    r.add_argument("-o", "--output", metavar="FILE",
+    r.add_argument("-o", "--output", type=named("a result file"), metavar="FILE",
                    help="result file (slogqual.powercut/1); default slogqual-powercut-NAME-TIME.json here")
     r.add_argument("--force", action="store_true", help="let -o replace a file that is not a powercut result")
     r.add_argument("--json", action="store_true", help="print the result document")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    r.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
+    r.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP)
     r.set_defaults(func=cmd_run)
 
 
@@ -110,10 +110,10 @@ def _register_verify(sp) -> None:
     src.add_argument("--recorder", metavar="HOST:PORT", help="ask this recorder")
     src.add_argument("--journal", metavar="FILE", help="read a recorder's journal file")
     v.add_argument("--cycle", type=_positive, action="append", help="only this cycle (repeatable; default all)")
-    v.add_argument("-o", "--output", metavar="FILE", help="result file (slogqual.powercut/1)")
+    v.add_argument("-o", "--output", type=named("a result file"), metavar="FILE", help="result file (slogqual.powercut/1)")
     v.add_argument("--force", action="store_true", help="let -o replace a file that is not a powercut result")
     v.add_argument("--json", action="store_true", help="print the result document")
-    v.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
+    v.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP)
     v.set_defaults(func=cmd_verify)
 
 
