@@ -12,8 +12,8 @@ from typing import Optional, Sequence
 
 from tabulate import tabulate
 
-from slogqual import store
-from slogqual.cli.options import STORE, named
+from slogqual import limits, store
+from slogqual.cli.options import STORE, in_range, named
 from slogqual.store import KINDS, Store
 
 STORE_HELP = ("result store: a path (SQLite) or postgresql://USER@HOST/DB (default: $SLOGQUAL_STORE or "
@@ -30,7 +30,7 @@ def register(sub) -> None:
     p.add_argument("--firmware", type=named("a firmware"), help="only runs of this firmware")
     p.add_argument("--kind", choices=KINDS, help="only this kind of run")
     p.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP)
-    p.add_argument("--show", type=int, metavar="ID", help="print the stored JSON document of run ID")
+    p.add_argument("--show", type=in_range(limits.STORE_ID), metavar="ID", help="print the stored JSON document of run ID")
     p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=run)
 

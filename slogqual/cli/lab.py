@@ -77,7 +77,7 @@ def register(subparsers) -> None:
     pc.add_argument("classes", nargs="+", metavar="CLASS")
     pc.add_argument("--devices-file", action="append", default=[], metavar="TOML")
     pc.add_argument("--cycles", type=count(1, MAX_CYCLES), default=2, help=f"power cuts (default 2, at most {MAX_CYCLES})")
-    pc.add_argument("--cut-after", type=int, default=32, metavar="N",
+    pc.add_argument("--cut-after", type=in_range(limits.CUT_AFTER), default=32, metavar="N",
                     help="acknowledged records on every device before the cut (default 32)")
     pc.add_argument("--sizes", default="4k,8k,16k,32k,64k,128k", help="record sizes, in turn (default: 4k … 128k)")
     pc.add_argument("--output", "-o", type=named("a directory"), default="lab-powercut", metavar="DIR", help="results (default ./lab-powercut)")
