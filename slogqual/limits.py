@@ -109,6 +109,11 @@ NFS_THREADS = Range(1, 1024, "threads", integer=True)  # nfsd threads
 FIO_SERVERS = Range(0, 64, integer=True)  # --fio-servers: each a process and a port on loopback
 MEMORY_MB = Range(256, 64 * 1024, "MiB", integer=True)  # a guest with OpenZFS needs 256 MiB
 CPUS = Range(1, 64, integer=True)  # guest vCPUs
+# powercut run / lab powercut --cut-after: acknowledged records before a cut, each a flushed write of at least
+# 4 KiB acknowledged within the writer's timeout (120 s; the lab's 300 s): a billion would take over 3 million
+# flushed writes a second
+CUT_AFTER = Range(1, 10 ** 9, "records", integer=True)
+STORE_ID = Range(1, 2 ** 63 - 1, integer=True)  # history --show: a run's id (SQLite rowid, PostgreSQL BIGINT)
 
 # --- sizes ----------------------------------------------------------------------------------------
 SWEEP_SIZE = Range(512, MAX_SIZE, size=True, multiple=512)  # a sweep's IO size (--sizes, profile sizes)

@@ -149,3 +149,27 @@ def check_output(path: str, what: str, ours: Optional[Callable[[str], bool]] = N
     if not os.access(parent, os.W_OK | os.X_OK):  # EROFS too: access(2) reports a read-only filesystem
         raise UsageError(f"{path}: directory {parent} is not writable")
     return apath
+
+
+def check_makeable(path: str) -> str:
+    """A directory the run will make (it is not there yet) and fill: refused now (UsageError) when the
+    nearest existing path above it is not a writable directory. Returns the absolute path, which
+    make_output_dir makes once nothing can refuse the run any more (a refused run leaves no empty
+    directory behind)."""
+    directory = os.path.abspath(path)
+    above = os.path.dirname(directory)  # the nearest that exists: makedirs makes the rest
+    while not os.path.exists(above):
+        above = os.path.dirname(above)
+    if not os.path.isdir(above) or not os.access(above, os.W_OK | os.X_OK):
+        raise UsageError(f"{path}: cannot make the output directory ({above} is not a writable directory)")
+    return directory
+
+
+def make_output_dir(directory: Optional[str]) -> None:
+    """The output directory check_makeable planned (None: it is there), made once every check passed."""
+    if directory is None:
+        return
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{directory}: cannot make the output directory ({exc.strerror or exc})") from None

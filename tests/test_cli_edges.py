@@ -322,3 +322,71 @@ def test_a_command_line_imports_only_its_command_module():
     out = subprocess.run([sys.executable, "-m", "slogqual", "sweeep"], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 2 and "invalid choice: 'sweeep'" in out.stderr and "advise" in out.stderr
+
+
+# --- an empty name is not an option left out (#40) ----------------------------------------------------------
+
+@pytest.mark.parametrize("argv, option", [
+    (["powercut", "run", "TARGET", "--cut-cmd", "true", "--cut-after", "4", "-o", ""], "-o/--output"),
+    (["powercut", "run", "TARGET", "--cut-cmd", "true", "--cut-after", "4", "--store", ""], "--store"),
+    (["powercut", "verify", "TARGET", "--run-id", "ab" * 16, "--journal", "DIR/j.jsonl", "-o", ""], "-o/--output"),
+    (["sweep", "TARGET", "-o", ""], "-o/--output"),
+    (["sweep", "--resume", ""], "--resume"),  # a new sweep of a scratch file here
+    (["sweep", "TARGET", "--store", " "], "--store"),
+    *[(["qualify", "TARGET", "--profile", "homelab-1gbe", option, ""], option)
+      for option in ("--out", "--junit", "--sizes", "--data", "--powercut", "--scenario-result", "--model",
+                     "--serial", "--firmware", "--store")],
+    (["qualify", "TARGET", "--profile", ""], "--profile"),
+    (["qualify", "", "--profile", "homelab-1gbe"], "DEV"),
+    *[(["history", option, ""], option) for option in ("--model", "--serial", "--firmware", "--store")],
+    *[(["fleet", option, ""], option) for option in ("--html", "--model", "--store")],
+    (["compare", "A.json", "--baseline", ""], "--baseline"),
+    (["export", "R.json", "-o", ""], "-o/--output"),
+    (["import", "diskinfo", "F.txt", "-o", ""], "-o/--output"),
+    (["import", "diskinfo", "F.txt", "--name", ""], "--name"),
+    (["import", "json", "R.json", "--store", ""], "--store"),
+    (["plot", "R.json", "-o", ""], "-o/--output"),
+    (["plot", "R.json", "-o", "DIR/p.png", "--script", ""], "--script"),
+    (["report", "R.json", "-o", ""], "-o/--output"),
+    (["store", "info", "--store", ""], "--store"),
+    (["lab", "run", "-o", "", "--", "true"], "--output/-o"),  # the results in the current directory
+    (["lab", "check", "-o", ""], "--output/-o"),  # nothing kept
+    (["lab", "powercut", "lying-ssd", "-o", ""], "--output/-o"),
+])
+def test_an_empty_name_is_refused_not_taken_as_none_given(powercut_arena, argv, option):
+    """-o "$OUT" with OUT unset: a default name, stdout, no report, every run or the default store were taken
+    instead of what was asked for. Refused at parse time, naming the option."""
+    a = powercut_arena
+    (a["dir"] / "j.jsonl").write_bytes(b"")
+    argv = [x.replace("TARGET", a["target"]).replace("DIR", str(a["dir"])) for x in argv]
+    text = refused(argv, [a["target"], a["out"], a["store"], str(a["dir"])])
+    assert f"argument {option}: " in text and "is empty: name " in text, text
+
+
+@pytest.mark.parametrize("value", ["١٢٣", "1_000", "+ 5", "0", "-1", str(10 ** 30), "5.0"])
+@pytest.mark.parametrize("argv, option", [
+    (["history", "--show"], "--show"),
+    (["lab", "powercut", "lying-ssd", "-o", "DIR/lab", "--cut-after"], "--cut-after"),
+    (["powercut", "run", "TARGET", "--cut-cmd", "true", "--cut-after"], "--cut-after"),
+    (["powercut", "verify", "TARGET", "--run-id", "ab" * 16, "--journal", "DIR/j.jsonl", "--cycle"], "--cycle"),
+])
+def test_whole_numbers_are_ascii_digits_in_their_range(powercut_arena, argv, option, value):
+    """int() took Arabic-Indic digits and '1_000', and no range: a run id past SQLite's 64 bits, a cut after
+    more records than any device acknowledges in the writer's timeout, a cycle the run never had."""
+    a = powercut_arena
+    (a["dir"] / "j.jsonl").write_bytes(b"")
+    argv = [x.replace("TARGET", a["target"]).replace("DIR", str(a["dir"])) for x in argv]
+    text = refused([*argv, value], [a["target"], a["out"], a["store"], str(a["dir"])])
+    assert f"argument {option}: " in text and ("out of range (allowed: 1 to " in text or "not a whole number" in text), text
+
+
+def test_the_cut_after_range_lets_its_edges_through(powercut_arena):
+    """1 reaches the run (here: the planted failure); 10**9 passes the range and meets the target's capacity
+    (1 MiB holds a few dozen records), which the range does not replace."""
+    a = powercut_arena
+    argv = ["powercut", "run", a["target"], "--cut-cmd", "true", "-o", a["out"], "--quiet", "--cut-after"]
+    with pytest.raises(AssertionError, match="the power-cut run started"):
+        with redirect_stderr(io.StringIO()):
+            cli.main([*argv, "1"])
+    text = refused([*argv, str(10 ** 9)], [a["target"], a["out"], a["store"], str(a["dir"])])
+    assert "--cut-after 1000000000 needs more" in text, text

@@ -258,6 +258,12 @@ def test_without_a_compiler_the_build_is_tool_missing(tmp_path, monkeypatch):
         pairbench.locate()
     assert "--engine fio" in str(missing.value) and "\n" not in str(missing.value)  # one line, and the way out
     assert pairbench.unavailable() == pairbench.NO_COMPILER
+    # what needs the engine (--precision, --sustain, --probe) is told how to get cc, not of --engine fio
+    with pytest.raises(ToolMissingError, match="gcc libc6-dev") as needed:
+        pairbench.check_version(fio_instead=False)
+    assert "fio" not in str(needed.value) and str(needed.value) == pairbench.missing_compiler(fio_instead=False)
+    with pytest.raises(ToolMissingError, match="--engine fio"):
+        pairbench.check_version()
     # the sweep's default measures with fio then, and its parameters say why; what needs the pair engine
     # (--precision, --sustain, --engine pair) does not fall back: the missing engine is its error
     f, n = Target("/f", KIND_FILE, 1 << 30), Target("nbd://h", KIND_NBD, 1)

@@ -164,8 +164,33 @@ def test_tray_options_are_bad_input_before_anything_is_written(tmp_path, profile
                         ([a, tmp_path / "missing.img", "--parallel"], "missing.img")):
         p = slogqual("qualify", *args, "--profile", profile, "--out", tmp_path / "o", *FAST)
         assert p.returncode == 2 and words in p.stderr and len(p.stderr.strip().splitlines()) == 1, (args, p.stderr)
-        assert not (tmp_path / "o").exists() or os.listdir(tmp_path / "o") == []
+        assert not (tmp_path / "o").exists()
     assert a.read_bytes() == b"\0" * (64 << 20)
+
+
+def test_the_output_directory_is_made_only_once_nothing_refuses_the_run(tmp_path, profile):
+    """--out NEW: a run refused while planning (a JUnit file in a missing directory, an output directory
+    under a file) or at the tray's claims (--parallel, a device another run holds) leaves no directory;
+    a run that starts makes it, and a lone run's refused device is judged REFUSED inside it."""
+    a, b = files(tmp_path)
+    out = tmp_path / "new" / "o"
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for args, words in ((["--out", out, "--junit", tmp_path / "missing" / "j.xml"], "missing does not exist"),
+                        (["--out", out, "--parallel", "--junit", tmp_path / "missing" / "j.xml"], "does not exist"),
+                        (["--out", blocker / "o"], f"({blocker} is not a writable directory)")):
+        p = slogqual("qualify", a, b, "--profile", profile, *args, *FAST)
+        assert p.returncode == 2 and words in p.stderr and len(p.stderr.strip().splitlines()) == 1, (args, p.stderr)
+        assert not (tmp_path / "new").exists() and not (tmp_path / "missing").exists()
+    with interlock.device_lock(str(b)):  # another slogqual run is writing b (this process's lock)
+        p = slogqual("qualify", a, b, "--profile", profile, "--parallel", "--out", out, *FAST)
+        assert p.returncode == 3 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert not (tmp_path / "new").exists()
+        p = slogqual("qualify", b, "--profile", profile, "--out", out, "--no-html", *FAST)  # in turn: REFUSED
+        assert p.returncode == 3, p.stderr
+    assert os.listdir(out) == ["b.img.qualification.json"]
+    assert load(out / "b.img.qualification.json")["verdict"] == "refused"
+    assert a.read_bytes() == b.read_bytes() == b"\0" * (64 << 20)
 
 
 def test_two_loop_devices_on_one_file_are_one_device_and_nothing_is_written(loops, tmp_path, profile):  # noqa: F811
@@ -196,7 +221,7 @@ def test_one_refused_device_refuses_the_whole_tray_and_nothing_is_written(loops,
     assert f"refusing {mounted}" in lines[0] and f"is mounted at {mnt}" in lines[0]
     assert f"not to {free} either" in lines[0] and "--skip-refused qualifies the rest" in lines[0]
     assert digest(free) == before  # the free device, first in the tray, was not written
-    assert not out.exists() or os.listdir(out) == []  # no document of any device
+    assert not out.exists()  # no document of any device, not even their directory
     assert p.stdout == ""
     assert unlocked(free) and unlocked(mounted)
 
@@ -232,7 +257,7 @@ def test_the_door_refuses_a_tray_with_a_device_another_run_holds_and_skips_it_wh
             qualify(QualifyRequest([str(free), str(held)], profile, out_dir=str(tmp_path / "o1"), parallel=True,
                                    **fast))
         assert f"refusing {held}: another slogqual run" in str(ei.value) and str(free) in str(ei.value)
-        assert os.listdir(tmp_path / "o1") == [] and unlocked(str(free))
+        assert not (tmp_path / "o1").exists() and unlocked(str(free))  # not even the output directory
         notes = []
         outcome = qualify(QualifyRequest([str(held), str(free)], profile, out_dir=str(tmp_path / "o2"),
                                          parallel=True, skip_refused=True, **fast), on_note=notes.append)

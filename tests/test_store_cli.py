@@ -137,10 +137,13 @@ def test_unreadable_stored_documents_and_impossible_ids_are_one_line(tmp_path):
     files = two_sweep_files(tmp_path)
     store = tmp_path / "s.sqlite"
     assert slogqual("import", "json", *files, "--store", store).returncode == 0
-    for run_id in ("99999999999999999999", "0", "-3"):
+    for run_id in ("99999999999999999999", "0", "-3"):  # beyond the store's 64-bit ids: refused as parsed
         proc = slogqual("history", "--store", store, "--show", run_id)
         assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
-            f"slogqual: result store {store}: no run {int(run_id)}"], proc.stderr
+            f"slogqual: error: argument --show: '{run_id}' is out of range (allowed: 1 to {2 ** 63 - 1})"], proc.stderr
+    proc = slogqual("history", "--store", store, "--show", str(2 ** 63 - 1))  # an id the store could hold
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
+        f"slogqual: result store {store}: no run {2 ** 63 - 1}"], proc.stderr
     with sqlite3.connect(store) as db:
         db.execute("UPDATE runs SET document = 'not json {' WHERE id = 1")
     proc = slogqual("history", "--store", store, "--show", "1")

@@ -17,6 +17,7 @@ from tabulate import tabulate
 
 from slogqual import store
 from slogqual.cli.history import STORE_HELP
+from slogqual.cli.options import STORE, named
 from slogqual.analysis import compare as cmp
 from slogqual.errors import UsageError
 from slogqual.process import EXIT_CANNOT_JUDGE
@@ -39,10 +40,10 @@ def register(sub) -> None:
                                    "0 otherwise.")
     p.add_argument("a", metavar="A.json", help="the baseline")
     p.add_argument("b", metavar="B.json", nargs="?", help="the result to judge")
-    p.add_argument("--baseline", metavar="model:M",
+    p.add_argument("--baseline", type=named("the stored runs to compare with (model:M)"), metavar="model:M",
                    help="judge A.json against the pooled stored sweeps of this model (or serial:S) measured like "
                         "it: slogqual compare --baseline model:M NEW.json")
-    p.add_argument("--store", metavar="PATH|URL", help=STORE_HELP + ' (for --baseline)')
+    p.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP + ' (for --baseline)')
     p.add_argument("--metric", choices=sorted(cmp.METRICS), default="latency",
                    help="latency (mean, default), iops, mbps, or p99 (shown, not judged: a percentile has no "
                         "recorded spread)")

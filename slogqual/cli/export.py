@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from slogqual.cli.options import add_force, guard_output
+from slogqual.cli.options import add_force, guard_output, named
 from slogqual.errors import UsageError
 from slogqual.outputs import text_mark
 from slogqual.report.export import COLUMNS
@@ -18,7 +18,7 @@ def register(sub) -> None:
                        description="Write every point of the given results, one row per result and size.")
     p.add_argument("results", nargs="+", metavar="RESULT.json")
     p.add_argument("--csv", action="store_true", help="CSV (the only format so far; required)")
-    p.add_argument("-o", "--output", metavar="FILE.csv", help="write here instead of stdout")
+    p.add_argument("-o", "--output", type=named("a CSV file (without -o: stdout)"), metavar="FILE.csv", help="write here instead of stdout")
     add_force(p, "CSV export")
     p.set_defaults(func=run)
 

@@ -11,7 +11,7 @@ import sys
 
 from slogqual.analysis import fleet as F
 from slogqual.cli.history import STORE_HELP
-from slogqual.cli.options import add_force, guard_output
+from slogqual.cli.options import STORE, add_force, guard_output, named
 from slogqual.errors import UsageError
 from slogqual.outputs import text_mark
 from slogqual.report import fleet as report
@@ -30,10 +30,10 @@ def register(sub) -> None:
                                    "outside their model's distribution (median and MAD) with host, slot/path and "
                                    "serial; hosts whose every unit is slow; the same model split by firmware, "
                                    "judged with Welch's t-test.")
-    p.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
-    p.add_argument("--model", help="only this model")
+    p.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP)
+    p.add_argument("--model", type=named("a model"), help="only this model")
     p.add_argument("--json", action="store_true", help="print the fleet as JSON")
-    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report with gnuplot charts")
+    p.add_argument("--html", type=named("an HTML file"), metavar="FILE", help="also write a self-contained HTML report with gnuplot charts")
     p.add_argument("--title", help="title of the HTML report")
     add_force(p, "fleet report")
     p.set_defaults(func=run)

@@ -12,7 +12,8 @@ from typing import Optional, Sequence
 
 from tabulate import tabulate
 
-from slogqual import store
+from slogqual import limits, store
+from slogqual.cli.options import STORE, in_range, named
 from slogqual.store import KINDS, Store
 
 STORE_HELP = ("result store: a path (SQLite) or postgresql://USER@HOST/DB (default: $SLOGQUAL_STORE or "
@@ -24,12 +25,12 @@ def register(sub) -> None:
                                         "store",
                        description="Runs recorded in the result store (SQLite or PostgreSQL), oldest first, keyed by model, serial "
                                    "and firmware.")
-    p.add_argument("--model", help="only runs of this model")
-    p.add_argument("--serial", help="only runs of this serial")
-    p.add_argument("--firmware", help="only runs of this firmware")
+    p.add_argument("--model", type=named("a model"), help="only runs of this model")
+    p.add_argument("--serial", type=named("a serial"), help="only runs of this serial")
+    p.add_argument("--firmware", type=named("a firmware"), help="only runs of this firmware")
     p.add_argument("--kind", choices=KINDS, help="only this kind of run")
-    p.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
-    p.add_argument("--show", type=int, metavar="ID", help="print the stored JSON document of run ID")
+    p.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP)
+    p.add_argument("--show", type=in_range(limits.STORE_ID), metavar="ID", help="print the stored JSON document of run ID")
     p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=run)
 
@@ -72,13 +73,13 @@ def register_import_json(isub) -> None:
     j = isub.add_parser("json", help="slogqual result documents (sweeps, scenarios, qualifications, power-cut "
                                      "tests) into the result store")
     j.add_argument("files", nargs="+", metavar="RESULT.json")
-    j.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
+    j.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP)
     j.set_defaults(func=lambda args: record_files(args.files, args.store))
 
 
 def add_store_arguments(parser) -> None:
     """--store / --no-store for commands that also record their results (import diskinfo)."""
-    parser.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
+    parser.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP)
     parser.add_argument("--no-store", action="store_true", help="do not record the results in the result store")
 
 

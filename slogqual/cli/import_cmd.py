@@ -8,7 +8,7 @@ import sys
 from typing import List
 
 from slogqual.analysis.classes import classify
-from slogqual.cli.options import add_force, guard_output
+from slogqual.cli.options import add_force, guard_output, named
 from slogqual.errors import UsageError
 from slogqual.importers import diskinfo
 from slogqual.report.text import sweep_table
@@ -22,10 +22,10 @@ def register(sub) -> None:
     d = isub.add_parser("diskinfo", help="FreeBSD diskinfo -wS output (padded or whitespace-collapsed, "
                                          "with or without the verbose header, one or several devices)")
     d.add_argument("file", metavar="FILE", help="a file holding diskinfo -wS output ('-' for stdin)")
-    d.add_argument("-o", "--output", metavar="RESULT.json",
+    d.add_argument("-o", "--output", type=named("a result file"), metavar="RESULT.json",
                    help="write the result here; several devices go to RESULT-1.json, RESULT-2.json, ... "
                         "(default: print the JSON document, or a list of them, on stdout)")
-    d.add_argument("--name", action="append", metavar="LABEL",
+    d.add_argument("--name", type=named("a label"), action="append", metavar="LABEL",
                    help="a label for each device in the file, in order (for output without a header)")
     d.add_argument("--skip-garbage", action="store_true",
                    help="pass over lines that are not diskinfo output (they are listed in the result notes)")

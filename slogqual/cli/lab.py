@@ -9,7 +9,7 @@ import sys
 
 from slogqual.errors import SlogqualError, UsageError
 from slogqual import limits
-from slogqual.cli.options import count, guard_output_dir, in_range
+from slogqual.cli.options import count, guard_output_dir, in_range, named
 from slogqual.powercut import MAX_CYCLES
 
 DEFAULT_CHECK_DEVICES = ["hdd", "hdd", "nvme"]
@@ -42,7 +42,7 @@ def register(subparsers) -> None:
                                    "devices' guest paths in --device order, $SLOGQUAL_LAB_DEVICES_JSON describes "
                                    "them), copy the results to --output and exit with COMMAND's status.")
     common(r)
-    r.add_argument("--output", "-o", default="lab-out", metavar="DIR", help="where the results go (default ./lab-out)")
+    r.add_argument("--output", "-o", type=named("a directory"), default="lab-out", metavar="DIR", help="where the results go (default ./lab-out)")
     r.add_argument("--timeout", type=in_range(limits.TIMEOUT_S), default=3600, metavar="S", help="give up after S seconds (default 3600)")
     r.add_argument("--quiet", "-q", action="store_true", help="do not copy the guest console to stdout")
     r.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND...")
@@ -58,7 +58,7 @@ def register(subparsers) -> None:
                                    "kstats show log writes to the SLOG, destroy the pool and power off. Prints "
                                    "the timings; exits 0 only if every step held.")
     common(c)
-    c.add_argument("--output", "-o", default=None, metavar="DIR", help="keep check.json, raw outputs, console here")
+    c.add_argument("--output", "-o", type=named("a directory"), default=None, metavar="DIR", help="keep check.json, raw outputs, console here")
     c.add_argument("--timeout", type=in_range(limits.TIMEOUT_S), default=600, metavar="S")
     c.add_argument("--verbose", "-v", action="store_true", help="copy the guest console to stdout")
     c.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -77,10 +77,10 @@ def register(subparsers) -> None:
     pc.add_argument("classes", nargs="+", metavar="CLASS")
     pc.add_argument("--devices-file", action="append", default=[], metavar="TOML")
     pc.add_argument("--cycles", type=count(1, MAX_CYCLES), default=2, help=f"power cuts (default 2, at most {MAX_CYCLES})")
-    pc.add_argument("--cut-after", type=int, default=32, metavar="N",
+    pc.add_argument("--cut-after", type=in_range(limits.CUT_AFTER), default=32, metavar="N",
                     help="acknowledged records on every device before the cut (default 32)")
     pc.add_argument("--sizes", default="4k,8k,16k,32k,64k,128k", help="record sizes, in turn (default: 4k … 128k)")
-    pc.add_argument("--output", "-o", default="lab-powercut", metavar="DIR", help="results (default ./lab-powercut)")
+    pc.add_argument("--output", "-o", type=named("a directory"), default="lab-powercut", metavar="DIR", help="results (default ./lab-powercut)")
     pc.add_argument("--timeout", type=in_range(limits.TIMEOUT_S), default=900, metavar="S", help="per guest (default 900)")
     pc.add_argument("--cache", default="", help="lab cache directory")
     pc.add_argument("--verbose", "-v", action="store_true", help="copy the guest console to stdout")

@@ -34,6 +34,19 @@ def shown(text: str) -> str:
     return repr(text) if len(text) <= 40 else f"{text[:40]!r}…"
 
 
+def named(what: str):
+    """An argparse type for an option that names something (a file, a directory, a store, a model to
+    match): '' (an unset variable in a script: -o "$OUT") is refused, not taken as the option left out."""
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{shown(text)} is empty: name {what}")
+        return text
+    return parse
+
+
+STORE = named("a store (a file or a postgresql:// URL)")  # --store
+
+
 def _not_a(text: str, what: str) -> argparse.ArgumentTypeError:
     if any(ch.isdigit() and not ch.isascii() for ch in text):
         return argparse.ArgumentTypeError(f"{shown(text)} is not {what} in ASCII digits (0-9)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from slogqual.cli.options import add_force, guard_output
+from slogqual.cli.options import add_force, guard_output, named
 from slogqual.errors import UsageError
 from slogqual.outputs import picture, text_mark
 from slogqual.report import overtime_plot
@@ -32,7 +32,7 @@ def register(sub) -> None:
                    help="latency (mean, p99, max) and bandwidth per interval over the run of one size of one "
                         "pair-engine sweep (a --sustain run, or the size given with --bs)")
     p.add_argument("--bs", metavar="SIZE", help="with --over-time: the IO size to draw (e.g. 4k)")
-    p.add_argument("-o", "--output", required=True, metavar="FILE.png|FILE.svg", help="picture to write")
+    p.add_argument("-o", "--output", type=named("a picture file"), required=True, metavar="FILE.png|FILE.svg", help="picture to write")
     p.add_argument("--metric", choices=sorted(plots.METRICS), default="latency",
                    help="latency (mean, default), p99, iops (writes per second) or mbps (MiB/s)")
     p.add_argument("--bands", action="store_true",
@@ -42,7 +42,7 @@ def register(sub) -> None:
     p.add_argument("--title", help="chart title")
     p.add_argument("--size", default="1000x600", metavar="WxH", help="picture size in pixels (default 1000x600)")
     p.add_argument("--format", choices=plots.FORMATS, help="png or svg (default: from the file name)")
-    p.add_argument("--script", metavar="FILE.gp", help="also keep the generated gnuplot script")
+    p.add_argument("--script", type=named("a gnuplot script file"), metavar="FILE.gp", help="also keep the generated gnuplot script")
     add_force(p, "picture or gnuplot script")
     p.set_defaults(func=run)
 

@@ -6,8 +6,9 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from slogqual import limits
 from slogqual.cli.history import STORE_HELP
-from slogqual.cli.options import count, guard_output, seconds, size_range
+from slogqual.cli.options import STORE, count, guard_output, in_range, named, seconds, size_range
 from slogqual.errors import UsageError
 from slogqual.powercut import writer
 from slogqual.powercut import MAX_CYCLES, MAX_EMULATED_SIZE, MIN_EMULATED_SIZE
@@ -15,14 +16,6 @@ from slogqual.process import EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
     from slogqual.results.powercut import PowercutResult
-
-
-def _positive(text: str) -> int:
-    import argparse
-
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return int(text)
 
 
 def _sizes(text: str):
@@ -70,7 +63,7 @@ def _register_run(sp) -> None:
                    help="wait this long for the device to come back after the cut (default 300)")
     r.add_argument("--cycles", type=count(1, MAX_CYCLES), default=1,
                    help=f"power cuts (default 1, at most {MAX_CYCLES})")
-    r.add_argument("--cut-after", type=_positive, default=64, metavar="N",
+    r.add_argument("--cut-after", type=in_range(limits.CUT_AFTER), default=64, metavar="N",
                    help="acknowledged records before each cut (default 64); the writer keeps writing into it")
     r.add_argument("--sizes", default="4k,8k,16k,32k,64k,128k",
                    help="record sizes used in turn, multiples of 4 KiB (default: the ZIL's 4k,8k,16k,32k,64k,128k)")
@@ -80,12 +73,12 @@ def _register_run(sp) -> None:
     r.add_argument("--size", type=size_range(MIN_EMULATED_SIZE, MAX_EMULATED_SIZE), default="64m",
                    help="size of a backing file --emulate creates (default 64m; 1m to 1024g)")
     r.add_argument("--destroy-data", action="store_true", help="confirm that a block device may be overwritten")
-    r.add_argument("-o", "--output", metavar="FILE",
+    r.add_argument("-o", "--output", type=named("a result file"), metavar="FILE",
                    help="result file (slogqual.powercut/1); default slogqual-powercut-NAME-TIME.json here")
     r.add_argument("--force", action="store_true", help="let -o replace a file that is not a powercut result")
     r.add_argument("--json", action="store_true", help="print the result document")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    r.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
+    r.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP)
     r.set_defaults(func=cmd_run)
 
 
@@ -109,11 +102,11 @@ def _register_verify(sp) -> None:
     src = v.add_mutually_exclusive_group(required=True)
     src.add_argument("--recorder", metavar="HOST:PORT", help="ask this recorder")
     src.add_argument("--journal", metavar="FILE", help="read a recorder's journal file")
-    v.add_argument("--cycle", type=_positive, action="append", help="only this cycle (repeatable; default all)")
-    v.add_argument("-o", "--output", metavar="FILE", help="result file (slogqual.powercut/1)")
+    v.add_argument("--cycle", type=count(1, MAX_CYCLES), action="append", help="only this cycle (repeatable; default all)")
+    v.add_argument("-o", "--output", type=named("a result file"), metavar="FILE", help="result file (slogqual.powercut/1)")
     v.add_argument("--force", action="store_true", help="let -o replace a file that is not a powercut result")
     v.add_argument("--json", action="store_true", help="print the result document")
-    v.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
+    v.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP)
     v.set_defaults(func=cmd_verify)
 
 

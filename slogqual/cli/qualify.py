@@ -6,7 +6,7 @@ import sys
 
 from slogqual import limits
 from slogqual.cli.history import STORE_HELP
-from slogqual.cli.options import add_force, add_path_ceiling, in_range
+from slogqual.cli.options import STORE, add_force, add_path_ceiling, in_range, named
 from slogqual.progress import Progress
 from slogqual.qualify import output, precondition, profile as profiles, steady
 from slogqual.qualify.door import QualifyRequest, plan, qualify
@@ -22,11 +22,11 @@ def register(sub) -> None:
                     "scenario results it asks for, and judge every criterion. Exit 0 when every device passes "
                     "every criterion, 1 when any fails (or cannot be evaluated), 2 on bad input, 3 when a device "
                     "is refused by the safety interlocks.")
-    p.add_argument("devices", nargs="+", metavar="DEV", help="block device, regular file or nbd:// URI")
-    p.add_argument("--profile", required=True, metavar="NAME|FILE",
+    p.add_argument("devices", type=named("a device"), nargs="+", metavar="DEV", help="block device, regular file or nbd:// URI")
+    p.add_argument("--profile", type=named("a profile"), required=True, metavar="NAME|FILE",
                    help="a profile in scenarios/profiles/ (" + ", ".join(profiles.builtin_names()) + ") or a TOML file")
-    p.add_argument("--out", metavar="DIR", help="where results go (default: slogqual-qualify-TIME here)")
-    p.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one testsuite per device)")
+    p.add_argument("--out", type=named("a directory"), metavar="DIR", help="where results go (default: slogqual-qualify-TIME here)")
+    p.add_argument("--junit", type=named("a file"), metavar="FILE", help="also write JUnit XML (one testsuite per device)")
     add_force(p, "JUnit report or result of the kind in --out")
     p.add_argument("--precondition", choices=precondition.MODES,
                    help="none, quick (a bounded sequential fill) or full (the device written twice); "
@@ -36,16 +36,16 @@ def register(sub) -> None:
                    help=f"steady-state rounds at most (default: the profile's, normally {steady.MAX_ROUNDS}; "
                         "0 skips the rounds)")
     p.add_argument("--round-runtime", type=in_range(limits.RUNTIME_S), metavar="SECONDS", help="seconds per steady-state round")
-    p.add_argument("--sizes", help="sweep sizes (default: the profile's); must include every size a criterion names")
+    p.add_argument("--sizes", type=named("sizes, e.g. 4k,128k"), help="sweep sizes (default: the profile's); must include every size a criterion names")
     p.add_argument("--runtime", type=in_range(limits.RUNTIME_S), metavar="SECONDS", help="sweep seconds per size (default: the profile's)")
     p.add_argument("--settle", type=in_range(limits.SETTLE_S), metavar="SECONDS", help="pause before each size (default: the profile's)")
     p.add_argument("--lab", action="store_true", help="run the profile's pool scenarios in the QEMU lab (--quick)")
-    p.add_argument("--data", nargs="+", default=[], metavar="DEV",
+    p.add_argument("--data", type=named("a device"), nargs="+", default=[], metavar="DEV",
                    help="data devices for the profile's pool scenarios, with DEV as the SLOG (destroys their data)")
     p.add_argument("--scenario-quick", action="store_true", help="with --data: run the scenarios' --quick variant")
-    p.add_argument("--scenario-result", action="append", default=[], metavar="FILE",
+    p.add_argument("--scenario-result", type=named("a file"), action="append", default=[], metavar="FILE",
                    help="a slogqual.scenario/1 result to judge scenario criteria by (repeatable)")
-    p.add_argument("--powercut", metavar="FILE",
+    p.add_argument("--powercut", type=named("a file"), metavar="FILE",
                    help="a slogqual.powercut/1 result of this device (slogqual powercut run): the power-loss verdict "
                         "becomes measured (strict-plp requires it)")
     p.add_argument("--destroy-data", action="store_true", help="confirm that the named block devices may be overwritten")
@@ -61,10 +61,10 @@ def register(sub) -> None:
                         "8 MiB and at 1 MiB with 8 writes in flight, and where the aggregate stopped on the path they "
                         "share (shelf.json in --out)")
     add_path_ceiling(p)
-    p.add_argument("--model", help="model to file the results under when the device has none (NBD, files)")
-    p.add_argument("--serial", help="serial to file the results under when the device has none (one DEV only)")
-    p.add_argument("--firmware", help="firmware to file the results under when the device has none")
-    p.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
+    p.add_argument("--model", type=named("a model"), help="model to file the results under when the device has none (NBD, files)")
+    p.add_argument("--serial", type=named("a serial"), help="serial to file the results under when the device has none (one DEV only)")
+    p.add_argument("--firmware", type=named("a firmware"), help="firmware to file the results under when the device has none")
+    p.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP)
     p.add_argument("--no-store", action="store_true", help="do not record the run in the result store")
     p.add_argument("--no-html", action="store_true", help="skip the HTML report")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

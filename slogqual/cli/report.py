@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from slogqual.cli.options import add_force, guard_output
+from slogqual.cli.options import add_force, guard_output, named
 from slogqual.errors import UsageError
 from slogqual.outputs import picture, text_mark
 from slogqual.report import charts
@@ -21,7 +21,7 @@ def register(sub) -> None:
                        description="Charts (gnuplot), tables, verdicts and their evidence, device identity, "
                                    "environment and parameters of the given results, in one file.")
     p.add_argument("results", nargs="+", metavar="RESULT.json")
-    p.add_argument("-o", "--output", required=True, metavar="report.html|report.md")
+    p.add_argument("-o", "--output", type=named("a report file"), required=True, metavar="report.html|report.md")
     p.add_argument("--format", choices=("html", "md"), help="default: from the file name (.md -> md, else html)")
     p.add_argument("--title", help="report title")
     p.add_argument("--no-bands", action="store_true", help="leave the reference class bands out of the charts")

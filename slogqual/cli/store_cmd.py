@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from slogqual.cli.history import STORE_HELP
+from slogqual.cli.options import STORE
 from slogqual.errors import UsageError
 from slogqual.store import Store
 from slogqual.store.backends import SCHEMA_VERSION
@@ -23,7 +24,7 @@ def register(sub) -> None:
     for name, helptext in (("migrate", "create the tables, or bring them to this slogqual's schema"),
                            ("info", "the store's backend, schema version and runs")):
         s = ssub.add_parser(name, help=helptext)
-        s.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
+        s.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP)
         s.set_defaults(func=run_migrate if name == "migrate" else run_info)
     p.set_defaults(func=lambda args: (_ for _ in ()).throw(UsageError("store needs an ACTION: migrate or info")))
 

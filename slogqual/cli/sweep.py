@@ -20,7 +20,7 @@ from slogqual.tools import fio
 from slogqual.units import DEFAULT_SIZES, KiB, parse_percent, parse_sizes, parse_sustain
 
 SUSTAIN_DEFAULT_SIZE = 128 * KiB  # a ZIL log block of a large sync write; an NFS copy's ingest
-from slogqual.cli.options import add_path_ceiling, in_range
+from slogqual.cli.options import STORE, add_path_ceiling, in_range, named
 from slogqual.cli.history import STORE_HELP
 
 
@@ -67,12 +67,12 @@ def register(sub) -> None:
                         "aggregate stopped on the path the units share, and any unit slower than its identical "
                         "siblings with its slot and link (a shelf document beside the results)")
     add_path_ceiling(p)
-    p.add_argument("-o", "--output", metavar="PATH",
+    p.add_argument("-o", "--output", type=named("a result file or directory"), metavar="PATH",
                    help="result file (one target) or directory (several); default: slogqual-sweep-NAME-TIME.json here")
     p.add_argument("--force", action="store_true",
                    help="let -o replace an existing file that is not a slogqual sweep result")
-    p.add_argument("--resume", metavar="RESULT", help="continue an interrupted sweep from its result file")
-    p.add_argument("--store", metavar="PATH|URL", help=STORE_HELP)
+    p.add_argument("--resume", type=named("the result file to continue"), metavar="RESULT", help="continue an interrupted sweep from its result file")
+    p.add_argument("--store", type=STORE, metavar="PATH|URL", help=STORE_HELP)
     p.add_argument("--format", choices=("table", "json", "diskinfo"), default="table", help="what to print on stdout")
     p.add_argument("--json", action="store_true", help="print the result document(s) (same as --format json)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

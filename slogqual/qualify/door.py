@@ -37,7 +37,7 @@ from slogqual.analysis import path_ceiling
 from slogqual.sweep.at_once import at_once
 from slogqual.process import EXIT_INTERRUPTED
 from slogqual.errors import SlogqualError, UsageError
-from slogqual.outputs import check_output, text_mark
+from slogqual.outputs import check_makeable, check_output, make_output_dir, text_mark
 from slogqual.progress import Progress, UnitProgress
 from slogqual.qualify import judge, output
 from slogqual.qualify import profile as profiles
@@ -139,7 +139,7 @@ def _plan_tray(req: QualifyRequest, prof: profiles.Profile, sizes: List[int],
     """--parallel: every device resolved before anything is written (a path that cannot be used is bad
     input, as in ``sweep --parallel``), none named twice; --probe's engine checked and the devices' paths
     read, once for the run, by target path."""
-    from slogqual.sweep.engine import ENGINE_PAIR, SweepParams, same_target
+    from slogqual.sweep.engine import SweepParams, same_target
 
     largest = max(sizes + [prof.steady_size])
     tray = [targets.resolve(spec, largest) for spec in req.devices]
@@ -149,12 +149,8 @@ def _plan_tray(req: QualifyRequest, prof: profiles.Profile, sizes: List[int],
         return tray, {}
     if len(tray) < 2:
         raise UsageError("--probe measures several devices alone and together: name two or more")
-    params = SweepParams(mode=prof.mode, sizes=sizes)
-    if any(params.engine_for(t) != ENGINE_PAIR for t in tray):
-        raise UsageError("--probe measures with the pair engine: files and block devices under a profile in "
-                         "flush mode, not NBD targets")
-    from slogqual.tools import pairbench
-    pairbench.check_version()
+    shelf_probe.check_engine(SweepParams(mode=prof.mode, sizes=sizes), tray,
+                             "files and block devices under a profile in flush mode, not NBD targets")
     # each ceiling names an element of the paths, or nothing is written
     return tray, {t.path: p for t, p in zip(tray, shelf_probe.paths_of(tray, ceilings))}
 
@@ -172,9 +168,9 @@ def _check_tray_options(req: QualifyRequest) -> List[path_ceiling.Declaration]:
 
 
 def plan(req: QualifyRequest) -> Options:
-    """The checks, in the order a user meets them, before anything is written; then the output directory
-    is made. Returns the device runs' options. What describes the whole machine is read once for the
-    plan (device.one_reading)."""
+    """The checks, in the order a user meets them, before anything is written (the output directory too:
+    the run makes it once nothing can refuse it, after a tray's claims). Returns the device runs'
+    options. What describes the whole machine is read once for the plan (device.one_reading)."""
     from slogqual import device
 
     with device.one_reading():
@@ -202,22 +198,16 @@ def _plan(req: QualifyRequest) -> Options:
     ceilings = _check_tray_options(req)
     tray, unit_paths = _plan_tray(req, prof, sizes, ceilings) if req.parallel else ([], {})
     out_dir = os.path.abspath(req.out_dir or f"slogqual-qualify-{time.strftime('%Y%m%dT%H%M%S')}")
-    if req.junit:  # before the output directory is made: a refused run writes nothing
+    if req.junit:  # its directory exists and is writable, the file is not another's: checked here
         _guard(req, req.junit, "JUnit report", text_mark(JUNIT_MARK, lines=2))
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise UsageError(f"{out_dir} is not a directory: --out names the directory for the results")
     if os.path.isdir(out_dir):  # only an earlier run's files of the same kind may be replaced
         for name, what, ours in _planned(req, prof):
             _guard(req, os.path.join(out_dir, name), what, ours)
+    else:  # made by the run once nothing can refuse it (make_output_dir), not here
+        check_makeable(out_dir)
     scenario_results = load_scenario_results(req.scenario_results)
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{out_dir}: cannot create the output directory: {exc.strerror}") from None
-    if req.junit:
-        parent = os.path.dirname(os.path.abspath(req.junit))
-        if not os.path.isdir(parent):
-            raise UsageError(f"{req.junit}: directory {parent} does not exist")
     return Options(
         profile=prof, devices=list(req.devices), out_dir=out_dir,
         precondition=req.precondition or prof.precondition, destroy_data=req.destroy_data, sizes=sizes,
@@ -307,6 +297,7 @@ def _qualify(req: QualifyRequest, opts: Optional[Options], progress: Optional[Pr
 
 def _in_turn(req: QualifyRequest, opts: Options, progress: Progress, outcome: QualifyOutcome,
              on_device: Callable[[DeviceRun], None], on_note: Callable[[str], None]) -> None:
+    make_output_dir(opts.out_dir)  # in turn, a refused device is judged REFUSED: its document goes here
     recorder = _Recorder(req, on_note)
     lab_cache: dict = {}
     try:
@@ -350,6 +341,7 @@ def _at_once(req: QualifyRequest, opts: Options, progress: Progress, outcome: Qu
             refused = claim_all(claims, tray, opts.destroy_data)
             if refused and not opts.skip_refused:
                 raise tray_refusal(refused, tray, does="qualifies")  # nothing written, every claim released
+            make_output_dir(opts.out_dir)  # the tray claimed: now the first write
             outcome.runs = runs
             recorder = _Recorder(req, on_note)
             for target, exc in refused:

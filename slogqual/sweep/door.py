@@ -30,7 +30,7 @@ from slogqual.analysis import path_ceiling
 from slogqual.sweep.at_once import at_once
 from slogqual.sweep import target as targets
 from slogqual.errors import ResultWriteError, SlogqualError, UsageError
-from slogqual.outputs import check_output
+from slogqual.outputs import check_makeable, check_output, make_output_dir
 from slogqual.process import EXIT_INTERRUPTED
 from slogqual.progress import Progress, UnitProgress
 from slogqual.results import SWEEP_SCHEMA_PREFIX, STATUS_COMPLETE, SweepResult, write_json_atomic
@@ -126,22 +126,7 @@ def output_paths(output: Optional[str], specs: List[Optional[str]], here: str) -
     directory = os.path.abspath(output)
     if os.path.isdir(directory):
         return [os.path.join(directory, n) for n in names], None
-    above = os.path.dirname(directory)  # the nearest that exists: makedirs makes the rest
-    while not os.path.exists(above):
-        above = os.path.dirname(above)
-    if not os.path.isdir(above) or not os.access(above, os.W_OK | os.X_OK):
-        raise UsageError(f"{output}: cannot make the output directory ({above} is not a writable directory)")
-    return [os.path.join(directory, n) for n in names], directory
-
-
-def make_output_dir(directory: Optional[str]) -> None:
-    """The output directory output_paths planned, made once nothing can refuse the run any more."""
-    if directory is None:
-        return
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{directory}: cannot make the output directory ({exc.strerror or exc})") from None
+    return [os.path.join(directory, n) for n in names], check_makeable(output)
 
 
 def engines(params: SweepParams, kinds: List[str]) -> Tuple[str, str]:
@@ -150,7 +135,8 @@ def engines(params: SweepParams, kinds: List[str]) -> Tuple[str, str]:
     needed only where it measures (--mode dsync, NBD, --engine fio), "" where it does not."""
     kinds_engines = {params.engine_for_kind(k) for k in kinds}
     fio_version = fio.check_version().text if kinds_engines - {ENGINE_PAIR} else ""
-    engine_version = pairbench.check_version().text if ENGINE_PAIR in kinds_engines else ""
+    engine_version = pairbench.check_version(fio_instead=not params.pair_only).text \
+        if ENGINE_PAIR in kinds_engines else ""
     return fio_version, engine_version
 
 
@@ -223,9 +209,8 @@ def _plan_new(req: SweepRequest, result_store: store.Store, here: str) -> _Plan:
         check_output(out, "sweep result", SWEEP_SCHEMA_PREFIX, protect, force=req.force)
     shelf_output = None
     if req.probe:
-        if any(params.engine_for(t) != ENGINE_PAIR for t in resolved if t):
-            raise UsageError("--probe measures with the pair engine: files and block devices in --mode flush, "
-                             "not --engine fio or NBD targets")
+        shelf_probe.check_engine(params, [t for t in resolved if t],
+                                 "files and block devices in --mode flush, not --engine fio or NBD targets")
         shelf_output = os.path.join(os.path.dirname(outputs[0]), f"slogqual-shelf-{time.strftime('%Y%m%dT%H%M%S')}.json")
         if new_dir is None:
             check_output(shelf_output, "shelf result", SHELF_SCHEMA.rsplit("/", 1)[0] + "/", protect,

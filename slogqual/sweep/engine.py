@@ -79,6 +79,13 @@ class SweepParams:
     def sustained(self) -> bool:
         return self.sustain_s is not None or self.sustain_bytes is not None
 
+    @property
+    def pair_only(self) -> List[str]:
+        """The options given that only the pair engine measures (--precision, --sustain): with them a
+        missing engine is refused without offering --engine fio, which they refuse too."""
+        return [name for name, given in (("--precision", self.precision is not None), ("--sustain", self.sustained))
+                if given]
+
     def engine_for(self, target: Target) -> str:
         """The engine that measures target: ENGINE_PAIR or ENGINE_FIO."""
         return self.engine_for_kind(target.kind)
@@ -170,8 +177,7 @@ class SweepParams:
             raise UsageError(f"unknown engine {self.engine!r}: use one of {', '.join(ENGINES)}")
         if self.engine == ENGINE_PAIR and self.mode != "flush":
             raise UsageError(f"--engine pair measures write+flush pairs: it does --mode flush only, not {self.mode}")
-        pair_only = [name for name, given in (("--precision", self.precision is not None),
-                                              ("--sustain", self.sustained)) if given]
+        pair_only = self.pair_only
         if pair_only and (self.mode != "flush" or self.engine == ENGINE_FIO):
             raise UsageError(f"{' and '.join(pair_only)} need the pair engine (--mode flush, not --engine fio)")
         if self.precision is not None and not (math.isfinite(self.precision) and 0 < self.precision < 1):
@@ -483,7 +489,8 @@ class SyncWriteSweep:
         self.engine = params.engine_for(target)
         # every pair-engine result records the engine's version, whoever builds the document (a qualification
         # and a scenario's log sweeps made their own and recorded none)
-        self.engine_version = engine_version or (pairbench.check_version().text if self.engine == ENGINE_PAIR else "")
+        self.engine_version = engine_version or (pairbench.check_version(fio_instead=not self.params.pair_only).text
+                                                if self.engine == ENGINE_PAIR else "")
 
     def _new_result(self) -> SweepResult:
         device = describe_target(self.target)

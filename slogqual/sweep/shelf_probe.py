@@ -26,7 +26,8 @@ from slogqual.device import topology
 from slogqual.progress import Progress
 from slogqual.results import schema as S
 from slogqual.results.shelf import UnitPath
-from slogqual.sweep.engine import describe_target
+from slogqual.errors import UsageError
+from slogqual.sweep.engine import ENGINE_PAIR, SweepParams, describe_target
 from slogqual.sweep.target import Target
 from slogqual.kernel import sysfs
 from slogqual.tools import fio, pairbench
@@ -104,6 +105,21 @@ def unit_device(unit: str) -> str:
     """A --path-ceiling's DEVICE as its path names it: a /dev/disk/by-id link followed; a bare name (sdb)
     kept, which matches by its base name."""
     return os.path.realpath(unit) if os.sep in unit else unit
+
+
+def check_engine(params: SweepParams, targets: Sequence[Target], measured_with: str) -> str:
+    """Every unit measured with the pair engine, or UsageError (the doors' --probe check, before anything
+    is written): where the engine cannot be had here, why (no cc: how to get it; never --engine fio,
+    which the probe does not take); otherwise the units it measures (``measured_with``, the door's words).
+    Returns the engine's version."""
+    others = [t for t in targets if params.engine_for(t) != ENGINE_PAIR]
+    why = next((params.fallback(t.kind) for t in others if params.fallback(t.kind)), "")
+    if why:
+        why = pairbench.missing_compiler(fio_instead=False) if why == pairbench.NO_COMPILER else why
+        raise UsageError(f"--probe measures with the pair engine, which cannot be had here: {why}")
+    if others:
+        raise UsageError(f"--probe measures with the pair engine: {measured_with}")
+    return pairbench.check_version(fio_instead=False).text
 
 
 def paths_of(targets: Sequence[Target], ceilings: Sequence[path_ceiling.Declaration] = (),

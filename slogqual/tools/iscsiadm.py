@@ -65,7 +65,7 @@ def parse_initiator_name(text: str) -> str:
         line = line.strip()
         if line.startswith("InitiatorName="):
             name = line.split("=", 1)[1].strip()
-            if re.fullmatch(r"iqn\.\d{4}-\d{2}\.[^\s]+|eui\.[0-9A-Fa-f]{16}", name):
+            if re.fullmatch(r"iqn\.[0-9]{4}-[0-9]{2}\.[^\s]+|eui\.[0-9A-Fa-f]{16}", name):
                 return name
             raise ValueError(f"InitiatorName {name!r} is not an iqn. or eui. name")
     raise ValueError("no InitiatorName= line")
@@ -105,9 +105,9 @@ class Session:
 _NEGOTIATED = ("HeaderDigest", "DataDigest", "MaxRecvDataSegmentLength", "MaxXmitDataSegmentLength",
                "FirstBurstLength", "MaxBurstLength", "ImmediateData", "InitialR2T", "MaxOutstandingR2T")
 _TARGET = re.compile(r"^Target:\s+(\S+)(?:\s+\((?:non-)?flash\))?\s*$")
-_SCSI = re.compile(r"^scsi(\d+)\s+Channel\s+(\d+)\s+Id\s+(\d+)\s+Lun:\s+(\d+)\s*$")
+_SCSI = re.compile(r"^scsi([0-9]+)\s+Channel\s+([0-9]+)\s+Id\s+([0-9]+)\s+Lun:\s+([0-9]+)\s*$")
 _DISK = re.compile(r"^Attached scsi disk\s+(\S+)\s+State:\s*(\S.*?)\s*$")
-_HOST = re.compile(r"^Host Number:\s+(\d+)\s+State:\s*(\S.*?)\s*$")
+_HOST = re.compile(r"^Host Number:\s+([0-9]+)\s+State:\s*(\S.*?)\s*$")
 
 
 def parse_sessions(text: str) -> List[Session]:
@@ -164,7 +164,7 @@ def parse_sessions(text: str) -> List[Session]:
                 pending = None
             cur.portal = value
         elif key == "SID":
-            cur.sid = int(value)
+            cur.sid = _run.whole(value)
         elif key == "Iface Initiatorname":
             cur.initiator = value
         elif key == "iSCSI Connection State":

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Dict, Optional, Union
 
 from slogqual.errors import MeasurementError
+from slogqual.tools import spawn as _run
 
 KSTAT_ROOT = "/proc/spl/kstat/zfs"
 ZIL_GLOBAL = os.path.join(KSTAT_ROOT, "zil")
@@ -46,14 +47,14 @@ def parse_kstat(text: str) -> Dict[str, Value]:
         name, typ = parts[0], parts[1]
         data = parts[2].strip() if len(parts) > 2 else ""
         try:
-            t = int(typ)
+            t = _run.whole(typ)
         except ValueError:
             continue
         if t == KSTAT_DATA_STRING:
             out[name] = data
         else:
             try:
-                out[name] = int(data)
+                out[name] = _run.whole(data, signed=True)  # INT32/INT64 rows may be negative
             except ValueError:
                 out[name] = data
     if not started:
@@ -99,7 +100,7 @@ def from_sysctl(values: Dict[str, str], oid: str) -> Dict[str, Value]:
         if "." in stat:  # a deeper node is some other kstat's
             continue
         try:
-            out[stat] = int(text)
+            out[stat] = _run.whole(text, signed=True)
         except ValueError:
             out[stat] = text
     if not out:

@@ -71,7 +71,7 @@ def _int(v: Any) -> Optional[int]:
     if v is None or isinstance(v, bool):
         return None
     try:
-        return int(str(v).strip())
+        return _run.whole(str(v).strip())
     except ValueError:
         return None
 

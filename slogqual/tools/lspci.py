@@ -26,8 +26,8 @@ from slogqual.tools import spawn as _run
 PROGRAM = "lspci"
 
 _FUNC_RE = re.compile(r"^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s")
-_CAP_RE = re.compile(r"LnkCap:.*?Speed\s+([0-9.]+)\s*GT/s.*?Width\s+x(\d+)", re.IGNORECASE)
-_STA_RE = re.compile(r"LnkSta:.*?Speed\s+([0-9.]+)\s*GT/s(\s*\(downgraded\))?.*?Width\s+x(\d+)(\s*\(downgraded\))?",
+_CAP_RE = re.compile(r"LnkCap:.*?Speed\s+([0-9.]+)\s*GT/s.*?Width\s+x([0-9]+)", re.IGNORECASE)
+_STA_RE = re.compile(r"LnkSta:.*?Speed\s+([0-9.]+)\s*GT/s(\s*\(downgraded\))?.*?Width\s+x([0-9]+)(\s*\(downgraded\))?",
                      re.IGNORECASE)
 
 

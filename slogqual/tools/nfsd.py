@@ -37,7 +37,10 @@ def _read(name: str, root: str = PROC_NFSD) -> Optional[str]:
 def threads(root: str = PROC_NFSD) -> Optional[int]:
     """The kernel server's thread count now (0: not running); None where /proc/fs/nfsd is not mounted."""
     value = _read("threads", root)
-    return int(value) if value is not None and value.isdigit() else None
+    try:
+        return _run.whole(value) if value is not None else None
+    except ValueError:  # isdigit() took '²', which int() cannot read, and '١', which it can
+        return None
 
 
 def versions(root: str = PROC_NFSD) -> Optional[str]:

@@ -267,13 +267,13 @@ def _text_count(value: str) -> Optional[int]:
 def _text_temperature(value: str) -> Optional[int]:
     """'34 C', '32 C (305 Kelvin)', '33 °C (306 K, 91 °F)' -> Celsius (from the Kelvin figure when given)."""
     v = value.strip()
-    m = re.search(r"(?<![\d.-])(\d{1,5})\s*(?:K|Kelvin)\b", v)
+    m = re.search(r"(?<![\d.-])([0-9]{1,5})\s*(?:K|Kelvin)\b", v)
     if m:
         return _kelvin_to_c(int(m.group(1)))
-    m = re.match(r"^(-?\d{1,4})\s*(?:°\s*)?C\b", v)
+    m = re.match(r"^(-?[0-9]{1,4})\s*(?:°\s*)?C\b", v)
     if m:
         return int(m.group(1))
-    m = re.match(r"^(-?\d{1,4})\s*(?:°\s*)?F\b", v)
+    m = re.match(r"^(-?[0-9]{1,4})\s*(?:°\s*)?F\b", v)
     if m:
         return round((int(m.group(1)) - 32) * 5 / 9)
     return None

@@ -46,6 +46,8 @@ PACKAGED = os.path.join(HERE, "native", "pairbench")
 MAGIC = b"SQPAIR2\n"
 CFLAGS = ["-O2", "-std=c99", "-Wall"]
 NO_COMPILER = f"no pair engine was installed with slogqual and {COMPILER} is not on PATH to build one"
+# the other way out, for a sweep that fio can measure (not --precision, --sustain or --probe, which refuse it)
+OR_FIO = ", or measure with --engine fio, whose write+flush percentiles are upper bounds"
 
 SAMPLES_PREFIX = "slogqual-pair-"  # a run's samples directory in the temporary directory (owner.pid inside)
 SERIES = ("pair", "write", "flush")
@@ -193,7 +195,7 @@ def build(output: str, timeout: float = 120) -> str:
     if not os.path.exists(SOURCE):
         raise ToolMissingError(f"{SOURCE} is missing: reinstall slogqual", program=PROGRAM)
     if _run.which(COMPILER) is None:
-        raise ToolMissingError(f"{NO_COMPILER} ({_run.install_advice(COMPILER)})", program=COMPILER)
+        raise ToolMissingError(missing_compiler(), program=COMPILER)
     os.makedirs(os.path.dirname(output), exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".pairbench-", dir=os.path.dirname(output))
     os.close(fd)
@@ -232,6 +234,11 @@ def locate(build_if_missing: bool = True) -> str:
         return build(fallback)
 
 
+def missing_compiler(fio_instead: bool = True) -> str:
+    """NO_COMPILER and how to get cc; with ``fio_instead``, measuring with --engine fio too (one line)."""
+    return f"{NO_COMPILER} ({_run.install_advice(COMPILER)}{OR_FIO if fio_instead else ''})"
+
+
 def unavailable() -> str:
     """Why the pair engine cannot be had here, in a few words ('' when it can: installed, built before,
     or built now, as locate() does): NO_COMPILER, the compiler's failure, or a cache nobody can write.
@@ -252,9 +259,17 @@ def version() -> _run.ToolVersion:
     return _run.get_version(locate(), ["--version"], r"^pairbench (\d+)")
 
 
-def check_version() -> _run.ToolVersion:
-    """version(), refused (ToolTooOldError) unless it is exactly the samples format this module reads."""
-    found = _run.check_version(PROGRAM, version)
+def check_version(fio_instead: bool = True) -> _run.ToolVersion:
+    """version(), refused (ToolTooOldError) unless it is exactly the samples format this module reads.
+    ``fio_instead``: whether the caller could measure with --engine fio instead, which the refusal for
+    want of cc then names; False for what needs this engine (--precision, --sustain, --probe), whose
+    refusal names only how to get it."""
+    try:
+        found = _run.check_version(PROGRAM, version)
+    except ToolMissingError as exc:
+        if exc.program != COMPILER or fio_instead:
+            raise
+        raise ToolMissingError(missing_compiler(fio_instead=False), program=COMPILER) from None
     if found.version != VERSION:
         raise ToolTooOldError(f"{found.text} at {locate()} is not pairbench {VERSION[0]}: reinstall slogqual",
                                    program=PROGRAM, found=found.version, needed=VERSION)

@@ -388,7 +388,7 @@ def _text_number(value: str) -> Optional[int]:
 
 def _text_celsius(value: str) -> Optional[int]:
     """'38 Celsius', '57 C' -> 38, 57."""
-    m = re.match(r"^\s*(-?\d{1,4})\s*(?:Celsius|C)\b", value)
+    m = re.match(r"^\s*(-?[0-9]{1,4})\s*(?:Celsius|C)\b", value)
     return _celsius(int(m.group(1))) if m else None
 
 

@@ -71,7 +71,6 @@ class Requirement:
 _LINUX_ONLY = "not used on FreeBSD"
 _FREEBSD_ONLY = "not used on Linux"
 _FREEBSD_BASE = "in the base system"
-_OR_FIO = ", or measure with --engine fio, whose write+flush percentiles are upper bounds"  # cc: a host without one
 
 def _by_program(requirements: Sequence[Requirement]) -> Dict[str, Requirement]:
     """The table by program name; a program listed twice is a mistake (the later entry would silently
@@ -91,7 +90,7 @@ PROGRAMS: Dict[str, Requirement] = _by_program((
                 "built by pip install, or on first use, with cc: apt-get install gcc libc6-dev",
                 "built by pip install, or on first use, with cc (" + _FREEBSD_BASE + ")"),
     Requirement("cc", None, "building the pair engine from slogqual/native/pairbench.c",
-                "apt-get install gcc libc6-dev" + _OR_FIO, _FREEBSD_BASE + " (clang)" + _OR_FIO),
+                "apt-get install gcc libc6-dev", _FREEBSD_BASE + " (clang)"),  # the way without: pairbench
     Requirement("gnuplot", (5, 0), "datablocks, dashtype and the pngcairo/svg terminals",
                 "apt-get install gnuplot-nox", "pkg install gnuplot-lite"),
     Requirement("nbdkit", (1, 12), "the rate filter of the lab's device classes (delay, error, memory, full: older)",
@@ -303,6 +302,20 @@ def parse_failed(program: str, argv: Optional[Sequence[str]], text: str, why: st
                            excerpt=(text or "")[:200], argv=argv, stderr=stderr)
 
 
+_WHOLE = re.compile(r"[0-9]+", re.ASCII)
+_SIGNED = re.compile(r"-?[0-9]+", re.ASCII)
+
+
+def whole(text: str, signed: bool = False) -> int:
+    """A whole number as a program prints it: ASCII digits (with ``signed``, a leading '-'), nothing
+    else. int() would also read '١٢٣' (Arabic-Indic digits), '1_000', ' 12\n' and '+12', none of which
+    a program means as a figure. ValueError otherwise, which parse_text turns into the program's
+    ToolOutputError."""
+    if not (_SIGNED if signed else _WHOLE).fullmatch(text):
+        raise ValueError(f"{text[:40]!r} is not a whole number in ASCII digits")
+    return int(text)
+
+
 def loads_json(text: str, what: str) -> Any:
     """The JSON document a program printed; ValueError naming ``what`` ('lsblk output') when it is not
     JSON, or is nested deeper than Python's decoder can follow (its RecursionError, which is no
@@ -463,7 +476,8 @@ class ToolVersion:
 
 
 def parse_version(text: str, regex: str) -> Optional[tuple]:
-    m = re.search(regex, text, flags=re.MULTILINE)
+    """The numbers of ``regex``'s groups in ``text``; its \\d are ASCII digits (re.ASCII)."""
+    m = re.search(regex, text, flags=re.MULTILINE | re.ASCII)
     if not m:
         return None
     return tuple(int(x) for x in m.groups() if x is not None)

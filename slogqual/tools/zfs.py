@@ -115,9 +115,10 @@ def parse_objsetid(text: str) -> int:
     """The objsetid of ``zfs get -Hp -o property,value objsetid`` (ToolOutputError when it is not there
     or not a number; it was a bare KeyError, shown as "unreadable output: 'objsetid'")."""
     value = parse_get(text).get("objsetid")
-    if value is None or not value.strip().isdigit() or not value.strip().isascii():
-        raise _run.parse_failed(PROGRAM, None, text, f"no objsetid number in zfs get output (got {value!r})")
-    return int(value)
+    try:
+        return _run.whole((value or "").strip())
+    except ValueError:
+        raise _run.parse_failed(PROGRAM, None, text, f"no objsetid number in zfs get output (got {value!r})") from None
 
 
 def objsetid(name: str) -> int:

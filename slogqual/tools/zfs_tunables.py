@@ -13,6 +13,8 @@ import os
 import sys
 from typing import Dict, Optional
 
+from slogqual.tools import spawn as _run
+
 LINUX_ROOT = "/sys/module/zfs/parameters"
 
 #: the advisor's tunable -> (Linux module parameter, FreeBSD sysctl)
@@ -27,8 +29,10 @@ PARAMETERS = {
 
 
 def _number(text: str) -> Optional[int]:
-    text = text.strip()
-    return int(text) if text.isdigit() else None
+    try:
+        return _run.whole(text.strip())
+    except ValueError:
+        return None
 
 
 def read_linux(root: str = LINUX_ROOT) -> Optional[Dict[str, int]]:

@@ -97,7 +97,7 @@ class VdevIO:
 
 
 def _int(text: str) -> Optional[int]:
-    return None if text in ("-", "") else int(text)
+    return None if text in ("-", "") else _run.whole(text)
 
 
 def parse_iostat_v(text: str) -> List[VdevIO]:
@@ -216,7 +216,7 @@ def parse_list(text: str) -> List[PoolInfo]:
         try:
             if len(p) != 5:
                 raise ValueError("not 5 tab-separated fields")
-            out.append(PoolInfo(p[0], int(p[1]), int(p[2]), int(p[3]), p[4]))
+            out.append(PoolInfo(p[0], _run.whole(p[1]), _run.whole(p[2]), _run.whole(p[3]), p[4]))
         except ValueError as exc:
             raise _garbage(text, f"unexpected zpool list line {line!r} ({exc})") from None
     return out

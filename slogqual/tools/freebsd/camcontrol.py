@@ -24,9 +24,9 @@ from slogqual.tools import spawn as _run
 
 PROGRAM = "camcontrol"
 
-_ANNOUNCE = re.compile(r"^(\w+\d+):\s+<(.*)>\s+(.*?)\s*$")
-_SERIAL = re.compile(r"^(\w+\d+):\s+Serial Number\s+(.*?)\s*$")
-_XFER = re.compile(r"^(\w+\d+):\s+([0-9.]+)MB/s transfers(?:\s*\((.*)\))?")
+_ANNOUNCE = re.compile(r"^(\w+[0-9]+):\s+<(.*)>\s+(.*?)\s*$")
+_SERIAL = re.compile(r"^(\w+[0-9]+):\s+Serial Number\s+(.*?)\s*$")
+_XFER = re.compile(r"^(\w+[0-9]+):\s+([0-9.]+)MB/s transfers(?:\s*\((.*)\))?")
 # A feature row: the name padded to 30 columns and one space (a 30-character name is followed by that one
 # space: "Data Set Management (DSM/TRIM) yes"), then Support and Enabled, which camcontrol separates by a
 # tab ("yes\tyes") that a copy may have turned into spaces, then the Value.
@@ -74,7 +74,7 @@ def is_ata(info: CamInfo) -> bool:
     answers SCSI INQUIRY through the HBA's SAT layer with vendor "ATA" (``<ATA INTEL SSDSC2BA80 0270>``),
     and CAM announces ATA devices as ``ATA-9 SATA 3.x device``."""
     vendor = (info.inquiry or "").split(None, 1)[0] if info.inquiry else ""
-    return vendor == "ATA" or bool(re.search(r"\b(?:ATA(?:-\d+|8-ACS)?|ACS-\d+ ATA)\b.*\bdevice\b|\bSATA\b",
+    return vendor == "ATA" or bool(re.search(r"\b(?:ATA(?:-[0-9]+|8-ACS)?|ACS-[0-9]+ ATA)\b.*\bdevice\b|\bSATA\b",
                                              info.device_kind or ""))
 
 
@@ -140,10 +140,10 @@ def parse(text: str) -> CamInfo:
     info.firmware = f.get("firmware revision") or None
     info.serial = f.get("serial number") or info.serial
     info.wwn = f.get("wwn") or None
-    m = re.search(r"logical\s+(\d+),\s*physical\s+(\d+)", f.get("sector size", ""))
+    m = re.search(r"logical\s+([0-9]+),\s*physical\s+([0-9]+)", f.get("sector size", ""))
     if m:
         info.logical_sector, info.physical_sector = int(m.group(1)), int(m.group(2))
-    m = re.match(r"(\d+)\s+sectors", f.get("lba48 supported", "") or f.get("lba supported", ""))
+    m = re.match(r"([0-9]+)\s+sectors", f.get("lba48 supported", "") or f.get("lba supported", ""))
     if m:
         info.sectors = int(m.group(1))
     rpm = f.get("media rpm")
@@ -175,8 +175,8 @@ def inquiry(device: str) -> CamInfo:
 
 # --- devlist -v ------------------------------------------------------------------------------------------
 
-_BUS = re.compile(r"^scbus(-?\d+)\s+on\s+(\S+?)\s+bus\s+(\d+):?\s*$")
-_UNIT = re.compile(r"^<(.*)>\s+at\s+scbus(-?\d+)\s+target\s+(-?\d+)\s+lun\s+([0-9a-fA-F]+)\s+\((.*)\)\s*$")
+_BUS = re.compile(r"^scbus(-?[0-9]+)\s+on\s+(\S+?)\s+bus\s+([0-9]+):?\s*$")
+_UNIT = re.compile(r"^<(.*)>\s+at\s+scbus(-?[0-9]+)\s+target\s+(-?[0-9]+)\s+lun\s+([0-9a-fA-F]+)\s+\((.*)\)\s*$")
 
 
 @dataclass

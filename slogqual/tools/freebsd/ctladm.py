@@ -17,7 +17,7 @@ from typing import Dict, List, Optional
 PROGRAM = "ctladm"
 
 _HEADER = re.compile(r"^\s*LUN\s+Backend\s+Size \(Blocks\)\s+BS\s+Serial Number\s+Device ID\s*$")
-_LUN = re.compile(r"^\s*(\d+) (\S+)\s+(\d+)\s+(\d+) (.*)$")
+_LUN = re.compile(r"^\s*([0-9]+) (\S+)\s+([0-9]+)\s+([0-9]+) (.*)$")
 _OPTION = re.compile(r"^\s+([A-Za-z_][A-Za-z0-9_.-]*)=(.*)$")
 _ID_WIDTH = 16  # %-16s serial number, then one space
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 from slogqual.errors import UsageError
+from slogqual.tools import spawn as _run
 
 PROGRAM = "ctld"
 INITIATOR = "iscsictl"
@@ -136,12 +137,14 @@ def _session(block: Dict[str, str]) -> Session:
     for key in ("Session ID", "Target name", "Target portal", "Session state", "Device nodes"):
         if key not in block:
             raise ValueError(f"iscsictl -L -v: a session without {key!r}")
-    if not block["Session ID"].isdigit():
-        raise ValueError(f"iscsictl -L -v: session id {block['Session ID']!r}")
+    try:
+        sid = _run.whole(block["Session ID"])
+    except ValueError:
+        raise ValueError(f"iscsictl -L -v: session id {block['Session ID']!r}") from None
     devices = block["Device nodes"].split()
     if any(not re.match(r"^[a-z]+[0-9]+$", d) for d in devices):
         raise ValueError(f"iscsictl -L -v: device nodes {block['Device nodes']!r}")
-    return Session(int(block["Session ID"]), block["Target name"], block["Target portal"],
+    return Session(sid, block["Target name"], block["Target portal"],
                    block["Session state"], dict(block), devices)
 
 

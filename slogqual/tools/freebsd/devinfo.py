@@ -20,7 +20,7 @@ PROGRAM = "devinfo"
 
 _DEVICE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?: pnpinfo (?P<pnp>.*?))?(?: at (?P<loc>.*?))?"
                      r"(?: \((?P<state>disabled|suspended)\))?$")
-_RANGE = re.compile(r"^(?:0x[0-9a-fA-F]+|\d+)(?:-(?:0x[0-9a-fA-F]+|\d+))?$")
+_RANGE = re.compile(r"^(?:0x[0-9a-fA-F]+|[0-9]+)(?:-(?:0x[0-9a-fA-F]+|[0-9]+))?$")
 
 
 @dataclass

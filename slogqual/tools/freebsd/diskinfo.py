@@ -44,7 +44,7 @@ _LINE = re.compile(r"^\s*(.*?)\s+#\s+(.+?)\s*$")
 def _int(v: Optional[str]) -> Optional[int]:
     if v is None:
         return None
-    m = re.match(r"^(\d+)$", v.strip())
+    m = re.match(r"^([0-9]+)$", v.strip())
     return int(m.group(1)) if m else None
 
 

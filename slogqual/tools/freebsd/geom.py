@@ -34,7 +34,7 @@ class GeomDisk:
 
     @property
     def open_counts(self) -> Optional[Dict[str, int]]:
-        m = re.fullmatch(r"r(\d+)w(\d+)e(\d+)", self.mode or "")
+        m = re.fullmatch(r"r([0-9]+)w([0-9]+)e([0-9]+)", self.mode or "")
         if not m:
             return None
         return {"r": int(m.group(1)), "w": int(m.group(2)), "e": int(m.group(3))}
@@ -47,7 +47,7 @@ def argv(name: Optional[str] = None) -> List[str]:
 def _int(text: Optional[str]) -> Optional[int]:
     if text is None:
         return None
-    m = re.match(r"\s*(\d+)", text)
+    m = re.match(r"\s*([0-9]+)", text)
     return int(m.group(1)) if m else None
 
 
@@ -65,7 +65,7 @@ def parse(text: str) -> List[GeomDisk]:
         if cur is None or ":" not in line:
             continue
         key, _, value = line.partition(":")
-        key = re.sub(r"^\d+\.\s*", "", key).strip().lower()
+        key = re.sub(r"^[0-9]+\.\s*", "", key).strip().lower()
         value = value.strip()
         if key == "mediasize":
             cur.mediasize = _int(value)

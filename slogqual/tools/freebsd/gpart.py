@@ -17,9 +17,9 @@ from slogqual.tools import spawn as _run
 
 PROGRAM = "gpart"
 
-_HEADER = re.compile(r"^=>\s+(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+\(([^)]*)\)(?:\s+\[(\w+)\])?\s*$")
-_ENTRY = re.compile(r"^(\d+)\s+(\d+)\s+(\S+)\s+(\S+)(?:\s+\[([^\]]*)\])?\s+\(([^)]*)\)\s*$")
-_FREE = re.compile(r"^(\d+)\s+(\d+)\s+- free -\s+\(([^)]*)\)\s*$")
+_HEADER = re.compile(r"^=>\s+([0-9]+)\s+([0-9]+)\s+(\S+)\s+(\S+)\s+\(([^)]*)\)(?:\s+\[(\w+)\])?\s*$")
+_ENTRY = re.compile(r"^([0-9]+)\s+([0-9]+)\s+(\S+)\s+(\S+)(?:\s+\[([^\]]*)\])?\s+\(([^)]*)\)\s*$")
+_FREE = re.compile(r"^([0-9]+)\s+([0-9]+)\s+- free -\s+\(([^)]*)\)\s*$")
 
 
 @dataclass(frozen=True)

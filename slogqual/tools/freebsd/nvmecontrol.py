@@ -59,7 +59,7 @@ class NvmeIdentify:
 def controller_of(disk: str) -> str:
     """nvdN/ndaN (and its partitions, nvd0p1) is namespace 1 of controller nvmeN on the usual single-namespace
     drive; nvmeN and its namespace nodes nvmeNnsM belong to controller nvmeN."""
-    m = re.match(r"(?:nvd|nda|nvme)(\d+)", disk)
+    m = re.match(r"(?:nvd|nda|nvme)([0-9]+)", disk)
     return "nvme" + (m.group(1) if m else re.sub(r"\D", "", disk))
 
 
@@ -108,7 +108,7 @@ def parse(text: str) -> NvmeIdentify:
     ident.serial = fields.get("Serial Number") or None
     ident.firmware = fields.get("Firmware Version") or None
     ident.version = fields.get("Version") or None
-    m = re.match(r"(\d+)\s*bytes", fields.get("Total NVM Capacity", ""))
+    m = re.match(r"([0-9]+)\s*bytes", fields.get("Total NVM Capacity", ""))
     ident.total_capacity = int(m.group(1)) if m else None
     vwc = fields.get("Volatile Write Cache")
     if vwc:
@@ -172,7 +172,7 @@ def argv_health(ctrl: str) -> List[str]:
 
 def _kelvin_c(value: str) -> Optional[int]:
     """'306 K, 32.85 C, 91.13 F' -> 33 (Kelvin less 273); None for 0 K, the page's "not reported"."""
-    m = re.match(r"\s*(\d+)\s*K\b", value)
+    m = re.match(r"\s*([0-9]+)\s*K\b", value)
     if not m:
         raise ValueError(f"no Kelvin temperature in {value.strip()[:40]!r}")
     k = int(m.group(1))
@@ -181,7 +181,7 @@ def _kelvin_c(value: str) -> Optional[int]:
 
 def _integer(value: str, field_name: str) -> int:
     v = value.strip()
-    if not re.fullmatch(r"-?\d+", v):
+    if not re.fullmatch(r"-?[0-9]+", v):
         raise ValueError(f"{field_name}: not a number: {v[:40]!r}")
     n = int(v)
     if field_name in _SIGNED_U32:

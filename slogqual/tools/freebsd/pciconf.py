@@ -19,12 +19,12 @@ from slogqual.tools import spawn as _run
 
 PROGRAM = "pciconf"
 
-_DEVICE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*?)(\d+)@(pci[0-9:]+?):?\s+(\S.*)?$")
+_DEVICE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*?)([0-9]+)@(pci[0-9:]+?):?\s+(\S.*)?$")
 _FIELD = re.compile(r"^\s+(vendor|device|class|subclass)\s+=\s+'?(.*?)'?\s*$")
 _CAP = re.compile(r"^\s+(e?cap)\s+([0-9a-fA-F]+)\[[0-9a-fA-F]+\]\s*=?\s*(.*)$")
-_LINK = re.compile(r"link\s+x(\d+)\(x(\d+)\)")
+_LINK = re.compile(r"link\s+x([0-9]+)\(x([0-9]+)\)")
 _SPEED = re.compile(r"speed\s+([0-9.]+)\(([0-9.]+)\)")
-_EXPRESS = re.compile(r"PCI-Express\s+(\d+)\s+(.+?)\s+max data")
+_EXPRESS = re.compile(r"PCI-Express\s+([0-9]+)\s+(.+?)\s+max data")
 
 
 @dataclass

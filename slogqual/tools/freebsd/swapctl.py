@@ -39,11 +39,15 @@ def parse(text: str) -> List[Swap]:
     out: List[Swap] = []
     for raw in lines[1:]:
         f = raw.split()
-        if len(f) != 3 or not (f[1].isdecimal() and f[2].isdecimal()):
-            raise ValueError(f"unexpected swapctl -l line {raw.strip()[:80]!r}")
+        try:
+            if len(f) != 3:
+                raise ValueError("not 3 fields")
+            blocks, used = _run.whole(f[1]), _run.whole(f[2])
+        except ValueError:
+            raise ValueError(f"unexpected swapctl -l line {raw.strip()[:80]!r}") from None
         if f[0] == "Total":
             continue
-        out.append(Swap(device=f[0], blocks=int(f[1]), used=int(f[2])))
+        out.append(Swap(device=f[0], blocks=blocks, used=used))
     return out
 
 
