@@ -33,8 +33,13 @@ def held() -> Iterator[None]:
         return
     noted: List[int] = []
     previous = {sig: signal.getsignal(sig) for sig in _HELD}
-    for sig in _HELD:
-        signal.signal(sig, lambda signum, frame: noted.append(signum))
+    try:
+        for sig in _HELD:
+            signal.signal(sig, lambda signum, frame: noted.append(signum))
+    except BaseException:  # a signal between two of these: the handlers as they were, then it lands
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        raise
     try:
         yield
     finally:
