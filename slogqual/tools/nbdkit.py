@@ -22,6 +22,8 @@ from slogqual.tools import spawn as _run
 
 PROGRAM = "nbdkit"
 SOCKET_PREFIX = "slogqual-nbd-"
+SOCKET_NAME = "nbd.sock"
+UNIX_PATH_MAX = 107  # sun_path's 108 bytes, the last a NUL
 
 
 def version() -> _run.ToolVersion:
@@ -77,9 +79,15 @@ class NbdServer:
         runs, ToolFailedError (its last words) when it exits first, ToolTimeoutError when it is
         still without a socket after ``timeout`` seconds."""
         check_version()
-        remove_stale_sockets(self.socket_dir)
-        self._tmpdir = _owned.make_dir(SOCKET_PREFIX, self.socket_dir)
-        self.socket = os.path.join(self._tmpdir, "nbd.sock")
+        base = self.socket_dir
+        # a Unix socket's path holds at most 107 bytes: under a deep directory (a test's, a job's) the socket
+        # goes to a directory of its own in the system temp dir (same owner marker, same clean-up)
+        longest = os.path.join(base or "", f"{SOCKET_PREFIX}{os.getpid()}-XXXXXXXX", SOCKET_NAME)
+        if base and len(os.fsencode(longest)) > UNIX_PATH_MAX:
+            base = None
+        remove_stale_sockets(base)
+        self._tmpdir = _owned.make_dir(SOCKET_PREFIX, base)
+        self.socket = os.path.join(self._tmpdir, SOCKET_NAME)
         self.process = _run.Background(self.argv())
         try:
             self.process.start()
