@@ -36,10 +36,10 @@ LAB_IMAGE=$(cd "$LAB_MODULES/../../../.." && pwd)
 if [ -d "$LAB_IMAGE/userland/guest" ]; then
   mkdir -p /.slogqual-zfs && mount --bind "$LAB_IMAGE/userland" /.slogqual-zfs \
     || { say "cannot bind the OpenZFS userland"; finish 125; }
+  # one rm for all: with an rm per file this step took 11.6 s of a TCG boot, with one 2.1 s (a boot each);
+  # the package's directories stay
   if [ -f /var/lib/dpkg/info/zfsutils-linux.list ]; then
-    while read -r f; do
-      case "$f" in */bin/*|*/sbin/*|*/lib/udev/*|*/lib/zfs-linux/*) [ -d "$f" ] || rm -f "$f" ;; esac
-    done < /var/lib/dpkg/info/zfsutils-linux.list
+    rm -f $(grep -E '/s?bin/|/lib/udev/|/lib/zfs-linux/' /var/lib/dpkg/info/zfsutils-linux.list) 2> /dev/null
   fi
   rm -rf /usr/lib/python3/dist-packages/libzfs_core
   cp -a --remove-destination /.slogqual-zfs/guest/. / || { say "cannot install the OpenZFS userland"; finish 125; }
