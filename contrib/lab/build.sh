@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Build the slogqual lab: a QEMU guest kernel with a real OpenZFS module, and its busybox initramfs.
 #
-# Run as root on Debian 12 (bookworm). Idempotent: the result is cached under
+# Run as root on Debian 12 (bookworm). Two OpenZFS versions, each built and cached on its own:
+#   SLOGQUAL_LAB_ZFS=2.3 (the default, what `slogqual lab` boots unless told otherwise): the module from
+#       bookworm-backports' zfs-dkms, the guest using the host's own zfsutils-linux of the same version;
+#   SLOGQUAL_LAB_ZFS=2.4: the module from trixie-backports' zfs-dkms, and trixie-backports' zfsutils-linux
+#       of the same version with the trixie libraries it links (glibc included), unpacked into the build,
+#       never installed on the host; the guest runs it in place of the host's userland (stage2.sh).
+# Idempotent: each build is cached under
 #   ${SLOGQUAL_LAB_CACHE:-/var/cache/slogqual/lab}/<kernel release>_zfs-<zfs-dkms version>/
 # and a repeat run that finds a complete build (and the host packages in place) does nothing but say so.
 #
@@ -9,26 +15,32 @@
 #   1. adds Debian's `contrib` component (bookworm, bookworm-backports) and installs, with services kept
 #      from starting (policy-rc.d): qemu-system-x86, busybox-static, udev, targetcli-fb, open-iscsi,
 #      nfs-kernel-server and dbus (the real iSCSI/NFS transports, run in the guest), the kernel headers for the
-#      guest ABI, and OpenZFS's userland (zfsutils-linux, python3-pyzfs) from bookworm-backports. The
-#      guest runs the HOST's root filesystem read-only over virtio-9p, so this userland is the guest's.
-#   2. downloads (and keeps) linux-image-<abi>-amd64 and zfs-dkms .debs without installing them,
-#      builds spl.ko and zfs.ko against the headers (make -j<CPUs>, without debug information: the
-#      modules are stripped of it anyway, and generating it only costs compile time), strips them,
-#      puts them into a copy of the guest kernel's module tree and runs depmod -b on it;
+#      guest ABI, and (2.3) OpenZFS's userland (zfsutils-linux, python3-pyzfs) from bookworm-backports. The
+#      guest runs the HOST's root filesystem read-only over virtio-9p, so this userland is the 2.3 guest's.
+#      2.4 asks trixie and trixie-backports through an apt configuration of its own under ${CACHE}/apt
+#      (its own lists, no dpkg status): the host's apt sources, lists and packages stay as they were;
+#   2. downloads (and keeps) linux-image-<abi>-amd64 and zfs-dkms .debs (2.4: and the userland's) without
+#      installing them, builds spl.ko and zfs.ko against the headers (make -j<CPUs>, without debug information:
+#      the modules are stripped of it anyway, and generating it only costs compile time), strips them,
+#      puts them into a copy of the guest kernel's module tree and runs depmod -b on it; checks that the
+#      module's version is the userland's;
 #   3. builds the busybox initramfs (virtio/9p/overlay modules in `modprobe --show-depends` order);
-#   4. writes lab.json (the manifest slogqual reads) and points ${CACHE}/current at the build.
+#   4. writes lab.json (the manifest slogqual reads: module and userland versions) and points
+#      ${CACHE}/current (2.3) or ${CACHE}/zfs-2.4 (2.4) at the build. A 2.4 build never moves `current`.
 #
 # Environment:
+#   SLOGQUAL_LAB_ZFS         OpenZFS series to build: 2.3 (default) or 2.4
 #   SLOGQUAL_LAB_CACHE       cache directory (default /var/cache/slogqual/lab)
-#   SLOGQUAL_LAB_KERNEL      guest kernel release, e.g. 6.1.0-56-amd64 (default: what linux-headers-amd64
-#                            depends on in the mirror now)
-#   SLOGQUAL_LAB_ZFS_SUITE   suite for zfs-dkms/zfsutils-linux (default bookworm-backports)
-#   SLOGQUAL_LAB_REFRESH=1   ask the mirror again for the newest kernel/ZFS (default: reuse `current`)
+#   SLOGQUAL_LAB_KERNEL      guest kernel release, e.g. 6.1.0-56-amd64 (default: the one the lab was built
+#                            for before, else what linux-headers-amd64 depends on in the mirror now)
+#   SLOGQUAL_LAB_ZFS_SUITE   suite for the 2.3 zfs-dkms/zfsutils-linux (default bookworm-backports)
+#   SLOGQUAL_LAB_REFRESH=1   ask the mirror again for the newest kernel/ZFS (default: reuse the last build's)
 #   SLOGQUAL_LAB_REBUILD=1   rebuild even when the cache holds this build
 #   SLOGQUAL_LAB_JOBS        make -j (default: the number of online CPUs)
 set -euo pipefail
 
 CACHE=${SLOGQUAL_LAB_CACHE:-/var/cache/slogqual/lab}
+SERIES=${SLOGQUAL_LAB_ZFS:-2.3}
 ZFS_SUITE=${SLOGQUAL_LAB_ZFS_SUITE:-bookworm-backports}
 JOBS=${SLOGQUAL_LAB_JOBS:-$(nproc 2>/dev/null || echo 2)}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -37,12 +49,22 @@ T0=$(date +%s)
 log() { echo "lab-build: $*" >&2; }
 die() { echo "lab-build: error: $*" >&2; exit 1; }
 
+case "$SERIES" in
+  2.3) LINK=current ;;  # the default lab: what `slogqual lab` boots when no version is named
+  2.4) LINK=zfs-2.4 ;;
+  *) die "SLOGQUAL_LAB_ZFS=$SERIES: the lab builds OpenZFS 2.3 or 2.4" ;;
+esac
+# Where the guest finds a userland the build carries (stage2.sh binds the build's userland/ there).
+GUEST_USERLAND=/.slogqual-zfs
+
 [ "$(id -u)" = 0 ] || die "run as root (apt-get, depmod into the cache)"
 [ -r /etc/debian_version ] || die "Debian 12 (bookworm) is required"
 command -v apt-get >/dev/null || die "apt-get not found"
 
-HOST_PROGRAMS=(qemu-system-x86_64 busybox zpool zfs /lib/systemd/systemd-udevd udevadm fio nbdkit cpio depmod
+HOST_PROGRAMS=(qemu-system-x86_64 busybox /lib/systemd/systemd-udevd udevadm fio nbdkit cpio depmod
                targetcli iscsiadm iscsid rpc.nfsd rpc.mountd exportfs rpcbind mount.nfs dbus-daemon)
+# 2.3's guest runs the host's OpenZFS userland; 2.4's brings its own.
+[ "$SERIES" = 2.3 ] && HOST_PROGRAMS+=(zpool zfs)
 
 host_ready() {
   local p
@@ -62,10 +84,11 @@ zfs_userland_version() {
 
 # ---- fast path: a complete build is cached and the host has everything -------------------------
 if [ -z "${SLOGQUAL_LAB_REFRESH:-}" ] && [ -z "${SLOGQUAL_LAB_REBUILD:-}" ] && [ -z "${SLOGQUAL_LAB_KERNEL:-}" ] \
-   && [ -f "$CACHE/current/lab.json" ] && host_ready; then
-  cur_zfs=$(manifest_field "$CACHE/current/lab.json" zfs_version)
-  if [ "$cur_zfs" = "$(zfs_userland_version)" ]; then
-    log "cache hit: $(readlink -f "$CACHE/current") (kernel $(manifest_field "$CACHE/current/lab.json" kernel_release), OpenZFS $cur_zfs); nothing to build"
+   && [ -f "$CACHE/$LINK/lab.json" ] && host_ready; then
+  cur_zfs=$(manifest_field "$CACHE/$LINK/lab.json" zfs_version)
+  # 2.3: the host's userland is the guest's, so it must still be the version the module was built from
+  if [ "$SERIES" != 2.3 ] || [ "$cur_zfs" = "$(zfs_userland_version)" ]; then
+    log "cache hit: $(readlink -f "$CACHE/$LINK") (kernel $(manifest_field "$CACHE/$LINK/lab.json" kernel_release), OpenZFS $cur_zfs); nothing to build"
     exit 0
   fi
   log "cached build has OpenZFS $cur_zfs but the host userland is $(zfs_userland_version); re-resolving"
@@ -76,7 +99,7 @@ SOURCES=/etc/apt/sources.list.d/slogqual-lab.sources
 need_update=
 if [ ! -f "$SOURCES" ]; then
   log "adding Debian contrib (bookworm, bookworm-backports) in $SOURCES"
-  cat > "$SOURCES" <<'EOF'
+  cat > "$SOURCES" <<'EOS'
 # Added by slogqual contrib/lab/build.sh: OpenZFS lives in Debian's contrib component;
 # bookworm-backports carries OpenZFS 2.3.
 Types: deb
@@ -90,7 +113,7 @@ URIs: http://deb.debian.org/debian
 Suites: bookworm-backports
 Components: main contrib
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
+EOS
   need_update=1
 fi
 if [ -n "$need_update" ] || [ -n "${SLOGQUAL_LAB_REFRESH:-}" ] || ! apt-cache show zfs-dkms >/dev/null 2>&1 \
@@ -99,17 +122,48 @@ if [ -n "$need_update" ] || [ -n "${SLOGQUAL_LAB_REFRESH:-}" ] || ! apt-cache sh
   apt-get update -qq
 fi
 
+# 2.4: trixie's packages through an apt of its own (sources, lists, an empty dpkg status, all under the
+# cache): `apt-get download` fetches them, nothing is installed, the host's apt never sees the suites.
+PAPT="$CACHE/apt/trixie"
+PAPT_OPTS=(-o "Dir::Etc::SourceList=$PAPT/sources.list" -o "Dir::Etc::SourceParts=$PAPT/sources.list.d"
+           -o "Dir::Etc::Preferences=$PAPT/preferences" -o "Dir::Etc::PreferencesParts=$PAPT/preferences.d"
+           -o "Dir::State::Lists=$PAPT/lists" -o "Dir::State::status=$PAPT/status" -o "Dir::Cache=$PAPT/cache"
+           -o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Sandbox::User=root
+           -o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false
+           -o Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false
+           -o Acquire::IndexTargets::deb::DEP-11-icons-hidpi::DefaultEnabled=false)
+papt_get() { apt-get "${PAPT_OPTS[@]}" "$@"; }
+papt_cache() { apt-cache "${PAPT_OPTS[@]}" "$@"; }
+if [ "$SERIES" = 2.4 ]; then
+  mkdir -p "$PAPT/lists/partial" "$PAPT/cache/archives/partial" "$PAPT/sources.list.d" "$PAPT/preferences.d"
+  touch "$PAPT/status"
+  cat > "$PAPT/sources.list" <<'EOS'
+# slogqual contrib/lab/build.sh, SLOGQUAL_LAB_ZFS=2.4: trixie-backports carries OpenZFS 2.4, trixie the libraries
+# its userland links. Used only through this directory's own apt configuration, never the host's.
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main contrib
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie-backports main contrib
+EOS
+  if [ -n "${SLOGQUAL_LAB_REFRESH:-}" ] || ! papt_cache show zfs-dkms >/dev/null 2>&1; then
+    log "apt-get update (trixie, trixie-backports: $PAPT)"
+    papt_get update -qq
+  fi
+fi
+
 KREL=${SLOGQUAL_LAB_KERNEL:-}
-if [ -z "$KREL" ] && [ -z "${SLOGQUAL_LAB_REFRESH:-}" ] && [ -f "$CACHE/current/lab.json" ]; then
-  KREL=$(manifest_field "$CACHE/current/lab.json" kernel_release)
-  apt-cache show "linux-headers-$KREL" >/dev/null 2>&1 || [ -d "/usr/src/linux-headers-$KREL" ] || KREL=
+if [ -z "$KREL" ] && [ -z "${SLOGQUAL_LAB_REFRESH:-}" ]; then
+  for m in "$CACHE/$LINK/lab.json" "$CACHE/current/lab.json"; do  # the kernel this lab, else the default, has
+    [ -f "$m" ] || continue
+    KREL=$(manifest_field "$m" kernel_release)
+    apt-cache show "linux-headers-$KREL" >/dev/null 2>&1 || [ -d "/usr/src/linux-headers-$KREL" ] || KREL=
+    [ -z "$KREL" ] || break
+  done
 fi
 if [ -z "$KREL" ]; then
   KREL=$(apt-cache depends linux-headers-amd64 | sed -n 's/^ *Depends: linux-headers-\([0-9][^ ]*-amd64\)$/\1/p' | head -n1)
   [ -n "$KREL" ] || die "cannot tell which kernel ABI the mirror offers (apt-cache depends linux-headers-amd64)"
 fi
 KCOMMON=${KREL%-amd64}-common
-log "guest kernel: $KREL"
+log "guest kernel: $KREL; OpenZFS $SERIES"
 
 POLICY=/usr/sbin/policy-rc.d
 policy_added=
@@ -144,25 +198,43 @@ apt_install -- qemu-system-x86 qemu-utils busybox-static udev kmod cpio gzip fio
 # LIO's targetcli (which asks a system D-Bus), open-iscsi, knfsd's nfs-utils. Their services are kept from
 # starting on the host (policy-rc.d): only the guest runs them.
 apt_install -- targetcli-fb open-iscsi nfs-kernel-server dbus
-# OpenZFS userland matching the module we build (the guest uses the host's).
-apt_install -t "$ZFS_SUITE" -- zfsutils-linux python3-pyzfs
-ZFS_USER=$(zfs_userland_version)
-[ -n "$ZFS_USER" ] || die "zfsutils-linux did not install"
 
 # ---- 2. resolve the build key; keep the .debs --------------------------------------------------
 DEBS="$CACHE/debs"
 mkdir -p "$DEBS"
-fetch_deb() {  # fetch_deb PACKAGE VERSION -> path of the .deb in $DEBS
-  local pkg=$1 ver=$2 f
+fetch_deb() {  # fetch_deb [--trixie] PACKAGE VERSION -> path of the .deb in $DEBS
+  local get=(apt-get) pkg ver f
+  if [ "$1" = --trixie ]; then get=(apt-get "${PAPT_OPTS[@]}"); shift; fi
+  pkg=$1 ver=$2
   f=$(ls "$DEBS/${pkg}_${ver//:/%3a}_"*.deb 2>/dev/null | head -n1 || true)
   if [ -z "$f" ]; then
     log "downloading $pkg $ver"
-    (cd "$DEBS" && apt-get download -q -o APT::Sandbox::User=root "$pkg=$ver" >/dev/null)
+    (cd "$DEBS" && "${get[@]}" download -q -o APT::Sandbox::User=root "$pkg=$ver" >/dev/null)
     f=$(ls "$DEBS/${pkg}_${ver//:/%3a}_"*.deb 2>/dev/null | head -n1 || true)
   fi
   [ -n "$f" ] || die "could not download $pkg=$ver"
   echo "$f"
 }
+
+if [ "$SERIES" = 2.3 ]; then
+  # OpenZFS userland matching the module we build (the guest uses the host's).
+  apt_install -t "$ZFS_SUITE" -- zfsutils-linux python3-pyzfs
+  ZFS_VER=$(zfs_userland_version)
+  [ -n "$ZFS_VER" ] || die "zfsutils-linux did not install"
+  ZFS_DEB=$(fetch_deb zfs-dkms "$ZFS_VER")
+else
+  ZFS_VER=
+  if [ -z "${SLOGQUAL_LAB_REFRESH:-}" ] && [ -f "$CACHE/$LINK/lab.json" ]; then
+    ZFS_VER=$(manifest_field "$CACHE/$LINK/lab.json" zfs_module_version)
+  fi
+  if [ -z "$ZFS_VER" ]; then  # the newest 2.4 the trixie suites carry
+    ZFS_VER=$(papt_cache madison zfs-dkms | awk -F'|' '{gsub(/ /, "", $2); print $2}' | grep '^2\.4\.' \
+              | sort -V | tail -n1 || true)
+  fi
+  [ -n "$ZFS_VER" ] || die "no zfs-dkms 2.4.x in trixie/trixie-backports (apt-cache madison zfs-dkms, $PAPT)"
+  ZFS_DEB=$(fetch_deb --trixie zfs-dkms "$ZFS_VER")
+fi
+
 KIMG_VER=$(apt-cache policy "linux-image-$KREL" | sed -n 's/^ *Candidate: //p')
 if [ -z "$KIMG_VER" ] || [ "$KIMG_VER" = "(none)" ]; then
   f=$(ls "$DEBS/linux-image-${KREL}_"*.deb 2>/dev/null | head -n1 || true)
@@ -171,13 +243,12 @@ if [ -z "$KIMG_VER" ] || [ "$KIMG_VER" = "(none)" ]; then
 else
   KIMG_DEB=$(fetch_deb "linux-image-$KREL" "$KIMG_VER")
 fi
-ZFS_DEB=$(fetch_deb zfs-dkms "$ZFS_USER")
 
-KEY="${KREL}_zfs-${ZFS_USER}"
+KEY="${KREL}_zfs-${ZFS_VER}"
 OUT="$CACHE/$KEY"
 if [ -f "$OUT/lab.json" ] && [ -z "${SLOGQUAL_LAB_REBUILD:-}" ]; then
-  ln -sfn "$KEY" "$CACHE/current"
-  log "cache hit: $OUT (kernel $KREL, OpenZFS $ZFS_USER); nothing to build"
+  ln -sfn "$KEY" "$CACHE/$LINK"
+  log "cache hit: $OUT (kernel $KREL, OpenZFS $ZFS_VER); nothing to build"
   exit 0
 fi
 
@@ -227,7 +298,72 @@ cp "$KO/spl.ko" "$KO/zfs.ko" "$MODDIR/extra/"
 depmod -b "$STAGE/modules" "$KREL"
 vermagic=$(modinfo -F vermagic "$MODDIR/extra/zfs.ko")
 [ "${vermagic%% *}" = "$KREL" ] || die "zfs.ko was built for '${vermagic%% *}', not $KREL"
+MOD_VER=$(modinfo -F version "$MODDIR/extra/zfs.ko")
 cp "$BUILD_TMP/kimage/boot/vmlinuz-$KREL" "$STAGE/vmlinuz"
+
+# ---- 3b. the userland (2.4): trixie-backports' zfsutils-linux and the trixie libraries it links --------
+USERLAND=host
+USER_PKGS=
+if [ "$SERIES" = 2.3 ]; then
+  USER_VER=$ZFS_VER
+else
+  # The closure of zfsutils-linux's Depends over library packages (lib*, zlib1g): python3, gawk and the like
+  # are the host's. The ZFS packages at the module's version, the rest at trixie's candidate.
+  queue="zfsutils-linux" seen=" "
+  while [ -n "$queue" ]; do
+    set -- $queue; p=$1; shift; queue="$*"
+    case "$seen" in *" $p "*) continue ;; esac
+    seen="$seen$p "
+    case "$p" in zfsutils-linux|libzfs*|libzpool*|libnvpair*|libuutil*) ver=$ZFS_VER ;;
+                 *) ver=$(papt_cache policy "$p" | sed -n 's/^ *Candidate: //p') ;; esac
+    [ -n "$ver" ] && [ "$ver" != "(none)" ] || die "$p: not in trixie/trixie-backports"
+    USER_PKGS="$USER_PKGS${USER_PKGS:+ }$p=$ver"
+    deps=$(papt_cache show "$p=$ver" | awk '/^$/{exit} /^(Pre-)?Depends:/{sub(/^[^:]*: /, ""); print}' \
+           | tr ',' '\n' | sed 's/|.*//; s/(.*//; s/:any//; s/ //g')
+    for d in $deps; do case "$d" in lib*|zlib1g) queue="$queue $d" ;; esac; done
+  done
+  U="$STAGE/userland"
+  mkdir -p "$U/root" "$U/guest" "$BUILD_TMP/zfsutils"
+  for pv in $USER_PKGS; do
+    deb=$(fetch_deb --trixie "${pv%%=*}" "${pv#*=}")
+    dpkg-deb -x "$deb" "$U/root"
+    [ "${pv%%=*}" = zfsutils-linux ] && dpkg-deb -x "$deb" "$BUILD_TMP/zfsutils"
+  done
+  LD=usr/lib64/ld-linux-x86-64.so.2
+  LIBDIR=usr/lib/x86_64-linux-gnu
+  [ -x "$U/root/$LD" ] || die "no $LD in the trixie libc6"
+  # Every library a program of the userland loads must come from the userland: ld.so --list says which.
+  for f in "$U/root/usr/sbin/zpool" "$U/root/usr/sbin/zfs" "$U/root/usr/sbin/zdb"; do
+    libs=$("$U/root/$LD" --library-path "$U/root/$LIBDIR" --list "$f") || die "ld.so --list $f failed"
+    stray=$(echo "$libs" | awk '/=>/ && $3 !~ /^\// {print; next} /not found/ {print}' ; \
+            echo "$libs" | awk -v u="$U/root/" '/=>/ && $3 ~ /^\// && index($3, u) != 1 {print}')
+    [ -z "$stray" ] || die "$(basename "$f") loads libraries from outside the userland: $stray"
+  done
+  USER_VER=$("$U/root/$LD" --library-path "$U/root/$LIBDIR" "$U/root/usr/sbin/zfs" --version 2>/dev/null \
+             | sed -n 's/^zfs-\([0-9].*\)$/\1/p' | head -n1 || true)
+  # The guest's view (stage2.sh copies guest/ over its root): every program, udev helper, rule, zpool.d script
+  # and compatibility file of zfsutils-linux at its own path. An ELF program becomes a wrapper that runs it
+  # with the userland's own ld.so and libraries (the host's glibc is older than trixie's); a script or data
+  # file a link to the userland's copy; a link stays the link it is.
+  (cd "$BUILD_TMP/zfsutils" && find usr/sbin usr/bin usr/lib/udev usr/lib/zfs-linux usr/share/zfs \
+     \( -type f -o -type l \) 2>/dev/null) | sort | while read -r rel; do
+    src="$BUILD_TMP/zfsutils/$rel"
+    dst="$U/guest/$rel"
+    mkdir -p "$(dirname "$dst")"
+    if [ -L "$src" ]; then
+      cp -a "$src" "$dst"
+    elif [ "$(head -c 4 "$src" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+      printf '#!/bin/sh\n# OpenZFS %s userland (slogqual lab, contrib/lab/build.sh)\nexec %s --library-path %s --argv0 "$0" %s "$@"\n' \
+        "$ZFS_VER" "$GUEST_USERLAND/root/$LD" "$GUEST_USERLAND/root/$LIBDIR" "$GUEST_USERLAND/root/$rel" > "$dst"
+      chmod 755 "$dst"
+    else
+      ln -s "$GUEST_USERLAND/root/$rel" "$dst"
+    fi
+  done
+  [ -x "$U/guest/usr/sbin/zpool" ] && [ -x "$U/guest/usr/sbin/zfs" ] || die "no zpool/zfs wrapper in $U/guest"
+  USERLAND=userland
+fi
+[ "$USER_VER" = "$MOD_VER" ] || die "the userland is OpenZFS '$USER_VER', the module '$MOD_VER': they must be one version"
 
 # ---- 4. initramfs -----------------------------------------------------------------------------
 IR="$BUILD_TMP/initramfs"
@@ -250,12 +386,17 @@ install -m 755 "$HERE/init" "$IR/init"
 log "initramfs: $(tr '\n' ' ' < "$IR/lib/modules/order")"
 
 # ---- 5. manifest, publish -----------------------------------------------------------------------
-cat > "$STAGE/lab.json" <<EOF
+cat > "$STAGE/lab.json" <<EOJ
 {
   "schema": "slogqual.lab/1",
   "kernel_release": "$KREL",
   "kernel_package": "$(basename "$KIMG_DEB")",
-  "zfs_version": "$ZFS_USER",
+  "zfs_series": "$SERIES",
+  "zfs_version": "$MOD_VER",
+  "zfs_module_version": "$MOD_VER",
+  "zfs_userland_version": "$USER_VER",
+  "zfs_userland": "$USERLAND",
+  "zfs_userland_packages": "$USER_PKGS",
   "zfs_package": "$(basename "$ZFS_DEB")",
   "kernel": "vmlinuz",
   "initrd": "initrd.img",
@@ -263,8 +404,8 @@ cat > "$STAGE/lab.json" <<EOF
   "built": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
   "module_build_seconds": "$build_s"
 }
-EOF
+EOJ
 rm -rf "$OUT"
 mv "$STAGE" "$OUT"
-ln -sfn "$KEY" "$CACHE/current"
+ln -sfn "$KEY" "$CACHE/$LINK"
 log "built $OUT in $(( $(date +%s) - T0 ))s"

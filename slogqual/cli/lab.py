@@ -15,6 +15,22 @@ from slogqual.powercut import MAX_CYCLES
 DEFAULT_CHECK_DEVICES = ["hdd", "hdd", "nvme"]
 
 
+def zfs_option(sp) -> None:
+    from slogqual.lab.image import LINKS  # the OpenZFS series the lab builds
+
+    sp.add_argument("--zfs", choices=tuple(LINKS), default="", metavar="|".join(LINKS),
+                    help="the lab built with this OpenZFS (module and its own userland; default $SLOGQUAL_LAB_ZFS, "
+                         "else 2.3; build 2.4 with SLOGQUAL_LAB_ZFS=2.4 contrib/lab/build.sh)")
+
+
+def select_zfs(args) -> None:
+    """--zfs is $SLOGQUAL_LAB_ZFS spelled as an option: every lab image this command loads (the guests of a
+    powercut run too) is that version's."""
+    from slogqual.lab.image import ZFS_ENV
+
+    if getattr(args, "zfs", ""):
+        os.environ[ZFS_ENV] = args.zfs
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("lab", help="boot a QEMU guest with real OpenZFS and emulated devices",
@@ -35,6 +51,7 @@ def register(subparsers) -> None:
         sp.add_argument("--cpus", type=in_range(limits.CPUS), default=1, help="guest vCPUs (default 1)")
         sp.add_argument("--cache", default="", help="lab cache directory (default $SLOGQUAL_LAB_CACHE or "
                                                     "/var/cache/slogqual/lab)")
+        zfs_option(sp)
 
     r = sub.add_parser("run", help="run COMMAND in a guest, copy $SLOGQUAL_LAB_OUT back",
                        description="Boot a guest with the devices named, run COMMAND in it (cwd and "
@@ -83,6 +100,7 @@ def register(subparsers) -> None:
     pc.add_argument("--output", "-o", type=named("a directory"), default="lab-powercut", metavar="DIR", help="results (default ./lab-powercut)")
     pc.add_argument("--timeout", type=in_range(limits.TIMEOUT_S), default=900, metavar="S", help="per guest (default 900)")
     pc.add_argument("--cache", default="", help="lab cache directory")
+    zfs_option(pc)
     pc.add_argument("--verbose", "-v", action="store_true", help="copy the guest console to stdout")
     pc.add_argument("--json", action="store_true", help="print the result documents (a JSON list)")
     pc.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -90,6 +108,7 @@ def register(subparsers) -> None:
 
     i = sub.add_parser("info", help="show the built lab image")
     i.add_argument("--cache", default="")
+    zfs_option(i)
     i.set_defaults(func=cmd_info)
 
     p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
@@ -98,6 +117,7 @@ def register(subparsers) -> None:
 def _lab(args, devices, command=(), mode="run", output=None, echo=None, timeout=3600.0):
     from slogqual import lab
     from slogqual.lab.devices import parse_paths
+    select_zfs(args)
     return lab.prepare(devices, command, mode=mode, output=output, echo=echo, timeout=timeout,
                        devices_files=args.devices_file, memory_mb=args.memory, cpus=args.cpus, cache=args.cache,
                        paths=parse_paths(getattr(args, "path", []) or []))
@@ -198,6 +218,7 @@ def cmd_powercut(args) -> int:
         if not args.quiet:
             print(f"lab powercut: {line}", file=sys.stderr, flush=True)
 
+    select_zfs(args)
     req = lab_powercut.LabPowercutRequest(classes=args.classes, output_dir=args.output, cycles=args.cycles,
                                           cut_after=args.cut_after, sizes=_sizes(args.sizes),
                                           devices_files=args.devices_file, timeout=args.timeout,
@@ -225,6 +246,8 @@ def cmd_classes(args) -> int:
 def cmd_info(args) -> int:
     from slogqual.lab.image import LabImage
 
+    select_zfs(args)
     img = LabImage.load(args.cache)
-    print(f"lab image {img.root}\n  kernel {img.kernel_release}\n  OpenZFS {img.zfs_version}\n  built {img.built}")
+    print(f"lab image {img.root}\n  kernel {img.kernel_release}\n  OpenZFS module {img.zfs_module_version}\n"
+          f"  OpenZFS userland {img.zfs_userland_version}, {img.userland_source}\n  built {img.built}")
     return 0

@@ -2,7 +2,8 @@
 # Stage 2 of the slogqual lab guest, PID 1 of the overlay root (the host's root filesystem, read-only
 # over 9p, under a tmpfs). The initramfs (contrib/lab/init) runs it from the job share /lab, where
 # slogqual put it with lab.env (the run's settings) and job.sh (the command). It mounts the API
-# filesystems, binds the lab's module tree, starts udev (Debian's libzfs waits for it), loads zfs,
+# filesystems, binds the lab's module tree (and puts the build's own OpenZFS userland in place, if it has
+# one), starts udev (Debian's libzfs waits for it), loads zfs,
 # finds the emulated disks by serial, runs the job with its output on the serial console, writes the
 # job's exit status to /lab/status (QEMU itself always exits 0) and powers the guest off.
 . /lab/lab.env
@@ -26,6 +27,24 @@ mount -t sysfs sysfs /sys
 # The module tree first: the lab cache may live under /tmp or /var/tmp, which get tmpfs next.
 mkdir -p "/lib/modules/$LAB_KREL"
 mount --bind "$LAB_MODULES" "/lib/modules/$LAB_KREL" || { say "cannot bind the module tree"; finish 125; }
+# An OpenZFS userland the lab build carries (SLOGQUAL_LAB_ZFS=2.4: trixie-backports' zfsutils-linux and the
+# libraries it links, <build>/userland, beside the module tree): the guest runs it and never the host's, whose
+# programs, udev helpers and pyzfs leave this guest's root (the overlay's upper layer: the host keeps them).
+# guest/ holds the package's files at their own paths (contrib/lab/build.sh), bound aside first like the
+# module tree: the cache may live under /tmp.
+LAB_IMAGE=$(cd "$LAB_MODULES/../../../.." && pwd)
+if [ -d "$LAB_IMAGE/userland/guest" ]; then
+  mkdir -p /.slogqual-zfs && mount --bind "$LAB_IMAGE/userland" /.slogqual-zfs \
+    || { say "cannot bind the OpenZFS userland"; finish 125; }
+  # one rm for all: with an rm per file this step took 11.6 s of a TCG boot, with one 2.1 s (a boot each);
+  # the package's directories stay
+  if [ -f /var/lib/dpkg/info/zfsutils-linux.list ]; then
+    rm -f $(grep -E '/s?bin/|/lib/udev/|/lib/zfs-linux/' /var/lib/dpkg/info/zfsutils-linux.list) 2> /dev/null
+  fi
+  rm -rf /usr/lib/python3/dist-packages/libzfs_core
+  cp -a --remove-destination /.slogqual-zfs/guest/. / || { say "cannot install the OpenZFS userland"; finish 125; }
+  mark userland
+fi
 # Host directories under /run, /tmp or /var/tmp that the job needs (LAB_KEEP, colon-separated: the
 # slogqual source tree of an editable install, e.g. a CI clone in /tmp) stay visible through the tmpfs
 # mounted over those directories next: bind them aside now, and back in place afterwards.
@@ -76,6 +95,12 @@ udevadm settle --timeout=60
 mark udev
 modprobe zfs || { say "modprobe zfs failed"; finish 125; }
 mark zfs
+# The userland must be the module's OpenZFS (never a 2.3 zpool driving a 2.4 module): `zfs version` names both.
+set -- $(zfs version 2>/dev/null)
+if [ -z "${2:-}" ] || [ "${1#zfs-}" != "${2#zfs-kmod-}" ]; then
+  say "the OpenZFS userland (${1:-none}) is not the module's (${2:-none}): rebuild the lab (contrib/lab/build.sh)"
+  finish 125
+fi
 
 # LAB_DEVICES: "index:class:transport:serial ..." in --device order.
 paths=""

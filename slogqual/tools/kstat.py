@@ -5,7 +5,9 @@ statistic. Types 0-6 are integers (KSTAT_DATA_CHAR … UINT64), 7 is a string (e
 of an objset kstat). The ZIL's evidence lives in ``/proc/spl/kstat/zfs/zil`` (all pools) and
 ``/proc/spl/kstat/zfs/<pool>/objset-0x<id>`` (one dataset or zvol): ``zil_commit_count``,
 ``zil_itx_metaslab_slog_{count,bytes}`` (log records written to a SLOG) against
-``zil_itx_metaslab_normal_{count,bytes}`` (to the main pool).
+``zil_itx_metaslab_normal_{count,bytes}`` (to the main pool). Every row is kept, known or not: the
+versions differ (OpenZFS 2.4 adds ``zil_commit_crash_count`` to 2.3's rows, tests/fixtures/zfs/), and
+what a caller does not ask for is no reason to fail.
 
 FreeBSD: the same kstats are sysctl nodes. OpenZFS's FreeBSD SPL (module/os/freebsd/spl/spl_kstat.c)
 names a named kstat ``kstat.<module>[.<pool>].<class>.<name>.<stat>``, so the global ZIL kstat is
