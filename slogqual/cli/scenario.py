@@ -207,8 +207,9 @@ def _run_in_lab(args) -> int:
     out = os.path.abspath(args.output or f"slogqual-scenario-{name}-lab-{time.strftime('%Y%m%dT%H%M%S')}.json")
     request = lab_scenario.LabScenarioRequest(
         scenario=args.scenario, output=out, force=args.force, quick=args.quick, measure_log_sweeps=args.sweep_logs,
-        quiet=args.quiet, data=args.lab_data or lab_scenario.DEFAULT_DATA, logs=args.lab_log or lab_scenario.DEFAULT_LOG,
-        layout=args.layout, overrides=_overrides(args), progress=None if args.quiet else sys.stderr)
+        quiet=args.quiet, data=args.lab_data or lab_scenario.DEFAULT_DATA,
+        logs=args.lab_log or lab_scenario.DEFAULT_LOG, layout=args.layout, overrides=_overrides(args),
+        progress=None if args.quiet else sys.stderr)
     outcome = lab_scenario.run_scenario(request)
     print(f"slogqual: result: {outcome.path}", file=sys.stderr)
     _print(outcome.document, args.json)

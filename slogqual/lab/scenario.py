@@ -37,7 +37,7 @@ _WRITE_THEN_RUN = 'printf "%s" "$1" > "$2" && shift 2 && exec "$@"'
 
 @dataclass
 class LabScenarioRequest:
-    scenario: str  # a shipped name or a TOML file on the host (the guest sees the host's files)
+    scenario: str  # a shipped name (the guest loads it) or a TOML file (the guest gets its text)
     output: str
     data: List[str] = field(default_factory=lambda: list(DEFAULT_DATA))  # lab device classes
     logs: List[str] = field(default_factory=lambda: list(DEFAULT_LOG))

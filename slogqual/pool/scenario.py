@@ -89,7 +89,8 @@ class Scenario:
                 "rw": self.rw, "bs": self.bs, "write_sync": self.write_sync, "threads": list(self.threads),
                 "runtime_s": self.runtime_s, "ramp_s": self.ramp_s,
                 "configs": [c.to_dict() for c in self.configs], "source": self.source,
-                "transport": self.transport.to_dict(), **({"overrides": dict(self.overrides)} if self.overrides else {})}
+                "transport": self.transport.to_dict(),
+                **({"overrides": dict(self.overrides)} if self.overrides else {})}
 
 
 class _Checker:
@@ -193,7 +194,8 @@ def with_overrides(scenario: Scenario, overrides: Dict[str, Any]) -> Scenario:
     out = replace(scenario, **values,
                   overrides={**scenario.overrides, **{o: values[f] for o, f in OVERRIDES.items() if f in values}})
     if out.lun_size < out.bs:
-        raise c.fail("bs", f"{out.bs} is larger than the scenario's LUNs ({scenario.name}: lun_size {out.lun_size} bytes)")
+        raise c.fail("bs", f"{out.bs} is larger than the scenario's LUNs ({scenario.name}: lun_size "
+                           f"{out.lun_size} bytes)")
     return out
 
 
