@@ -83,16 +83,18 @@ def guest_command(req: LabScenarioRequest, scenario_text: Optional[str] = None) 
 
 
 GUEST_SAYS = ("slogqual: ", "slogqual-lab: ")  # the guest's slogqual (progress, errors) and its stage2
+GUEST_RESULT = "result: "  # the guest's own line naming its result file: a path in the guest (the host names its copy)
 
 
 def guest_line(line: str) -> Optional[str]:
     """What a console line of the guest says for the user (its slogqual's progress or error, stage2's
     complaint), without its prefix and the serial line's carriage return; None for the rest (the kernel,
-    fio, the result table)."""
+    fio, the result table, the guest's path of its result)."""
     line = line.rstrip("\r\n").lstrip("\r")
     for prefix in GUEST_SAYS:
         if line.startswith(prefix):
-            return line[len(prefix):].strip() or None
+            said = line[len(prefix):].strip()
+            return None if not said or said.startswith(GUEST_RESULT) else said
     return None
 
 
