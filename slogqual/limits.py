@@ -152,3 +152,8 @@ TBW = Range(1, 1e6, "TBW")  # --tbw: up to an exabyte; 100 DWPD (Optane's rating
 DWPD = Range(0.01, 1000, "drive writes a day")  # --dwpd: ten times Optane's 100; RAM-backed logs have no rating
 WARRANTY_YEARS = Range(0.1, 50, "years")  # --warranty-years: from about a month to beyond any device's service
 HOURS_PER_DAY = Range(0.01, 24, "hours")  # --hours-per-day: 36 s a day at least; a day has 24
+
+# --- slogqual scenario run --lab ----------------------------------------------------------------------------
+# a user's scenario file goes to the lab guest as one argument of its job's command line, and Linux takes at
+# most 128 KiB in one argument (MAX_ARG_STRLEN); the shipped scenarios are 1 to 2 KiB
+LAB_SCENARIO_FILE = Range(0, 64 * 1024, size=True)

@@ -7,6 +7,7 @@ SLOG beat no SLOG under sync=always, that no pool outlives the run — never abs
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -172,6 +173,35 @@ def test_iscsi_4k_quick_in_the_lab(tmp_path, busy_host_disk):
     assert lat4k[pmem] < lat4k[sata]  # the NVDIMM takes a 4 KiB sync write faster than the 2 ms SSD
     for c in a["candidates"]:
         assert c["log_sweep"] and c["log_sweep"]["observed_log_write_size"] > 0
+
+
+SMALL_LAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "small-lab.toml")
+
+
+def test_a_users_file_under_tmp_runs_in_the_lab_with_the_load_and_layout_given_and_its_progress_shown(tmp_path):
+    """Issue #37's recommended path in the lab: a scenario file in the system temp dir (the guest sees none of
+    the host's /tmp), its load and the data layout given on the command line, the guest's progress relayed as
+    it runs. Its console (OUTPUT.lab/lab-console.log) is tests/fixtures/lab/scenario-console.txt."""
+    toml = tmp_path / "small-lab.toml"
+    shutil.copyfile(SMALL_LAB, toml)
+    out = tmp_path / "small.json"
+    proc = run("scenario", "run", toml, "--lab", "--lab-data", "hdd", "hdd", "--lab-log", "nvdimm", "--layout",
+               "mirror", "--bs", "8k", "--luns", "1", "--threads", "1,2", "--runtime", "2", "--ramp", "0",
+               "-o", out, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    sc = doc["scenario"]
+    assert (sc["bs"], sc["luns"], sc["threads"], sc["runtime_s"], sc["ramp_s"]) == (8192, 1, [1, 2], 2.0, 0.0)
+    assert sc["overrides"] == {"bs": 8192, "threads": [1, 2], "luns": 1, "runtime": 2.0, "ramp": 0.0}
+    assert sc["source"] == str(toml) and sc["lun_size"] == 64 << 20  # the rest is the file's
+    assert (tmp_path / "small.json.lab" / "scenario.toml").read_text() == toml.read_text()  # the copy the guest ran
+    assert doc["pool"]["layout"] == "mirror" and doc["status"] == "complete"
+    assert {(s["config"], s["threads_per_lun"]) for s in doc["steps"]} == {
+        (c, t) for c in ("sync=standard", "sync=always + SLOG") for t in (1, 2)}
+    relayed = [l for l in proc.stderr.splitlines() if l.startswith("slogqual: lab guest: ")]
+    steps = [l for l in relayed if " ETA " in l]
+    assert [l.split("(")[-1].split(")")[0] for l in steps] == ["1/4", "2/4", "3/4", "4/4"], proc.stderr[-3000:]
+    assert proc.stderr.index("slogqual: booting the lab guest") < proc.stderr.index(steps[0])
 
 
 def test_interrupted_lab_scenario_leaves_no_pool_and_resumes(zfs_guest):

@@ -635,6 +635,7 @@ def sizing(w: Workload, t: Tunables, shape: LogShape, peak: Dict[str, Any], capa
     43 % of the ZIL to the data disks; 2 GiB (recommended 1,600 MiB) 0.015 %."""
     ratio = shape.bytes_per_io / w.io_size
     h = w.rate_history
+    bound = None  # why the rate, and so the size, is an upper bound (the peak's ``upper_bound``), or None
     if h is not None:  # the log's own bytes: its records' overhead is in them already
         log_rate = h.peak
         data_rate = log_rate / ratio
@@ -647,6 +648,9 @@ def sizing(w: Workload, t: Tunables, shape: LogShape, peak: Dict[str, Any], capa
         else:
             data_rate = peak["mbps"] * (1 << 20)
             basis = f"the predicted peak, {peak['mbps']:.1f} MiB/s at {peak['threads']} threads"
+            bound = peak.get("upper_bound")  # a bound, not a prediction: so is every size reckoned from it
+            if bound:
+                basis += f" (an upper bound: {bound})"
         log_rate = data_rate * ratio
     per_txg = log_rate * t.zfs_txg_timeout
     capped = t.zfs_dirty_data_max is not None and per_txg > t.zfs_dirty_data_max
@@ -660,6 +664,7 @@ def sizing(w: Workload, t: Tunables, shape: LogShape, peak: Dict[str, Any], capa
         "per_txg_bytes": round(per_txg), "per_txg_capped_by_dirty_data_max": capped,
         "txgs_held": TXG_CONCURRENT_STATES, "txgs_with_margin": TXG_CONCURRENT_STATES + TXG_DEFER_SIZE,
         "needed_bytes": round(needed), "recommended_bytes": round(recommended), "capacity": capacity,
+        "upper_bound": bound,
     }
     if h is not None:  # a day writes the mean, not the busiest interval
         out["life_rate_bytes_s"] = round(h.mean, 1)
@@ -668,7 +673,9 @@ def sizing(w: Workload, t: Tunables, shape: LogShape, peak: Dict[str, Any], capa
         out["finding"] = {"kind": Kind.LOG_TOO_SMALL.value, "threads": [],
                           "figures": [{"capacity": capacity, "needed_bytes": round(needed),
                                        "recommended_bytes": round(recommended),
-                                       "spills": capacity < needed, "rate_basis": basis}]}
+                                       # below an upper bound of the need is no evidence of a spill
+                                       "spills": capacity < needed and bound is None, "rate_basis": basis,
+                                       "upper_bound": bound}]}
     return out
 
 

@@ -29,9 +29,9 @@ def register(sub) -> None:
                                    "IOPS and MiB/s at each thread count from how the ZIL writes (log write blocks, "
                                    "commit batching, a flush per commit), what limits it, the log space the load "
                                    "needs and how long the device lasts. See docs/advisor.md.")
-    p.add_argument("--log", nargs="+", metavar="SWEEP.json", required=True,
+    p.add_argument("--log", nargs="+", metavar="SWEEP.json",
                    help="log candidates' sweep results (files, or store:ID for a run in the result store; a "
-                        "qualification's sweep serves too)")
+                        "qualification's sweep serves too); required unless --advice")
     g = p.add_argument_group("data side (one of)")
     g.add_argument("--scenario", metavar="RESULT.json",
                    help="a scenario result of the real pool: its sync=standard steps cap the prediction, its "
@@ -81,6 +81,9 @@ def register(sub) -> None:
                         "the mirror-or-not advice rests on it")
     p.add_argument("--verify", metavar="SCENARIO.json",
                    help="print the prediction beside the measured sync=always + SLOG steps of this scenario result")
+    p.add_argument("--advice", metavar="ADVICE.json",
+                   help="take the prediction from an advice saved with -o instead of computing it (with --verify: "
+                        "check it against a result run since); no --log nor any other model input then")
     p.add_argument("--json", action="store_true", help="print the advice document")
     p.add_argument("-o", "--output", metavar="FILE", help="write the advice document here")
     p.add_argument("--plot", metavar="FILE.png|FILE.svg",
@@ -88,7 +91,26 @@ def register(sub) -> None:
     p.add_argument("--force", action="store_true", help="let -o replace a file that is not a slogqual advice")
     p.add_argument("--store", metavar="PATH|URL",
                    help=STORE_HELP + " (where every input given as store:ID is read from)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, model_defaults={dest: p.get_default(dest) for dest in MODEL_INPUTS})
+
+
+#: the options the prediction is computed from (a saved --advice carries them all): their dest names
+MODEL_INPUTS = ("log", "scenario", "data", "layout", "disks", "protocol", "bs", "volblocksize", "recordsize",
+                "threads", "zils", "rate_history", "rate", "tunables", "zfs_immediate_write_sz", "zil_slog_bulk",
+                "logbias", "zil_maxblocksize", "zil_maxcopied", "zfs_txg_timeout", "zfs_dirty_data_max", "tbw",
+                "dwpd", "warranty_years", "hours_per_day", "powercut")
+
+
+def _saved(args) -> Dict[str, Any]:
+    """The advice document of --advice, validated (a bad key named); refused with any model input beside it,
+    which the saved prediction would silently ignore, and with -o, which would only copy it."""
+    given = [d for d in MODEL_INPUTS if getattr(args, d) != args.model_defaults[d]]
+    if given:
+        raise UsageError(f"--advice {args.advice} is a prediction already made from its own inputs: no "
+                         f"--{given[0].replace('_', '-')} (advise again without --advice to change them)")
+    if args.output:
+        raise UsageError(f"--advice {args.advice} is saved already: no -o")
+    return AdviceResult.load(args.advice).to_dict()
 
 
 def _workload(args, scenario: Optional[ScenarioResult]) -> A.Workload:
@@ -216,8 +238,10 @@ def run(args) -> int:
     from slogqual.cli.options import guard_output
 
     out = plot = None
-    inputs = (list(args.log) + list(args.data or []) + list(args.powercut or [])
-              + [args.scenario, args.verify, args.rate_history])
+    if args.advice is None and not args.log:
+        raise UsageError("give the log candidates' sweeps with --log (or a saved advice with --advice)")
+    inputs = (list(args.log or []) + list(args.data or []) + list(args.powercut or [])
+              + [args.scenario, args.verify, args.rate_history, args.advice])
     if args.output:
         out = guard_output(args, args.output, "advice", ours=S.prefix(S.ADVICE), inputs=inputs)
     if args.plot:
@@ -226,7 +250,7 @@ def run(args) -> int:
 
         output_format(args.plot)  # .png or .svg, refused now
         plot = guard_output(args, args.plot, "picture", picture, inputs=inputs + [out])
-    doc = build(args)
+    doc = _saved(args) if args.advice else build(args)
     rows = None
     if args.verify:
         rows = A.verify(doc, _scenario(args.verify, args.store)[1])

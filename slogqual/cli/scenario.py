@@ -17,7 +17,7 @@ from slogqual.progress import Progress
 from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 from slogqual import limits
-from slogqual.cli.options import add_force, add_path_ceiling, guard_output, in_range
+from slogqual.cli.options import add_force, add_path_ceiling, guard_output, in_range, in_range_list
 from slogqual.outputs import picture, text_mark
 
 
@@ -57,6 +57,16 @@ def register(sub) -> None:
     r.add_argument("--log", nargs="+", default=[], metavar="DEV", help="log (SLOG) candidate devices")
     r.add_argument("--layout", choices=LAYOUTS, default="stripe", help="data vdev layout (default stripe)")
     r.add_argument("--quick", action="store_true", help="few steps, short runtime (CI, demos)")
+    ld = r.add_argument_group("the load (each in place of the scenario's value, and --quick's; recorded in the "
+                              "result)")
+    ld.add_argument("--bs", type=in_range(limits.SCENARIO_BS), metavar="SIZE", help="IO size, e.g. 16k")
+    ld.add_argument("--threads", type=in_range_list(limits.THREADS), metavar="N,N,...",
+                    help="threads per LUN at each step, e.g. 1,2,4,8")
+    ld.add_argument("--luns", type=in_range(limits.LUNS), metavar="N", help="zvols (or file groups) written")
+    ld.add_argument("--runtime", type=in_range(limits.SCENARIO_RUNTIME_S), metavar="SECONDS",
+                    help="seconds measured per step")
+    ld.add_argument("--ramp", type=in_range(limits.RAMP_S), metavar="SECONDS",
+                    help="seconds before each step is measured")
     r.add_argument("--zfs-api", choices=ZFS_APIS, default="auto",
                    help="create zvols/datasets with libzfs_core (pyzfs) or the zfs command; auto: pyzfs when "
                         "importable (Debian's /usr/bin/python3)")
@@ -177,6 +187,11 @@ def _print(result: ScenarioResult, as_json: bool) -> None:
         print(f"WARNING: {w}")
 
 
+def _overrides(args) -> dict:
+    """The load's shape given on the command line (pool.scenario.OVERRIDES), None where not given."""
+    return {"bs": args.bs, "threads": args.threads, "luns": args.luns, "runtime": args.runtime, "ramp": args.ramp}
+
+
 def _run_in_lab(args) -> int:
     from slogqual.lab import scenario as lab_scenario
     if args.data or args.log:
@@ -192,7 +207,9 @@ def _run_in_lab(args) -> int:
     out = os.path.abspath(args.output or f"slogqual-scenario-{name}-lab-{time.strftime('%Y%m%dT%H%M%S')}.json")
     request = lab_scenario.LabScenarioRequest(
         scenario=args.scenario, output=out, force=args.force, quick=args.quick, measure_log_sweeps=args.sweep_logs,
-        quiet=args.quiet, data=args.lab_data or lab_scenario.DEFAULT_DATA, logs=args.lab_log or lab_scenario.DEFAULT_LOG)
+        quiet=args.quiet, data=args.lab_data or lab_scenario.DEFAULT_DATA,
+        logs=args.lab_log or lab_scenario.DEFAULT_LOG, layout=args.layout, overrides=_overrides(args),
+        progress=None if args.quiet else sys.stderr)
     outcome = lab_scenario.run_scenario(request)
     print(f"slogqual: result: {outcome.path}", file=sys.stderr)
     _print(outcome.document, args.json)
@@ -217,7 +234,7 @@ def cmd_run(args) -> int:
                               destroy_data=args.destroy_data, resume=bool(args.resume), force=args.force,
                               clients=[c for c in args.clients.split(",") if c.strip()],
                               fio_servers=args.fio_servers, path_ceilings=list(args.path_ceiling),
-                              argv=["slogqual", *sys.argv[1:]])
+                              overrides=_overrides(args), argv=["slogqual", *sys.argv[1:]])
     progress = Progress(quiet=args.quiet)
     try:
         outcome = run_scenario(request, progress)

@@ -23,9 +23,9 @@ from slogqual.analysis import path_ceiling
 from slogqual.errors import SlogqualError, ToolError, UsageError
 from slogqual.outputs import check_output, json_document
 from slogqual.pool import log_sweeps, variants
-from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, safe_name
+from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, data_vdevs, safe_name
 from slogqual.pool.engine import SCENARIO_SCHEMA, PoolScenarioRun, new_result
-from slogqual.pool.scenario import Scenario, load_scenario
+from slogqual.pool.scenario import Scenario, load_scenario, with_overrides
 from slogqual.progress import Progress
 from slogqual.results.scenario import ScenarioResult
 from slogqual.results.shelf import UnitPath
@@ -62,6 +62,9 @@ class ScenarioRequest:
     clients: List[str] = field(default_factory=list)  # fio --server endpoints 'HOST[:PORT]' that drive each step
     fio_servers: int = 0  # start this many fio servers on 127.0.0.1 for the run and drive each step with them
     path_ceilings: List[str] = field(default_factory=list)  # --path-ceiling ELEMENT=RATE (analysis.path_ceiling)
+    #: the load's shape over the scenario file's (and --quick's): keys of pool.scenario.OVERRIDES (bs, threads,
+    #: luns, runtime, ramp); the result records them among the scenario's parameters
+    overrides: Dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -149,22 +152,31 @@ def _plan_devices(req: ScenarioRequest) -> _Plan:
     if len(set(labels)) != len(labels):
         raise UsageError("--clients names a fio server twice")
     ceilings = path_ceiling.parse_all(req.path_ceilings, _unit_device)
+    given = {k: v for k, v in req.overrides.items() if v is not None}
     if req.resume:
         if ceilings:
             raise UsageError(f"--resume keeps the paths the run recorded: no {path_ceiling.OPTION}")
+        if given:
+            raise UsageError(f"--resume runs the load the result recorded: no --{', --'.join(given)}")
         resumed = ScenarioResult.load(req.output)  # validated: a bad key is named
         scenario = load_scenario(resumed.source)
         if resumed.quick:
             scenario = scenario.quick()
+        recorded = resumed.scenario.get("overrides") or {}
+        if not isinstance(recorded, dict):
+            raise UsageError(f"--resume: {req.output}: key 'scenario.overrides' must be a table of options")
+        scenario = with_overrides(scenario, recorded)  # the command line's load, as the run began
         return _Plan(scenario, resumed.data_paths, resumed.log_paths, resumed)
     if not req.scenario:
         raise UsageError("name a scenario (slogqual scenario list) or a TOML file")
     scenario = load_scenario(req.scenario)
     if req.quick:
         scenario = scenario.quick()
+    scenario = with_overrides(scenario, given)
     data, logs = lab_device_paths(req.data), lab_device_paths(req.logs)
     if not data:
         raise UsageError("name the data devices with --data (or use --lab)")
+    data_vdevs(req.layout, data)  # a layout the data devices cannot make: refused before anything is written
     if any(c.uses_slog for c in scenario.configs) and not logs:
         raise UsageError("this scenario has SLOG configurations: name the candidate(s) with --log")
     variants.check_log_count(scenario, len(logs))

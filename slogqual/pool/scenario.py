@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual import limits
 from slogqual.data import data_path, require
@@ -76,6 +76,8 @@ class Scenario:
     source: str = ""
     quick_overrides: Dict[str, Any] = field(default_factory=dict)
     transport: TransportConfig = field(default_factory=TransportConfig)
+    #: the load's shape given on the command line over the file's (with_overrides), by option name
+    overrides: Dict[str, Any] = field(default_factory=dict)
 
     def quick(self) -> "Scenario":
         """The few-steps, short-runtime form for CI and demos."""
@@ -87,7 +89,8 @@ class Scenario:
                 "rw": self.rw, "bs": self.bs, "write_sync": self.write_sync, "threads": list(self.threads),
                 "runtime_s": self.runtime_s, "ramp_s": self.ramp_s,
                 "configs": [c.to_dict() for c in self.configs], "source": self.source,
-                "transport": self.transport.to_dict()}
+                "transport": self.transport.to_dict(),
+                **({"overrides": dict(self.overrides)} if self.overrides else {})}
 
 
 class _Checker:
@@ -159,6 +162,41 @@ class _Checker:
         if value != sorted(set(value)):
             raise self.fail(where + key, "must be ascending without repeats")
         return list(value)
+
+
+class _OptionChecker(_Checker):
+    """The same checks for a value given as a command-line option: the refusal names the option."""
+
+    def fail(self, key: str, why: str) -> UsageError:
+        return UsageError(f"--{key} {why}")
+
+
+#: what `slogqual scenario run` takes on the command line in place of the file's value: option -> field
+OVERRIDES = {"bs": "bs", "threads": "threads", "luns": "luns", "runtime": "runtime_s", "ramp": "ramp_s"}
+
+
+def with_overrides(scenario: Scenario, overrides: Dict[str, Any]) -> Scenario:
+    """``scenario`` with the load's shape given on the command line (``--bs``, ``--threads``, ``--luns``,
+    ``--runtime``, ``--ramp``; keys as ``OVERRIDES``) in place of the file's values and --quick's: each held
+    to the range the file's value is held to (slogqual.limits), and kept in ``overrides`` so the result says
+    what ran and --resume runs it again. Apply it after ``quick()``."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if not given:
+        return scenario
+    c = _OptionChecker("")
+    c.known(given, set(OVERRIDES))
+    values = {"bs": c.size(given, "bs", required=False),
+              "threads": c.threads(given, "threads", required=False),
+              "luns": c.positive_int(given, "luns", required=False),
+              "runtime_s": c.seconds(given, "runtime", required=False, limit=limits.SCENARIO_RUNTIME_S),
+              "ramp_s": c.seconds(given, "ramp", required=False)}
+    values = {k: v for k, v in values.items() if v is not None}
+    out = replace(scenario, **values,
+                  overrides={**scenario.overrides, **{o: values[f] for o, f in OVERRIDES.items() if f in values}})
+    if out.lun_size < out.bs:
+        raise c.fail("bs", f"{out.bs} is larger than the scenario's LUNs ({scenario.name}: lun_size "
+                           f"{out.lun_size} bytes)")
+    return out
 
 
 def _transport(c: "_Checker", doc: Dict[str, Any], kind: str) -> TransportConfig:
@@ -248,19 +286,35 @@ def builtin_names() -> List[str]:
                   if f.endswith(".toml") and f != "lab-devices.toml" and os.path.isfile(os.path.join(SCENARIO_DIR, f)))
 
 
-def load_scenario(name_or_path: str) -> Scenario:
-    """A shipped scenario by name (iscsi-4k-randwrite, ...) or a user's TOML file by path."""
+def is_shipped(name_or_path: str) -> bool:
+    """Whether ``name_or_path`` names a shipped scenario (a name, not a file of the user's)."""
+    return not os.path.exists(name_or_path) and os.sep not in name_or_path and not name_or_path.endswith(".toml")
+
+
+def read_scenario(name_or_path: str) -> Tuple[Scenario, str]:
+    """A shipped scenario by name (iscsi-4k-randwrite, ...) or a user's TOML file by path, and the file's
+    text: validated, or refused in one line naming the file (and the key)."""
     path = name_or_path
-    if not os.path.exists(path) and os.sep not in name_or_path and not name_or_path.endswith(".toml"):
+    if is_shipped(name_or_path):
         path = os.path.join(require(SCENARIO_DIR), name_or_path + ".toml")
         if not os.path.exists(path):
             raise UsageError(f"no scenario {name_or_path!r}: shipped ones are {', '.join(builtin_names())}")
     require_regular(path, "scenario file")
     try:
         with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
+            text = fh.read().decode("utf-8")
+        doc = tomllib.loads(text)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
+    except OSError as exc:  # permission denied, say
+        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not valid TOML (not UTF-8: {exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML ({exc})") from None
-    return parse_scenario(doc, path)
+    return parse_scenario(doc, path), text
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    """A shipped scenario by name (iscsi-4k-randwrite, ...) or a user's TOML file by path."""
+    return read_scenario(name_or_path)[0]
