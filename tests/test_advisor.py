@@ -12,6 +12,7 @@ import pytest
 
 from conftest import fixture_path
 from slogqual.analysis import advisor as A
+from slogqual.report import advice as advice_words
 from slogqual.report import scenario as scenario_words
 from slogqual.cli import main
 from slogqual.importers import diskinfo
@@ -36,7 +37,7 @@ WIDE_SWEPT_CAPPED, WIDE_SWEPT_NVDIMM = (F(f"wide-128k-lab-swept.log{i}-{c}.sweep
                                         for i, c in enumerate(("capped-ssd", "nvdimm")))
 INTEL_710 = fixture_path("diskinfo", "freebsd-r320683-intel710.padded.txt")
 THREADS = [1, 2, 4, 8, 16, 32, 64]
-NONE = A.DataSide("none", "no data side")
+NONE = A.DataSide("none", A.DataOrigin("none"))
 
 
 def read(path):
@@ -137,9 +138,12 @@ def test_the_data_side_of_a_scenario_result_is_its_steps_without_a_log_vdev(path
         recorded = [s for s in doc["steps"] if s["sync"] == sync and s["log"] == "none"]
         assert [(c.threads, c.iops, c.mbps, c.ios) for c in side] == \
             [(s["threads"], s["iops"], s["mbps"], s["ios"]) for s in recorded]
-        assert side and all(c.basis.startswith(f"measured: run, sync={sync}") for c in side)
+        assert side and all(c.basis == A.FigureBasis("scenario", "run", sync=sync) for c in side)
+        assert all(advice_words.figure_basis(c.basis) == f"measured: run, sync={sync}" + ("" if sync == "standard"
+                                                                                       else ", no SLOG") for c in side)
     assert (data.layout, data.disks) == (doc["pool"]["layout"], len(doc["pool"]["data"]))
-    assert data.description == f"run: {doc['pool']['layout']} of {len(doc['pool']['data'])} data devices"
+    assert advice_words.data_origin(data.description) == \
+        f"run: {doc['pool']['layout']} of {len(doc['pool']['data'])} data devices"
     result.steps = [s for s in result.steps if s.log != "none"]
     with pytest.raises(A.AdviceInputError, match="^run: the scenario result has no sync=standard"):
         A.data_from_scenario(result, "run")
@@ -462,21 +466,23 @@ def test_mirror_advice_follows_the_power_loss_evidence_not_a_blanket_rule():
         out[key] = _mirror(A.advise([("sata", sw)], w, t, NONE, power=power))
     # a device that lost acknowledged writes at a real cut: a mirror of two loses them too — not a SLOG
     m, (f,) = out["lost"]
-    assert f["kind"] == "power-loss-unsafe" and f["figures"][0]["lost"] == 48 and m["mirror"].startswith("no")
+    assert f["kind"] == "power-loss-unsafe" and f["figures"][0]["lost"] == 48
+    assert m["mirror"] == A.MirrorCall("power-loss-unsafe") and advice_words.worded(m)["mirror"].startswith("no")
     # one that kept them: the exposure of an unmirrored log is bounded and figured, the call is the user's
     m, (f,) = out["kept"]
     x = f["figures"][0]
     assert f["kind"] == "unmirrored-exposure" and x["window_s"] == 3 * t.zfs_txg_timeout
     assert x["exposure_bytes"] == round(40.0 * A.MB * x["window_s"])  # the required rate over the window
-    assert "zpool import -m" in A.words(f)
+    assert "zpool import -m" in advice_words.finding_words(advice_words.worded(f))
     # an emulated cut says nothing of the device, and no result is no evidence
     for key in ("emulated", "none"):
         m, (f,) = out[key]
-        assert f["kind"] == "no-power-loss-evidence" and m["mirror"].startswith("unknown")
-    assert "emulated" in out["emulated"][1][0]["figures"][0]["why"]
+        assert f["kind"] == "no-power-loss-evidence" and advice_words.worded(m)["mirror"].startswith("unknown")
+    assert out["emulated"][1][0]["figures"][0]["why"] == A.NoEvidence("emulated")
+    assert "emulated" in advice_words.worded(out["emulated"][1][0])["figures"][0]["why"]
     # the unsafe device is a warning of the document, the others are not
-    assert any("power-loss-unsafe" in wmsg for wmsg in A.advise([("sata", sw)], w, t, NONE, power={
-        "sata": A.power_by_candidate([("x", docs["lost"])], [("sata", sw)])["sata"]})["warnings"])
+    assert any("power-loss-unsafe" in wmsg for wmsg in advice_words.document(A.advise([("sata", sw)], w, t, NONE, power={
+        "sata": A.power_by_candidate([("x", docs["lost"])], [("sata", sw)])["sata"]}))["warnings"])
 
 
 def test_a_power_cut_result_of_another_device_is_refused():

@@ -159,7 +159,8 @@ def _endurance(args) -> Optional[A.Endurance]:
 
 
 def build(args) -> Dict[str, Any]:
-    """Everything checked and computed; nothing written. Bad input: UsageError (exit 2)."""
+    """Everything checked and computed, the advisor's facts (report/advice.document words them); nothing
+    written. Bad input: UsageError (exit 2)."""
     if args.scenario and args.data:
         raise UsageError("give the data side as --scenario or as --data sweeps, not both")
     if args.data and not args.layout:
@@ -185,7 +186,7 @@ def build(args) -> Dict[str, Any]:
                 A.check_log_sweep(sw, path)
             data = A.data_from_sweeps(sweeps, args.layout, args.disks or len(sweeps), w, t)
         else:
-            data = A.DataSide("none", "no data side given: the log alone")
+            data = A.DataSide("none", A.DataOrigin("none"))
         return A.advise(logs, w, t, data, endurance, origin="slogqual advise",
                         power=_power_loss(args.powercut or [], logs, args.store))
     except A.AdviceInputError as exc:
@@ -226,7 +227,7 @@ def run(args) -> int:
 
         output_format(args.plot)  # .png or .svg, refused now
         plot = guard_output(args, args.plot, "picture", picture, inputs=inputs + [out])
-    doc = build(args)
+    doc = advice_words.document(build(args))
     rows = None
     if args.verify:
         rows = A.verify(doc, _scenario(args.verify, args.store)[1])
