@@ -63,6 +63,11 @@ def capped_from_calibration():
                        environment={}, points=[point], device={"class": "capped-ssd"}, status="complete")
 
 
+def typed(facts):
+    """The advisor's facts as the document ``slogqual advise`` writes (report/advice words them), typed."""
+    return AdviceResult.from_dict(advice_words.document(facts))
+
+
 def iops(doc, i=0):
     return [s["iops"] for s in doc["candidates"][i]["steps"]]
 
@@ -256,6 +261,53 @@ def test_the_document_round_trips_through_o(tmp_path, capsys):
         AdviceResult.from_dict(bad, "x.json")
 
 
+IOSTAT_HISTORY = fixture_path("zpool", "iostat-Tu-vpy-1s-stream-pmem-log.txt")
+
+
+@pytest.mark.parametrize("args", [
+    ["--log", SATA_SWEEP, NVDIMM_SWEEP, "--scenario", ISCSI_4K, "--tbw", "100"],
+    ["--log", NVDIMM_SWEEP, "--scenario", WIDE, "--threads", "1,3,8,40", "--dwpd", "3"],
+    ["--log", SATA_SWEEP, "--data", CLASS_SWEEPS["hdd"], CLASS_SWEEPS["sata-ssd"], "--layout", "raidz1", "--disks", "4",
+     "--protocol", "iscsi", "--bs", "4k", "--threads", "1,2,4", "--rate-history", IOSTAT_HISTORY, "--tbw", "600"],
+    ["--log", NVDIMM_SWEEP, "--protocol", "nfs", "--bs", "128k", "--threads", "1,8", "--logbias", "throughput"],
+], ids=["scenario", "interpolated", "data-sweeps", "indirect"])
+def test_a_written_advice_round_trips_byte_for_byte_and_reads_typed(tmp_path, capsys, args):
+    """What `slogqual advise -o` writes, loaded and written again, is the same file; its candidates and steps
+    read as the typed records the table and the chart read."""
+    from slogqual.results import write_json_atomic
+
+    out, again = tmp_path / "advice.json", tmp_path / "again.json"
+    rc, _, err = advise(*args, "--tunables", "defaults", "-o", str(out), capsys=capsys)
+    assert rc == 0, err
+    r = AdviceResult.load(str(out))
+    write_json_atomic(str(again), r.to_dict())
+    assert again.read_bytes() == out.read_bytes()
+    doc = read(str(out))
+    for c, d in zip(r.candidates, doc["candidates"]):
+        assert (c.path, c.device_class, c.size.needed_bytes, c.mirror.mirror) == \
+            (d["path"], d["class"], d["size"]["needed_bytes"], d["mirror"]["mirror"])
+        for s, e in zip(c.steps, d["steps"]):
+            assert (s.threads, s.iops, s.binding, s.limits.pool_iops, s.upper_bound, s.lwb_writes) == \
+                (e["threads"], e["iops"], e["binding"], e["limits"]["pool_iops"], e["upper_bound"], e["lwb_writes"])
+
+
+def test_an_advice_of_another_key_order_and_fewer_keys_round_trips_as_it_was(tmp_path):
+    """CONSTRUCTED from a written advice: a candidate's keys reversed, steps without the keys later versions
+    added (host_cpu, upper_bound) and a key no version wrote — read and written back unchanged."""
+    from slogqual.results import json_text
+
+    w = A.Workload("iscsi", 4096, 16384, [1, 2])
+    doc = advice_words.document(A.advise([("sata", load_sweep(SATA_SWEEP))], w, A.Tunables(), NONE))
+    c = doc["candidates"][0]
+    doc["candidates"][0] = dict(reversed(list(c.items())), later_key={"x": 1})
+    for s in doc["candidates"][0]["steps"]:
+        del s["host_cpu"], s["upper_bound"]
+    text = json_text(doc, "advice")
+    r = AdviceResult.from_dict(json.loads(text))
+    assert json_text(r.to_dict(), "advice") == text
+    assert r.candidates[0].steps[0].upper_bound is None and r.candidates[0].extra == {"later_key": {"x": 1}}
+
+
 def test_json_is_the_document(capsys):
     rc, out, _ = advise("--log", NVDIMM_SWEEP, "--protocol", "nfs", "--bs", "64k", "--threads", "1,4", "--json",
                         capsys=capsys)
@@ -298,7 +350,7 @@ def error_table():
         doc = A.advise(cands, scenario_workload(read(path)), A.Tunables(), A.data_from_scenario(result, name))
         measured = {c["device"]: c["bottleneck"] for c in scenario_words.current(result)["candidates"]}
         std = {s.threads: s for s in result.steps if s.sync == "standard" and s.log == "none"}
-        for r in A.verify(doc, result):
+        for r in A.verify(typed(doc), result):
             rows.append(dict(r, case=name, measured_limit=measured.get(r["candidate"], ""),
                              std_busy=std[r["threads"]].extra["cpu"]["busy_share"]))
     return rows
@@ -369,7 +421,7 @@ def run11_table():
         result = ScenarioResult.from_dict(read(path), path)
         cands = [(RUN11_SATA, sata), (RUN11_NVDIMM, nv)] if "sata" in key else [(RUN11_NVDIMM, nv)]
         doc = A.advise(cands, scenario_workload(read(path)), A.Tunables(), A.data_from_scenario(result, key))
-        rows += [dict(r, case=key) for r in A.verify(doc, result)]
+        rows += [dict(r, case=key) for r in A.verify(typed(doc), result)]
     return rows
 
 
@@ -386,7 +438,7 @@ def run13_table():
         doc = A.advise([(p, load_sweep(p)) for p in sweeps], scenario_workload(read(path)), A.Tunables(),
                        A.data_from_scenario(result, case))
         measured = {c["device"]: c["bottleneck"] for c in scenario_words.current(result)["candidates"]}
-        rows += [dict(r, case=case, measured_limit=measured.get(r["candidate"], "")) for r in A.verify(doc, result)]
+        rows += [dict(r, case=case, measured_limit=measured.get(r["candidate"], "")) for r in A.verify(typed(doc), result)]
     return rows
 
 
@@ -520,13 +572,14 @@ def test_the_chart_draws_prediction_and_measurement_from_the_same_figures(tmp_pa
 
     args = ["advise", "--log", SATA_SWEEP, NVDIMM_SWEEP, "--scenario", ISCSI_4K]
     doc = json.loads(_run_json(args))
-    rows = A.verify(doc, ScenarioResult.load(ISCSI_4K))
-    text = advice_plot.script(doc, "x.png", "png", rows)
+    advice = AdviceResult.from_dict(doc)
+    rows = A.verify(advice, ScenarioResult.load(ISCSI_4K))
+    text = advice_plot.script(advice, "x.png", "png", rows)
     for c in doc["candidates"]:  # every predicted step is a data line of its candidate's block
         for s in c["steps"]:
             assert any(line.startswith(f"{s['threads']} {s['iops']:.6g} ") for line in text.splitlines())
     assert text.count(" measured\"") == len({r["candidate"] for r in rows}) > 0
-    assert " measured\"" not in advice_plot.script(doc, "x.png", "png")  # no --verify: nothing measured drawn
+    assert " measured\"" not in advice_plot.script(advice, "x.png", "png")  # no --verify: nothing measured drawn
     png = tmp_path / "advice.png"
     assert main(args + ["--verify", ISCSI_4K, "--plot", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

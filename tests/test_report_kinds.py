@@ -15,6 +15,7 @@ import pytest
 
 from conftest import fixture_path, need, slogqual
 from slogqual.analysis import scenario as scenario_analysis
+from slogqual.report import scenario as scenario_report
 from slogqual.report import qualification as Q
 from slogqual.report.advice import verification
 from slogqual.results.advice import AdviceResult
@@ -58,7 +59,7 @@ def report(tmp_path, fmt, *inputs):
 
 def assert_scenario(text):
     r = ScenarioResult.load(SCENARIO)
-    a = scenario_analysis.current(r)
+    a = scenario_report.current(r)
     assert a["verdict"] in text and a["bottleneck"] in text  # today's verdict sentence, as `scenario run` prints it
     for s in r.steps:  # every configuration's curve, each step with its IO count and the ZIL's kstat deltas
         label = scenario_analysis.step_label(r, s)

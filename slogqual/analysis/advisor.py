@@ -57,6 +57,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from slogqual import limits
 from slogqual.analysis import scaling, wear
 from slogqual.results import SweepPoint, SweepResult
+from slogqual.results.advice import AdviceResult
 from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 
@@ -948,23 +949,23 @@ def check_workload(w: Workload, t: Tunables) -> None:
 
 # ---------------------------------------------------------------- prediction vs measurement
 
-def verify(advice: Dict[str, Any], scenario: ScenarioResult) -> List[Dict[str, Any]]:
+def verify(advice: AdviceResult, scenario: ScenarioResult) -> List[Dict[str, Any]]:
     """Prediction beside the measured sync=always + single-SLOG steps of a scenario result, per candidate
     (matched by device path) and thread count: both IOPS, the error and the measured IO count."""
     rows = []
     several = len(scenario.log_paths) > 1
-    for c in advice["candidates"]:
-        pred = {s["threads"]: s for s in c["steps"]}
+    for c in advice.candidates:
+        pred = {s.threads: s for s in c.steps}
         for s in scenario.steps:
             if s.sync != "always" or s.log != "single":
                 continue
-            if several and s.candidate != c["path"]:
+            if several and s.candidate != c.path:
                 continue
             p = pred.get(s.threads)
             if p is None:
                 continue
-            rows.append({"candidate": c["path"], "class": c["class"], "threads": s.threads,
-                         "predicted_iops": p["iops"], "measured_iops": round(s.iops, 1), "measured_ios": s.ios,
-                         "error": round(p["iops"] / s.iops - 1, 3) if s.iops else None,
-                         "binding": p["binding"], "upper_bound": p.get("upper_bound")})
+            rows.append({"candidate": c.path, "class": c.device_class, "threads": s.threads,
+                         "predicted_iops": p.iops, "measured_iops": round(s.iops, 1), "measured_ios": s.ios,
+                         "error": round(p.iops / s.iops - 1, 3) if s.iops else None,
+                         "binding": p.binding, "upper_bound": p.upper_bound})
     return rows

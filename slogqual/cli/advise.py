@@ -228,23 +228,24 @@ def run(args) -> int:
         output_format(args.plot)  # .png or .svg, refused now
         plot = guard_output(args, args.plot, "picture", picture, inputs=inputs + [out])
     doc = advice_words.document(build(args))
+    advice = AdviceResult.from_dict(doc)
     rows = None
     if args.verify:
-        rows = A.verify(doc, _scenario(args.verify, args.store)[1])
+        rows = A.verify(advice, _scenario(args.verify, args.store)[1])
     if out:
         write_json_atomic(out, doc)
     if plot:
         from slogqual.report import advice_plot
 
-        advice_plot.render(doc, plot, rows)
+        advice_plot.render(advice, plot, rows)
     if args.json:
         print(json_text(doc, "the advice"), end="")
     else:
-        print(advice_words.table_text(AdviceResult.from_dict(doc)))
+        print(advice_words.table_text(advice))
         if rows is not None:
             print()
             print(f"prediction vs {args.verify} (sync=always + single SLOG):")
             print(advice_words.verify_table(rows) if rows else "no step of that result matches a candidate and thread count")
-        for wmsg in doc["warnings"]:
+        for wmsg in advice.warnings:
             print(f"warning: {wmsg}", file=sys.stderr)
     return 0

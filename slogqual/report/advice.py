@@ -32,12 +32,11 @@ def workload_line(advice: AdviceResult) -> str:
 
 
 def candidate_line(c: CandidateAdvice) -> str:
-    x = c.extra
-    cap = f", {x['capacity'] / (1 << 30):.2f} GiB" if x.get("capacity") else ""
-    bw = x.get("bandwidth")
-    return (f"{c.path} ({x.get('class') or '?'}{', ' + x['model'] if x.get('model') else ''}{cap}): "
-            f"writes reach the log {x['log_write_state']}, {x['log_record_bytes_per_io']} bytes each; "
-            + (f"bandwidth {bw['mbps']:.1f} MiB/s at {size_label(bw['size'])} ({bw['ios']} IOs)" if bw else
+    cap = f", {c.capacity / (1 << 30):.2f} GiB" if c.capacity else ""
+    bw = c.bandwidth
+    return (f"{c.path} ({c.device_class or '?'}{', ' + c.model if c.model else ''}{cap}): "
+            f"writes reach the log {c.log_write_state}, {c.log_record_bytes_per_io} bytes each; "
+            + (f"bandwidth {bw.mbps:.1f} MiB/s at {size_label(bw.size)} ({bw.ios} IOs)" if bw else
                "bandwidth not swept (no size of 128K or more)"))
 
 
@@ -47,43 +46,38 @@ STEP_HEADERS = ["threads", "batch", "lwb", "commit µs (95% CI)", "sweep IOs", "
 
 def predicted(s: StepPrediction) -> str:
     """The predicted IOPS, marked ``≤`` where the advisor calls it an upper bound."""
-    return ("≤ " if s.extra.get("upper_bound") else "") + _f(s.iops)
+    return ("≤ " if s.upper_bound else "") + _f(s.iops)
 
 
 def step_row(s: StepPrediction) -> List[Any]:
-    x = s.extra
-    lim = x["limits"]
-    ci = x.get("commit_lat_ci95_us")
-    rng = x.get("iops_range")
-    return [s.threads, f"{x['batch']:g}", "+".join(size_label(v) for v in x["lwb_writes"]),
-            _f(x["commit_lat_us"], 1) + (f" ({_f(ci[0], 1)}–{_f(ci[1], 1)})" if ci else ""),
-            x["sweep_ios"], _f(lim["log_latency_iops"]), _f(lim["log_bandwidth_iops"]), _f(lim["pool_iops"]),
+    lim, ci, rng = s.limits, s.commit_lat_ci95_us, s.iops_range
+    return [s.threads, f"{s.batch:g}", "+".join(size_label(v) for v in s.lwb_writes),
+            _f(s.commit_lat_us, 1) + (f" ({_f(ci[0], 1)}–{_f(ci[1], 1)})" if ci else ""),
+            s.sweep_ios, _f(lim.log_latency_iops), _f(lim.log_bandwidth_iops), _f(lim.pool_iops),
             predicted(s) + (f" ({_f(rng[0])}–{_f(rng[1])})" if rng else ""),
-            _f(x["iops_if_p99_bound"]), _f(s.mbps, 2), _f(x["without_slog_iops"]),
-            f"{x['benefit']:.2f}x" if x.get("benefit") is not None else "-", s.binding]
+            _f(s.iops_if_p99_bound), _f(s.mbps, 2), _f(s.without_slog_iops),
+            f"{s.benefit:.2f}x" if s.benefit is not None else "-", s.binding]
 
 
 def after_lines(c: CandidateAdvice) -> List[str]:
     """Below a candidate's table: its knee, findings, the log space it needs, mirror and life."""
-    x = c.extra
     lines = []
-    k = x.get("knee")
+    k = c.knee
     if k:
-        lines.append(f"knee: {'at' if k['saturated'] else 'still rising at'} {k['threads']} threads ({_f(k['iops'])} IOPS)")
+        lines.append(f"knee: {'at' if k.saturated else 'still rising at'} {k.threads} threads ({_f(k.iops)} IOPS)")
     lines += [f"- {finding_words(f)}" for f in c.findings]
-    sz = x["size"]
-    lines.append(f"size: needs {sz['needed_bytes'] / (1 << 20):,.0f} MiB, {sz['recommended_bytes'] / (1 << 20):,.0f} MiB "
-                 f"with the margin ({sz['txgs_held']} txgs held + {sz['txgs_with_margin'] - sz['txgs_held']} deferred "
-                 f"× {sz['per_txg_bytes'] / (1 << 20):,.1f} MiB per {sz['txg_seconds']:g} s txg, at {sz['rate_basis']})")
-    m = x.get("mirror")
-    if m:
-        lines.append(f"mirror: {m['mirror']} (see the finding above)")
-    life = x.get("life")
+    sz = c.size
+    lines.append(f"size: needs {sz.needed_bytes / (1 << 20):,.0f} MiB, {sz.recommended_bytes / (1 << 20):,.0f} MiB "
+                 f"with the margin ({sz.txgs_held} txgs held + {sz.txgs_with_margin - sz.txgs_held} deferred "
+                 f"× {sz.per_txg_bytes / (1 << 20):,.1f} MiB per {sz.txg_seconds:g} s txg, at {sz.rate_basis})")
+    if c.mirror:
+        lines.append(f"mirror: {c.mirror.mirror} (see the finding above)")
+    life = c.life
     if life:
-        years = "?" if life["years"] is None else f"{life['years']:.2g}"
-        lines.append(f"life: {years} years at {life['bytes_per_day'] / 1e9:,.1f} GB a day "
-                     f"({life['endurance_basis']}; {life['assumption']})")
-        measured = life.get("measured_years")
+        years = "?" if life.years is None else f"{life.years:.2g}"
+        lines.append(f"life: {years} years at {life.bytes_per_day / 1e9:,.1f} GB a day "
+                     f"({life.endurance_basis}; {life.assumption})")
+        measured = life.measured_years
         if measured:
             lines.append(f"life measured from its own wear: {measured['years_low']:.2g}–{measured['years_high']:.2g} "
                          f"years ({measured['remaining_percent']} % of its life left)")
@@ -386,9 +380,8 @@ def verification(advice: AdviceResult, scenarios: Sequence[Tuple[ScenarioResult,
                  ) -> List[Tuple[str, Dict[str, Any]]]:
     """(scenario path, verify row) for every scenario of the report that measured this advice's load: its
     sync=always + single-SLOG steps at the advice's thread counts, of a candidate that was its log."""
-    doc = advice.to_dict()
     return [(path, r) for result, path in scenarios if verifies(advice, result)
-            for r in A.verify(doc, result) if r["candidate"] in result.log_paths]
+            for r in A.verify(advice, result) if r["candidate"] in result.log_paths]
 
 
 BOUND_WORDS = {
@@ -403,10 +396,10 @@ def bound_lines(c: CandidateAdvice) -> List[str]:
     """Every figure marked ≤, with what bounds it."""
     out = []
     for s in c.steps:
-        why = s.extra.get("upper_bound")
+        why = s.upper_bound
         if not why:
             continue
-        busy = (s.extra.get("host_cpu") or {}).get("busy")
+        busy = s.host_cpu.busy if s.host_cpu else None
         out.append(f"{s.threads} threads: ≤ {_f(s.iops)} IOPS is an upper bound ({why}): {BOUND_WORDS.get(why, why)}"
                    + (f"; CPU {busy:.0%} busy" if busy is not None and why == "host-cpu" else ""))
     return out
