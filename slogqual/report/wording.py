@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from slogqual.analysis import shelf
+from slogqual.report.shelf import ceiling_text, gb_s
 from slogqual.analysis.findings import DETAILS, EFFECTS, LIMITS, PROBLEMS, Finding, Kind, of_kind, one
 from slogqual.results.shelf import UnitPath
 from slogqual.units import size_label
@@ -397,7 +398,7 @@ def unit_path(path: UnitPath) -> str:
     steps = []
     for e in path.elements:
         ceiling = shelf.ceiling_bytes(e.link)
-        link = f" ({e.link.text()}{', ' + shelf.gb_s(ceiling) if ceiling else ''})" if e.link else ""
+        link = f" ({e.link.text()}{', ' + gb_s(ceiling) if ceiling else ''})" if e.link else ""
         declared = f" (declared {e.declared})" if e.declared else ""
         steps.append(e.label() + link + declared)
     return " › ".join(steps) if steps else "no element on its path"
@@ -406,7 +407,7 @@ def unit_path(path: UnitPath) -> str:
 def ceiling_words(s: shelf.Shared) -> str:
     """What an element's link carries at most, or why slogqual cannot say."""
     if s.ceiling is not None:
-        return shelf.gb_s(s.ceiling)
+        return gb_s(s.ceiling)
     if s.link:
         return f"not known ({s.link}: its rate or lanes were not reported)"
     return "none read (no link of its own)"
@@ -417,8 +418,8 @@ def shared_element(s: shelf.Shared, host: Optional[str] = None) -> str:
     where = f" on {host}" if host else ""
     units = ", ".join(s.units)
     if s.ceiling is not None:
-        return (f"{s.label}{where} ({shelf.ceiling_text(s)}) carries {len(s.units)} units, {units}: together they get no more "
-                f"than its ceiling of {shelf.gb_s(s.ceiling)}")
+        return (f"{s.label}{where} ({ceiling_text(s)}) carries {len(s.units)} units, {units}: together they get no more "
+                f"than its ceiling of {gb_s(s.ceiling)}")
     return f"{s.label}{where} is on the path of {len(s.units)} units, {units}; its ceiling: {ceiling_words(s)}"
 
 
