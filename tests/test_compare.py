@@ -13,6 +13,7 @@ import pytest
 from conftest import fixture_path, load, slogqual
 from slogqual.analysis import classes
 from slogqual.analysis import compare as cmp
+from slogqual.report import classes as class_words
 from slogqual.report import compare as compare_words
 from slogqual.errors import UsageError
 from slogqual.importers import diskinfo
@@ -401,12 +402,12 @@ def test_classifier_on_the_published_curves():
     assert ci.class_key == "sas" and ci.in_band
     assert ci.small_io_sizes == [512, 1024, 2048, 4096]
     assert ci.small_io_latency_us == pytest.approx((138.3 + 151.1) / 2)  # median of the four means
-    assert ci.summary == ("enterprise SAS SSD-class small-IO latency (145 µs; band 50 µs–200 µs); "
+    assert class_words.summary(ci) == ("enterprise SAS SSD-class small-IO latency (145 µs; band 50 µs–200 µs); "
                           "bandwidth-capped at ~172 MiB/s from 128K up")
     cs = classes.classify(samsung)
     assert cs.class_key == "sata" and not cs.in_band
-    assert "between the SATA flash class" in cs.summary and "nearer SATA flash" in cs.summary
-    assert "still rising at 8M (743 MiB/s)" in cs.summary
+    assert "between the SATA flash class" in class_words.summary(cs) and "nearer SATA flash" in class_words.summary(cs)
+    assert "still rising at 8M (743 MiB/s)" in class_words.summary(cs)
 
 
 @pytest.mark.parametrize("lat,key,phrase", [
@@ -423,7 +424,7 @@ def test_classifier_words(lat, key, phrase):
     intel, _ = intel_samsung()
     r = scaled(intel, lat / 144.7)
     c = classes.classify(r)
-    assert c.class_key == key and phrase in c.summary
+    assert c.class_key == key and phrase in class_words.summary(c)
 
 
 def test_bandwidth_falling_off_like_a_small_optane():
@@ -432,20 +433,21 @@ def test_bandwidth_falling_off_like_a_small_optane():
     for p in r.points:
         if p.size >= 1048576:
             p.mbps = 171.0 * 1048576 / p.size  # controller limit: MiB/s fall as writes grow
-    assert "falls to" in classes.classify(r).bandwidth_words
+    c = classes.classify(r)
+    assert c.bandwidth.kind == "falls" and "falls to" in class_words.bandwidth_words(c)
 
 
 def test_classifier_says_when_the_target_is_a_stack_not_a_device():
     intel, _ = intel_samsung()
     r = copy.deepcopy(intel)
     r.target["kind"] = "scratch"
-    assert classes.classify(r).summary.startswith(
+    assert class_words.summary(classes.classify(r)).startswith(
         "a scratch target (the class of the whole stack under it): enterprise SAS SSD-class")
     r.target["kind"] = "block"
     r.device = {"class": "virtual", "transport": "virtio"}
-    assert classes.classify(r).summary.startswith("a virtual target")
+    assert class_words.summary(classes.classify(r)).startswith("a virtual target")
     r.device = {"class": "sas-ssd", "transport": "sas"}
-    assert classes.classify(r).summary.startswith("enterprise SAS SSD-class")
+    assert class_words.summary(classes.classify(r)).startswith("enterprise SAS SSD-class")
 
 
 def test_a_result_holding_nan_is_an_error_not_no_change(tmp_path):
