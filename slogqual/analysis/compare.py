@@ -48,7 +48,6 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from slogqual.errors import UsageError
 from slogqual.results import LAT_BASIS_FLUSH_BOUND, SweepPoint, SweepResult
 from slogqual.results import schema as S
-from slogqual.units import size_label
 
 ALPHA = 0.05  # two-sided: a difference is significant at 95 % confidence
 MIN_EFFECT = 0.10  # a significant change smaller than this is not flagged (the old fixed threshold)

@@ -21,7 +21,7 @@ the document's ``totals`` are not trusted on their own.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict
 
 METHOD_EMULATION, METHOD_REAL, METHOD_EXTERNAL = "emulation", "real", "external"
 COUNTS = ("acknowledged", "intact", "torn", "stale", "missing", "lost")
