@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.analysis import powercut as A
-from slogqual.analysis import powerloss
+from slogqual.report import powerloss
 from slogqual.report.document import IDENTITY_KEYS, Verdict, _power_loss, scalar
 from slogqual.results.powercut import PowercutResult
 

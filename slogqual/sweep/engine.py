@@ -41,7 +41,7 @@ from slogqual.results import (
 from slogqual.sweep.target import KIND_BLOCK, KIND_NBD, KIND_SCRATCH, Target
 from slogqual.sweep import target as targets
 from slogqual.analysis import overtime, percentiles, precision
-from slogqual.analysis import powerloss
+from slogqual.report import powerloss
 from slogqual.analysis import wear
 from slogqual.report import sweep as sweep_words
 from slogqual.tools import fio, pairbench
