@@ -1,7 +1,8 @@
 """The SLOG advisor (issue #29): from a log candidate's own QD1 write+flush sweep, predict what it does
 for a pool's ``sync=always`` writes — IOPS and MiB/s per thread count, what limits it, the log space the
-load needs and how long the device lasts. Pure functions: documents in, the advice document out; no
-process is started and no file is touched here (the CLI loads and writes).
+load needs and how long the device lasts. Pure functions: documents in, the advice's facts out (the
+document with its sentences is slogqual/report/advice.document's); no process is started and no file is
+touched here (the CLI loads, words and writes).
 
 The model follows how OpenZFS writes its intent log. What was read, in OpenZFS's sources (the 2.2/2.3
 line the lab runs, 2.3.2: ``module/zfs/zil.c`` with slim log blocks and the
