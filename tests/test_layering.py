@@ -238,21 +238,23 @@ def cli_argv_violations(source, rel):
             for line, func, what in cli_argvs(source, rel) if (rel, func) not in GUEST_JOB_COMMANDS]
 
 
-def test_no_library_code_starts_the_cli_by_its_command_words():
+def across_package(check):
+    """What ``check(source, rel)`` finds in every module of the package, in one list."""
     found = []
     for rel, path in modules():
         with open(path, encoding="utf-8") as fh:
-            found += cli_argv_violations(fh.read(), rel)
-    assert found == []
+            found += check(fh.read(), rel)
+    return found
+
+
+def test_no_library_code_starts_the_cli_by_its_command_words():
+    assert across_package(cli_argv_violations) == []
 
 
 def test_the_guest_job_commands_let_through_are_still_there():
     # an exception that no longer matches anything is one that would let the next argv through unseen
-    seen = set()
-    for rel, path in modules():
-        with open(path, encoding="utf-8") as fh:
-            seen |= {(rel, func) for _line, func, _what in cli_argvs(fh.read(), rel)}
-    assert set(GUEST_JOB_COMMANDS) <= seen
+    seen = across_package(lambda source, rel: [(rel, func) for _line, func, _what in cli_argvs(source, rel)])
+    assert set(GUEST_JOB_COMMANDS) <= set(seen)
 
 
 @pytest.mark.parametrize("source, what", [
@@ -483,20 +485,13 @@ def sentence_violations(source, rel):
 
 
 def test_analysis_builds_no_sentence():
-    found = []
-    for rel, path in modules():
-        with open(path, encoding="utf-8") as fh:
-            found += sentence_violations(fh.read(), rel)
-    assert found == []
+    assert across_package(sentence_violations) == []
 
 
 def test_the_sentences_let_through_are_still_there():
     # a pending entry that no longer matches anything is one that would let the next sentence through unseen
-    seen = set()
-    for rel, path in modules():
-        with open(path, encoding="utf-8") as fh:
-            seen |= {(rel, func) for _line, func, _words in sentence_fstrings(fh.read(), rel)}
-    assert set(SENTENCES_PENDING) <= seen
+    seen = across_package(lambda source, rel: [(rel, func) for _line, func, _w in sentence_fstrings(source, rel)])
+    assert set(SENTENCES_PENDING) <= set(seen)
 
 
 def test_the_sentence_rule_sees_a_planted_sentence():
