@@ -3,7 +3,9 @@ English. The stored ``analysis`` (its verdict, bottleneck, details, problems, sl
 ``slogqual scenario`` table, qualify's criteria details and JUnit, and the reports all read these words.
 
 Pure functions: a finding in, a sentence out. ``word(finding)`` words any kind; ``verdict_words``
-gives a verdict's sentence, bottleneck, details and problems.
+gives a verdict's sentence, bottleneck, details and problems. The protocol-cost comparison's words
+(analysis.transport's facts: the transport, each pairing, unmatched step, difference and SLOG-benefit entry)
+are made here too, by ``cost_worded`` before ``slogqual scenario cost`` prints or writes it.
 """
 
 from __future__ import annotations
