@@ -26,8 +26,10 @@ from typing import Dict, List, Set, Tuple
 LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
     ("leaves", ("slogqual",)),  # the top-level modules: units, errors, limits, process, paths, progress, ...
     ("documents and facts", ("results", "analysis")),
-    ("the machine", ("tools", "kernel", "device", "importers", "native")),
+    ("the machine", ("tools", "kernel", "importers", "native")),
     ("words and keeping", ("report", "store")),
+    # the device record (slogqual.device/1) carries its power-loss verdict in words: it stands on report/
+    ("the device", ("device",)),
     ("capabilities", ("sweep", "pool", "powercut", "qualify", "lab")),
     ("the command line", ("cli",)),
 ]

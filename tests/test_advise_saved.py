@@ -13,6 +13,7 @@ import pytest
 from conftest import fixture_path
 from slogqual import cli
 from slogqual.analysis import advisor as A
+from slogqual.report import advice as words
 from slogqual.cli import advise as advise_cli
 from slogqual.results import load_sweep
 from slogqual.results.scenario import ScenarioResult
@@ -92,7 +93,7 @@ def test_a_size_reckoned_from_an_upper_bound_says_so_and_claims_no_spill():
     small = copy.deepcopy(load_sweep(NVDIMM_SWEEP))
     small.device["capacity"] = 256 << 20  # what-if: the class as it was when the lab measured a 43 % spill
     w = A.Workload("iscsi", 131072, 131072, [2, 8])
-    cand = A.advise([("nv256", small)], w, A.Tunables(), NONE)["candidates"][0]
+    cand = words.document(A.advise([("nv256", small)], w, A.Tunables(), NONE))["candidates"][0]
     peak = max(cand["steps"], key=lambda s: s["iops"])
     assert peak["upper_bound"] == "log-only"
     size = cand["size"]
@@ -100,11 +101,11 @@ def test_a_size_reckoned_from_an_upper_bound_says_so_and_claims_no_spill():
     (f,) = [f for f in cand["findings"] if f["kind"] == "log-too-small"]
     x = f["figures"][0]
     assert x["capacity"] < x["needed_bytes"] and not x["spills"] and x["upper_bound"] == "log-only"
-    assert "will spill" not in A.words(f) and "an upper bound" in A.words(f)
-    rated = A.advise([("nv256", small)], A.Workload(**{**w.__dict__, "rate_mbps": 64 * (1 << 20) / 1e6}),
-                     A.Tunables(), NONE)["candidates"][0]
+    assert "will spill" not in words.finding_words(f) and "an upper bound" in words.finding_words(f)
+    rated = words.document(A.advise([("nv256", small)], A.Workload(**{**w.__dict__, "rate_mbps": 64 * (1 << 20) / 1e6}),
+                                    A.Tunables(), NONE))["candidates"][0]
     (f,) = [f for f in rated["findings"] if f["kind"] == "log-too-small"]
-    assert f["figures"][0]["spills"] and rated["size"]["upper_bound"] is None and "will spill" in A.words(f)
+    assert f["figures"][0]["spills"] and rated["size"]["upper_bound"] is None and "will spill" in words.finding_words(f)
 
 
 def test_a_size_from_a_host_bound_peak_is_a_bound_and_one_from_a_prediction_is_not():
@@ -112,8 +113,8 @@ def test_a_size_from_a_host_bound_peak_is_a_bound_and_one_from_a_prediction_is_n
     are predictions (log-latency-bound); each size says which it rests on."""
     data = A.data_from_scenario(ScenarioResult.load(ISCSI_4K), "iscsi-4k")
     w = A.Workload("iscsi", 4096, 16384, [2, 8], zils=2)
-    sata, nv = A.advise([("sata", load_sweep(SATA_SWEEP)), ("nv", load_sweep(NVDIMM_SWEEP))], w, A.Tunables(),
-                        data)["candidates"]
+    sata, nv = words.document(A.advise([("sata", load_sweep(SATA_SWEEP)), ("nv", load_sweep(NVDIMM_SWEEP))], w,
+                                       A.Tunables(), data))["candidates"]
     assert {s["upper_bound"] for s in nv["steps"]} == {"host-cpu"} and nv["size"]["upper_bound"] == "host-cpu"
     assert {s["upper_bound"] for s in sata["steps"]} == {None} and sata["size"]["upper_bound"] is None
     assert "upper bound" not in sata["size"]["rate_basis"]

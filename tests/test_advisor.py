@@ -12,6 +12,7 @@ import pytest
 
 from conftest import fixture_path
 from slogqual.analysis import advisor as A
+from slogqual.report import advice as advice_words
 from slogqual.report import scenario as scenario_words
 from slogqual.cli import main
 from slogqual.importers import diskinfo
@@ -36,7 +37,7 @@ WIDE_SWEPT_CAPPED, WIDE_SWEPT_NVDIMM = (F(f"wide-128k-lab-swept.log{i}-{c}.sweep
                                         for i, c in enumerate(("capped-ssd", "nvdimm")))
 INTEL_710 = fixture_path("diskinfo", "freebsd-r320683-intel710.padded.txt")
 THREADS = [1, 2, 4, 8, 16, 32, 64]
-NONE = A.DataSide("none", "no data side")
+NONE = A.DataSide("none", A.DataOrigin("none"))
 
 
 def read(path):
@@ -60,6 +61,11 @@ def capped_from_calibration():
                        mbps=cal["verified_bytes_s"] / (1 << 20), lat_basis="write+flush")
     return SweepResult(target={"path": cal["path"], "kind": "block", "size": None}, params={"mode": "flush"},
                        environment={}, points=[point], device={"class": "capped-ssd"}, status="complete")
+
+
+def typed(facts):
+    """The advisor's facts as the document ``slogqual advise`` writes (report/advice words them), typed."""
+    return AdviceResult.from_dict(advice_words.document(facts))
 
 
 def iops(doc, i=0):
@@ -137,9 +143,12 @@ def test_the_data_side_of_a_scenario_result_is_its_steps_without_a_log_vdev(path
         recorded = [s for s in doc["steps"] if s["sync"] == sync and s["log"] == "none"]
         assert [(c.threads, c.iops, c.mbps, c.ios) for c in side] == \
             [(s["threads"], s["iops"], s["mbps"], s["ios"]) for s in recorded]
-        assert side and all(c.basis.startswith(f"measured: run, sync={sync}") for c in side)
+        assert side and all(c.basis == A.FigureBasis("scenario", "run", sync=sync) for c in side)
+        assert all(advice_words.figure_basis(c.basis) == f"measured: run, sync={sync}" + ("" if sync == "standard"
+                                                                                       else ", no SLOG") for c in side)
     assert (data.layout, data.disks) == (doc["pool"]["layout"], len(doc["pool"]["data"]))
-    assert data.description == f"run: {doc['pool']['layout']} of {len(doc['pool']['data'])} data devices"
+    assert advice_words.data_origin(data.description) == \
+        f"run: {doc['pool']['layout']} of {len(doc['pool']['data'])} data devices"
     result.steps = [s for s in result.steps if s.log != "none"]
     with pytest.raises(A.AdviceInputError, match="^run: the scenario result has no sync=standard"):
         A.data_from_scenario(result, "run")
@@ -252,6 +261,53 @@ def test_the_document_round_trips_through_o(tmp_path, capsys):
         AdviceResult.from_dict(bad, "x.json")
 
 
+IOSTAT_HISTORY = fixture_path("zpool", "iostat-Tu-vpy-1s-stream-pmem-log.txt")
+
+
+@pytest.mark.parametrize("args", [
+    ["--log", SATA_SWEEP, NVDIMM_SWEEP, "--scenario", ISCSI_4K, "--tbw", "100"],
+    ["--log", NVDIMM_SWEEP, "--scenario", WIDE, "--threads", "1,3,8,40", "--dwpd", "3"],
+    ["--log", SATA_SWEEP, "--data", CLASS_SWEEPS["hdd"], CLASS_SWEEPS["sata-ssd"], "--layout", "raidz1", "--disks", "4",
+     "--protocol", "iscsi", "--bs", "4k", "--threads", "1,2,4", "--rate-history", IOSTAT_HISTORY, "--tbw", "600"],
+    ["--log", NVDIMM_SWEEP, "--protocol", "nfs", "--bs", "128k", "--threads", "1,8", "--logbias", "throughput"],
+], ids=["scenario", "interpolated", "data-sweeps", "indirect"])
+def test_a_written_advice_round_trips_byte_for_byte_and_reads_typed(tmp_path, capsys, args):
+    """What `slogqual advise -o` writes, loaded and written again, is the same file; its candidates and steps
+    read as the typed records the table and the chart read."""
+    from slogqual.results import write_json_atomic
+
+    out, again = tmp_path / "advice.json", tmp_path / "again.json"
+    rc, _, err = advise(*args, "--tunables", "defaults", "-o", str(out), capsys=capsys)
+    assert rc == 0, err
+    r = AdviceResult.load(str(out))
+    write_json_atomic(str(again), r.to_dict())
+    assert again.read_bytes() == out.read_bytes()
+    doc = read(str(out))
+    for c, d in zip(r.candidates, doc["candidates"]):
+        assert (c.path, c.device_class, c.size.needed_bytes, c.mirror.mirror) == \
+            (d["path"], d["class"], d["size"]["needed_bytes"], d["mirror"]["mirror"])
+        for s, e in zip(c.steps, d["steps"]):
+            assert (s.threads, s.iops, s.binding, s.limits.pool_iops, s.upper_bound, s.lwb_writes) == \
+                (e["threads"], e["iops"], e["binding"], e["limits"]["pool_iops"], e["upper_bound"], e["lwb_writes"])
+
+
+def test_an_advice_of_another_key_order_and_fewer_keys_round_trips_as_it_was(tmp_path):
+    """CONSTRUCTED from a written advice: a candidate's keys reversed, steps without the keys later versions
+    added (host_cpu, upper_bound) and a key no version wrote — read and written back unchanged."""
+    from slogqual.results import json_text
+
+    w = A.Workload("iscsi", 4096, 16384, [1, 2])
+    doc = advice_words.document(A.advise([("sata", load_sweep(SATA_SWEEP))], w, A.Tunables(), NONE))
+    c = doc["candidates"][0]
+    doc["candidates"][0] = dict(reversed(list(c.items())), later_key={"x": 1})
+    for s in doc["candidates"][0]["steps"]:
+        del s["host_cpu"], s["upper_bound"]
+    text = json_text(doc, "advice")
+    r = AdviceResult.from_dict(json.loads(text))
+    assert json_text(r.to_dict(), "advice") == text
+    assert r.candidates[0].steps[0].upper_bound is None and r.candidates[0].extra == {"later_key": {"x": 1}}
+
+
 def test_json_is_the_document(capsys):
     rc, out, _ = advise("--log", NVDIMM_SWEEP, "--protocol", "nfs", "--bs", "64k", "--threads", "1,4", "--json",
                         capsys=capsys)
@@ -294,7 +350,7 @@ def error_table():
         doc = A.advise(cands, scenario_workload(read(path)), A.Tunables(), A.data_from_scenario(result, name))
         measured = {c["device"]: c["bottleneck"] for c in scenario_words.current(result)["candidates"]}
         std = {s.threads: s for s in result.steps if s.sync == "standard" and s.log == "none"}
-        for r in A.verify(doc, result):
+        for r in A.verify(typed(doc), result):
             rows.append(dict(r, case=name, measured_limit=measured.get(r["candidate"], ""),
                              std_busy=std[r["threads"]].extra["cpu"]["busy_share"]))
     return rows
@@ -365,7 +421,7 @@ def run11_table():
         result = ScenarioResult.from_dict(read(path), path)
         cands = [(RUN11_SATA, sata), (RUN11_NVDIMM, nv)] if "sata" in key else [(RUN11_NVDIMM, nv)]
         doc = A.advise(cands, scenario_workload(read(path)), A.Tunables(), A.data_from_scenario(result, key))
-        rows += [dict(r, case=key) for r in A.verify(doc, result)]
+        rows += [dict(r, case=key) for r in A.verify(typed(doc), result)]
     return rows
 
 
@@ -382,7 +438,7 @@ def run13_table():
         doc = A.advise([(p, load_sweep(p)) for p in sweeps], scenario_workload(read(path)), A.Tunables(),
                        A.data_from_scenario(result, case))
         measured = {c["device"]: c["bottleneck"] for c in scenario_words.current(result)["candidates"]}
-        rows += [dict(r, case=case, measured_limit=measured.get(r["candidate"], "")) for r in A.verify(doc, result)]
+        rows += [dict(r, case=case, measured_limit=measured.get(r["candidate"], "")) for r in A.verify(typed(doc), result)]
     return rows
 
 
@@ -462,21 +518,23 @@ def test_mirror_advice_follows_the_power_loss_evidence_not_a_blanket_rule():
         out[key] = _mirror(A.advise([("sata", sw)], w, t, NONE, power=power))
     # a device that lost acknowledged writes at a real cut: a mirror of two loses them too — not a SLOG
     m, (f,) = out["lost"]
-    assert f["kind"] == "power-loss-unsafe" and f["figures"][0]["lost"] == 48 and m["mirror"].startswith("no")
+    assert f["kind"] == "power-loss-unsafe" and f["figures"][0]["lost"] == 48
+    assert m["mirror"] == A.MirrorCall("power-loss-unsafe") and advice_words.worded(m)["mirror"].startswith("no")
     # one that kept them: the exposure of an unmirrored log is bounded and figured, the call is the user's
     m, (f,) = out["kept"]
     x = f["figures"][0]
     assert f["kind"] == "unmirrored-exposure" and x["window_s"] == 3 * t.zfs_txg_timeout
     assert x["exposure_bytes"] == round(40.0 * A.MB * x["window_s"])  # the required rate over the window
-    assert "zpool import -m" in A.words(f)
+    assert "zpool import -m" in advice_words.finding_words(advice_words.worded(f))
     # an emulated cut says nothing of the device, and no result is no evidence
     for key in ("emulated", "none"):
         m, (f,) = out[key]
-        assert f["kind"] == "no-power-loss-evidence" and m["mirror"].startswith("unknown")
-    assert "emulated" in out["emulated"][1][0]["figures"][0]["why"]
+        assert f["kind"] == "no-power-loss-evidence" and advice_words.worded(m)["mirror"].startswith("unknown")
+    assert out["emulated"][1][0]["figures"][0]["why"] == A.NoEvidence("emulated")
+    assert "emulated" in advice_words.worded(out["emulated"][1][0])["figures"][0]["why"]
     # the unsafe device is a warning of the document, the others are not
-    assert any("power-loss-unsafe" in wmsg for wmsg in A.advise([("sata", sw)], w, t, NONE, power={
-        "sata": A.power_by_candidate([("x", docs["lost"])], [("sata", sw)])["sata"]})["warnings"])
+    assert any("power-loss-unsafe" in wmsg for wmsg in advice_words.document(A.advise([("sata", sw)], w, t, NONE, power={
+        "sata": A.power_by_candidate([("x", docs["lost"])], [("sata", sw)])["sata"]}))["warnings"])
 
 
 def test_a_power_cut_result_of_another_device_is_refused():
@@ -514,13 +572,14 @@ def test_the_chart_draws_prediction_and_measurement_from_the_same_figures(tmp_pa
 
     args = ["advise", "--log", SATA_SWEEP, NVDIMM_SWEEP, "--scenario", ISCSI_4K]
     doc = json.loads(_run_json(args))
-    rows = A.verify(doc, ScenarioResult.load(ISCSI_4K))
-    text = advice_plot.script(doc, "x.png", "png", rows)
+    advice = AdviceResult.from_dict(doc)
+    rows = A.verify(advice, ScenarioResult.load(ISCSI_4K))
+    text = advice_plot.script(advice, "x.png", "png", rows)
     for c in doc["candidates"]:  # every predicted step is a data line of its candidate's block
         for s in c["steps"]:
             assert any(line.startswith(f"{s['threads']} {s['iops']:.6g} ") for line in text.splitlines())
     assert text.count(" measured\"") == len({r["candidate"] for r in rows}) > 0
-    assert " measured\"" not in advice_plot.script(doc, "x.png", "png")  # no --verify: nothing measured drawn
+    assert " measured\"" not in advice_plot.script(advice, "x.png", "png")  # no --verify: nothing measured drawn
     png = tmp_path / "advice.png"
     assert main(args + ["--verify", ISCSI_4K, "--plot", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

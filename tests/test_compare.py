@@ -13,6 +13,8 @@ import pytest
 from conftest import fixture_path, load, slogqual
 from slogqual.analysis import classes
 from slogqual.analysis import compare as cmp
+from slogqual.report import classes as class_words
+from slogqual.report import compare as compare_words
 from slogqual.errors import UsageError
 from slogqual.importers import diskinfo
 from slogqual.process import EXIT_CANNOT_JUDGE
@@ -74,7 +76,8 @@ def test_values_ratio_and_flags_per_size():
     # the same numbers: no difference, not significant, and no change reported
     assert by_size[512].flag == cmp.NOT_SIGNIFICANT and by_size[512].ratio == pytest.approx(1.0)
     assert by_size[512].change_pct is None
-    assert "2 regression(s) beyond 10% (4K, 8K)" in c.summary() and "12 not significant" in c.summary()
+    said = compare_words.summary(c)
+    assert "2 regression(s) beyond 10% (4K, 8K)" in said and "12 not significant" in said
 
 
 def test_minimum_effect_and_metric_direction():
@@ -82,7 +85,7 @@ def test_minimum_effect_and_metric_direction():
     slower = scaled(intel, 1.08)  # significant at 5000 IOs, but under a 10 % minimum effect
     c = cmp.compare(intel, slower, "latency", 0.10)
     assert not c.regressions and {r.flag for r in c.rows} == {cmp.UNDER_FLOOR}
-    assert "15 significant but under 10%" in c.summary()
+    assert "15 significant but under 10%" in compare_words.summary(c)
     assert len(cmp.compare(intel, slower, "latency", 0.05).regressions) == 15
     # ops/s fall when latency rises: the same sizes are flagged for iops as for latency.
     lat = cmp.compare(intel, scaled(intel, 1.3, {512}), "latency", 0.10)
@@ -97,7 +100,7 @@ def test_sizes_in_one_result_only():
     c = cmp.compare(intel, part)
     assert {r.flag for r in c.rows if r.size > 4096} == {cmp.ONLY_A}
     assert not c.regressions
-    assert any("diskinfo import" in n for n in c.notes)
+    assert any("diskinfo import" in compare_words.note_words(n) for n in c.notes)
 
 
 def test_cli_exit_codes_and_json(tmp_path):
@@ -166,11 +169,11 @@ def test_a_large_difference_with_tight_spread_is_significant():
     c = cmp.compare(a, sweep(point(mean=115.0, sd=2.0, n=1000)))
     row = c.rows[0]
     assert row.flag == cmp.REGRESSION and row.test.p < 1e-12 and row.change_pct == pytest.approx(15.0)
-    assert c.flag_text(row) == "+15.0% REGRESSION"
+    assert compare_words.flag_text(c, row) == "+15.0% REGRESSION"
     # significant, yet smaller than the minimum effect: not flagged, and said so
     c = cmp.compare(a, sweep(point(mean=103.0, sd=2.0, n=1000)))
     assert c.rows[0].test.significant and c.rows[0].flag == cmp.UNDER_FLOOR and not c.regressions
-    assert c.flag_text(c.rows[0]) == "significant, under 10%" and c.rows[0].change_pct is None
+    assert compare_words.flag_text(c, c.rows[0]) == "significant, under 10%" and c.rows[0].change_pct is None
     assert cmp.compare(a, sweep(point(mean=103.0, sd=2.0, n=1000)), min_effect=0.02).regressions
     # the same +15 % inside a wide spread is noise
     c = cmp.compare(sweep(point(mean=100.0, sd=200.0, n=20)), sweep(point(mean=115.0, sd=200.0, n=20)))
@@ -199,7 +202,7 @@ def test_without_spread_or_with_one_io_it_judges_the_mean_alone(tmp_path):
     assert {r.flag for r in c.rows} == {cmp.WITHIN_FLOOR} and {r.basis for r in c.rows} == {cmp.BASIS_MEAN}
     assert not c.regressions and c.outcome == cmp.OUTCOME_NO_REGRESSION
     assert all(r.test is None and r.floor == cmp.MEAN_ALONE_FLOOR for r in c.rows)
-    assert c.summary() == "no significant change at 15 size(s) judged on the mean alone (floor ±259%)"
+    assert compare_words.summary(c) == "no significant change at 15 size(s) judged on the mean alone (floor ±259%)"
     # one IO has no spread either: 3× is inside the floor, 4× beyond it
     one = cmp.compare(sweep(point(n=1)), sweep(point(mean=300.0, n=1)))
     assert one.rows[0].flag == cmp.WITHIN_FLOOR and one.rows[0].test is None
@@ -294,8 +297,9 @@ def test_documents_with_spread_are_judged_by_welch_as_before():
     intel = with_spread(intel_samsung()[0])
     c = cmp.compare(intel, scaled(intel, 1.25, sizes={4096}))
     assert {r.basis for r in c.rows} == {cmp.BASIS_WELCH} and all(r.floor is None for r in c.rows)
-    assert [r.size for r in c.regressions] == [4096] and "mean alone" not in c.rule() + c.summary()
-    assert "mean alone" not in " ".join(c.flag_text(r) for r in c.rows)
+    assert [r.size for r in c.regressions] == [4096]
+    assert "mean alone" not in compare_words.rule(c) + compare_words.summary(c)
+    assert "mean alone" not in " ".join(compare_words.flag_text(c, r) for r in c.rows)
 
 
 def test_cannot_judge_has_its_own_exit_code(tmp_path):
@@ -320,7 +324,7 @@ def test_cannot_judge_has_its_own_exit_code(tmp_path):
     # one size in both that cannot be judged keeps the rest from passing; a regression still wins
     c = cmp.compare(sweep(point(4096), point(8192)), sweep(point(4096), point(8192, mean=-1.0)))
     assert c.outcome == cmp.OUTCOME_CANNOT_JUDGE and c.rows[1].why == cmp.WHY_NO_VALUE
-    assert c.summary() == "no significant change beyond 10% at 1 size(s); 1 not significant; 1 cannot judge"
+    assert compare_words.summary(c) == "no significant change beyond 10% at 1 size(s); 1 not significant; 1 cannot judge"
     c = cmp.compare(sweep(point(4096), point(8192)), sweep(point(4096, mean=200.0), point(8192, mean=-1.0)))
     assert c.outcome == cmp.OUTCOME_REGRESSION
 
@@ -334,10 +338,12 @@ def test_flush_mode_spread_is_an_upper_bound_and_percentiles_are_not_judged():
     assert s.sd == 7.0 and s.sd_bound  # sd(W + F) <= sd(W) + sd(F)
     a, b = sweep(flush_point(100.0), mode="flush"), sweep(flush_point(100.5), mode="flush")
     c = cmp.compare(a, b)
-    assert c.rows[0].flag == cmp.NOT_SIGNIFICANT and any("upper bound" in n for n in c.notes)
+    assert c.rows[0].flag == cmp.NOT_SIGNIFICANT
+    assert any("upper bound" in compare_words.note_words(n) for n in c.notes)
     c = cmp.compare(a, sweep(flush_point(300.0), mode="flush"), "p99")
     assert c.rows[0].flag == cmp.CANNOT_JUDGE and not c.regressions
-    assert any("percentile" in n for n in c.notes) and any("upper bounds" in n for n in c.notes)
+    notes = [compare_words.note_words(n) for n in c.notes]
+    assert any("percentile" in n for n in notes) and any("upper bounds" in n for n in notes)
 
 
 # --- baselines: only like runs, pooled exactly -------------------------------------------------------------
@@ -375,7 +381,7 @@ def test_baseline_pools_only_like_runs_and_names_the_rest():
     new = sweep(point(mean=101.0, sd=5.0))
     c = cmp.against_baseline(new, stored)
     assert c.pooled == ["run 1", "run 3"] and c.runs == 2
-    assert [x.text() for x in c.left_out] == ["run 2: kernel 6.8.0 (new: 6.1.0)",
+    assert [compare_words.left_out_text(x) for x in c.left_out] == ["run 2: kernel 6.8.0 (new: 6.1.0)",
                                               "run 4: fio version fio-3.36 (new: fio-3.33)",
                                               "run 5: mode flush (new: dsync)",
                                               "run 6: runtime 2.0 (new: 1.0); host lab2 (new: lab1)"]
@@ -383,7 +389,7 @@ def test_baseline_pools_only_like_runs_and_names_the_rest():
     assert row.a_sample.runs == 2 and row.a_sample.n == 2000 and row.a == pytest.approx(101.0)
     assert row.flag == cmp.NOT_SIGNIFICANT  # had the 50 µs runs been pooled, this would be a regression
     slow = cmp.against_baseline(sweep(point(mean=130.0, sd=5.0)), stored)
-    assert [r.size for r in slow.regressions] == [4096] and "1 regression(s) beyond 10% (4K)" in slow.summary()
+    assert [r.size for r in slow.regressions] == [4096] and "1 regression(s) beyond 10% (4K)" in compare_words.summary(slow)
     with pytest.raises(UsageError, match="percentiles"):
         cmp.against_baseline(new, stored, "p99")
 
@@ -396,12 +402,12 @@ def test_classifier_on_the_published_curves():
     assert ci.class_key == "sas" and ci.in_band
     assert ci.small_io_sizes == [512, 1024, 2048, 4096]
     assert ci.small_io_latency_us == pytest.approx((138.3 + 151.1) / 2)  # median of the four means
-    assert ci.summary == ("enterprise SAS SSD-class small-IO latency (145 µs; band 50 µs–200 µs); "
+    assert class_words.summary(ci) == ("enterprise SAS SSD-class small-IO latency (145 µs; band 50 µs–200 µs); "
                           "bandwidth-capped at ~172 MiB/s from 128K up")
     cs = classes.classify(samsung)
     assert cs.class_key == "sata" and not cs.in_band
-    assert "between the SATA flash class" in cs.summary and "nearer SATA flash" in cs.summary
-    assert "still rising at 8M (743 MiB/s)" in cs.summary
+    assert "between the SATA flash class" in class_words.summary(cs) and "nearer SATA flash" in class_words.summary(cs)
+    assert "still rising at 8M (743 MiB/s)" in class_words.summary(cs)
 
 
 @pytest.mark.parametrize("lat,key,phrase", [
@@ -418,7 +424,7 @@ def test_classifier_words(lat, key, phrase):
     intel, _ = intel_samsung()
     r = scaled(intel, lat / 144.7)
     c = classes.classify(r)
-    assert c.class_key == key and phrase in c.summary
+    assert c.class_key == key and phrase in class_words.summary(c)
 
 
 def test_bandwidth_falling_off_like_a_small_optane():
@@ -427,20 +433,21 @@ def test_bandwidth_falling_off_like_a_small_optane():
     for p in r.points:
         if p.size >= 1048576:
             p.mbps = 171.0 * 1048576 / p.size  # controller limit: MiB/s fall as writes grow
-    assert "falls to" in classes.classify(r).bandwidth_words
+    c = classes.classify(r)
+    assert c.bandwidth.kind == "falls" and "falls to" in class_words.bandwidth_words(c)
 
 
 def test_classifier_says_when_the_target_is_a_stack_not_a_device():
     intel, _ = intel_samsung()
     r = copy.deepcopy(intel)
     r.target["kind"] = "scratch"
-    assert classes.classify(r).summary.startswith(
+    assert class_words.summary(classes.classify(r)).startswith(
         "a scratch target (the class of the whole stack under it): enterprise SAS SSD-class")
     r.target["kind"] = "block"
     r.device = {"class": "virtual", "transport": "virtio"}
-    assert classes.classify(r).summary.startswith("a virtual target")
+    assert class_words.summary(classes.classify(r)).startswith("a virtual target")
     r.device = {"class": "sas-ssd", "transport": "sas"}
-    assert classes.classify(r).summary.startswith("enterprise SAS SSD-class")
+    assert class_words.summary(classes.classify(r)).startswith("enterprise SAS SSD-class")
 
 
 def test_a_result_holding_nan_is_an_error_not_no_change(tmp_path):

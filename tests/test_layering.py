@@ -11,11 +11,14 @@
 - nothing below the CLI builds a slogqual command line (``slogqual …``, ``python -m slogqual…``): a
   helper process is a library module run through ``slogqual/tools/pymodule.py``;
 - no module imports itself back through others: the package's import graph (module-level and
-  function-local imports alike) has no cycle.
+  function-local imports alike) has no cycle;
+- ``analysis`` returns facts: no f-string there builds a sentence (outside an error's message), every
+  sentence a user reads is made in ``report`` (issue #38).
 """
 
 import ast
 import os
+import re
 
 import pytest
 
@@ -384,11 +387,8 @@ def test_no_library_code_starts_the_cli_by_its_command_words():
 
 def test_the_guest_job_commands_let_through_are_still_there():
     # an exception that no longer matches anything is one that would let the next argv through unseen
-    seen = set()
-    for rel, path in modules():
-        with open(path, encoding="utf-8") as fh:
-            seen |= {(rel, func) for _line, func, _what in cli_argvs(fh.read(), rel)}
-    assert set(GUEST_JOB_COMMANDS) <= seen
+    seen = source_violations(lambda source, rel: [(rel, func) for _line, func, _what in cli_argvs(source, rel)])
+    assert set(GUEST_JOB_COMMANDS) <= set(seen)
 
 
 @pytest.mark.parametrize("source, what", [
@@ -559,3 +559,85 @@ def test_the_cycle_walk_sees_a_cycle_through_a_function_local_import(tmp_path, m
     monkeypatch.setattr(__import__(__name__), "PKG", str(pkg))
     assert [show_cycle(c) for c in import_cycles(import_graph())] == [
         "slogqual.device.a (line 2) -> slogqual.device.b (line 2) -> slogqual.device.a"]
+
+
+# --- analysis returns facts: the sentences people read are made in report/ (issue #38) ------------------
+
+SENTENCE_WORDS = 2  # literal words of an f-string that make it a sentence ("{a} vs {b}", "{x} µs" are not)
+
+# Sentences still built in analysis/, each by file and function, with why and what moves it. Nothing else
+# may build one there.
+SENTENCES_PENDING = {
+    ("slogqual/analysis/powercut.py", "counts_text"):
+        "the store's one-line summary of a power-cut result (analysis.powercut.summary, made of method_short and "
+        "counts_text): store/__init__.py calls it, and store/ is another change's this round; the three move to "
+        "report/powercut with that call",
+}
+
+
+def _words(text):
+    """The words of an f-string's literal text: whitespace-separated runs holding two letters in a row."""
+    return [w for w in text.split() if re.search(r"[A-Za-z]{2}", w)]
+
+
+def sentence_fstrings(source, rel):
+    """Where ``source`` (the text of ``rel``) builds a sentence: an f-string whose literal text holds
+    SENTENCE_WORDS words or more. Not counted: an f-string in a raise statement (the one line an error
+    says: bad input, a refusal) and one that is a dict key. Returns [(line, function, its words)]."""
+    tree = ast.parse(source, rel)
+    skip = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Raise):
+            skip |= {id(m) for m in ast.walk(n)}
+        elif isinstance(n, ast.Dict):
+            skip |= {id(m) for k in n.keys if k is not None for m in ast.walk(k)}
+    found = []
+
+    def visit(node, func):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            func = node.name
+        if isinstance(node, ast.JoinedStr) and id(node) not in skip:
+            words = _words("".join(v.value for v in node.values
+                                   if isinstance(v, ast.Constant) and isinstance(v.value, str)))
+            if len(words) >= SENTENCE_WORDS:
+                found.append((node.lineno, func, " ".join(words)))
+        for child in ast.iter_child_nodes(node):
+            visit(child, func)
+
+    visit(tree, None)
+    return found
+
+
+def sentence_violations(source, rel):
+    if not rel.startswith("slogqual/analysis/"):
+        return []
+    return [f"{rel}:{line}: a sentence built in analysis ({words!r}): return the facts, word them in report/"
+            for line, func, words in sentence_fstrings(source, rel) if (rel, func) not in SENTENCES_PENDING]
+
+
+def test_analysis_builds_no_sentence():
+    assert source_violations(sentence_violations) == []
+
+
+def test_the_sentences_let_through_are_still_there():
+    # a pending entry that no longer matches anything is one that would let the next sentence through unseen
+    seen = source_violations(lambda source, rel: [(rel, func) for _line, func, _w in sentence_fstrings(source, rel)])
+    assert set(SENTENCES_PENDING) <= set(seen)
+
+
+def test_the_sentence_rule_sees_a_planted_sentence():
+    source = ('def words(f):\n'
+              '    return f"{n} units alone {x} summed, together {y}"\n'  # a sentence
+              'def figures(x, a, b, k, path, kind):\n'
+              '    if x < 0:\n'
+              '        raise ValueError(f"--rate must be a positive number, not {x}")\n'  # an error's one line
+              '    short = [f"{a} vs {b}", f"{x:.1f} µs", f"{path} ({kind})", f"{k}_iops"]\n'  # no sentence
+              '    keyed = {f"{k} of the keys": x}\n'  # a dict key
+              '    return f"the busiest of {a} intervals" + short[0]\n')  # a sentence
+    found = sentence_violations(source, "slogqual/analysis/x.py")
+    assert [v.split(": a sentence")[0] for v in found] == ["slogqual/analysis/x.py:2", "slogqual/analysis/x.py:8"]
+    assert "units alone summed, together" in found[0]
+    assert sentence_violations(source, "slogqual/report/x.py") == []  # report/ is where they are made
+    pending = 'def counts_text(doc):\n    return f"{n} of {m} cycle(s), {a} acknowledged"\n'
+    assert sentence_violations(pending, "slogqual/analysis/powercut.py") == []  # let through, by file and function
+    assert len(sentence_violations(pending, "slogqual/analysis/other.py")) == 1

@@ -10,6 +10,7 @@ from conftest import engine_summary, slogqual
 from slogqual.analysis import overtime, precision
 from slogqual.errors import UsageError
 from slogqual.report import overtime_plot
+from slogqual.report import sweep as sweep_words
 from slogqual.results import SweepResult
 from slogqual.results.schema import DocumentError
 from slogqual.sweep.engine import SweepParams, point_from_pair
@@ -78,19 +79,19 @@ def test_collapse_found_at_the_interval_where_bandwidth_dropped():
     assert c.bytes_before == 150 * 100 * 4096
     assert c.baseline_mbps == pytest.approx(100 * 4096 / 0.1 / MiB, rel=1e-3)
     assert c.lowest_window_mbps == pytest.approx(c.baseline_mbps / 10, rel=1e-2)  # stored to 3 decimals
-    assert "15.0 s" in c.why
+    assert "15.0 s" in sweep_words.collapse_why(c)
 
 
 def test_no_collapse_when_bandwidth_holds_and_a_single_slow_interval_is_not_one():
     over = steady_then(100, 100, switch_at=0, total=300)
     over.ios[200] = 0  # one stalled 100 ms interval: the 1 s window stays above half
     c = overtime.collapse(over, 4096)
-    assert c.evaluated and c.t_s is None and c.bytes_before is None and "stayed" in c.why
+    assert c.evaluated and c.t_s is None and c.bytes_before is None and "stayed" in sweep_words.collapse_why(c)
 
 
 def test_too_short_a_run_is_not_evaluated_and_says_why():
     c = overtime.collapse(steady_then(100, 1, switch_at=50, total=100), 4096)  # 10 s: no window after
-    assert not c.evaluated and c.t_s is None and "10 s of baseline" in c.why
+    assert not c.evaluated and c.t_s is None and "10 s of baseline" in sweep_words.collapse_why(c)
 
 
 def test_a_short_last_interval_is_not_a_collapse():
@@ -226,7 +227,7 @@ def test_a_document_with_a_timeline_loads_and_a_bad_one_names_the_key(pair_engin
 def test_the_over_time_script_marks_the_collapse(pair_engine, tmp_path):
     pairs = [10 * MS] * 1500 + [100 * MS] * 30  # 15 s at 100 IO/s, then 3 s at 10 IO/s
     point = point_from_pair(131072, result(pair_engine, tmp_path, pairs, 131072), "2026-11-24T00:00:00+00:00")
-    point.collapse = overtime.collapse(overtime.OverTime.from_dict(point.over_time), 131072).to_dict()
+    point.collapse = sweep_words.collapse_dict(overtime.collapse(overtime.OverTime.from_dict(point.over_time), 131072))
     assert point.collapse["t_s"] == pytest.approx(15.0)
     r = SweepResult.from_dict(sweep_doc(point.to_dict()), "r.json")
     spec = overtime_plot.build_spec(r)

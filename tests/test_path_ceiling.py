@@ -8,6 +8,7 @@ import pytest
 
 from slogqual.analysis import path_ceiling as P
 from slogqual.analysis import shelf as A
+from slogqual.report import shelf as shelf_words
 from slogqual.device import topology as T
 from slogqual.errors import UsageError
 from slogqual.results import schema as S
@@ -77,7 +78,7 @@ def test_the_lab_shelf_with_its_hba_declared_is_capped_not_merely_held(tmp_path)
     (capped,) = [f for f in result.findings if f.kind == A.CAPPED]
     assert capped.units == ["/dev/sdb", "/dev/sdc", "/dev/sdd"] and capped.element.ceiling == 3 * MiB
     assert capped.figures["of_ceiling"] == pytest.approx(3.05e6 / (3 * MiB))
-    assert "SCSI host host2 (declared host2=3m), whose ceiling of 3.1 MB/s caps them" in A.words(capped)
+    assert "SCSI host host2 (declared host2=3m), whose ceiling of 3.1 MB/s caps them" in shelf_words.finding_words(capped)
     # a declared ceiling far above what they carried does not explain it: held, the declared one named
     paths = _paths(two_hba_tree(tmp_path / "high"))
     P.apply(paths, [P.parse("host2=40m")])

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import ROOT, need
 from slogqual.analysis import powerloss as PL
+from slogqual.report import powerloss as PLW
 from slogqual.cli import main
 from slogqual.device import classify as C
 from slogqual.device import linux
@@ -369,23 +370,23 @@ def test_verdict_table_on_recorded_identities(lab_pmem):
         ({"transport": "loop", "write_cache": {"verdict": "unknown"}}, None, None, PL.UNKNOWN, "none"),
     ]
     for rec, flush, pc, verdict, basis in table:
-        got = PL.judge(rec, flush, pc)
+        got = PLW.judge(rec, flush, pc)
         assert (got["verdict"], got["basis"]) == (verdict, basis), (rec.get("model"), got)
         assert got["evidence"] and all(set(e) == {"name", "says"} and e["name"] and e["says"] for e in got["evidence"])
         assert got["measured"] is (basis == "measured")
     # each piece is named
-    names = {e["name"] for e in PL.judge(sata, FLUSH_US["µs"], _pc("pass"))["evidence"]}
+    names = {e["name"] for e in PLW.judge(sata, FLUSH_US["µs"], _pc("pass"))["evidence"]}
     assert {"ATA/SCSI write cache", "flush cost", "power-cut test"} <= names
-    assert "NVMe volatile write cache (Identify vwc, feature 06h)" in {e["name"] for e in PL.judge(vwc0)["evidence"]}
-    both = PL.judge(sata, FLUSH_US["µs"])
+    assert "NVMe volatile write cache (Identify vwc, feature 06h)" in {e["name"] for e in PLW.judge(vwc0)["evidence"]}
+    both = PLW.judge(sata, FLUSH_US["µs"])
     assert "protected cache (PLP) or a flush that is ignored" in " ".join(e["says"] for e in both["evidence"])
     assert "unsafe" not in both["text"] and both["safe"] is None
-    assert "EMULATED" in " ".join(e["says"] for e in PL.judge(lab_pmem)["evidence"])
+    assert "EMULATED" in " ".join(e["says"] for e in PLW.judge(lab_pmem)["evidence"])
     # the record carries the verdict from what it knows; a profile demanding PLP needs the measured one
     assert vwc0["power_loss"]["verdict"] == PL.NO_VOLATILE and sata["power_loss"]["verdict"] == PL.VOLATILE_UNMEASURED
     assert not any("unsafe" in w for w in sata["warnings"])
-    assert not PL.meets_measured_plp(PL.judge(sata, FLUSH_US["µs"]))
-    assert PL.meets_measured_plp(PL.judge(sata, FLUSH_US["µs"], _pc("pass")))
+    assert not PL.meets_measured_plp(PLW.judge(sata, FLUSH_US["µs"]))
+    assert PL.meets_measured_plp(PLW.judge(sata, FLUSH_US["µs"], _pc("pass")))
 
 
 def test_flush_figures_from_a_sweep_and_a_kernel_that_drops_flushes():
@@ -395,10 +396,10 @@ def test_flush_figures_from_a_sweep_and_a_kernel_that_drops_flushes():
     assert PL.flush_from_sweep(sweep)["flush_us"] == 15.0
     assert PL.flush_from_sweep(dict(sweep, params={"mode": "dsync"})) is None
     rec = _sata_ssd_record()
-    withev = PL.with_evidence(rec, sweep, _pc("pass"))
+    withev = PLW.with_evidence(rec, sweep, _pc("pass"))
     assert withev["power_loss"]["verdict"] == PL.PROTECTED_MEASURED and "power_loss" in rec
     rec["write_cache"]["kernel"] = "write through"
-    says = " ".join(e["says"] for e in PL.judge(rec, PL.flush_from_sweep(sweep))["evidence"])
+    says = " ".join(e["says"] for e in PLW.judge(rec, PL.flush_from_sweep(sweep))["evidence"])
     assert "drops flushes, so this figure says nothing" in says
 
 

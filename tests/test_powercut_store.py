@@ -17,6 +17,7 @@ import pytest
 
 from conftest import FIXTURES, ROOT, load, need, slogqual
 from slogqual.analysis import powercut as A
+from slogqual.report import powercut as powercut_words
 from slogqual.store import KIND_POWERCUT, Store
 from test_store import sweep_doc
 
@@ -50,9 +51,9 @@ def test_method_is_said_from_the_document_and_counts_from_the_cycles():
     tampered = copy.deepcopy(doc)  # constructed: totals that disagree with the cycles are not believed
     tampered["totals"] = {k: 0 for k in tampered["totals"]}
     assert A.totals(tampered) == A.totals(doc) == doc["totals"]
-    text, tone = A.verdict_words(load(NONE))
+    text, tone = powercut_words.verdict_words(load(NONE))
     assert text.startswith("PASS (emulated)") and tone == "neutral"  # an emulated pass proves no device safe
-    assert A.verdict_words(real)[1] == "good" and A.verdict_words(doc) == (
+    assert powercut_words.verdict_words(real)[1] == "good" and powercut_words.verdict_words(doc) == (
         "FAIL (emulated): 48 of 48 acknowledged records lost", "bad")
 
 

@@ -61,7 +61,7 @@ def test_pair_engine_points_are_exact_and_a_mean_inside_its_interval_is_too_clos
 
 
 def test_power_loss_criterion_needs_the_measured_verdict():
-    from slogqual.analysis import powerloss
+    from slogqual.report import powerloss
     from slogqual.results.powercut import CycleResult, PowercutResult
     # an enterprise SATA SSD: write cache on, 30 µs flush; PLP or an ignored flush cannot be told apart
     rec = {"class": "sata-ssd", "transport": "sata",

@@ -9,6 +9,7 @@ import pytest
 from conftest import fixture_path, load, need, slogqual
 from slogqual.device.record import LINK_DEGRADED, WC_ENABLED, DeviceRecord, Link, LinkEnd, WriteCache
 from slogqual.importers import diskinfo
+from slogqual.report import classes as class_words
 from slogqual.report import document
 from slogqual.report.export import COLUMNS, rows, to_csv
 from slogqual.results import SweepResult, save_sweep
@@ -140,7 +141,7 @@ def test_html_report_of_a_real_sweep_has_percentile_chart(real_sweep, tmp_path):
     assert f"<th>fio_version</th><td>{doc['environment']['fio_version']}</td>" in html
     assert "upper bounds" in html  # write+flush percentiles are bounds (docs/results.md)
     r = SweepResult.from_dict(doc)
-    assert document.classify(r).summary in html.replace("&#x27;", "'")
+    assert class_words.summary(document.classify(r)) in html.replace("&#x27;", "'")
 
 
 @need("gnuplot")

@@ -452,7 +452,9 @@ def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tm
     w = advisor.Workload("iscsi", doc["scenario"]["bs"], doc["scenario"]["volblocksize"],
                          [t * luns for t in doc["scenario"]["threads"]], zils=luns)
     advice = advisor.advise([(capped, sweep)], w, advisor.Tunables(), advisor.data_from_scenario(result, "wide"))
-    rows = {r["threads"]: r for r in advisor.verify(advice, result)}
+    from slogqual.report.advice import document
+    from slogqual.results.advice import AdviceResult
+    rows = {r["threads"]: r for r in advisor.verify(AdviceResult.from_dict(document(advice)), result)}
     assert rows[top * luns]["binding"] == "log-bandwidth-bound", rows
     assert abs(rows[top * luns]["error"]) <= 0.20, (rows, [p.size for p in sweep.points])
 

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from slogqual.analysis import shelf as A
+from slogqual.report import shelf as shelf_words
 from slogqual.device import topology as T
 from slogqual.results.shelf import Link, UnitPath
 
@@ -167,7 +168,7 @@ def test_seed000_the_slow_slot_is_named_with_its_link_and_the_shelf_scaled(tmp_p
     assert slow.figures["link"] == "PCIe 2.5 GT/s x4" and slow.figures["siblings_link"] == "PCIe 5 GT/s x4"
     assert slow.figures["link_ceiling"] == pytest.approx(1.0e9)
     assert slow.figures["ratio"] == pytest.approx(832 / 1652)
-    text = A.words(slow)
+    text = shelf_words.finding_words(slow)
     assert "0000:01:00.0" in text and "2.5 GT/s x4" in text and "5 GT/s x4" in text
     # the siblings are not named slow, and the host bridge they share has no ceiling to blame
     assert all(f.units == ["/dev/nvme0n1"] for f in result.findings if f.kind in (A.SLOW_LINK, A.SLOW_UNIT))
@@ -178,7 +179,7 @@ def test_seed000_same_link_slow_unit_is_the_unit_itself(tmp_path):
     paths = [T.walk(f"nvme{i}n1", root) for i in range(1, 4)]  # the three in PCIe 2.0 slots
     figures = [A.UnitFigures(f"/dev/nvme{i}n1", mb * MB, model="m") for i, mb in zip(range(1, 4), [800, 1648, 1657])]
     (slow,) = A.analyse(figures, paths).findings
-    assert slow.kind == A.SLOW_UNIT and slow.units == ["/dev/nvme1n1"] and "same link" in A.words(slow)
+    assert slow.kind == A.SLOW_UNIT and slow.units == ["/dev/nvme1n1"] and "same link" in shelf_words.finding_words(slow)
 
 
 def _jbod(tmp_path, rate):
@@ -203,7 +204,7 @@ def test_seed003_iom3_the_wide_port_caps_the_shelf(tmp_path):
     (capped,) = result.findings
     assert capped.kind == A.CAPPED and capped.element.label == "SAS port port-0:0"
     assert capped.figures["ceiling"] == pytest.approx(1.2e9) and capped.figures["of_ceiling"] > 0.85
-    text = A.words(capped)
+    text = shelf_words.finding_words(capped)
     assert "SAS port port-0:0" in text and "1.20 GB/s" in text and "2.24 GB/s summed" in text
 
 
@@ -215,7 +216,7 @@ def test_seed003_iom6_short_of_every_ceiling_is_not_blamed_on_the_port(tmp_path)
     assert short.kind == A.SHORT
     assert short.element.label == "SAS port port-0:0" and short.figures["nearest_ceiling"] == pytest.approx(2.4e9)
     assert short.figures["of_ceiling"] < 0.85
-    assert "not on the path as read" in A.words(short)
+    assert "not on the path as read" in shelf_words.finding_words(short)
 
 
 def test_a_slower_phy_in_the_wide_port_lowers_its_ceiling(tmp_path):
@@ -275,7 +276,7 @@ def test_units_behind_one_hba_held_while_the_unit_outside_kept_its_speed(tmp_pat
     assert held.units == ["/dev/sdb", "/dev/sdc", "/dev/sdd"] and held.element.label == "SCSI host host2"
     assert held.figures["pci_function"] == "PCI function 0000:00:05.0"
     assert held.figures["ratio"] == pytest.approx(3.05 / 6.98) and held.figures["outside_ratio"] > 0.85
-    text = A.words(held)
+    text = shelf_words.finding_words(held)
     assert "3 units behind SCSI host host2 (PCI function 0000:00:05.0)" in text and "its path gives no ceiling for it: --path-ceiling declares one" in text
     assert result.findings[2].units == ["/dev/sdd"]  # the slow slot: 25 % of its siblings' median
 
@@ -291,7 +292,7 @@ def test_a_group_that_kept_its_speed_or_an_outside_that_lost_as_much_is_not_held
     # the outside lost some too (a busy host), the three behind the HBA far more: still held, said with both
     noisy = A.analyse(_held_figures((1.3, 1.3, 0.45), together_outside=72), paths)
     (held,) = [f for f in noisy.findings if f.kind == A.HELD]
-    assert "while the 1 outside it kept 75%" in A.words(held)
+    assert "while the 1 outside it kept 75%" in shelf_words.finding_words(held)
     # the words of the whole shelf, a whole shelf on one HBA: never a group finding (that is the overall one)
     one_hba = two_hba_tree(tmp_path / "one", behind=3)
     three = [T.walk(n, one_hba) for n in ("sdb", "sdc", "sdd")]

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import FIXTURES, read_fixture
 from slogqual.analysis import thermal as analysis
+from slogqual.report import sweep as sweep_words
 from slogqual.device import thermal
 from slogqual.errors import ToolFailedError, ToolOutputError
 from slogqual.kernel import sysfs
@@ -286,10 +287,23 @@ def pm991a():
     return smart("smart-log-samsung-pm991a.txt")
 
 
+def warnings_of(before, after):
+    """analysis.thermal's warnings of two snapshots, in the words the sweep stores (report/sweep)."""
+    return [sweep_words.thermal_line(n) for n in analysis.compare(before, after)]
+
+
+def info_of(before, after):
+    return [sweep_words.thermal_line(n) for n in analysis.info(before, after)]
+
+
+def summary_of(before, after):
+    return sweep_words.thermal_summary(before, after)
+
+
 def test_equal_snapshots_give_no_warning(pm991a):
     before, after = snap_from(pm991a, 0), snap_from(pm991a, 60)
-    assert analysis.compare(before, after) == []
-    s = analysis.summary(before, after)
+    assert warnings_of(before, after) == []
+    s = summary_of(before, after)
     assert s["available"] and s["throttled"] is False and s["warnings"] == [] and s["interval_s"] == 60
     assert s["info"] == ["temperature steady at 33 °C over 60 s"]
 
@@ -297,12 +311,12 @@ def test_equal_snapshots_give_no_warning(pm991a):
 def test_a_rise_in_a_throttling_counter_is_a_warning_naming_it(pm991a):
     before = snap_from(pm991a, 0)
     after = snap_from(pm991a, 312, thm_temp1_trans_count=721, thm_temp1_total_time_s=1516, temperature_c=41)
-    w = analysis.compare(before, after)
+    w = warnings_of(before, after)
     assert len(w) == 2
     assert w[0].startswith("thermal throttling during the measurement: thm_temp1_trans_count rose from 718 to 721 "
                            "(+3) over 312 s")
     assert "thm_temp1_total_time_s rose from 1476 to 1516 (+40 s) over 312 s" in w[1]
-    s = analysis.summary(before, after)
+    s = summary_of(before, after)
     assert s["throttled"] is True and s["warnings"] == w
     assert s["counters"]["thm_temp1_trans_count"] == {"before": 718, "after": 721, "delta": 3, "unit": "count",
                                                       "what": analysis.COUNTERS[0][1]}
@@ -313,32 +327,32 @@ def test_a_rise_in_a_throttling_counter_is_a_warning_naming_it(pm991a):
 def test_warning_temperature_time_and_the_threshold(pm991a):
     before = snap_from(pm991a, 0)
     after = snap_from(pm991a, 600, warning_temp_time_min=2, temperature_c=71)
-    w = analysis.compare(before, after)
+    w = warnings_of(before, after)
     assert "over temperature during the measurement: warning_temp_time_min rose from 0 to 2 (+2 min) over 600 s" in w[0]
     assert w[0].endswith("(70 °C)")
     assert w[1] == ("over temperature: the device was at 71 °C after the measurement (from 33 °C) over 600 s, at or "
                     "above its warning temperature threshold of 70 °C")
-    assert analysis.summary(before, after)["throttled"] is False  # hot, but the HCTM counters did not move
+    assert summary_of(before, after)["throttled"] is False  # hot, but the HCTM counters did not move
 
 
 def test_temperature_rise_below_threshold_is_info_only(pm991a):
     before, after = snap_from(pm991a, 0), snap_from(pm991a, 60, temperature_c=69)
-    assert analysis.compare(before, after) == []
-    assert analysis.info(before, after) == ["temperature rose from 33 °C to 69 °C (+36 °C) over 60 s"]
+    assert warnings_of(before, after) == []
+    assert info_of(before, after) == ["temperature rose from 33 °C to 69 °C (+36 °C) over 60 s"]
     # no threshold known: never a warning, however hot
-    assert analysis.compare(dataclasses.replace(before, warning_threshold_c=None, critical_threshold_c=None),
+    assert warnings_of(dataclasses.replace(before, warning_threshold_c=None, critical_threshold_c=None),
                             dataclasses.replace(after, temperature_c=95, warning_threshold_c=None,
                                                 critical_threshold_c=None)) == []
 
 
 def test_critical_warning_temperature_bit(pm991a):
-    w = analysis.compare(snap_from(pm991a, 0), snap_from(pm991a, 5, critical_warning=2))
+    w = warnings_of(snap_from(pm991a, 0), snap_from(pm991a, 5, critical_warning=2))
     assert w == ["over temperature: SMART/Health critical warning bit 1 (temperature) set after the measurement "
                  "(critical_warning 0 -> 2) over 5 s"]
 
 
 def test_a_counter_going_down_makes_the_evidence_unreliable(pm991a):
-    w = analysis.compare(snap_from(pm991a, 0), snap_from(pm991a, 10, thm_temp1_trans_count=0))
+    w = warnings_of(snap_from(pm991a, 0), snap_from(pm991a, 10, thm_temp1_trans_count=0))
     assert w == ["thermal evidence unreliable: thm_temp1_trans_count went down from 718 to 0 over 10 s (a counter "
                  "over the device's life: reset, or the snapshots are not of the same device)"]
 
@@ -346,7 +360,7 @@ def test_a_counter_going_down_makes_the_evidence_unreliable(pm991a):
 def test_documents_compare_like_snapshots(pm991a):
     before = snap_from(pm991a, 0).to_dict()
     after = snap_from(pm991a, 30, thm_temp2_trans_count=3).to_dict()
-    assert analysis.compare(before, after) == [
+    assert warnings_of(before, after) == [
         "thermal throttling during the measurement: thm_temp2_trans_count rose from 2 to 3 (+1) over 30 s: "
         "transitions into thermal management level 2 (heavy throttling)"]
 
@@ -357,15 +371,15 @@ def test_smartctl_snapshots_without_counters_compare_on_what_they_have():
                                    temperature_c=h.temperature_c, warning_temp_time_min=h.warning_temp_time_min,
                                    critical_temp_time_min=h.critical_temp_time_min)
     later = dataclasses.replace(base, time=90.0, monotonic=90.0, warning_temp_time_min=1)
-    assert analysis.compare(base, dataclasses.replace(base, time=90.0, monotonic=90.0)) == []
-    assert analysis.compare(base, later)[0].startswith("over temperature during the measurement: "
+    assert warnings_of(base, dataclasses.replace(base, time=90.0, monotonic=90.0)) == []
+    assert warnings_of(base, later)[0].startswith("over temperature during the measurement: "
                                                        "warning_temp_time_min rose from 0 to 1 (+1 min) over 90 s")
-    assert analysis.summary(base, later)["throttled"] is None  # smartctl cannot say
+    assert summary_of(base, later)["throttled"] is None  # smartctl cannot say
 
 
 def test_missing_evidence_is_no_warning_and_the_summary_says_why(pm991a):
     err = thermal.ThermalSnapshot(path="/dev/nvme0n1", time=0.0, monotonic=0.0, error="nvme is not installed")
-    assert analysis.compare(err, snap_from(pm991a, 5)) == [] and analysis.compare(None, None) == []
-    s = analysis.summary(err, None)
+    assert warnings_of(err, snap_from(pm991a, 5)) == [] and warnings_of(None, None) == []
+    s = summary_of(err, None)
     assert s["available"] is False and s["throttled"] is None and s["warnings"] == []
     assert s["unavailable"] == "before: nvme is not installed; after: not taken"

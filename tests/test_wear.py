@@ -8,9 +8,15 @@ import pytest
 from conftest import read_fixture
 from slogqual.analysis import advisor, wear
 from slogqual.device.thermal import ThermalSnapshot
+from slogqual.report import advice as advice_words
 from slogqual.tools import nvme
 
 U = wear.UNIT_BYTES
+
+
+def lifetime(*args):
+    """The advisor's life of a candidate, its facts worded as the advice document holds them."""
+    return advice_words.worded(advisor.lifetime(*args))
 
 
 def smart(name):
@@ -83,19 +89,19 @@ def test_a_sweeps_evidence_is_its_point_that_wrote_most_and_life_follows_from_it
 def test_the_advisors_life_without_a_rating_comes_from_the_measured_wear():
     ev = dict(wear.summary(_snap(0, 10), _snap(10**8, 14), 10**8 * U), size=131072)
     rate = 1e12 / 86400  # a terabyte a day to the log
-    life = advisor.lifetime(rate, None, None, "given", ev)
+    life = lifetime(rate, None, None, "given", ev)
     assert life["rated_bytes"] is None and life["endurance_basis"].startswith("measured")
     assert life["years"] == life["measured_years"]["years_low"]
     assert "one per cent of its life costs" in life["assumption"] and "write amplification included" in life["assumption"]
     # with a rating too: the rating answers, the measurement stands beside it
-    rated = advisor.lifetime(rate, advisor.Endurance(tbw=600), None, "given", ev)
+    rated = lifetime(rate, advisor.Endurance(tbw=600), None, "given", ev)
     assert rated["years"] == pytest.approx(600e12 / 1e12 / 365, rel=1e-3) and rated["measured_years"]
     # a sweep whose counters hardly moved: the assumption stays, and says what the device counted
     few = dict(wear.summary(_snap(0, 3), _snap(150, 3), 150 * U), size=4096)
-    plain = advisor.lifetime(rate, advisor.Endurance(tbw=600), None, "given", few)
+    plain = lifetime(rate, advisor.Endurance(tbw=600), None, "given", few)
     assert plain["assumption"].startswith("the device's own write amplification is 1 (not measured)")
     assert "too few writes to measure" in plain["assumption"] and "counted 1.00 x" in plain["assumption"]
-    assert advisor.lifetime(rate, None, None, "given", few) is None  # neither rated nor measured
+    assert lifetime(rate, None, None, "given", few) is None  # neither rated nor measured
 
 
 def test_a_sas_ssds_endurance_indicator_is_its_percentage_used():
@@ -196,12 +202,12 @@ def test_an_ata_ssds_wear_over_a_measurement_from_its_snapshots(monkeypatch):
                                percentage_used=22)
     ev = dict(wear.summary(before.to_dict(), long.to_dict(), w), size=131072)
     assert ev["bytes_per_percent"] == {"low": w // 4, "high": w // 2}
-    life = advisor.lifetime(1e12 / 86400, None, None, "given", ev)
+    life = lifetime(1e12 / 86400, None, None, "given", ev)
     assert life["measured_years"]["remaining_percent"] == 78 and life["years"] == life["measured_years"]["years_low"]
-    rated = advisor.lifetime(1e12 / 86400, advisor.Endurance(tbw=300), None, "given", ev)
+    rated = lifetime(1e12 / 86400, advisor.Endurance(tbw=300), None, "given", ev)
     assert "counted 1.00 x" in rated["assumption"] and "one per cent of its life costs" in rated["assumption"]
     few = dict(wear.summary(before.to_dict(), after.to_dict(), written), size=4096)
-    said = advisor.lifetime(1e12 / 86400, advisor.Endurance(tbw=300), None, "given", few)["assumption"]
+    said = lifetime(1e12 / 86400, advisor.Endurance(tbw=300), None, "given", few)["assumption"]
     assert "counted 1.00 x" in said and "(its ATA Device Statistics' Logical Sectors Written)" in said
 
 

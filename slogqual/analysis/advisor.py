@@ -1,7 +1,8 @@
 """The SLOG advisor (issue #29): from a log candidate's own QD1 write+flush sweep, predict what it does
 for a pool's ``sync=always`` writes — IOPS and MiB/s per thread count, what limits it, the log space the
-load needs and how long the device lasts. Pure functions: documents in, the advice document out; no
-process is started and no file is touched here (the CLI loads and writes).
+load needs and how long the device lasts. Pure functions: documents in, the advice's facts out (the
+document with its sentences is slogqual/report/advice.document's); no process is started and no file is
+touched here (the CLI loads, words and writes).
 
 The model follows how OpenZFS writes its intent log. What was read, in OpenZFS's sources (the 2.2/2.3
 line the lab runs, 2.3.2: ``module/zfs/zil.c`` with slim log blocks and the
@@ -50,13 +51,14 @@ measured: it fitted one slowed lab run and made two others worse (docs/advisor.m
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slogqual import limits
 from slogqual.analysis import scaling, wear
 from slogqual.results import SweepPoint, SweepResult
+from slogqual.results.advice import AdviceResult
 from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 
@@ -170,6 +172,99 @@ class Endurance:
         return dict(self.__dict__)
 
 
+# ---------------------------------------------------------------- what a sentence of the document rests on
+# The advice document keeps a sentence where people read one (a figure's basis, the rate a size rests on, a
+# warning). The model puts these facts in those places; slogqual.report.advice.document words them before
+# the document is written, the one place the advice's words are made.
+
+@dataclass(frozen=True)
+class FigureBasis:
+    """Where a data-side figure comes from: a step of a scenario result (``sync`` "standard", or "always"
+    without a log vdev) or a bound from a data device's sweep (its bandwidth, or the ZIL's ``zil`` record
+    state on the data vdevs); at another thread count the ``nearest`` step's figure, or one interpolated
+    ``between`` two steps."""
+
+    source: str  # "scenario" | "sweeps"
+    name: str  # the scenario result, or the slowest data device's sweep
+    sync: Optional[str] = None
+    o_dsync: bool = False  # a sync=standard step of an O_DSYNC load: through the ZIL, on the data disks
+    layout: Optional[str] = None
+    disks: Optional[int] = None
+    zil: Optional[str] = None  # sweeps: None for the bandwidth bound
+    nearest: Optional[int] = None
+    between: Optional[Tuple[int, int]] = None
+
+
+@dataclass(frozen=True)
+class DataOrigin:
+    """What the data side is: a scenario result's pool, a layout of data devices' sweeps, or none."""
+
+    source: str  # "scenario" | "sweeps" | "none"
+    name: Optional[str] = None
+    layout: Optional[str] = None
+    disks: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class RateBasis:
+    """The rate a size or a life rests on: the busiest interval (``history-peak``) or the mean
+    (``history-mean``) of a recorded rate history, the ``required`` --rate, or the ``predicted`` peak."""
+
+    kind: str
+    rate_mbps: Optional[float] = None  # required: MB/s
+    mib_s: Optional[float] = None  # predicted: MiB/s at ``threads``
+    threads: Optional[int] = None
+    source: Optional[str] = None  # history: the recording
+    intervals: Optional[int] = None
+    peak_bytes_s: Optional[float] = None
+    mean_bytes_s: Optional[float] = None
+    upper_bound: Optional[str] = None  # predicted: why that peak is an upper bound (its ``upper_bound``), or None
+
+
+@dataclass(frozen=True)
+class EnduranceBasis:
+    """How the endurance a life is reckoned by was had: rated ``tbw``, rated ``dwpd`` of the capacity over the
+    warranty, or ``measured`` from the device's percentage used over its sweep."""
+
+    kind: str
+    tbw: Optional[float] = None
+    dwpd: Optional[float] = None
+    capacity: Optional[int] = None
+    warranty_years: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class WearAssumption:
+    """What a life assumes of the device's own write amplification: 1, not measured — with what its counters
+    said over its sweep (``worn``: analysis.wear.evidence) where it read them — or, ``measured``, what they
+    measured."""
+
+    worn: Optional[Dict[str, Any]] = None
+    measured: bool = False
+
+
+@dataclass(frozen=True)
+class MirrorCall:
+    """Mirror the log or not, as its power-loss finding (``kind``) decides."""
+
+    kind: str
+
+
+@dataclass(frozen=True)
+class NoEvidence:
+    """Why a candidate has no power-loss evidence: its test was ``emulated``, ``incomplete``, or ``none`` given."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class Warned:
+    """A finding the advice warns of, with the candidate (its path, else its sweep) it is of."""
+
+    candidate: str
+    finding: Dict[str, Any]
+
+
 @dataclass
 class Ceiling:
     """A data-side figure at one thread count: measured (a scenario step) or a bound from sweeps."""
@@ -178,7 +273,7 @@ class Ceiling:
     iops: float
     mbps: float
     ios: Optional[int] = None
-    basis: str = "measured"
+    basis: Optional[FigureBasis] = None
     cpu_busy: Optional[float] = None  # the host's CPU busy share over the step (measured steps only)
     cpu_s_per_io: Optional[float] = None  # the host's CPU seconds per IO there: busy share x CPUs / IOPS
 
@@ -197,7 +292,7 @@ class Ceiling:
 @dataclass
 class DataSide:
     source: str  # "scenario", "sweeps" or "none"
-    description: str
+    description: DataOrigin
     ceiling: List[Ceiling] = field(default_factory=list)  # sync=standard (no ZIL): what the pool/host carries
     without_slog: List[Ceiling] = field(default_factory=list)  # sync=always, no log vdev
     layout: Optional[str] = None
@@ -382,13 +477,13 @@ def _at_threads(cs: Sequence[Ceiling], threads: int) -> Optional[Ceiling]:
             return c
     if threads < pts[0].threads or threads > pts[-1].threads:
         end = pts[0] if threads < pts[0].threads else pts[-1]
-        return Ceiling(threads, end.iops, end.mbps, end.ios, f"{end.basis}, nearest step ({end.threads} threads)",
+        return Ceiling(threads, end.iops, end.mbps, end.ios, replace(end.basis, nearest=end.threads),
                        end.cpu_busy, end.cpu_s_per_io)
     for a, b in zip(pts, pts[1:]):
         if a.threads < threads < b.threads:
             f = (math.log(threads) - math.log(a.threads)) / (math.log(b.threads) - math.log(a.threads))
             return Ceiling(threads, _mix(a.iops, b.iops, f), _mix(a.mbps, b.mbps, f), min(a.ios or 0, b.ios or 0) or None,
-                           f"{a.basis}, interpolated between {a.threads} and {b.threads} threads",
+                           replace(a.basis, between=(a.threads, b.threads)),
                            _mix(a.cpu_busy, b.cpu_busy, f), _mix(a.cpu_s_per_io, b.cpu_s_per_io, f))
     return pts[-1]
 
@@ -397,23 +492,23 @@ def data_from_scenario(result: ScenarioResult, name: str) -> DataSide:
     """The data side as measured: a scenario result's sync=standard steps (no ZIL: the pool and host's
     ceiling — unless its load writes with O_DSYNC, which sends every write through the ZIL anyway) and its
     sync=always steps without a log vdev."""
-    def ceilings(sync: str, basis: str) -> List[Ceiling]:
-        return [Ceiling(s.threads, s.iops, s.mbps, s.ios, f"measured: {name}, {basis}", *_host_cpu(s))
+    def ceilings(sync: str) -> List[Ceiling]:
+        return [Ceiling(s.threads, s.iops, s.mbps, s.ios, FigureBasis("scenario", name, sync=sync), *_host_cpu(s))
                 for s in result.steps if s.sync == sync and s.log == "none"]
 
-    std, nolog = ceilings("standard", "sync=standard"), ceilings("always", "sync=always, no SLOG")
+    std, nolog = ceilings("standard"), ceilings("always")
     if (result.scenario.get("write_sync") or "none") != "none":
         # the load asks for every write to be stable (O_DSYNC/O_SYNC, as NFS's stable writes): sync=standard
         # commits each one through the ZIL too — on the data disks without a log vdev, like sync=always. It is
         # not the pool's ZIL-free ceiling (this result measured none) but another figure without a log vdev
-        nolog = nolog or [Ceiling(c.threads, c.iops, c.mbps, c.ios, f"{c.basis} (O_DSYNC writes: through the ZIL, "
-                                  "on the data disks)", c.cpu_busy, c.cpu_s_per_io) for c in std]
+        nolog = nolog or [Ceiling(c.threads, c.iops, c.mbps, c.ios, replace(c.basis, o_dsync=True), c.cpu_busy,
+                                  c.cpu_s_per_io) for c in std]
         std = []
     if not std and not nolog:
         raise AdviceInputError(f"{name}: the scenario result has no sync=standard or sync=always-without-SLOG "
                                "steps to take the data side from")
     disks = len(result.data_paths)
-    return DataSide("scenario", f"{name}: {result.layout} of {disks} data devices", std, nolog,
+    return DataSide("scenario", DataOrigin("scenario", name, result.layout, disks), std, nolog,
                     layout=result.layout, disks=disks or None)
 
 
@@ -453,14 +548,14 @@ def data_from_sweeps(sweeps: Sequence[Tuple[str, SweepResult]], layout: str, dis
     name, sw = slowest
     bw = bandwidth(sw.points)
     dirtied = max(w.io_size, w.block_size) if w.io_size < w.block_size else w.io_size
-    basis = f"bound from the sweep of {name} ({layout} of {disks})"
+    basis = FigureBasis("sweeps", name, layout=layout, disks=disks)
     std, nolog = [], []
     shape = log_shape(w, t, slog=False)
     for n in w.threads:
         if bw is not None:
             pool_bps = bw[0] * (1 << 20) * units
             iops = pool_bps / dirtied
-            std.append(Ceiling(n, iops, iops * w.io_size / (1 << 20), bw[2], basis + ", bandwidth"))
+            std.append(Ceiling(n, iops, iops * w.io_size / (1 << 20), bw[2], basis))
         b = batch(n, w.zils)
         writes = lwb_writes(int(b * shape.bytes_per_io), t)
         commit = sum(sweep_at(sw.points, s).mean_us for s in writes)
@@ -471,8 +566,8 @@ def data_from_sweeps(sweeps: Sequence[Tuple[str, SweepResult]], layout: str, dis
             per_io = dirtied + (0 if shape.state == "indirect" else shape.bytes_per_io)
             iops = min(iops, bw[0] * (1 << 20) * units / per_io)
         nolog.append(Ceiling(n, iops, iops * w.io_size / (1 << 20), sweep_at(sw.points, writes[-1]).ios,
-                             basis + f", ZIL {shape.state} on the data vdevs"))
-    return DataSide("sweeps", f"{layout} of {disks} × {name}", std, nolog, layout=layout, disks=disks)
+                             replace(basis, zil=shape.state)))
+    return DataSide("sweeps", DataOrigin("sweeps", name, layout, disks), std, nolog, layout=layout, disks=disks)
 
 
 # ---------------------------------------------------------------- the prediction
@@ -639,18 +734,16 @@ def sizing(w: Workload, t: Tunables, shape: LogShape, peak: Dict[str, Any], capa
     if h is not None:  # the log's own bytes: its records' overhead is in them already
         log_rate = h.peak
         data_rate = log_rate / ratio
-        basis = (f"the busiest of {len(h.rates)} intervals of {h.source}: the log vdevs wrote "
-                 f"{h.peak / MB:.2f} MB/s (mean {h.mean / MB:.2f})")
+        basis = RateBasis("history-peak", source=h.source, intervals=len(h.rates), peak_bytes_s=h.peak,
+                          mean_bytes_s=h.mean)
     else:
         if w.rate_mbps is not None:
             data_rate = w.rate_mbps * MB
-            basis = f"the required rate, {w.rate_mbps:g} MB/s"
+            basis = RateBasis("required", rate_mbps=w.rate_mbps)
         else:
             data_rate = peak["mbps"] * (1 << 20)
-            basis = f"the predicted peak, {peak['mbps']:.1f} MiB/s at {peak['threads']} threads"
             bound = peak.get("upper_bound")  # a bound, not a prediction: so is every size reckoned from it
-            if bound:
-                basis += f" (an upper bound: {bound})"
+            basis = RateBasis("predicted", mib_s=peak["mbps"], threads=peak["threads"], upper_bound=bound)
         log_rate = data_rate * ratio
     per_txg = log_rate * t.zfs_txg_timeout
     capped = t.zfs_dirty_data_max is not None and per_txg > t.zfs_dirty_data_max
@@ -668,7 +761,7 @@ def sizing(w: Workload, t: Tunables, shape: LogShape, peak: Dict[str, Any], capa
     }
     if h is not None:  # a day writes the mean, not the busiest interval
         out["life_rate_bytes_s"] = round(h.mean, 1)
-        out["life_rate_basis"] = f"the mean of {len(h.rates)} intervals of {h.source}, {h.mean / MB:.2f} MB/s"
+        out["life_rate_basis"] = replace(basis, kind="history-mean")
     if capacity is not None and capacity < recommended:
         out["finding"] = {"kind": Kind.LOG_TOO_SMALL.value, "threads": [],
                           "figures": [{"capacity": capacity, "needed_bytes": round(needed),
@@ -679,38 +772,19 @@ def sizing(w: Workload, t: Tunables, shape: LogShape, peak: Dict[str, Any], capa
     return out
 
 
-def _rated(e: Optional[Endurance], capacity: Optional[int]) -> Optional[Tuple[float, str]]:
+def _rated(e: Optional[Endurance], capacity: Optional[int]) -> Optional[Tuple[float, EnduranceBasis]]:
     """The rated endurance in bytes and how it was reckoned; None when none was given."""
     if e is None or (e.tbw is None and e.dwpd is None):
         return None
     if e.tbw is not None:
-        return e.tbw * 1e12, f"rated {e.tbw:g} TBW"
+        return e.tbw * 1e12, EnduranceBasis("tbw", tbw=e.tbw)
     if not capacity:
         raise AdviceInputError("--dwpd needs the device's capacity, which its sweep does not record; give --tbw")
     return (e.dwpd * capacity * 365 * e.warranty_years,
-            f"rated {e.dwpd:g} DWPD × {capacity} bytes × 365 × {e.warranty_years:g} years")
+            EnduranceBasis("dwpd", dwpd=e.dwpd, capacity=capacity, warranty_years=e.warranty_years))
 
 
-def _wear_words(worn: Dict[str, Any]) -> str:
-    """What the device's own counters said over its sweep's longest point (analysis.wear), in words."""
-    w, size = worn["written_bytes"], worn.get("size")
-    at = f" at {size} bytes per write" if size else ""
-    parts = []
-    if worn.get("counted_ratio") is not None:
-        counter = wear.COUNTERS.get(worn.get("counter") or "data_units_written")  # a summary before SATA/SAS: NVMe's
-        parts.append(f"it counted {worn['counted_ratio']:.2f} x the {w} bytes its sweep wrote{at} as host writes"
-                     + (f" (its {counter})" if counter else ""))
-    if worn.get("bytes_per_percent"):
-        c = worn["bytes_per_percent"]
-        parts.append(f"its percentage used moved {worn['percentage_used_delta']} over {w} bytes: one per cent of "
-                     f"its life costs {c['low']}–{c['high']} bytes, its own write amplification included")
-    elif worn.get("percentage_used_delta") is not None:
-        parts.append(f"its percentage used moved {worn['percentage_used_delta']} over {w} bytes{at}: too few "
-                     "writes to measure what a per cent costs (a longer --sustain run would)")
-    return "; ".join(parts)
-
-
-def lifetime(log_rate: float, e: Optional[Endurance], capacity: Optional[int], basis: str,
+def lifetime(log_rate: float, e: Optional[Endurance], capacity: Optional[int], basis: Any,
              worn: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
     """Years until the rated endurance is written at ``log_rate`` (bytes/s to the log), and — where the
     candidate's sweep read the device's wear before and after (``worn``: analysis.wear.evidence) — what the
@@ -728,12 +802,8 @@ def lifetime(log_rate: float, e: Optional[Endurance], capacity: Optional[int], b
         out: Dict[str, Any] = {"rated_bytes": round(rated[0]), "endurance_basis": rated[1]}
     else:
         years = measured["years_low"]
-        out = {"rated_bytes": None, "endurance_basis": "measured: the device's percentage used over its sweep"}
-    assumption = ("the device's own write amplification is 1 (not measured: a --sustain run with wear read "
-                  "before and after would measure it)")
-    if worn:
-        said = _wear_words(worn)
-        assumption = said if measured else f"the device's own write amplification is 1 (not measured); {said}"
+        out = {"rated_bytes": None, "endurance_basis": EnduranceBasis("measured")}
+    assumption = WearAssumption(dict(worn), bool(measured)) if worn else WearAssumption()
     out.update({"bytes_per_day": round(per_day), "rate_basis": basis, "hours_per_day": hours,
                 "years": round(years, 3) if years else None, "warranty_years": warranty, "assumption": assumption})
     if worn:
@@ -789,7 +859,7 @@ def power_by_candidate(results: Sequence[Tuple[str, Dict[str, Any]]],
     return out
 
 
-def mirror_advice(data_rate: float, rate_basis: str, t: Tunables, power: Optional[PowerLoss]) -> Dict[str, Any]:
+def mirror_advice(data_rate: float, rate_basis: RateBasis, t: Tunables, power: Optional[PowerLoss]) -> Dict[str, Any]:
     """Mirror or not, said plainly. What an unmirrored log costs: while the host runs, a failed log costs
     speed only (the ZIL writes its blocks to the data vdevs again, and every acknowledged write is still in
     memory, bound for its txg). Acknowledged writes are lost only when the host crashes (power, panic)
@@ -808,48 +878,27 @@ def mirror_advice(data_rate: float, rate_basis: str, t: Tunables, power: Optiona
         out["finding"] = {"kind": Kind.POWER_LOSS_UNSAFE.value, "threads": [],
                           "figures": [dict(figs, lost=power.lost, acknowledged=power.acknowledged,
                                            cycles=power.cycles, method=power.method, source=power.source)]}
-        out["mirror"] = "no: not a SLOG"
+        out["mirror"] = MirrorCall(Kind.POWER_LOSS_UNSAFE.value)
     elif power is not None and power.method != "emulation" and power.verdict == "pass":
         out["finding"] = {"kind": Kind.UNMIRRORED_EXPOSURE.value, "threads": [],
                           "figures": [dict(figs, acknowledged=power.acknowledged, cycles=power.cycles,
                                            method=power.method, source=power.source)]}
-        out["mirror"] = "your call: the exposure is bounded"
+        out["mirror"] = MirrorCall(Kind.UNMIRRORED_EXPOSURE.value)
     else:
-        why = ("its power-cut test was emulated (nbdkit), which says nothing of this device" if power is not None
-               and power.method == "emulation" else "its power-cut test did not finish" if power is not None
-               else "no power-cut result was given")
+        why = NoEvidence("emulated" if power is not None and power.method == "emulation"
+                         else "incomplete" if power is not None else "none")
         out["finding"] = {"kind": Kind.NO_POWER_LOSS_EVIDENCE.value, "threads": [],
                           "figures": [dict(figs, why=why, source=power.source if power else None)]}
-        out["mirror"] = "unknown until the device's power-loss behaviour is known"
+        out["mirror"] = MirrorCall(Kind.NO_POWER_LOSS_EVIDENCE.value)
     return out
-
-
-ASSUMPTIONS = [
-    "Every sync write reaches the log as zfs_log_write/zvol_log_write decide (OpenZFS 2.3): with a log vdev "
-    "nothing goes indirect unless logbias=throughput; a record is 192 bytes plus the data rounded to 8.",
-    "A commit writes the records of half the writers waiting on one ZIL (at least one) as log write blocks "
-    "(lwb, full blocks of zil_maxblocksize then the rest rounded up to 4 KiB) and flushes once.",
-    "A commit costs the candidate's swept mean write+flush latency at the last lwb's size (log-log between swept "
-    "sizes) plus the write-only latency of the earlier full lwbs; the spread is the sweep's 95 % interval of "
-    "that mean; 'iops_if_p99_bound' is the figure if every commit took the sweep's p99 (a bound, not a "
-    "measured percentile).",
-    "The log device completes one commit at a time, as its QD1 sweep measured, whichever ZIL it comes from: "
-    "a device that overlaps commits does better (the prediction is then low).",
-    "The log's bandwidth is its best MiB/s at swept sizes of 128 KiB and more; without such a size it is not "
-    "known and no step is called log-bandwidth-bound. A step is log-bandwidth-bound when at least half of a "
-    "commit's bytes go in lwb writes of a size at which the device's QD1 write+flush already runs at 90 % of "
-    "that bandwidth.",
-    "The data side caps the prediction with its sync=standard figure at the same thread count (measured in a "
-    "scenario result, or from the data devices' sweeps a bandwidth bound); the host's CPU is part of a measured "
-    "ceiling, not of the log model.",
-]
 
 
 def advise(candidates: Sequence[Tuple[str, SweepResult]], w: Workload, t: Tunables, data: DataSide,
            endurance: Optional[Endurance] = None, origin: Optional[str] = None,
            power: Optional[Dict[str, PowerLoss]] = None) -> Dict[str, Any]:
-    """The ``slogqual.advice/1`` document (as a dict; slogqual.results.advice types it). ``power``: the
-    candidates' power-loss evidence by sweep name (the mirror advice; every candidate gets one)."""
+    """The ``slogqual.advice/1`` document's facts (a dict; slogqual.report.advice.document makes the document
+    of it, its words and assumptions, and slogqual.results.advice types that). ``power``: the candidates'
+    power-loss evidence by sweep name (the mirror advice; every candidate gets one)."""
     from slogqual.results.schema import ADVICE
 
     check_workload(w, t)
@@ -861,15 +910,15 @@ def advise(candidates: Sequence[Tuple[str, SweepResult]], w: Workload, t: Tunabl
         m = mirror_advice(size["data_rate_bytes_s"], size["rate_basis"], t, (power or {}).get(name))
         c["findings"].append(m.pop("finding"))
         c["mirror"] = m
-    warnings = []
+    warnings: List[Warned] = []
     for c in cands:
         for f in c["findings"]:
             if f["kind"] in (Kind.LOG_TOO_SMALL.value, Kind.SHORT_LIFE.value, Kind.EXTRAPOLATED.value,
                              Kind.POWER_LOSS_UNSAFE.value):
-                warnings.append(f"{c['path'] or c['sweep']}: {words(f)}")
+                warnings.append(Warned(c["path"] or c["sweep"], f))
     return {"schema": ADVICE, "model_version": MODEL_VERSION, "workload": w.to_dict(), "tunables": t.to_dict(),
             "endurance": endurance.to_dict() if endurance else None, "data": data.to_dict(),
-            "assumptions": list(ASSUMPTIONS), "candidates": cands, "warnings": warnings, "origin": origin}
+            "candidates": cands, "warnings": warnings, "origin": origin}
 
 
 def check_workload(w: Workload, t: Tunables) -> None:
@@ -905,98 +954,25 @@ def check_workload(w: Workload, t: Tunables) -> None:
             "larger --zil-maxblocksize")
 
 
-# ---------------------------------------------------------------- words
-
-def _mib(b: float) -> str:
-    return f"{b / (1 << 20):,.0f} MiB" if b >= 10 * (1 << 20) else f"{b / (1 << 20):.1f} MiB"
-
-
-def words(f: Dict[str, Any]) -> str:
-    """A finding in one sentence for the table (the JSON keeps kind and figures)."""
-    kind, figs = f["kind"], f["figures"]
-    th = ", ".join(str(x) for x in f.get("threads") or [])
-    if kind == Kind.LOG_LATENCY.value:
-        x = figs[-1]
-        return (f"log-latency-bound at {th} threads: each commit waits for the log's write+flush "
-                f"({x['commit_lat_us']:.0f} µs for lwb writes of " + "+".join(size_label(v) for v in x["lwb_writes"])
-                + f", from {x['sweep_ios']} swept IOs); "
-                f"{x['iops']:.0f} IOPS at {x['threads']} threads")
-    if kind == Kind.LOG_BANDWIDTH.value:
-        x = figs[-1]
-        return (f"log-bandwidth-bound at {th} threads: {x['lwbs']} lwb write(s) per commit of up to "
-                f"{size_label(x['lwb_write'])} run the log at its best MiB/s; {x['mbps']:.1f} MiB/s at {x['threads']} threads")
-    if kind == Kind.POOL.value:
-        x = figs[-1]
-        return (f"pool-bound at {th} threads: the data side carries {x['pool_iops']:.0f} IOPS at {x['threads']} threads "
-                f"({x['pool_basis']}), below the log's {x['log_latency_iops']:.0f}")
-    if kind == Kind.INDIRECT.value:
-        return (f"indirect-bypass at {th} threads: logbias=throughput sends the data to the data vdevs and only "
-                "block pointers to the log; the log device does not set the pace")
-    if kind == Kind.NO_BENEFIT.value:
-        x = figs[0]
-        return (f"no-benefit: {x['iops']:.0f} IOPS with the log vs {x['without_slog_iops']:.0f} without it at "
-                f"{x['threads']} threads ({x['benefit']:.2f}x)")
-    if kind == Kind.LOG_TOO_SMALL.value:
-        x = figs[0]
-        return (f"log-too-small: {_mib(x['capacity'])} holds less than the recommended {_mib(x['recommended_bytes'])} "
-                f"(needed {_mib(x['needed_bytes'])}: 3 txgs at {x['rate_basis']})"
-                + ("; the ZIL will spill to the data vdevs" if x["spills"] else ""))
-    if kind == Kind.SHORT_LIFE.value:
-        x = figs[0]
-        return (f"short-life: {x['years']:.2g} years at {x['bytes_per_day'] / 1e9:,.1f} GB a day against a "
-                f"{x['warranty_years']:g}-year rating")
-    if kind == Kind.POWER_LOSS_UNSAFE.value:
-        x = figs[0]
-        return (f"power-loss-unsafe: a {x['method']} power cut lost {x['lost']} of {x['acknowledged']} acknowledged "
-                f"writes ({x['cycles']} cycle(s), {x['source']}); every cut can lose up to {_mib(x['exposure_bytes'])} "
-                f"(the last {x['window_s']:g} s at {x['rate_basis']}), and a mirror of two such devices loses them "
-                "from both sides at once — mirroring does not make it a SLOG")
-    if kind == Kind.UNMIRRORED_EXPOSURE.value:
-        x = figs[0]
-        return (f"unmirrored-exposure: power cuts lost none of {x['acknowledged']} acknowledged writes "
-                f"({x['cycles']} {x['method']} cycle(s)). Unmirrored, a failed log costs speed only while the host "
-                f"runs; writes are lost only if the host crashes while the log is failed — at most the last "
-                f"{x['window_s']:g} s of sync writes ({_mib(x['exposure_bytes'])} at {x['rate_basis']}), and the pool "
-                "then imports only with `zpool import -m`. Mirror it if that is worth a second device")
-    if kind == Kind.NO_POWER_LOSS_EVIDENCE.value:
-        x = figs[0]
-        return (f"no-power-loss-evidence: {x['why']}; whether the log keeps acknowledged writes at a power cut "
-                f"matters before mirroring it (slogqual powercut). Unmirrored, a crash while the log is failed "
-                f"loses at most the last {x['window_s']:g} s of sync writes ({_mib(x['exposure_bytes'])} at "
-                f"{x['rate_basis']})")
-    if kind == Kind.HOST_SATURATED.value:
-        x = figs[-1]
-        bounds = [str(y["threads"]) for y in figs if y["upper_bound"]]
-        return (f"host-cpu-saturated at {th} threads: sync=standard ran the host's CPU {x['busy'] * 100:.0f} % busy "
-                f"({x['us_per_io']:,.0f} µs of CPU per IO at {x['threads']} threads): its figure is the host's pace"
-                + (f"; at {', '.join(bounds)} threads it is the prediction, and an upper bound: with a log the host "
-                   "also copies every write into the log and checksums it" if bounds else ""))
-    if kind == Kind.EXTRAPOLATED.value:
-        x = figs[0]
-        return ("extrapolated: lwb sizes " + ", ".join(size_label(s) for s in x["sizes"]) + " lie outside the swept "
-                "sizes (" + ", ".join(size_label(s) for s in x["swept"]) + "); sweep them for a measured figure")
-    return kind
-
-
 # ---------------------------------------------------------------- prediction vs measurement
 
-def verify(advice: Dict[str, Any], scenario: ScenarioResult) -> List[Dict[str, Any]]:
+def verify(advice: AdviceResult, scenario: ScenarioResult) -> List[Dict[str, Any]]:
     """Prediction beside the measured sync=always + single-SLOG steps of a scenario result, per candidate
     (matched by device path) and thread count: both IOPS, the error and the measured IO count."""
     rows = []
     several = len(scenario.log_paths) > 1
-    for c in advice["candidates"]:
-        pred = {s["threads"]: s for s in c["steps"]}
+    for c in advice.candidates:
+        pred = {s.threads: s for s in c.steps}
         for s in scenario.steps:
             if s.sync != "always" or s.log != "single":
                 continue
-            if several and s.candidate != c["path"]:
+            if several and s.candidate != c.path:
                 continue
             p = pred.get(s.threads)
             if p is None:
                 continue
-            rows.append({"candidate": c["path"], "class": c["class"], "threads": s.threads,
-                         "predicted_iops": p["iops"], "measured_iops": round(s.iops, 1), "measured_ios": s.ios,
-                         "error": round(p["iops"] / s.iops - 1, 3) if s.iops else None,
-                         "binding": p["binding"], "upper_bound": p.get("upper_bound")})
+            rows.append({"candidate": c.path, "class": c.device_class, "threads": s.threads,
+                         "predicted_iops": p.iops, "measured_iops": round(s.iops, 1), "measured_ios": s.ios,
+                         "error": round(p.iops / s.iops - 1, 3) if s.iops else None,
+                         "binding": p.binding, "upper_bound": p.upper_bound})
     return rows

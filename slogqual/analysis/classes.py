@@ -5,18 +5,18 @@ sometimes as a range ("10–30 ms", "20–30 µs") and sometimes as an approxima
 value ("~1 ms", "~0.1 ms", "~2.5 µs"). A band here is the quoted range, or
 half to twice an approximate value, widened to the ops/s the talk gives for the
 same class where that reaches further. Bands are guidance for a reader's eye and
-for plain words, not pass/fail limits.
+for plain words (slogqual.report.classes), not pass/fail limits.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import List, Optional, Sequence, Tuple
 
 from slogqual.results import SweepResult
-from slogqual.units import KiB, size_label
+from slogqual.units import KiB
 
 
 @dataclass(frozen=True)
@@ -83,92 +83,99 @@ def by_key(key: str) -> RefClass:
     raise KeyError(key)
 
 
+@dataclass(frozen=True)
+class BandwidthShape:
+    """How the bandwidth runs over the swept sizes: still ``rising`` at the largest, peaking and ``falls``
+    off, ``highest`` at the largest, or ``capped`` on a plateau from ``start_size`` up."""
+
+    kind: str
+    peak_mbps: float
+    peak_size: int
+    last_mbps: float
+    last_size: int
+    start_size: Optional[int] = None
+
+
 @dataclass
 class Classification:
+    """Which reference class a sweep's curve matches (slogqual.report.classes says it in plain words)."""
+
     small_io_latency_us: Optional[float]
     small_io_sizes: List[int]
     class_key: Optional[str]  # the band it falls in, or the nearest
     in_band: bool
-    latency_words: str
-    bandwidth_words: str
     peak_mbps: Optional[float] = None
     plateau_from: Optional[int] = None
-    notes: List[str] = field(default_factory=list)
+    place: str = "none"  # the latency: "in" a band, "below" every band, "above" every band, "between" two; none
+    between: Optional[Tuple[str, str]] = None  # "between": the faster class and the slower one
+    stack: Optional[str] = None  # a target that is not one physical device: its kind (STACK_KINDS)
+    bandwidth: Optional[BandwidthShape] = None  # None: fewer than three sizes with a bandwidth
 
     @property
-    def summary(self) -> str:
-        return "; ".join(w for w in (self.latency_words, self.bandwidth_words) if w)
+    def judged_above_small(self) -> bool:
+        """No point at 4K or below: the class is judged at the smallest size swept."""
+        return bool(self.small_io_sizes) and self.small_io_sizes[0] > SMALL_IO_MAX
 
 
-def _latency_words(lat: float) -> (str, Optional[str], bool):
+def _place(lat: float) -> Tuple[str, str, Optional[Tuple[str, str]]]:
+    """(where the latency falls, the class it is judged, the classes around it): in a band, below or above
+    every band, or between two (nearer the one it is judged)."""
     for c in REFERENCE_CLASSES:
         if c.contains(lat):
-            return f"{c.name}-class small-IO latency ({fmt_us(lat)}; band {fmt_band(c)})", c.key, True
+            return "in", c.key, None
     fastest, slowest = REFERENCE_CLASSES[0], REFERENCE_CLASSES[-1]
     if lat < fastest.lat_lo_us:
-        return (f"small-IO latency of {fmt_us(lat)} is below every reference class (NVDIMM is ~2.5 µs): "
-                "check that the flushes reach stable media", fastest.key, False)
+        return "below", fastest.key, None
     if lat > slowest.lat_hi_us:
-        return f"small-IO latency of {fmt_us(lat)} is slower than the 7.2K HDD class ({fmt_band(slowest)})", \
-            slowest.key, False
+        return "above", slowest.key, None
     for faster, slower in zip(REFERENCE_CLASSES, REFERENCE_CLASSES[1:]):
         if faster.lat_hi_us < lat < slower.lat_lo_us:
             d_fast = math.log(lat / faster.lat_hi_us)
             d_slow = math.log(slower.lat_lo_us / lat)
             near = faster if d_fast <= d_slow else slower
-            return (f"small-IO latency of {fmt_us(lat)} lies between the {faster.name} class ({fmt_band(faster)}) "
-                    f"and the {slower.name} class ({fmt_band(slower)}), nearer {near.name}", near.key, False)
+            return "between", near.key, (faster.key, slower.key)
     raise AssertionError("bands cover the axis")  # pragma: no cover
 
 
-def _bandwidth(result: SweepResult) -> (str, Optional[float], Optional[int]):
+def _bandwidth(result: SweepResult) -> Optional[BandwidthShape]:
     pts = [p for p in result.points if p.mbps and p.mbps > 0]
     if len(pts) < 3:
-        return "", None, None
+        return None
     peak = max(pts, key=lambda p: p.mbps)
     last, prev = pts[-1], pts[-2]
+    shape = BandwidthShape("", peak.mbps, peak.size, last.mbps, last.size)
     if last is peak and last.mbps > prev.mbps * RISING_STEP:
-        return (f"bandwidth still rising at {size_label(last.size)} ({last.mbps:.0f} MiB/s): no cap reached",
-                peak.mbps, None)
+        return replace(shape, kind="rising")
     if last.mbps < FALL_FRACTION * peak.mbps:
-        return (f"bandwidth peaks at {peak.mbps:.0f} MiB/s at {size_label(peak.size)} and falls to "
-                f"{last.mbps:.0f} MiB/s at {size_label(last.size)}", peak.mbps, None)
+        return replace(shape, kind="falls")
     start = next(p for p in pts if p.mbps >= PLATEAU_FRACTION * peak.mbps)
     if start is last:
-        return f"bandwidth highest at {size_label(last.size)} ({last.mbps:.0f} MiB/s)", peak.mbps, None
-    return (f"bandwidth-capped at ~{peak.mbps:.0f} MiB/s from {size_label(start.size)} up", peak.mbps, start.size)
+        return replace(shape, kind="highest")
+    return replace(shape, kind="capped", start_size=start.size)
 
 
 STACK_KINDS = ("file", "scratch", "nbd", "loop", "virtual")
 
 
-def _stack_target(result: SweepResult) -> str:
-    """Words for a target that is not one physical device (a file, an nbd export, a virtual disk)."""
+def _stack_target(result: SweepResult) -> Optional[str]:
+    """The kind of a target that is not one physical device (a file, an nbd export, a virtual disk)."""
     kind = (result.target or {}).get("kind")
     dev = result.device if isinstance(result.device, dict) else {}
     dev_class, transport = dev.get("class"), dev.get("transport")
-    what = next((k for k in (kind, transport, dev_class) if k in STACK_KINDS), None)
-    if not what:
-        return ""
-    return f"a {what} target (the class of the whole stack under it)"
+    return next((k for k in (kind, transport, dev_class) if k in STACK_KINDS), None)
 
 
 def classify(result: SweepResult) -> Classification:
-    """Which reference class a sweep's curve matches, in plain words."""
+    """Which reference class a sweep's curve matches."""
     pts = [p for p in result.points if p.lat_us and p.lat_us.mean and p.lat_us.mean > 0]
     if not pts:
-        return Classification(None, [], None, False, "no latency measured", "")
+        return Classification(None, [], None, False)
     small = [p for p in pts if p.size <= SMALL_IO_MAX] or [pts[0]]
-    notes = []
-    if small[0].size > SMALL_IO_MAX:
-        notes.append(f"no point at 4K or below: the class is judged at {size_label(small[0].size)}")
     lat = statistics.median(p.lat_us.mean for p in small)
-    words, key, in_band = _latency_words(lat)
-    stack = _stack_target(result)
-    if stack:
-        words = f"{stack}: {words}"
-    bw_words, peak, plateau = _bandwidth(result)
-    return Classification(lat, [p.size for p in small], key, in_band, words, bw_words, peak, plateau, notes)
+    place, key, between = _place(lat)
+    bw = _bandwidth(result)
+    return Classification(lat, [p.size for p in small], key, place == "in", bw.peak_mbps if bw else None,
+                          bw.start_size if bw else None, place, between, _stack_target(result), bw)
 
 
 def classes_for_axis(lo: float, hi: float, metric: str) -> Sequence[RefClass]:

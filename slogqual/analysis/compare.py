@@ -10,7 +10,8 @@ Welch–Satterthwaite degrees of freedom), two-sided at ``ALPHA`` = 5 % (95 % co
 judges its samples (pyperf/_compare.py). A size is flagged only when the difference is significant
 *and* the worse/better factor is larger than ``1 + MIN_EFFECT`` (10 %): with thousands of IOs per point a
 2 % drift is "significant" yet no regression worth a gate. Otherwise the row says "not significant" or
-"significant, under 10%".
+"significant, under 10%" (the words of a comparison — each row's flag, its rule, summary and notes — are
+slogqual/report/compare.py's; here the facts).
 
 A side without spread (a diskinfo import records means only; a point of one IO has none) is judged on
 the mean alone (``basis`` :data:`BASIS_MEAN`, beside :data:`BASIS_WELCH`): a change is flagged only when
@@ -47,7 +48,6 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from slogqual.errors import UsageError
 from slogqual.results import LAT_BASIS_FLUSH_BOUND, SweepPoint, SweepResult
 from slogqual.results import schema as S
-from slogqual.units import size_label
 
 ALPHA = 0.05  # two-sided: a difference is significant at 95 % confidence
 MIN_EFFECT = 0.10  # a significant change smaller than this is not flagged (the old fixed threshold)
@@ -360,13 +360,28 @@ def _beyond(f: float, effect: float) -> Optional[str]:
 
 @dataclass
 class LeftOut:
-    """A stored run the baseline did not pool, and why."""
+    """A stored run the baseline did not pool, and why: each pooling key it differs in, as (name, the new
+    run's value, its value)."""
 
     label: str
-    reasons: List[str]
+    reasons: List[Tuple[str, Any, Any]]
 
-    def text(self) -> str:
-        return f"{self.label}: " + "; ".join(self.reasons)
+
+@dataclass(frozen=True)
+class Note:
+    """What a comparison notes beside its rows (report/compare words it): a side that is an ``import``
+    (``side``: A, B, or the new result; ``what``: its source), a side with ``no-values`` of the metric, a
+    ``percentile`` metric (``flush_bounds``: a side's write+flush percentiles are upper bounds), the
+    ``spread-bound`` sides (``sides``) whose spread is sd(write) + sd(flush), a pooling ``key`` A and B
+    differ in (``what``: its name, ``values``: A's and B's), ``identical`` stored runs left out
+    (``count``)."""
+
+    kind: str
+    side: Optional[str] = None
+    what: Optional[str] = None
+    sides: Tuple[str, ...] = ()
+    values: Tuple[Any, ...] = ()
+    count: int = 0
 
 
 @dataclass
@@ -374,7 +389,7 @@ class Comparison:
     metric: CompareMetric
     min_effect: float
     rows: List[CompareRow]
-    notes: List[str] = field(default_factory=list)
+    notes: List[Note] = field(default_factory=list)
     alpha: float = ALPHA
     a_name: str = "A"
     b_name: str = "B"
@@ -417,73 +432,6 @@ class Comparison:
             return OUTCOME_CANNOT_JUDGE
         return OUTCOME_NO_REGRESSION
 
-    def _floor_text(self) -> str:
-        return f"floor ±{self.mean_floor * 100:g}%"
-
-    def flag_text(self, row: CompareRow) -> str:
-        if row.flag == ONLY_A:
-            return f"only in {self.a_name}"
-        if row.flag == ONLY_B:
-            return f"only in {self.b_name}"
-        if row.flag == UNDER_FLOOR:
-            return f"significant, under {self.min_effect * 100:g}%"
-        if row.flag == WITHIN_FLOOR:
-            return f"no significant change (mean alone, {self._floor_text()})"
-        if row.flag == CANNOT_JUDGE:
-            return f"cannot judge ({row.why})"
-        if row.flag in (REGRESSION, IMPROVEMENT):
-            text = f"{row.change_pct:+.1f}% " + (row.flag.upper() if row.flag == REGRESSION else row.flag)
-            return text + (f" (mean alone, {self._floor_text()})" if row.basis == BASIS_MEAN else "")
-        return row.flag
-
-    def rule(self) -> str:
-        text = (f"{TEST} on the mean latency of the IOs (n, mean, sd), two-sided at {(1 - self.alpha) * 100:g}% "
-                f"confidence; a change is flagged when significant and larger than {self.min_effect * 100:g}%")
-        if any(r.basis == BASIS_MEAN for r in self.rows):
-            text += (f"; where a side records no spread, on the mean alone: flagged when larger than "
-                     f"±{self.mean_floor * 100:g}% (the measured run-to-run repeatability of a 1 s mean)")
-        return text
-
-    def summary(self) -> str:
-        both = self.shared
-        if not both:
-            return f"cannot judge: no size measured in both {self.a_name} and {self.b_name}"
-        unjudged = self.unjudged
-        if len(unjudged) == len(both):
-            return f"cannot judge any of {len(both)} size(s): " + (
-                "no spread is recorded for a percentile" if not self.metric.judged else WHY_NO_VALUE)
-        count = {flag: sum(r.flag == flag for r in both) for flag in (NOT_SIGNIFICANT, UNDER_FLOOR, WITHIN_FLOOR)}
-        parts = []
-        for what, rows in (("regression", self.regressions), ("improvement", self.improvements)):
-            for basis, beyond in ((BASIS_WELCH, f"beyond {self.min_effect * 100:g}%"),
-                                  (BASIS_MEAN, f"on the mean alone beyond ±{self.mean_floor * 100:g}%")):
-                these = [r for r in rows if r.basis == basis]
-                if these:
-                    parts.append(f"{len(these)} {what}(s) {beyond} (" + ", ".join(size_label(r.size) for r in these)
-                                 + ")")
-        judged = len(both) - len(unjudged)
-        floor_only = not parts and judged == count[WITHIN_FLOOR]  # nothing flagged, every size on the mean alone
-        if floor_only:
-            parts.append(f"no significant change at {judged} size(s) judged on the mean alone ({self._floor_text()})")
-        elif not parts:
-            parts.append(f"no significant change beyond {self.min_effect * 100:g}% at {judged} size(s)")
-        if count[NOT_SIGNIFICANT]:
-            parts.append(f"{count[NOT_SIGNIFICANT]} not significant")
-        if count[UNDER_FLOOR]:
-            parts.append(f"{count[UNDER_FLOOR]} significant but under {self.min_effect * 100:g}%")
-        if count[WITHIN_FLOOR] and not floor_only:
-            parts.append(f"{count[WITHIN_FLOOR]} within the mean-alone {self._floor_text()}")
-        if unjudged:
-            parts.append(f"{len(unjudged)} {CANNOT_JUDGE}")
-        return "; ".join(parts)
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"metric": self.metric.key, "unit": self.metric.unit, "test": TEST, "alpha": self.alpha,
-                "min_effect": self.min_effect, "threshold": self.min_effect, "mean_alone_floor": self.mean_floor,
-                "rule": self.rule(), "rows": [r.to_dict() for r in self.rows], "regressions": len(self.regressions),
-                "improvements": len(self.improvements), "cannot_judge": len(self.unjudged),
-                "outcome": self.outcome, "summary": self.summary(), "notes": self.notes}
-
 
 def _row(size: int, a: Optional[float], b: Optional[float], sa: Optional[Sample], sb: Optional[Sample],
          metric: CompareMetric, min_effect: float, alpha: float) -> CompareRow:
@@ -498,13 +446,10 @@ def _row(size: int, a: Optional[float], b: Optional[float], sa: Optional[Sample]
     return row
 
 
-def _spread_notes(rows: Sequence[CompareRow], names: Tuple[str, str]) -> List[str]:
+def _spread_notes(rows: Sequence[CompareRow], names: Tuple[str, str]) -> List[Note]:
     bounded = [name for name, samples in zip(names, ([r.a_sample for r in rows], [r.b_sample for r in rows]))
                if any(s is not None and s.sd_bound for s in samples)]
-    if not bounded:
-        return []
-    return [f"{' and '.join(bounded)}: flush mode records no spread of the write+flush pair; sd(write) + sd(flush) "
-            f"is used (marked ≤), an upper bound, so the test is conservative there"]
+    return [Note("spread-bound", sides=tuple(bounded))] if bounded else []
 
 
 def compare(a: SweepResult, b: SweepResult, metric: str = "latency", min_effect: float = MIN_EFFECT,
@@ -517,22 +462,20 @@ def compare(a: SweepResult, b: SweepResult, metric: str = "latency", min_effect:
         x, y = pa.get(size), pb.get(size)
         rows.append(_row(size, m.value(x) if x else None, m.value(y) if y else None,
                          sample_of(x) if x else None, sample_of(y) if y else None, m, min_effect, alpha))
-    notes: List[str] = []
+    notes: List[Note] = []
     for name, r, pts in (("A", a, pa), ("B", b, pb)):
         if r.source != "slogqual":
-            notes.append(f"{name} is a {r.source} import: mean only, about 1 s per size, no spread recorded; "
-                         f"judged on the mean alone")
+            notes.append(Note("import", side=name, what=r.source))
         if pts and all(m.value(p) is None for p in pts.values()):
-            notes.append(f"{name} has no {m.label} values")
+            notes.append(Note("no-values", side=name, what=m.label))
     if not m.judged:
-        notes.append(f"{m.label} is a percentile: no spread is recorded for it, so it is shown, not judged "
-                     f"(--metric latency judges the means)")
         bases = [{p.lat_basis for p in r.points} for r in (a, b)]
+        notes.append(Note("percentile", what=m.label))
         if any(LAT_BASIS_FLUSH_BOUND in x for x in bases):
-            notes.append("write+flush percentiles are upper bounds (docs/results.md)")
+            notes.append(Note("flush-percentiles"))
     notes += _spread_notes(rows, ("A", "B"))
     for name, va, vb in key_differences(a, b):
-        notes.append(f"A and B differ in {name}: A {va}, B {vb} (the comparison includes that difference)")
+        notes.append(Note("key", what=name, values=(va, vb)))
     return Comparison(m, min_effect, rows, notes, alpha)
 
 
@@ -572,7 +515,7 @@ def against_baseline(new: SweepResult, stored: Sequence[Tuple[str, SweepResult]]
     for label, r in stored:
         diffs = key_differences(new, r)
         if diffs:
-            left_out.append(LeftOut(label, [f"{name} {vb} (new: {va})" for name, va, vb in diffs]))
+            left_out.append(LeftOut(label, diffs))
         else:
             like.append((label, r))
     pn = {p.size: p for p in new.points}
@@ -584,9 +527,8 @@ def against_baseline(new: SweepResult, stored: Sequence[Tuple[str, SweepResult]]
         x = pn.get(size)
         rows.append(_row(size, m.of_pool(base) if base else None, m.value(x) if x else None, base,
                          sample_of(x) if x else None, m, min_effect, alpha))
-    notes: List[str] = []
+    notes: List[Note] = []
     if new.source != "slogqual":
-        notes.append(f"the new result is a {new.source} import: mean only, no spread recorded; judged on the mean "
-                     f"alone")
+        notes.append(Note("import", side="new", what=new.source))
     notes += _spread_notes(rows, ("baseline", "new"))
     return Comparison(m, min_effect, rows, notes, alpha, "baseline", "new", [label for label, _ in like], left_out)

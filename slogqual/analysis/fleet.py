@@ -1,7 +1,7 @@
 """The fleet view: many units of each model, measured on many hosts; which unit, which host, which firmware
 stands out. Pure functions on :class:`Unit` records (slogqual/store/fleet.py builds them from a store).
 
-Rules (each also stated in every output by :data:`OUTLIER_RULE`, :data:`HOST_RULE`, :data:`FIRMWARE_RULE`):
+Rules (each also stated in every output, in the words of slogqual/report/fleet.py's RULES):
 
 * **Distribution** of a figure across a model's units: median and MAD (median absolute deviation);
   the spread shown is the MAD scaled to a standard deviation (× 1.4826, exact for a normal distribution).
@@ -39,14 +39,6 @@ MAD_FLOOR = 0.02  # of the median
 MIN_UNITS = 3
 MIN_HOST_UNITS = 2
 
-OUTLIER_RULE = (f"robust z = (x - median) / ({MAD_SCALE} x MAD) over the model's units (MAD floored at "
-                f"{MAD_FLOOR:.0%} of the median); |z| > {Z_LIMIT:g} is an outlier (Iglewicz-Hoaglin); "
-                f"a model needs >= {MIN_UNITS} units")
-HOST_RULE = (f"a host with >= {MIN_HOST_UNITS} units, every one slow in its model, is flagged as the host "
-             f"(slot, HBA, PCIe); its units are not called bad")
-FIRMWARE_RULE = (f"each firmware against the firmware most units run: Welch's t-test on the units' figures, "
-                 f"two-sided at {1 - cmp.ALPHA:.0%}; called when significant and larger than "
-                 f"{cmp.MIN_EFFECT:.0%}; units on a flagged host left out")
 
 
 @dataclass(frozen=True)
@@ -123,10 +115,10 @@ class Deviation:
     def slow(self) -> bool:
         return (self.z > 0) == self.figure.worse_high
 
-    def text(self) -> str:
-        pct = (self.value / self.median - 1) * 100 if self.median else 0.0
-        return (f"{self.figure.label} {_num(self.value)} {self.figure.unit} vs model median {_num(self.median)} "
-                f"({pct:+.0f}%, z {self.z:+.1f})")
+    @property
+    def change_pct(self) -> float:
+        """The value against the model's median, in per cent (0 where the median is 0)."""
+        return (self.value / self.median - 1) * 100 if self.median else 0.0
 
     def to_dict(self) -> Dict[str, Any]:
         return {"figure": self.figure.key, "value": self.value, "median": self.median, "z": self.z,
@@ -149,9 +141,6 @@ class HostFinding:
     units: List[Unit]
     slow: List[Outlier]
     flagged: bool
-
-    def text(self) -> str:
-        return f"{len(self.slow)} of {len(self.units)} units slow"
 
 
 @dataclass
@@ -192,16 +181,12 @@ class Fleet:
     outliers: List[Outlier]  # units outside their model's distribution, hosts' units excluded
     hosts: List[HostFinding]
     firmware: List[FirmwareRow]
-    notes: List[str] = field(default_factory=list)
+    few: List[Tuple[str, int]] = field(default_factory=list)  # (model, units) too few to judge outliers in
     shared: List[Tuple[str, shelf.Shared]] = field(default_factory=list)  # (host, element its units share)
 
     @property
     def flagged_hosts(self) -> List[HostFinding]:
         return [h for h in self.hosts if h.flagged]
-
-
-def _num(v: float) -> str:
-    return f"{v:,.1f}" if abs(v) >= 10 else f"{v:.3g}"
 
 
 def median(xs: Sequence[float]) -> float:
@@ -232,7 +217,7 @@ def analyse(units: Sequence[Unit]) -> Fleet:
         by_model.setdefault(u.model, []).append(u)
     models: List[ModelSummary] = []
     deviations: Dict[Tuple[str, str], List[Deviation]] = {}
-    notes: List[str] = []
+    few: List[Tuple[str, int]] = []
     for model in sorted(by_model):
         us = sorted(by_model[model], key=lambda u: u.name)
         figures: Dict[str, Distribution] = {}
@@ -242,7 +227,7 @@ def analyse(units: Sequence[Unit]) -> Fleet:
                 figures[fig.key] = distribution(values)
         judged = len(us) >= MIN_UNITS
         if not judged:
-            notes.append(f"{model}: {len(us)} unit(s), fewer than {MIN_UNITS}: no outliers judged")
+            few.append((model, len(us)))
         else:
             for u in us:
                 for fig in FIGURES:
@@ -285,7 +270,7 @@ def analyse(units: Sequence[Unit]) -> Fleet:
     outliers = [Outlier(u, deviations[_unit_key(u)]) for m in models for u in m.units
                 if _unit_key(u) in deviations and _unit_key(u) not in on_flagged]
     firmware = _firmware(models, on_flagged)
-    return Fleet(models, outliers, hosts, firmware, notes, shared_paths(units))
+    return Fleet(models, outliers, hosts, firmware, few, shared_paths(units))
 
 
 def shared_paths(units: Sequence[Unit]) -> List[Tuple[str, shelf.Shared]]:
@@ -343,13 +328,13 @@ def _finite(v: Optional[float]) -> Optional[float]:
 
 
 def to_dict(fleet: Fleet) -> Dict[str, Any]:
+    """The fleet's figures (report/fleet.fleet_dict puts its rules and notes in words around them)."""
     def unit(u: Unit) -> Dict[str, Any]:
         return {"model": u.model, "serial": u.serial, "firmware": u.firmware, "host": u.host, "target": u.target,
                 "slot": u.slot, "run": u.run_id, "started": u.started, "verdicts": u.verdicts,
                 "figures": {f.key: u.value(f) for f in FIGURES}}
 
     return {
-        "rules": {"outlier": OUTLIER_RULE, "host": HOST_RULE, "firmware": FIRMWARE_RULE},
         "models": [{"model": m.model, "units": len(m.units), "hosts": m.hosts, "firmware": m.firmwares,
                     "verdicts": m.verdicts, "judged": m.judged,
                     "figures": {k: d.to_dict() for k, d in m.figures.items()},
@@ -365,5 +350,4 @@ def to_dict(fleet: Fleet) -> Dict[str, Any]:
                       "p": r.test.p if r.test else None, "verdict": r.verdict} for r in fleet.firmware],
         "shared_paths": [{"host": host, "element": s.label, "kind": s.kind, "link": s.link,
                           "ceiling_bytes_s": s.ceiling, "units": list(s.units)} for host, s in fleet.shared],
-        "notes": fleet.notes,
     }

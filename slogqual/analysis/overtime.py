@@ -137,7 +137,8 @@ def from_sums(interval_ms: float, end_ns: int, size: int, ios: Sequence[int], su
 
 @dataclass
 class Collapse:
-    """Where bandwidth first fell below ``fraction`` of its level over the first ``baseline_s``."""
+    """Where bandwidth first fell below ``fraction`` of its level over the first ``baseline_s`` (the
+    document's ``why`` says it: slogqual/report/sweep.collapse_dict)."""
 
     baseline_mbps: float
     baseline_s: float
@@ -147,10 +148,13 @@ class Collapse:
     bytes_before: Optional[int]  # bytes written before that window started
     lowest_window_mbps: Optional[float]  # the slowest window after the baseline (how deep it went)
     evaluated: bool  # False: the run was too short to have a baseline and a window after it
-    why: str
+    run_s: float = 0.0  # how long the run lasted, its full intervals (said, not stored)
+    baseline_exact: Optional[float] = None  # baseline_mbps before it was rounded (said, not stored)
+
+    _SAID_ONLY = ("run_s", "baseline_exact")
 
     def to_dict(self) -> Dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k not in self._SAID_ONLY}
 
 
 def collapse(over: OverTime, size: int, baseline_s: float = BASELINE_S, fraction: float = COLLAPSE_FRACTION,
@@ -168,9 +172,7 @@ def collapse(over: OverTime, size: int, baseline_s: float = BASELINE_S, fraction
         full -= 1
     if full < n_base + per_window or n_base == 0:
         return Collapse(baseline_mbps=0.0, baseline_s=baseline_s, fraction=fraction, window_s=window_s,
-                        t_s=None, bytes_before=None, lowest_window_mbps=None, evaluated=False,
-                        why=f"the run lasted {full * step_s:.1f} s; a collapse needs {baseline_s:g} s of "
-                            f"baseline and a {window_s:g} s window after it")
+                        t_s=None, bytes_before=None, lowest_window_mbps=None, evaluated=False, run_s=full * step_s)
     base_bytes = sum(over.ios[:n_base]) * size
     baseline = base_bytes / (n_base * step_s) / mib
     threshold = baseline * fraction
@@ -186,8 +188,7 @@ def collapse(over: OverTime, size: int, baseline_s: float = BASELINE_S, fraction
     if found is None:
         return Collapse(baseline_mbps=_round(baseline), baseline_s=baseline_s, fraction=fraction, window_s=window_s,
                         t_s=None, bytes_before=None, lowest_window_mbps=_round(lowest), evaluated=True,
-                        why=f"bandwidth stayed at or above {fraction:.0%} of the first {baseline_s:g} s "
-                            f"({baseline:.1f} MiB/s) in every {window_s:g} s window")
+                        run_s=full * step_s, baseline_exact=baseline)
     # The window's start can precede the drop by up to a window; the time reported is that of the
     # first interval inside the window that is itself below the threshold (one must be: the window's
     # mean is below it).
@@ -196,5 +197,4 @@ def collapse(over: OverTime, size: int, baseline_s: float = BASELINE_S, fraction
     before = sum(over.ios[:found]) * size
     return Collapse(baseline_mbps=_round(baseline), baseline_s=baseline_s, fraction=fraction, window_s=window_s,
                     t_s=over.t_s[found], bytes_before=before, lowest_window_mbps=_round(lowest), evaluated=True,
-                    why=f"bandwidth fell below {fraction:.0%} of the first {baseline_s:g} s ({baseline:.1f} MiB/s) "
-                        f"at {over.t_s[found]:.1f} s, after {before} bytes")
+                    run_s=full * step_s, baseline_exact=baseline)

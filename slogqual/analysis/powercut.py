@@ -1,6 +1,9 @@
-"""What a ``slogqual.powercut/1`` result says, in words: for the store's summary (``slogqual history``)
-and the report. Pure: a document in, words and rows out (the verdict itself is the document's own,
-checked by slogqual/results/powercut.py; the power-loss verdict of a device is analysis/powerloss.py).
+"""What a ``slogqual.powercut/1`` result says: how its power was cut and its counts, summed from the cycles.
+Pure: a document in, facts out (the verdict itself is the document's own, checked by
+slogqual/results/powercut.py; the power-loss verdict of a device is analysis/powerloss.py). Its words —
+the verdict's sentence, the caveat of each method, the report's rows — are slogqual/report/powercut.py's;
+``summary`` (and the short words it is made of) stays here until the store's call of it moves there
+(tests/test_layering.py, SENTENCES_PENDING).
 
 How the power was cut decides what a result is evidence of, so it is always said first:
 
@@ -18,21 +21,13 @@ the document's ``totals`` are not trusted on their own.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict
 
 METHOD_EMULATION, METHOD_REAL, METHOD_EXTERNAL = "emulation", "real", "external"
 COUNTS = ("acknowledged", "intact", "torn", "stale", "missing", "lost")
 EMULATION_SHORT = {"unsafe": "nbdkit cache=unsafe", "writeback": "nbdkit cache=writeback",
                    "none": "nbdkit, no cache filter"}
-CAVEAT = {
-    METHOD_EMULATION: "EMULATED: nbdkit served a backing file and its SIGKILL was the power cut. This shows the "
-                      "method tells a device that drops flushed data from one that keeps it; it says nothing "
-                      "about any real device (docs/powercut.md).",
-    METHOD_REAL: "A real power cut by the user's command. A pass is evidence for this device and firmware over "
-                 "these cuts, not a guarantee: a device that passes five cuts may fail the sixth.",
-    METHOD_EXTERNAL: "Verified afterwards (slogqual powercut verify): slogqual did not make this cut, so whether "
-                     "it was a real power cut or an emulated one is not recorded in this result.",
-}
+
 
 
 def method_of(doc: Dict[str, Any]) -> str:
@@ -76,67 +71,3 @@ def counts_text(doc: Dict[str, Any]) -> str:
 def summary(doc: Dict[str, Any]) -> str:
     """One line for the store and ``slogqual history``: how the power was cut, then the counts."""
     return f"{method_short(doc)}: {counts_text(doc)}"
-
-
-def verdict_words(doc: Dict[str, Any]) -> Tuple[str, str]:
-    """(text, tone) of the result's verdict; tone bad / good / neutral as the report colours it. An
-    emulated pass is neutral: it shows the method works, not that a device is safe."""
-    verdict = str(doc.get("verdict") or "incomplete")
-    t = totals(doc)
-    kind = method_of(doc)
-    tag = " (emulated)" if kind == METHOD_EMULATION else ""
-    if verdict == "fail":
-        return f"FAIL{tag}: {t['lost']} of {t['acknowledged']} acknowledged records lost", "bad"
-    if verdict == "pass":
-        return (f"PASS{tag}: all {t['acknowledged']} acknowledged records intact after "
-                f"{len(doc.get('cycles') or [])} cut(s)"), ("good" if kind == METHOD_REAL else "neutral")
-    why = doc.get("error") or f"status {doc.get('status')}"
-    return f"INCOMPLETE{tag}: {why}", "neutral"
-
-
-def method_rows(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
-    """How the power was cut and the records written, as (name, value) rows."""
-    m = doc.get("method") if isinstance(doc.get("method"), dict) else {}
-    rows = [("method", method_short(doc)), ("cut", str(m.get("cut") or "not recorded"))]
-    if m.get("restore"):
-        rows.append(("restore", str(m["restore"])))
-    if m.get("emulation"):
-        rows.append(("emulated device", str(m.get("emulation_means") or m["emulation"])))
-    for key, label in (("recorder", "recorder"), ("cut_after", "cut after (acknowledged records)"),
-                       ("flush", "flush"), ("direct", "O_DIRECT")):
-        if m.get(key) not in (None, ""):
-            rows.append((label, "yes" if m[key] is True else "no" if m[key] is False else str(m[key])))
-    sizes = m.get("sizes") or []
-    if sizes:
-        rows.append(("record sizes", ", ".join(f"{s // 1024}K" if s % 1024 == 0 else f"{s} B" for s in sizes)))
-    return rows
-
-
-CYCLE_HEADERS = ["cycle", "acknowledged", "intact", "torn", "stale", "missing", "lost", "how the writer ended"]
-
-
-def cycle_rows(doc: Dict[str, Any]) -> List[List[str]]:
-    """One row per cycle, then the totals."""
-    rows = []
-    for cy in doc.get("cycles") or []:
-        lost = int(cy.get("torn") or 0) + int(cy.get("stale") or 0) + int(cy.get("missing") or 0)
-        rows.append([str(cy.get("cycle"))] + [str(int(cy.get(k) or 0)) for k in COUNTS[:-1]] + [str(lost),
-                                                                                               str(cy.get("writer_end") or "")])
-    t = totals(doc)
-    rows.append(["total"] + [str(t[k]) for k in COUNTS] + [""])
-    return rows
-
-
-LOST_HEADERS = ["cycle", "record", "offset", "size", "state"]
-
-
-def lost_rows(doc: Dict[str, Any], limit: int = 10) -> List[List[str]]:
-    """The first ``limit`` lost records (the document keeps the first 100 of each cycle)."""
-    out = []
-    for cy in doc.get("cycles") or []:
-        for r in cy.get("lost_records") or []:
-            if len(out) == limit:
-                return out
-            out.append([str(cy.get("cycle")), str(r.get("seq")), str(r.get("offset")), str(r.get("size")),
-                        str(r.get("state"))])
-    return out

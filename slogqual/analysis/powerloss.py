@@ -3,7 +3,8 @@ named, never a guess presented as a fact (docs/powercut.md).
 
 Pure: the device record (``slogqual.device/1``), optionally the flush figures of a sweep point and
 optionally a ``slogqual.powercut/1`` result in, ``{"verdict", "text", "basis", "measured", "safe",
-"evidence": [{"name", "says"}]}`` out. The pieces:
+"evidence": [{"name", "says"}]}`` out — ``text`` and each ``says`` as facts (``VerdictText``, ``Says``):
+slogqual/report/powerloss.py words them, and a record stores the words. The pieces:
 
 - the write cache the device reports: NVMe ``vwc`` and feature 06h, the ATA/SCSI write cache (smartctl,
   the SCSI WCE bit), the kernel's ``queue/write_cache``;
@@ -16,6 +17,7 @@ optionally a ``slogqual.powercut/1`` result in, ``{"verdict", "text", "basis", "
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 if TYPE_CHECKING:
@@ -30,18 +32,8 @@ PROTECTED_OR_IGNORED = "protected-or-flush-ignored"
 VOLATILE_UNMEASURED = "volatile-cache-unmeasured"
 UNKNOWN = "unknown"
 
-WORDS = {
-    PROTECTED_MEASURED: "protected (measured)",
-    HONOURED: "volatile cache, flushes honoured",
-    NOT_HONOURED: "flushes not honoured (data lost in a power cut)",
-    NO_VOLATILE: "no volatile cache (reported by the device, not measured)",
-    PMEM: "persistent memory (durable once flushed from the CPU cache, if the platform persists it; not measured)",
-    PROTECTED_OR_IGNORED: "volatile cache and a flush that costs almost nothing: either a protected cache (PLP) "
-                          "or a flush that is ignored — not measured, run slogqual powercut",
-    VOLATILE_UNMEASURED: "volatile cache: whether acknowledged writes survive a power cut is not measured",
-    UNKNOWN: "unknown",
-}
-VERDICTS = tuple(WORDS)
+VERDICTS = (PROTECTED_MEASURED, HONOURED, NOT_HONOURED, NO_VOLATILE, PMEM, PROTECTED_OR_IGNORED, VOLATILE_UNMEASURED,
+            UNKNOWN)
 
 CHEAP_FLUSH_US = 100.0  # below: the flush did (almost) nothing the media had to do
 COSTLY_FLUSH_US = 500.0  # above: the flush made the device do work (a cache written back)
@@ -80,12 +72,41 @@ def flush_from_sweep(sweep: Optional[Dict[str, Any]], size: int = 4096) -> Optio
             "ios": pick.get("ios"), "source": "sweep"}
 
 
-def _powercut_says(pc: PowercutResult) -> str:
-    t = pc.totals
-    cut = f"emulated ({pc.emulation})" if pc.emulation else pc.method.get("cut") or "power cut"
-    return (f"{pc.verdict.upper()}: {len(pc.cycles)} cycle(s), {t['acknowledged']} acknowledged records, "
-            f"{t['lost']} lost (torn {t['torn']}, stale {t['stale']}, "
-            f"missing {t['missing']}); cut: {cut}; run {pc.run_id}")
+@dataclass(frozen=True)
+class VerdictText:
+    """The verdict's sentence: its code, and how it was had (the basis: measured, reported, inferred)."""
+
+    verdict: str
+    basis: str
+
+
+@dataclass(frozen=True)
+class Says:
+    """What a piece of evidence says, as facts: the record's ``write-cache-verdict`` (``verdict``, ``reason``),
+    ``no-write-cache-state``, ``pmem`` (``emulated``), the ``flush`` cost (``flush_us``, ``write_us``, ``size``,
+    ``source``; ``reading``: ``void`` when the kernel drops flushes, else ``cheap-volatile``, ``cheap``,
+    ``costly`` or ``neither``), or a ``power-cut`` test's (``verdict``, ``cycles``, ``counts``: acknowledged,
+    lost, torn, stale, missing; the ``cut`` command or the ``emulation``, ``run_id``)."""
+
+    kind: str
+    verdict: Optional[str] = None
+    reason: Optional[str] = None
+    emulated: bool = False
+    flush_us: Optional[float] = None
+    write_us: Optional[float] = None
+    size: Any = None
+    source: Optional[str] = None
+    reading: Optional[str] = None
+    cycles: int = 0
+    counts: Optional[Dict[str, int]] = None
+    cut: Optional[str] = None
+    emulation: Optional[str] = None
+    run_id: Optional[str] = None
+
+
+def _powercut_says(pc: PowercutResult) -> Says:
+    return Says("power-cut", verdict=pc.verdict, cycles=len(pc.cycles), counts=dict(pc.totals),
+                cut=pc.method.get("cut"), emulation=pc.emulation, run_id=pc.run_id)
 
 
 def judge(device: Dict[str, Any], flush: Optional[Dict[str, Any]] = None,
@@ -99,48 +120,33 @@ def judge(device: Dict[str, Any], flush: Optional[Dict[str, Any]] = None,
     for line in wc.get("evidence") or []:
         ev.append({"name": _wc_source_name(line), "says": line})
     if wc.get("reason"):
-        ev.append({"name": "write-cache verdict", "says": f"{wcv}: {wc['reason']}"})
+        ev.append({"name": "write-cache verdict", "says": Says("write-cache-verdict", verdict=wcv, reason=wc["reason"])})
     elif not wc.get("evidence"):
-        ev.append({"name": "write cache", "says": "the record holds no write-cache state"})
+        ev.append({"name": "write cache", "says": Says("no-write-cache-state")})
     pmem = transport == "pmem" or device.get("class") == "nvdimm"
     if pmem:
-        ev.append({"name": "persistent memory", "says": "a pmem/NVDIMM namespace: durable once written back from "
-                                                        "the CPU cache" + ("; EMULATED (an emulated NVDIMM persists "
-                                                                           "nothing by itself)"
-                                                                           if device.get("emulated") else "")})
+        ev.append({"name": "persistent memory", "says": Says("pmem", emulated=bool(device.get("emulated")))})
     kernel = (wc.get("kernel") or "").lower()
     flush_void = kernel.startswith("write through")
     cheap = costly = False
     if flush is not None:
         f_us = flush.get("flush_us")
-        what = f"flush {f_us:.1f} µs mean" + (f", write {flush['write_us']:.1f} µs" if flush.get("write_us") else "") \
-            + f" at {flush.get('size')} B ({flush.get('source', 'sweep')})"
         if flush_void:
-            ev.append({"name": "flush cost", "says": what + "; the kernel treats the device as write-through and "
-                                                           "drops flushes, so this figure says nothing of the device"})
+            reading = "void"
         else:
             cheap, costly = f_us < CHEAP_FLUSH_US, f_us > COSTLY_FLUSH_US
-            if cheap and volatile:
-                what += (f": below {CHEAP_FLUSH_US:g} µs with a volatile cache on — a protected cache (PLP) or a "
-                         "flush that is ignored; the figure cannot tell which")
-            elif cheap:
-                what += f": below {CHEAP_FLUSH_US:g} µs (nothing to write back)"
-            elif costly:
-                what += f": above {COSTLY_FLUSH_US:g} µs — the flush makes the device write its cache back"
-            else:
-                what += f": between {CHEAP_FLUSH_US:g} and {COSTLY_FLUSH_US:g} µs, which tells neither way"
-            ev.append({"name": "flush cost", "says": what})
+            reading = ("cheap-volatile" if cheap and volatile else "cheap" if cheap else "costly" if costly
+                       else "neither")
+        ev.append({"name": "flush cost", "says": Says("flush", flush_us=f_us, write_us=flush.get("write_us"),
+                                                      size=flush.get("size"), source=flush.get("source", "sweep"),
+                                                      reading=reading)})
     pc_verdict = None
     if powercut is not None:
         pc_verdict = powercut.verdict
         ev.append({"name": "power-cut test", "says": _powercut_says(powercut)})
 
     def out(code: str, basis: str, safe: Optional[bool]) -> Dict[str, Any]:
-        text = WORDS[code]
-        if code == HONOURED:
-            text += " (measured by a power cut)" if basis == "measured" else \
-                " (inferred from the flush cost; not measured by a power cut)"
-        return {"verdict": code, "text": text, "basis": basis, "measured": basis == "measured",
+        return {"verdict": code, "text": VerdictText(code, basis), "basis": basis, "measured": basis == "measured",
                 "safe": safe, "evidence": ev}
 
     if pc_verdict == "fail":
@@ -165,8 +171,8 @@ def judge(device: Dict[str, Any], flush: Optional[Dict[str, Any]] = None,
 def with_evidence(device: Dict[str, Any], sweep: Optional[Dict[str, Any]] = None,
                   powercut: Optional[PowercutResult] = None) -> Dict[str, Any]:
     """The device record with ``power_loss`` judged again from what is known now: the sweep (its flush
-    figures) and the power-cut result, when there are any. For the sweep and qualify to call once they
-    have measured; the record itself is not changed."""
+    figures) and the power-cut result, when there are any (its words: report/powerloss.with_evidence, what
+    the sweep and qualify call once they have measured); the record itself is not changed."""
     rec = dict(device)
     rec["power_loss"] = judge(device, flush_from_sweep(sweep), powercut)
     return rec

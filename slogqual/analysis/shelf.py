@@ -10,8 +10,8 @@ Ceilings come from the negotiated link alone, payload after the line encoding:
 - SAS: 1.5, 3, 6 and 12 Gbit/s use 8b/10b; 22.5 Gbit/s ("24G", SAS-4) 128b/150b. A 4-phy wide port of
   6 Gbit/s: 4 x 6 x 8/10 / 8 = 2.4 GB/s. SATA: 8b/10b.
 
-The verdicts are facts (``Finding``: a kind, the figures, the units and element it rests on); ``words``
-makes one sentence of a finding for people.
+The verdicts are facts (``Finding``: a kind, the figures, the units and element it rests on);
+slogqual.report.shelf makes one sentence of a finding for people, and the shelf document's words.
 """
 
 from __future__ import annotations
@@ -98,7 +98,6 @@ class Finding:
         d: Dict[str, Any] = {"kind": self.kind, "figures": dict(self.figures), "units": list(self.units)}
         if self.element is not None:
             d["element"] = self.element.to_dict()
-        d["words"] = words(self)
         return d
 
 
@@ -140,13 +139,6 @@ def _shared(e) -> Shared:
     if e.declared_ceiling:
         return Shared(e.key, e.label(), e.kind, [], link, e.declared_ceiling, e.declared)
     return Shared(e.key, e.label(), e.kind, [], link, ceiling_bytes(e.link))
-
-
-def ceiling_text(s: Shared) -> str:
-    """What a shared element's ceiling rests on, for words: its link, or the declaration."""
-    if s.declared:
-        return f"declared {s.declared}"
-    return s.link or "no link"
 
 
 def shared_on_hosts(units: Sequence[Tuple[Optional[str], UnitPath]]) -> List[Tuple[Optional[str], Shared]]:
@@ -287,50 +279,3 @@ def groups_held(figures: Sequence[UnitFigures], shared: Sequence[Shared],
                 figs.update(nearest=limit.label, nearest_ceiling=limit.ceiling, of_ceiling=together / limit.ceiling)
             out.append(Finding(HELD, figs, [f.device for f in inside], element))
     return out
-
-
-# --- words ---------------------------------------------------------------------------------------------
-
-def gb_s(x: Optional[float]) -> str:
-    if x is None:
-        return "?"
-    return f"{x / 1e9:.2f} GB/s" if x >= 1e9 else f"{x / 1e6:.0f} MB/s" if x >= 10e6 else f"{x / 1e6:.1f} MB/s"
-
-
-def words(f: Finding) -> str:
-    """One sentence of a finding, for the CLI and reports; the figures stay in the finding."""
-    g = f.figures
-    n = len(f.units)
-    if f.kind == SCALED:
-        return (f"{n} units alone {gb_s(g['alone_sum'])} summed, together {gb_s(g['together'])} "
-                f"({g['ratio']:.0%}): they scaled")
-    if f.kind == CAPPED:
-        e = f.element
-        return (f"{n} units alone {gb_s(g['alone_sum'])} summed, together {gb_s(g['together'])}: they share "
-                f"{e.label} ({ceiling_text(e)}), whose ceiling of {gb_s(g['ceiling'])} caps them "
-                f"(together reached {g['of_ceiling']:.0%} of it)")
-    if f.kind == SHORT:
-        text = f"{n} units alone {gb_s(g['alone_sum'])} summed, together {gb_s(g['together'])} ({g['ratio']:.0%})"
-        if f.element is not None:
-            return (text + f": below the lowest ceiling they share, {f.element.label} ({ceiling_text(f.element)}, "
-                    f"{gb_s(g['nearest_ceiling'])}, reached {g['of_ceiling']:.0%}); the limit is not on the "
-                    "path as read (a cable, the host, the units themselves)")
-        return text + ": no element they share has a ceiling that explains it"
-    if f.kind == HELD:
-        e = f.element
-        behind = f"{e.label}" + (f" ({g['pci_function']})" if g.get("pci_function") else "")
-        why = (f"the lowest ceiling on it, {g['nearest']}'s {gb_s(g['nearest_ceiling'])}, is not what stops them"
-               if g.get("nearest_ceiling") else "its path gives no ceiling for it: --path-ceiling declares one")
-        return (f"{n} units behind {behind} alone {gb_s(g['alone_sum'])} summed, together {gb_s(g['together'])} "
-                f"({g['ratio']:.0%}), while the {g['outside_units']} outside it kept {g['outside_ratio']:.0%}: "
-                f"the path they share holds them back ({why})")
-    if f.kind == SLOW_LINK:
-        return (f"{f.units[0]} alone {gb_s(g['alone'])}, {g['ratio']:.0%} of its identical siblings' "
-                f"{gb_s(g['siblings_median'])}: its slot {g['slot']} negotiated {g['link']} "
-                f"({gb_s(g['link_ceiling'])}) where theirs have {g['siblings_link']} "
-                f"({gb_s(g['siblings_link_ceiling'])})")
-    if f.kind == SLOW_UNIT:
-        where = f" in slot {g['slot']} ({g['link']})" if g.get("slot") else ""
-        return (f"{f.units[0]}{where} alone {gb_s(g['alone'])}, {g['ratio']:.0%} of its identical siblings' "
-                f"{gb_s(g['siblings_median'])}, on the same link as theirs: the unit itself is slower")
-    return f.kind

@@ -1,6 +1,7 @@
 """Thermal evidence: what two thermal snapshots of a device (before and after a measurement) say about
 heat during it. Pure: snapshots in (slogqual.device.thermal.ThermalSnapshot objects or their
-``to_dict()`` documents), warnings and a summary out; no tools, no processes.
+``to_dict()`` documents), warnings and a summary out as facts (``ThermalNote``; slogqual/report/sweep.py
+words them before the sweep stores them); no tools, no processes.
 
 A rise during the measurement in any of the NVMe SMART/Health log's thermal counters is a warning on
 the result: the host-controlled thermal management transition counts and total times (the drive
@@ -12,6 +13,7 @@ A temperature rise alone is information, unless the temperature reached a thresh
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 # counter -> (what it counts, unit). The unit is the SMART/Health log's own: minutes for the composite
@@ -57,76 +59,85 @@ def interval_s(before: Any, after: Any) -> Optional[float]:
     return None
 
 
-def _over(before: Any, after: Any) -> str:
-    s = interval_s(before, after)
-    return f" over {s:.0f} s" if s is not None else ""
+@dataclass(frozen=True)
+class ThermalNote:
+    """A line of the thermal evidence, over ``over_s`` seconds: a counter ``key`` that ``rose`` (its ``what``
+    and ``unit``; ``threshold_c`` the composite temperature a time-at-or-above counter counts from) or went
+    ``down``; the device ``hot`` after the measurement (``after`` °C at or above its ``name`` threshold
+    ``threshold_c``, ``before`` °C before); the ``critical-bit`` set (``before``/``after`` the
+    critical_warning byte); or, information, the temperature ``steady`` or ``moved``."""
 
-
-def _amount(n: int, unit: str) -> str:
-    return f"{n} {unit}" if unit else str(n)
+    kind: str
+    key: Optional[str] = None
+    before: Optional[int] = None
+    after: Optional[int] = None
+    unit: str = ""
+    what: str = ""
+    threshold_c: Optional[int] = None
+    name: Optional[str] = None
+    over_s: Optional[float] = None
 
 
 def _threshold(before: Any, after: Any, key: str) -> Optional[int]:
     return _int(_get(after, key)) if _int(_get(after, key)) is not None else _int(_get(before, key))
 
 
-def compare(before: Any, after: Any) -> List[str]:
-    """Warnings, one line each, naming the counter, its values before and after and the interval. None or
-    an unusable snapshot on either side gives no warnings (``summary`` says the evidence is missing)."""
+THRESHOLD_OF = {"warning_temp_time_min": "warning_threshold_c", "critical_temp_time_min": "critical_threshold_c"}
+
+
+def compare(before: Any, after: Any) -> List[ThermalNote]:
+    """The warnings, each naming the counter, its values before and after and the interval. None or an
+    unusable snapshot on either side gives no warnings (``summary`` says the evidence is missing)."""
     if not (_usable(before) and _usable(after)):
         return []
-    out: List[str] = []
-    over = _over(before, after)
+    out: List[ThermalNote] = []
+    over = interval_s(before, after)
     for key, what, unit in COUNTERS:
         a, b = _int(_get(before, key)), _int(_get(after, key))
         if a is None or b is None or a == b:
             continue
         if b > a:
-            kind = "thermal throttling" if key in THROTTLING else "over temperature"
-            line = (f"{kind} during the measurement: {key} rose from {a} to {b} (+{_amount(b - a, unit)}){over}: "
-                    f"{what}")
-            if key == "warning_temp_time_min" and _threshold(before, after, "warning_threshold_c") is not None:
-                line += f" ({_threshold(before, after, 'warning_threshold_c')} °C)"
-            if key == "critical_temp_time_min" and _threshold(before, after, "critical_threshold_c") is not None:
-                line += f" ({_threshold(before, after, 'critical_threshold_c')} °C)"
-            out.append(line)
+            threshold = _threshold(before, after, THRESHOLD_OF[key]) if key in THRESHOLD_OF else None
+            out.append(ThermalNote("rose", key, a, b, unit, what, threshold, over_s=over))
         else:
-            out.append(f"thermal evidence unreliable: {key} went down from {a} to {b}{over} (a counter over the "
-                       "device's life: reset, or the snapshots are not of the same device)")
+            out.append(ThermalNote("down", key, a, b, over_s=over))
     t_after = _int(_get(after, "temperature_c"))
     if t_after is not None:
         for key, name in (("critical_threshold_c", "critical"), ("warning_threshold_c", "warning")):
             limit = _threshold(before, after, key)
             if limit is not None and t_after >= limit:
-                t_before = _int(_get(before, "temperature_c"))
-                was = f" (from {t_before} °C)" if t_before is not None else ""
-                out.append(f"over temperature: the device was at {t_after} °C after the measurement{was}{over}, at "
-                           f"or above its {name} temperature threshold of {limit} °C")
+                out.append(ThermalNote("hot", before=_int(_get(before, "temperature_c")), after=t_after,
+                                       threshold_c=limit, name=name, over_s=over))
                 break
     cw_a, cw_b = _int(_get(before, "critical_warning")), _int(_get(after, "critical_warning"))
     if cw_b is not None and cw_b & CRITICAL_WARNING_TEMPERATURE and not (
             cw_a is not None and cw_a & CRITICAL_WARNING_TEMPERATURE):
-        out.append(f"over temperature: SMART/Health critical warning bit 1 (temperature) set after the "
-                   f"measurement (critical_warning {cw_a} -> {cw_b}){over}")
+        out.append(ThermalNote("critical-bit", before=cw_a, after=cw_b, over_s=over))
     return out
 
 
-def info(before: Any, after: Any) -> List[str]:
-    """Lines that are worth saying but are not warnings: the temperature before and after."""
+def info(before: Any, after: Any) -> List[ThermalNote]:
+    """What is worth saying but is no warning: the temperature before and after."""
     if not (_usable(before) and _usable(after)):
         return []
     a, b = _int(_get(before, "temperature_c")), _int(_get(after, "temperature_c"))
     if a is None or b is None:
         return []
-    over = _over(before, after)
-    if b == a:
-        return [f"temperature steady at {a} °C{over}"]
-    return [f"temperature {'rose' if b > a else 'fell'} from {a} °C to {b} °C ({b - a:+d} °C){over}"]
+    return [ThermalNote("steady" if b == a else "moved", before=a, after=b, over_s=interval_s(before, after))]
+
+
+@dataclass(frozen=True)
+class ThermalMissing:
+    """Why the thermal evidence is missing: per side (before, after), the snapshot's error and whether it was
+    taken at all."""
+
+    sides: Tuple[Tuple[str, Optional[str], bool], ...]
 
 
 def summary(before: Any, after: Any) -> Dict[str, Any]:
-    """The thermal evidence of one measurement, for a result document: both snapshots, the interval, each
-    counter's before/after/delta, whether the drive throttled, the warnings and the info lines."""
+    """The thermal evidence of one measurement, for a result document (report/sweep.thermal_dict words its
+    warnings, info and what is missing): both snapshots, the interval, each counter's before/after/delta,
+    whether the drive throttled, the warnings and the info lines."""
     doc: Dict[str, Any] = {
         "available": _usable(before) and _usable(after),
         "source": _get(after, "source") or _get(before, "source"),
@@ -135,9 +146,9 @@ def summary(before: Any, after: Any) -> Dict[str, Any]:
         "after": _as_dict(after),
     }
     if not doc["available"]:
-        reasons = [f"{side}: {_get(s, 'error') or ('not taken' if s is None else 'no reading')}"
-                   for side, s in (("before", before), ("after", after)) if not _usable(s)]
-        doc.update(throttled=None, warnings=[], info=[], unavailable="; ".join(reasons),
+        missing = [(side, _get(s, "error"), s is not None) for side, s in (("before", before), ("after", after))
+                   if not _usable(s)]
+        doc.update(throttled=None, warnings=[], info=[], unavailable=ThermalMissing(tuple(missing)),
                    temperature_c=None, counters={})
         return doc
     counters: Dict[str, Dict[str, Any]] = {}

@@ -20,6 +20,7 @@ Steps left without a counterpart are reported, never dropped silently.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.analysis import scaling
@@ -50,6 +51,56 @@ KEEP = 0.75
 TRANSPORT_WORDS = {"iscsi": "iSCSI", "nfs": "NFS", "local": "locally"}
 
 
+# --- the facts the comparison holds where the cost document keeps words (report/wording.cost_worded) ------
+
+@dataclass(frozen=True)
+class TransportName:
+    """How a run's load reached the pool: the transport's kind and, over NFS, its version."""
+
+    kind: str
+    nfs_version: Any = None
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """How two log candidates were paired: the same ``device`` (``ident``: the serial or WWN both record),
+    the same ``path`` (and ``device_class``), the same ``class`` (``in_order``: one of several, by position),
+    or by ``position``; ``models`` where the two are not the same model."""
+
+    rule: str
+    ident: Optional[Tuple[str, str]] = None
+    device_class: Optional[str] = None
+    in_order: bool = False
+    models: Optional[Tuple[str, str]] = None
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """Why a step of ``side`` has no counterpart on the other: its log ``candidate`` (a device label) has
+    none, no configuration of its name (``no-config``), one of another ``shape`` (sync, log, logbias: the
+    local step's and the transport's), a configuration that ``differs`` (said on the local side), or not
+    measured at its ``threads``."""
+
+    reason: str
+    side: str
+    candidate: Optional[str] = None
+    config: Optional[str] = None
+    threads: Optional[int] = None
+    shapes: Optional[Tuple[Tuple[Any, Any, Any], Tuple[Any, Any, Any]]] = None
+
+
+@dataclass(frozen=True)
+class Difference:
+    """What differs between the two runs besides the transport: a ``scenario`` parameter, a ``pool``
+    property, the ``data`` vdevs' classes, the ``host``/``kernel``/``cpu``, the ``openzfs`` module, the
+    ``day``, ``quick``; or a run that is not complete (``incomplete``: ``key`` its side, ``local`` its status)."""
+
+    kind: str
+    key: Optional[str] = None
+    local: Any = None
+    transport: Any = None
+
+
 def _dict(v: Any) -> Dict[str, Any]:
     """``v`` where it is an object, else empty: the document's validation leaves these keys free-form."""
     return v if isinstance(v, dict) else {}
@@ -67,15 +118,11 @@ def transport_kind(result: ScenarioResult) -> str:
     return "local"
 
 
-def transport_words(result: ScenarioResult) -> str:
-    """'iSCSI', 'NFSv3', ... for sentences."""
+def named_transport(result: ScenarioResult) -> TransportName:
+    """The transport of a run, for its words ('iSCSI', 'NFSv3': report/wording.transport_words)."""
     kind = transport_kind(result)
-    words = TRANSPORT_WORDS.get(kind, kind)
-    if kind == "nfs":
-        version = _dict(result.scenario.get("transport")).get("nfs_version")
-        if version:
-            words += f"v{version}"
-    return words
+    version = _dict(result.scenario.get("transport")).get("nfs_version") if kind == "nfs" else None
+    return TransportName(kind, version)
 
 
 def _load_value(result: ScenarioResult, key: str) -> Any:
@@ -83,7 +130,8 @@ def _load_value(result: ScenarioResult, key: str) -> Any:
     return "none" if key == "write_sync" and v is None else v
 
 
-def _shown(key: str, v: Any) -> str:
+def shown(key: str, v: Any) -> str:
+    """A load or scenario parameter's value as said: sizes as 4K, 16K, ..."""
     sized = key in ("bs", "lun_size", "volblocksize", "recordsize") and isinstance(v, int) and not isinstance(v, bool)
     return size_label(v) if sized and v > 0 else str(v)
 
@@ -98,11 +146,12 @@ def check_same_load(local: ScenarioResult, remote: ScenarioResult, local_name: s
     if rk == "local":
         raise ValueError(f"{transport_name} ran locally (transport 'local'): there is no protocol to cost; "
                          "give a run over iscsi or nfs")
-    diffs = [f"{k} {_shown(k, _load_value(local, k))} vs {_shown(k, _load_value(remote, k))}"
+    diffs = [(k, shown(k, _load_value(local, k)), shown(k, _load_value(remote, k)))
              for k in LOAD_KEYS if _load_value(local, k) != _load_value(remote, k)]
     if diffs:
-        raise ValueError(f"{local_name} and {transport_name} are not the same load ({', '.join(diffs)}): "
-                         "the protocol's cost is measured on one load")
+        raise ValueError(f"{local_name} and {transport_name} are not the same load "
+                         f"({', '.join(f'{k} {a} vs {b}' for k, a, b in diffs)}): the protocol's cost is measured on "
+                         "one load")
     for name, result in ((local_name, local), (transport_name, remote)):
         if not result.steps:
             raise ValueError(f"{name} has no measured steps")
@@ -121,35 +170,35 @@ def device_label(result: ScenarioResult, path: Optional[str]) -> str:
     return f"{path} ({', '.join(map(str, bits))})" if bits else path
 
 
-def differences(local: ScenarioResult, remote: ScenarioResult) -> List[str]:
+def differences(local: ScenarioResult, remote: ScenarioResult) -> List[Difference]:
     """What differs between the two runs besides the transport, for the user to weigh."""
     out = []
     for k in NOTED_KEYS:
         a, b = local.scenario.get(k), remote.scenario.get(k)
         if a != b:
-            out.append(f"scenario {k}: {_shown(k, a)} locally vs {_shown(k, b)} over the transport")
+            out.append(Difference("scenario", k, a, b))
     lp, rp = local.pool, remote.pool
     for k, a, b in (("layout", lp.layout, rp.layout), ("ashift", lp.ashift, rp.ashift)):
         if a != b:
-            out.append(f"pool {k}: {a} vs {b}")
+            out.append(Difference("pool", k, a, b))
     lc, rc = _classes(local, local.data_paths), _classes(remote, remote.data_paths)
     if sorted(map(str, lc)) != sorted(map(str, rc)):
-        out.append(f"data vdevs: {', '.join(map(str, lc)) or '-'} vs {', '.join(map(str, rc)) or '-'}")
+        out.append(Difference("data", None, tuple(lc), tuple(rc)))
     le, re_ = local.environment, remote.environment
     for k, a, b in (("host", le.host, re_.host), ("kernel", le.kernel, re_.kernel), ("cpu", le.cpu, re_.cpu)):
         if a != b:
-            out.append(f"{k}: {a} vs {b}")
+            out.append(Difference(k, k, a, b))
     zl, zr = le.openzfs_module, re_.openzfs_module
     if zl != zr:
-        out.append(f"OpenZFS module: {zl or 'unrecorded'} vs {zr or 'unrecorded'}")
+        out.append(Difference("openzfs", None, zl, zr))
     days = [str(e.started or "")[:10] for e in (le, re_)]
     if all(days) and days[0] != days[1]:  # other days: other host load, other guest builds
-        out.append(f"run on {days[0]} vs {days[1]}")
+        out.append(Difference("day", None, days[0], days[1]))
     if local.quick != remote.quick:
-        out.append(f"quick: {local.quick} vs {remote.quick}")
-    for name, result in (("the local run", local), ("the transport run", remote)):
+        out.append(Difference("quick", None, local.quick, remote.quick))
+    for side, result in (("local", local), ("transport", remote)):
         if not result.complete:
-            out.append(f"{name} is {result.status}: its missing steps show as unmatched")
+            out.append(Difference("incomplete", side, result.status))
     return out
 
 
@@ -159,28 +208,28 @@ def pair_candidates(local: ScenarioResult, remote: ScenarioResult) -> Tuple[List
     left, right = local.log_paths, remote.log_paths
     pairs: List[Dict[str, Any]] = []
 
-    def take(a: str, b: str, how: str) -> None:
+    def take(a: str, b: str, how: Pairing) -> None:
         left.remove(a)
         right.remove(b)
         ma, mb = local.device(a).get("model"), remote.device(b).get("model")
         if ma and mb and ma != mb:  # paired by path or class, yet not the same model: the user should know
-            how += f"; models differ: {ma} vs {mb}"
+            how = replace(how, models=(ma, mb))
         pairs.append({"local": a, "transport": b, "matched_by": how})
 
-    def ident(result: ScenarioResult, p: str) -> List[str]:
+    def ident(result: ScenarioResult, p: str) -> List[Tuple[str, str]]:
         rec = result.device(p)
-        return [f"{k} {rec[k]}" for k in ("serial", "wwn") if rec.get(k)]
+        return [(k, str(rec[k])) for k in ("serial", "wwn") if rec.get(k)]  # as said: a free-form key
 
     for a in list(left):
         for b in list(right):
             common = set(ident(local, a)) & set(ident(remote, b))
             if common:
-                take(a, b, f"the same device ({sorted(common)[0]})")
+                take(a, b, Pairing("device", ident=sorted(common)[0]))
                 break
     for a in list(left):
         ca = local.device(a).get("class")
         if a in right and remote.device(a).get("class") == ca:
-            take(a, a, f"the same path and class ({ca})" if ca else "the same path (no class recorded)")
+            take(a, a, Pairing("path", device_class=ca))
     for a in list(left):
         ca = local.device(a).get("class")
         if not ca:
@@ -188,13 +237,12 @@ def pair_candidates(local: ScenarioResult, remote: ScenarioResult) -> Tuple[List
         same = [b for b in right if remote.device(b).get("class") == ca]
         if same:
             mine = [x for x in left if local.device(x).get("class") == ca]
-            how = f"the same class ({ca})" + ("" if len(same) == 1 and len(mine) == 1 else ", in order of position")
-            take(a, same[0], how)
+            take(a, same[0], Pairing("class", device_class=ca, in_order=not (len(same) == 1 and len(mine) == 1)))
     unknown_l = [a for a in left if not local.device(a).get("class")]
     unknown_r = [b for b in right if not remote.device(b).get("class")]
     if unknown_l and len(unknown_l) == len(unknown_r):
         for a, b in zip(unknown_l, unknown_r):
-            take(a, b, "position (no device class recorded on either side)")
+            take(a, b, Pairing("position"))
     return pairs, left, right
 
 
@@ -262,9 +310,9 @@ def survival(b_local: Optional[float], e_local: float, b_transport: Optional[flo
 def compare(local: ScenarioResult, remote: ScenarioResult, local_name: str = "local",
             transport_name: str = "transport") -> Dict[str, Any]:
     """The protocol's cost per matched step and configuration, the unmatched steps, the differences
-    besides the transport, and the SLOG-benefit sentence. ValueError when the runs cannot be compared."""
+    besides the transport, and the SLOG's benefit over it (their words: report/wording.cost_worded). ValueError
+    when the runs cannot be compared."""
     check_same_load(local, remote, local_name, transport_name)
-    words = transport_words(remote)
     pairs, lone_l, lone_r = pair_candidates(local, remote)
     to_remote = {p["local"]: p["transport"] for p in pairs}
 
@@ -279,16 +327,14 @@ def compare(local: ScenarioResult, remote: ScenarioResult, local_name: str = "lo
         cand_t = to_remote.get(cand_l) if cand_l is not None else None
         why = None
         if cand_l is not None and cand_t is None:
-            why = f"log candidate {device_label(local, cand_l)} has no counterpart over {words}"
+            why = Unmatched("candidate", "local", candidate=device_label(local, cand_l))
         elif _config_shape(remote, s.config) is None:
-            why = f"no configuration named {s.config!r} over {words}"
+            why = Unmatched("no-config", "local", config=s.config)
         elif _config_shape(remote, s.config) != _shape(s):
-            shape = _config_shape(remote, s.config)
-            why = (f"{s.config!r} is sync={s.sync} log={s.log} logbias={s.logbias} locally "
-                   f"but sync={shape[0]} log={shape[1]} logbias={shape[2]} over {words}")
+            why = Unmatched("shape", "local", config=s.config, shapes=(_shape(s), _config_shape(remote, s.config)))
         key = (s.config, cand_t, s.threads)
         if why is None and key not in remote_steps:
-            why = f"not measured at {s.threads} threads over {words}"
+            why = Unmatched("threads", "local", threads=s.threads)
         if why:
             unmatched.append({"side": "local", "config": s.config, "candidate": cand_l, "threads": s.threads,
                               "why": why})
@@ -311,19 +357,18 @@ def compare(local: ScenarioResult, remote: ScenarioResult, local_name: str = "lo
             continue
         cand_t = key[1]
         if cand_t is not None and cand_t not in from_remote:
-            why = f"log candidate {device_label(remote, cand_t)} has no counterpart locally"
+            why = Unmatched("candidate", "transport", candidate=device_label(remote, cand_t))
         else:
-            why = (f"no configuration named {r.config!r} locally" if _config_shape(local, r.config) is None
-                   else "configuration differs locally (see the local side)"
-                   if _config_shape(local, r.config) != _shape(r)
-                   else f"not measured at {r.threads} threads locally")
+            why = (Unmatched("no-config", "transport", config=r.config) if _config_shape(local, r.config) is None
+                   else Unmatched("differs", "transport") if _config_shape(local, r.config) != _shape(r)
+                   else Unmatched("threads", "transport", threads=r.threads))
         unmatched.append({"side": "transport", "config": r.config, "candidate": cand_t, "threads": r.threads,
                           "why": why})
 
     configs = _summaries(matched)
-    benefit = _slog_benefit(local, remote, matched, pairs, words)
+    benefit = _slog_benefit(local, remote, matched, pairs)
     return {"schema": S.COST, "sources": {"local": local_name, "transport": transport_name},
-            "transport": transport_kind(remote), "transport_words": words,
+            "transport": transport_kind(remote), "transport_words": named_transport(remote),
             "load": {k: _load_value(local, k) for k in LOAD_KEYS},
             "local_scenario": local.name, "transport_scenario": remote.name,
             "candidates": [dict(p, local_label=device_label(local, p["local"]),
@@ -365,10 +410,10 @@ def _side_benefit(steps: List[Dict[str, Any]], side: str) -> Tuple[Optional[floa
 
 
 def _slog_benefit(local: ScenarioResult, remote: ScenarioResult, matched: List[Dict[str, Any]],
-                  pairs: List[Dict[str, Any]], words: str) -> List[Dict[str, Any]]:
+                  pairs: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """Per paired log candidate: the SLOG's speed-up of sync=always locally and over the transport, at
-    peak and at each thread count all four steps share, and the sentence. Only matched steps count, so
-    both sides are judged on the same thread steps."""
+    peak and at each thread count all four steps share (its sentence: report/wording.benefit_over_transport).
+    Only matched steps count, so both sides are judged on the same thread steps."""
     noslog = [m for m in matched if m["sync"] == "always" and m["log"] == "none"]
     noslog_configs = sorted({m["config"] for m in noslog})
     if noslog_configs:

@@ -181,7 +181,8 @@ def _endurance(args) -> Optional[A.Endurance]:
 
 
 def build(args) -> Dict[str, Any]:
-    """Everything checked and computed; nothing written. Bad input: UsageError (exit 2)."""
+    """Everything checked and computed, the advisor's facts (report/advice.document words them); nothing
+    written. Bad input: UsageError (exit 2)."""
     if args.scenario and args.data:
         raise UsageError("give the data side as --scenario or as --data sweeps, not both")
     if args.data and not args.layout:
@@ -207,7 +208,7 @@ def build(args) -> Dict[str, Any]:
                 A.check_log_sweep(sw, path)
             data = A.data_from_sweeps(sweeps, args.layout, args.disks or len(sweeps), w, t)
         else:
-            data = A.DataSide("none", "no data side given: the log alone")
+            data = A.DataSide("none", A.DataOrigin("none"))
         return A.advise(logs, w, t, data, endurance, origin="slogqual advise",
                         power=_power_loss(args.powercut or [], logs, args.store))
     except A.AdviceInputError as exc:
@@ -250,24 +251,25 @@ def run(args) -> int:
 
         output_format(args.plot)  # .png or .svg, refused now
         plot = guard_output(args, args.plot, "picture", picture, inputs=inputs + [out])
-    doc = _saved(args) if args.advice else build(args)
+    doc = _saved(args) if args.advice else advice_words.document(build(args))
+    advice = AdviceResult.from_dict(doc)
     rows = None
     if args.verify:
-        rows = A.verify(doc, _scenario(args.verify, args.store)[1])
+        rows = A.verify(advice, _scenario(args.verify, args.store)[1])
     if out:
         write_json_atomic(out, doc)
     if plot:
         from slogqual.report import advice_plot
 
-        advice_plot.render(doc, plot, rows)
+        advice_plot.render(advice, plot, rows)
     if args.json:
         print(json_text(doc, "the advice"), end="")
     else:
-        print(advice_words.table_text(AdviceResult.from_dict(doc)))
+        print(advice_words.table_text(advice))
         if rows is not None:
             print()
             print(f"prediction vs {args.verify} (sync=always + single SLOG):")
             print(advice_words.verify_table(rows) if rows else "no step of that result matches a candidate and thread count")
-        for wmsg in doc["warnings"]:
+        for wmsg in advice.warnings:
             print(f"warning: {wmsg}", file=sys.stderr)
     return 0

@@ -3,17 +3,15 @@ flagged only when significant and at least the minimum effect, or on the mean al
 mean-alone floor where a side records no spread (exit 1 on a regression, EXIT_CANNOT_JUDGE when
 nothing could be judged, 0 otherwise).
 
-Arguments and printing only: the rule is slogqual/analysis/compare.py, the stored runs come from
-slogqual/store.py.
+Arguments and printing only: the rule is slogqual/analysis/compare.py, its words and table
+slogqual/report/compare.py; the stored runs come from slogqual/store.py.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import List, Optional
-
-from tabulate import tabulate
+from typing import Optional
 
 from slogqual import store
 from slogqual.cli.history import STORE_HELP
@@ -21,9 +19,9 @@ from slogqual.cli.options import STORE, named
 from slogqual.analysis import compare as cmp
 from slogqual.errors import UsageError
 from slogqual.process import EXIT_CANNOT_JUDGE
+from slogqual.report import compare as compare_words
 from slogqual.report.inputs import load_results
 from slogqual.report.plot import series_label
-from slogqual.units import size_label
 
 
 def register(sub) -> None:
@@ -54,45 +52,9 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _fmt(v: Optional[float]) -> str:
-    return "-" if v is None else f"{v:.1f}" if abs(v) >= 10 else f"{v:.3g}"
-
-
-def _sd(s: Optional[cmp.Sample]) -> str:
-    if s is None or s.sd is None:
-        return "-"
-    return ("≤" if s.sd_bound else "") + _fmt(s.sd)
-
-
-def _pair(a: str, b: str) -> str:
-    return f"{a}/{b}"
-
-
-def table(c: cmp.Comparison, runs_column: bool = False) -> str:
-    """The rows of a comparison as a text table: values, spread, IO counts, t, and the verdict."""
-    unit, an, bn = c.metric.unit, c.a_name, c.b_name
-    headers: List[str] = ["size"] + (["runs"] if runs_column else []) + [
-        f"{an} {c.metric.label} ({unit})", f"{bn} ({unit})", _pair(f"IOs {an}", bn),
-        _pair(f"lat sd {an}", bn) + " (µs)", "t", "change"]
-    rows = []
-    for r in c.rows:
-        t = r.test
-        rows.append([size_label(r.size)] + ([r.a_sample.runs if r.a_sample else 0] if runs_column else []) + [
-            _fmt(r.a), _fmt(r.b),
-            _pair(str(r.a_sample.n) if r.a_sample else "-", str(r.b_sample.n) if r.b_sample else "-"),
-            _pair(_sd(r.a_sample), _sd(r.b_sample)),
-            "-" if t is None else ("inf" if t.t > 1e6 else "-inf" if t.t < -1e6 else f"{t.t:.1f}"),
-            c.flag_text(r)])
-    return tabulate(rows, headers=headers, colalign=("right",) * (len(headers) - 1) + ("left",),
-                    disable_numparse=True)
-
-
 def _print(c: cmp.Comparison, runs_column: bool = False) -> None:
-    print(table(c, runs_column))
-    for note in c.notes:
-        print(f"note: {note}")
-    print(f"rule: {c.rule()}")
-    print(f"{c.metric.label}: {c.summary()}")
+    for line in compare_words.text(c, runs_column):
+        print(line)
 
 
 def run(args) -> int:
@@ -106,7 +68,8 @@ def run(args) -> int:
     a, b = load_results([args.a, args.b])
     c = cmp.compare(a, b, args.metric, min_effect)
     if args.json:
-        json.dump({"schema": cmp.COMPARE_SCHEMA, "a": args.a, "b": args.b, **c.to_dict()}, sys.stdout, indent=2)
+        json.dump({"schema": cmp.COMPARE_SCHEMA, "a": args.a, "b": args.b, **compare_words.comparison_dict(c)},
+                  sys.stdout, indent=2)
         print()
     else:
         print(f"A: {args.a} ({series_label(a)})")
@@ -132,20 +95,22 @@ def run_baseline(spec: str, new_path: str, metric: str, store_path: Optional[str
     c = cmp.against_baseline(new, [(store.run_label(r), s) for r, s in found.runs], metric, min_effect)
     if not c.pooled:
         raise UsageError(f"none of the {len(found.runs)} stored sweep(s) of {spec} was measured like {new_path} "
-                         f"(left out " + "; ".join(x.text() for x in c.left_out) + ")")
+                         f"(left out " + "; ".join(compare_words.left_out_text(x) for x in c.left_out) + ")")
     if found.identical:
-        c.notes.append(f"left out {len(found.identical)} stored run(s) identical to the new result")
+        c.notes.append(cmp.Note("identical", count=len(found.identical)))
     if as_json:
         json.dump({"schema": cmp.COMPARE_SCHEMA, "baseline": key, "new": new_path, "runs": c.runs,
-                   "pooled": c.pooled, "left_out": [{"run": x.label, "reasons": x.reasons} for x in c.left_out],
-                   "identical": [r.id for r in found.identical], **c.to_dict()}, sys.stdout, indent=2)
+                   "pooled": c.pooled,
+                   "left_out": [{"run": x.label, "reasons": compare_words.reasons(x)} for x in c.left_out],
+                   "identical": [r.id for r in found.identical], **compare_words.comparison_dict(c)}, sys.stdout,
+                  indent=2)
         print()
     else:
         print(f"baseline: {c.runs} stored sweep(s) of {spec}, pooled; new: {new_path}")
         for label in c.pooled:
             print(f"  pooled {label}")
         for x in c.left_out:
-            print(f"  left out {x.text()}")
+            print(f"  left out {compare_words.left_out_text(x)}")
         print("  (a pool's mean and spread are those of all its IOs together; a pool has no percentiles, so means "
               "are compared)")
         _print(c, runs_column=True)

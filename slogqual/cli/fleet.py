@@ -57,7 +57,7 @@ def run(args) -> int:
         write_text_atomic(args.html, text)
         print(f"{args.html}: fleet report", file=sys.stderr)
     if args.json:
-        json.dump({"schema": S.FLEET, "store": name, **F.to_dict(fleet)}, sys.stdout, indent=2)
+        json.dump({"schema": S.FLEET, "store": name, **report.fleet_dict(fleet)}, sys.stdout, indent=2)
         print()
     else:
         print(report.text(fleet, name))

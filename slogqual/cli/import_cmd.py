@@ -11,6 +11,7 @@ from slogqual.analysis.classes import classify
 from slogqual.cli.options import add_force, guard_output, named
 from slogqual.errors import UsageError
 from slogqual.importers import diskinfo
+from slogqual.report import classes as class_words
 from slogqual.report.text import sweep_table
 from slogqual.results import SWEEP_SCHEMA_PREFIX, SweepResult, save_sweep
 
@@ -62,7 +63,7 @@ def run_diskinfo(args) -> int:
         for r, path in zip(results, _outputs(args.output, results)):
             save_sweep(path, r)
             c = classify(r)
-            print(f"{path}: {len(r.points)} sizes, {c.summary}", file=sys.stderr)
+            print(f"{path}: {len(r.points)} sizes, {class_words.summary(c)}", file=sys.stderr)
     from slogqual.cli import history  # --- the result store ---
     history.record_results(args, results, _outputs(args.output, results) if args.output else [None] * len(results))
     if args.table:

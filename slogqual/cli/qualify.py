@@ -98,7 +98,7 @@ def run(args) -> int:
         print("Summary")
         print(output.summary_table(outcome.documents))
     if outcome.shelf is not None:
-        from slogqual.cli.sweep import shelf_table
+        from slogqual.report.shelf import shelf_table
 
         print()
         print(shelf_table(outcome.shelf))

@@ -10,6 +10,7 @@ from slogqual import limits, store
 from slogqual.errors import UsageError
 from slogqual.process import EXIT_INTERRUPTED
 from slogqual.progress import Progress
+from slogqual.report import shelf as shelf_words
 from slogqual.report.text import diskinfo_lines, sweep_table
 from slogqual.results import SweepResult
 from slogqual.sweep.engine import SweepParams
@@ -162,21 +163,5 @@ def run(args) -> int:
         _emit(args, outcome.results)
     if outcome.shelf is not None and not args.json and args.format == "table":
         print()
-        print(shelf_table(outcome.shelf))
+        print(shelf_words.shelf_table(outcome.shelf))
     return outcome.exit_code
-
-
-def shelf_table(probe) -> str:
-    """--probe's figures per size (each alone summed, together) and each size's findings in words."""
-    from slogqual.analysis.shelf import words
-
-    lines = ["together vs alone", "  size    alone MB/s (sum)    together MB/s    together/alone"]
-    for s in probe.sizes:
-        a = s.analysis
-        ratio = f"{a.together / a.alone_sum:.0%}" if a.together is not None and a.alone_sum else "-"
-        together = f"{a.together / 1e6:.1f}" if a.together is not None else "-"
-        lines.append(f"{s.label:>6}    {a.alone_sum / 1e6:>16.1f}    {together:>13}    {ratio:>14}")
-    for s in probe.sizes:
-        for f in s.analysis.findings:
-            lines.append(f"{s.label}: {words(f)}")
-    return "\n".join(lines)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from slogqual.analysis import powerloss
+from slogqual.report import powerloss
 from slogqual.results import schema
 
 RECORD_SCHEMA = schema.DEVICE
@@ -156,7 +156,7 @@ class DeviceRecord:
     def to_dict(self) -> Dict[str, Any]:
         d = self._fields()
         # the power-loss verdict from what the record itself holds; the sweep's flush cost and a power-cut
-        # result join it where they exist (analysis.powerloss.with_evidence)
+        # result join it where they exist (analysis.powerloss.with_evidence; report/powerloss words it)
         d["power_loss"] = powerloss.judge(d)
         return d
 

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from slogqual.analysis import powerloss
+from slogqual.report import powerloss
 from slogqual import environment, paths
 from slogqual.analysis import scenario as scenario_analysis
 from slogqual.sweep import target as targets

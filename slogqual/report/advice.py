@@ -7,11 +7,12 @@ scenario result of the same load with the candidate as its log (analysis/advisor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from tabulate import tabulate
 
 from slogqual.analysis import advisor as A
+from slogqual.analysis import wear
 from slogqual.report.markup import esc, items, kv, md_kv, md_table, table
 from slogqual.results.advice import AdviceResult, CandidateAdvice, StepPrediction
 from slogqual.results.scenario import ScenarioResult
@@ -31,12 +32,11 @@ def workload_line(advice: AdviceResult) -> str:
 
 
 def candidate_line(c: CandidateAdvice) -> str:
-    x = c.extra
-    cap = f", {x['capacity'] / (1 << 30):.2f} GiB" if x.get("capacity") else ""
-    bw = x.get("bandwidth")
-    return (f"{c.path} ({x.get('class') or '?'}{', ' + x['model'] if x.get('model') else ''}{cap}): "
-            f"writes reach the log {x['log_write_state']}, {x['log_record_bytes_per_io']} bytes each; "
-            + (f"bandwidth {bw['mbps']:.1f} MiB/s at {size_label(bw['size'])} ({bw['ios']} IOs)" if bw else
+    cap = f", {c.capacity / (1 << 30):.2f} GiB" if c.capacity else ""
+    bw = c.bandwidth
+    return (f"{c.path} ({c.device_class or '?'}{', ' + c.model if c.model else ''}{cap}): "
+            f"writes reach the log {c.log_write_state}, {c.log_record_bytes_per_io} bytes each; "
+            + (f"bandwidth {bw.mbps:.1f} MiB/s at {size_label(bw.size)} ({bw.ios} IOs)" if bw else
                "bandwidth not swept (no size of 128K or more)"))
 
 
@@ -46,43 +46,38 @@ STEP_HEADERS = ["threads", "batch", "lwb", "commit µs (95% CI)", "sweep IOs", "
 
 def predicted(s: StepPrediction) -> str:
     """The predicted IOPS, marked ``≤`` where the advisor calls it an upper bound."""
-    return ("≤ " if s.extra.get("upper_bound") else "") + _f(s.iops)
+    return ("≤ " if s.upper_bound else "") + _f(s.iops)
 
 
 def step_row(s: StepPrediction) -> List[Any]:
-    x = s.extra
-    lim = x["limits"]
-    ci = x.get("commit_lat_ci95_us")
-    rng = x.get("iops_range")
-    return [s.threads, f"{x['batch']:g}", "+".join(size_label(v) for v in x["lwb_writes"]),
-            _f(x["commit_lat_us"], 1) + (f" ({_f(ci[0], 1)}–{_f(ci[1], 1)})" if ci else ""),
-            x["sweep_ios"], _f(lim["log_latency_iops"]), _f(lim["log_bandwidth_iops"]), _f(lim["pool_iops"]),
+    lim, ci, rng = s.limits, s.commit_lat_ci95_us, s.iops_range
+    return [s.threads, f"{s.batch:g}", "+".join(size_label(v) for v in s.lwb_writes),
+            _f(s.commit_lat_us, 1) + (f" ({_f(ci[0], 1)}–{_f(ci[1], 1)})" if ci else ""),
+            s.sweep_ios, _f(lim.log_latency_iops), _f(lim.log_bandwidth_iops), _f(lim.pool_iops),
             predicted(s) + (f" ({_f(rng[0])}–{_f(rng[1])})" if rng else ""),
-            _f(x["iops_if_p99_bound"]), _f(s.mbps, 2), _f(x["without_slog_iops"]),
-            f"{x['benefit']:.2f}x" if x.get("benefit") is not None else "-", s.binding]
+            _f(s.iops_if_p99_bound), _f(s.mbps, 2), _f(s.without_slog_iops),
+            f"{s.benefit:.2f}x" if s.benefit is not None else "-", s.binding]
 
 
 def after_lines(c: CandidateAdvice) -> List[str]:
     """Below a candidate's table: its knee, findings, the log space it needs, mirror and life."""
-    x = c.extra
     lines = []
-    k = x.get("knee")
+    k = c.knee
     if k:
-        lines.append(f"knee: {'at' if k['saturated'] else 'still rising at'} {k['threads']} threads ({_f(k['iops'])} IOPS)")
-    lines += [f"- {A.words(f)}" for f in c.findings]
-    sz = x["size"]
-    lines.append(f"size: needs {sz['needed_bytes'] / (1 << 20):,.0f} MiB, {sz['recommended_bytes'] / (1 << 20):,.0f} MiB "
-                 f"with the margin ({sz['txgs_held']} txgs held + {sz['txgs_with_margin'] - sz['txgs_held']} deferred "
-                 f"× {sz['per_txg_bytes'] / (1 << 20):,.1f} MiB per {sz['txg_seconds']:g} s txg, at {sz['rate_basis']})")
-    m = x.get("mirror")
-    if m:
-        lines.append(f"mirror: {m['mirror']} (see the finding above)")
-    life = x.get("life")
+        lines.append(f"knee: {'at' if k.saturated else 'still rising at'} {k.threads} threads ({_f(k.iops)} IOPS)")
+    lines += [f"- {finding_words(f)}" for f in c.findings]
+    sz = c.size
+    lines.append(f"size: needs {sz.needed_bytes / (1 << 20):,.0f} MiB, {sz.recommended_bytes / (1 << 20):,.0f} MiB "
+                 f"with the margin ({sz.txgs_held} txgs held + {sz.txgs_with_margin - sz.txgs_held} deferred "
+                 f"× {sz.per_txg_bytes / (1 << 20):,.1f} MiB per {sz.txg_seconds:g} s txg, at {sz.rate_basis})")
+    if c.mirror:
+        lines.append(f"mirror: {c.mirror.mirror} (see the finding above)")
+    life = c.life
     if life:
-        years = "?" if life["years"] is None else f"{life['years']:.2g}"
-        lines.append(f"life: {years} years at {life['bytes_per_day'] / 1e9:,.1f} GB a day "
-                     f"({life['endurance_basis']}; {life['assumption']})")
-        measured = life.get("measured_years")
+        years = "?" if life.years is None else f"{life.years:.2g}"
+        lines.append(f"life: {years} years at {life.bytes_per_day / 1e9:,.1f} GB a day "
+                     f"({life.endurance_basis}; {life.assumption})")
+        measured = life.measured_years
         if measured:
             lines.append(f"life measured from its own wear: {measured['years_low']:.2g}–{measured['years_high']:.2g} "
                          f"years ({measured['remaining_percent']} % of its life left)")
@@ -101,6 +96,257 @@ def table_text(advice: AdviceResult) -> str:
                                                   disable_numparse=True)]
         lines += after_lines(c)
     return "\n".join(lines + ["", MODEL_NOTE])
+
+
+# --- the document's words: every sentence of an advice is made here ----------------------------------------
+
+ASSUMPTIONS = [
+    "Every sync write reaches the log as zfs_log_write/zvol_log_write decide (OpenZFS 2.3): with a log vdev "
+    "nothing goes indirect unless logbias=throughput; a record is 192 bytes plus the data rounded to 8.",
+    "A commit writes the records of half the writers waiting on one ZIL (at least one) as log write blocks "
+    "(lwb, full blocks of zil_maxblocksize then the rest rounded up to 4 KiB) and flushes once.",
+    "A commit costs the candidate's swept mean write+flush latency at the last lwb's size (log-log between swept "
+    "sizes) plus the write-only latency of the earlier full lwbs; the spread is the sweep's 95 % interval of "
+    "that mean; 'iops_if_p99_bound' is the figure if every commit took the sweep's p99 (a bound, not a "
+    "measured percentile).",
+    "The log device completes one commit at a time, as its QD1 sweep measured, whichever ZIL it comes from: "
+    "a device that overlaps commits does better (the prediction is then low).",
+    "The log's bandwidth is its best MiB/s at swept sizes of 128 KiB and more; without such a size it is not "
+    "known and no step is called log-bandwidth-bound. A step is log-bandwidth-bound when at least half of a "
+    "commit's bytes go in lwb writes of a size at which the device's QD1 write+flush already runs at 90 % of "
+    "that bandwidth.",
+    "The data side caps the prediction with its sync=standard figure at the same thread count (measured in a "
+    "scenario result, or from the data devices' sweeps a bandwidth bound); the host's CPU is part of a measured "
+    "ceiling, not of the log model.",
+]
+
+
+def _mib(b: float) -> str:
+    return f"{b / (1 << 20):,.0f} MiB" if b >= 10 * (1 << 20) else f"{b / (1 << 20):.1f} MiB"
+
+
+def figure_basis(b: A.FigureBasis) -> str:
+    """Where a data-side figure comes from ('measured: run.json, sync=standard, nearest step (8 threads)')."""
+    if b.source == "scenario":
+        words = f"measured: {b.name}, " + ("sync=standard" if b.sync == "standard" else "sync=always, no SLOG")
+        if b.o_dsync:
+            words += " (O_DSYNC writes: through the ZIL, on the data disks)"
+    else:
+        words = f"bound from the sweep of {b.name} ({b.layout} of {b.disks})" + (
+            ", bandwidth" if b.zil is None else f", ZIL {b.zil} on the data vdevs")
+    if b.nearest is not None:
+        words += f", nearest step ({b.nearest} threads)"
+    if b.between is not None:
+        words += f", interpolated between {b.between[0]} and {b.between[1]} threads"
+    return words
+
+
+def data_origin(d: A.DataOrigin) -> str:
+    """The data side's description."""
+    if d.source == "scenario":
+        return f"{d.name}: {d.layout} of {d.disks} data devices"
+    if d.source == "sweeps":
+        return f"{d.layout} of {d.disks} × {d.name}"
+    return "no data side given: the log alone"
+
+
+def rate_basis(r: A.RateBasis) -> str:
+    """The rate a size or a life rests on."""
+    if r.kind == "history-peak":
+        return (f"the busiest of {r.intervals} intervals of {r.source}: the log vdevs wrote "
+                f"{r.peak_bytes_s / A.MB:.2f} MB/s (mean {r.mean_bytes_s / A.MB:.2f})")
+    if r.kind == "history-mean":
+        return f"the mean of {r.intervals} intervals of {r.source}, {r.mean_bytes_s / A.MB:.2f} MB/s"
+    if r.kind == "required":
+        return f"the required rate, {r.rate_mbps:g} MB/s"
+    return f"the predicted peak, {r.mib_s:.1f} MiB/s at {r.threads} threads" + (
+        f" (an upper bound: {r.upper_bound})" if r.upper_bound else "")
+
+
+def endurance_basis(e: A.EnduranceBasis) -> str:
+    if e.kind == "tbw":
+        return f"rated {e.tbw:g} TBW"
+    if e.kind == "dwpd":
+        return f"rated {e.dwpd:g} DWPD × {e.capacity} bytes × 365 × {e.warranty_years:g} years"
+    return "measured: the device's percentage used over its sweep"
+
+
+def wear_words(worn: Dict[str, Any]) -> str:
+    """What the device's own counters said over its sweep's longest point (analysis.wear), in words."""
+    w, size = worn["written_bytes"], worn.get("size")
+    at = f" at {size} bytes per write" if size else ""
+    parts = []
+    if worn.get("counted_ratio") is not None:
+        counter = wear.COUNTERS.get(worn.get("counter") or "data_units_written")  # a summary before SATA/SAS: NVMe's
+        parts.append(f"it counted {worn['counted_ratio']:.2f} x the {w} bytes its sweep wrote{at} as host writes"
+                     + (f" (its {counter})" if counter else ""))
+    if worn.get("bytes_per_percent"):
+        c = worn["bytes_per_percent"]
+        parts.append(f"its percentage used moved {worn['percentage_used_delta']} over {w} bytes: one per cent of "
+                     f"its life costs {c['low']}–{c['high']} bytes, its own write amplification included")
+    elif worn.get("percentage_used_delta") is not None:
+        parts.append(f"its percentage used moved {worn['percentage_used_delta']} over {w} bytes{at}: too few "
+                     "writes to measure what a per cent costs (a longer --sustain run would)")
+    return "; ".join(parts)
+
+
+def wear_assumption(a: A.WearAssumption) -> str:
+    if a.worn is None:
+        return ("the device's own write amplification is 1 (not measured: a --sustain run with wear read "
+                "before and after would measure it)")
+    said = wear_words(a.worn)
+    return said if a.measured else f"the device's own write amplification is 1 (not measured); {said}"
+
+
+MIRROR_CALLS = {
+    A.Kind.POWER_LOSS_UNSAFE.value: "no: not a SLOG",
+    A.Kind.UNMIRRORED_EXPOSURE.value: "your call: the exposure is bounded",
+    A.Kind.NO_POWER_LOSS_EVIDENCE.value: "unknown until the device's power-loss behaviour is known",
+}
+NO_EVIDENCE = {
+    "emulated": "its power-cut test was emulated (nbdkit), which says nothing of this device",
+    "incomplete": "its power-cut test did not finish",
+    "none": "no power-cut result was given",
+}
+
+
+# --- a finding in one sentence (the document keeps kind and figures beside it) ----------------------------
+
+def _threads(f: Dict[str, Any]) -> str:
+    return ", ".join(str(x) for x in f.get("threads") or [])
+
+
+def _log_latency(f: Dict[str, Any]) -> str:
+    x = f["figures"][-1]
+    return (f"log-latency-bound at {_threads(f)} threads: each commit waits for the log's write+flush "
+            f"({x['commit_lat_us']:.0f} µs for lwb writes of " + "+".join(size_label(v) for v in x["lwb_writes"])
+            + f", from {x['sweep_ios']} swept IOs); "
+            f"{x['iops']:.0f} IOPS at {x['threads']} threads")
+
+
+def _log_bandwidth(f: Dict[str, Any]) -> str:
+    x = f["figures"][-1]
+    return (f"log-bandwidth-bound at {_threads(f)} threads: {x['lwbs']} lwb write(s) per commit of up to "
+            f"{size_label(x['lwb_write'])} run the log at its best MiB/s; {x['mbps']:.1f} MiB/s at {x['threads']} threads")
+
+
+def _pool(f: Dict[str, Any]) -> str:
+    x = f["figures"][-1]
+    return (f"pool-bound at {_threads(f)} threads: the data side carries {x['pool_iops']:.0f} IOPS at {x['threads']} threads "
+            f"({x['pool_basis']}), below the log's {x['log_latency_iops']:.0f}")
+
+
+def _indirect(f: Dict[str, Any]) -> str:
+    return (f"indirect-bypass at {_threads(f)} threads: logbias=throughput sends the data to the data vdevs and only "
+            "block pointers to the log; the log device does not set the pace")
+
+
+def _no_benefit(f: Dict[str, Any]) -> str:
+    x = f["figures"][0]
+    return (f"no-benefit: {x['iops']:.0f} IOPS with the log vs {x['without_slog_iops']:.0f} without it at "
+            f"{x['threads']} threads ({x['benefit']:.2f}x)")
+
+
+def _too_small(f: Dict[str, Any]) -> str:
+    x = f["figures"][0]
+    return (f"log-too-small: {_mib(x['capacity'])} holds less than the recommended {_mib(x['recommended_bytes'])} "
+            f"(needed {_mib(x['needed_bytes'])}: 3 txgs at {x['rate_basis']})"
+            + ("; the ZIL will spill to the data vdevs" if x["spills"] else ""))
+
+
+def _short_life(f: Dict[str, Any]) -> str:
+    x = f["figures"][0]
+    return (f"short-life: {x['years']:.2g} years at {x['bytes_per_day'] / 1e9:,.1f} GB a day against a "
+            f"{x['warranty_years']:g}-year rating")
+
+
+def _unsafe(f: Dict[str, Any]) -> str:
+    x = f["figures"][0]
+    return (f"power-loss-unsafe: a {x['method']} power cut lost {x['lost']} of {x['acknowledged']} acknowledged "
+            f"writes ({x['cycles']} cycle(s), {x['source']}); every cut can lose up to {_mib(x['exposure_bytes'])} "
+            f"(the last {x['window_s']:g} s at {x['rate_basis']}), and a mirror of two such devices loses them "
+            "from both sides at once — mirroring does not make it a SLOG")
+
+
+def _exposure(f: Dict[str, Any]) -> str:
+    x = f["figures"][0]
+    return (f"unmirrored-exposure: power cuts lost none of {x['acknowledged']} acknowledged writes "
+            f"({x['cycles']} {x['method']} cycle(s)). Unmirrored, a failed log costs speed only while the host "
+            f"runs; writes are lost only if the host crashes while the log is failed — at most the last "
+            f"{x['window_s']:g} s of sync writes ({_mib(x['exposure_bytes'])} at {x['rate_basis']}), and the pool "
+            "then imports only with `zpool import -m`. Mirror it if that is worth a second device")
+
+
+def _no_evidence(f: Dict[str, Any]) -> str:
+    x = f["figures"][0]
+    return (f"no-power-loss-evidence: {x['why']}; whether the log keeps acknowledged writes at a power cut "
+            f"matters before mirroring it (slogqual powercut). Unmirrored, a crash while the log is failed "
+            f"loses at most the last {x['window_s']:g} s of sync writes ({_mib(x['exposure_bytes'])} at "
+            f"{x['rate_basis']})")
+
+
+def _host_saturated(f: Dict[str, Any]) -> str:
+    figs = f["figures"]
+    x = figs[-1]
+    bounds = [str(y["threads"]) for y in figs if y["upper_bound"]]
+    return (f"host-cpu-saturated at {_threads(f)} threads: sync=standard ran the host's CPU {x['busy'] * 100:.0f} % busy "
+            f"({x['us_per_io']:,.0f} µs of CPU per IO at {x['threads']} threads): its figure is the host's pace"
+            + (f"; at {', '.join(bounds)} threads it is the prediction, and an upper bound: with a log the host "
+               "also copies every write into the log and checksums it" if bounds else ""))
+
+
+def _extrapolated(f: Dict[str, Any]) -> str:
+    x = f["figures"][0]
+    return ("extrapolated: lwb sizes " + ", ".join(size_label(s) for s in x["sizes"]) + " lie outside the swept "
+            "sizes (" + ", ".join(size_label(s) for s in x["swept"]) + "); sweep them for a measured figure")
+
+
+FINDING_WORDS: Dict[str, Callable[[Dict[str, Any]], str]] = {
+    A.Kind.LOG_LATENCY.value: _log_latency, A.Kind.LOG_BANDWIDTH.value: _log_bandwidth, A.Kind.POOL.value: _pool,
+    A.Kind.INDIRECT.value: _indirect, A.Kind.NO_BENEFIT.value: _no_benefit, A.Kind.LOG_TOO_SMALL.value: _too_small,
+    A.Kind.SHORT_LIFE.value: _short_life, A.Kind.POWER_LOSS_UNSAFE.value: _unsafe,
+    A.Kind.UNMIRRORED_EXPOSURE.value: _exposure, A.Kind.NO_POWER_LOSS_EVIDENCE.value: _no_evidence,
+    A.Kind.HOST_SATURATED.value: _host_saturated, A.Kind.EXTRAPOLATED.value: _extrapolated,
+}
+
+
+def finding_words(f: Dict[str, Any]) -> str:
+    """A finding of the document (its kind, threads and figures, facts worded) in one sentence; a kind this
+    slogqual does not know is said by its name."""
+    said = FINDING_WORDS.get(f["kind"])
+    return said(f) if said else f["kind"]
+
+
+# --- the document ------------------------------------------------------------------------------------------
+
+_FACTS: Dict[type, Callable[[Any], Any]] = {
+    A.FigureBasis: figure_basis, A.DataOrigin: data_origin, A.RateBasis: rate_basis,
+    A.EnduranceBasis: endurance_basis, A.WearAssumption: wear_assumption,
+    A.MirrorCall: lambda m: MIRROR_CALLS[m.kind], A.NoEvidence: lambda n: NO_EVIDENCE[n.why],
+    A.Warned: lambda w: f"{w.candidate}: {finding_words(worded(w.finding))}",
+}
+
+
+def worded(x: Any) -> Any:
+    """``x`` (the advisor's facts, a dict or a list of them) with every fact worded where the document holds
+    its sentence; a copy, the facts left as they are."""
+    if isinstance(x, dict):
+        return {k: worded(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [worded(v) for v in x]
+    said = _FACTS.get(type(x))
+    return said(x) if said else x
+
+
+def document(facts: Dict[str, Any]) -> Dict[str, Any]:
+    """The ``slogqual.advice/1`` document of analysis/advisor.advise's facts: every sentence made, the model's
+    assumptions after the data side — what ``slogqual advise`` writes and prints."""
+    out: Dict[str, Any] = {}
+    for key, value in facts.items():
+        out[key] = worded(value)
+        if key == "data":
+            out["assumptions"] = list(ASSUMPTIONS)
+    return out
 
 
 VERIFY_HEADERS = ["candidate", "class", "threads", "predicted IOPS", "measured IOPS", "measured IOs", "error",
@@ -135,9 +381,8 @@ def verification(advice: AdviceResult, scenarios: Sequence[Tuple[ScenarioResult,
                  ) -> List[Tuple[str, Dict[str, Any]]]:
     """(scenario path, verify row) for every scenario of the report that measured this advice's load: its
     sync=always + single-SLOG steps at the advice's thread counts, of a candidate that was its log."""
-    doc = advice.to_dict()
     return [(path, r) for result, path in scenarios if verifies(advice, result)
-            for r in A.verify(doc, result) if r["candidate"] in result.log_paths]
+            for r in A.verify(advice, result) if r["candidate"] in result.log_paths]
 
 
 BOUND_WORDS = {
@@ -152,10 +397,10 @@ def bound_lines(c: CandidateAdvice) -> List[str]:
     """Every figure marked ≤, with what bounds it."""
     out = []
     for s in c.steps:
-        why = s.extra.get("upper_bound")
+        why = s.upper_bound
         if not why:
             continue
-        busy = (s.extra.get("host_cpu") or {}).get("busy")
+        busy = s.host_cpu.busy if s.host_cpu else None
         out.append(f"{s.threads} threads: ≤ {_f(s.iops)} IOPS is an upper bound ({why}): {BOUND_WORDS.get(why, why)}"
                    + (f"; CPU {busy:.0%} busy" if busy is not None and why == "host-cpu" else ""))
     return out

@@ -14,29 +14,30 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from slogqual.errors import UsageError
 from slogqual.outputs import mark_picture
 from slogqual.report.plot import DEFAULT_SIZE, FORMATS, _q, output_format, preamble, style
+from slogqual.results.advice import AdviceResult, CandidateAdvice
 from slogqual.tools import gnuplot
 
 Point = Tuple[int, float, Optional[float], Optional[float]]  # threads, IOPS, low, high
 
 
-def label(c: Dict[str, Any]) -> str:
-    what = c.get("class") or c.get("model") or "?"
-    return f"{c.get('path') or c.get('sweep')} ({what})"
+def label(c: CandidateAdvice) -> str:
+    what = c.device_class or c.model or "?"
+    return f"{c.path or c.sweep} ({what})"
 
 
-def series(doc: Dict[str, Any], rows: Optional[Sequence[Dict[str, Any]]] = None):
+def series(advice: AdviceResult, rows: Optional[Sequence[Dict[str, Any]]] = None):
     """[(label, predicted points, without-SLOG points, measured points)] per candidate."""
     out = []
-    for c in doc["candidates"]:
+    for c in advice.candidates:
         pred: List[Point] = []
         without: List[Point] = []
-        for s in c["steps"]:
-            rng = s.get("iops_range") or [None, None]
-            pred.append((s["threads"], float(s["iops"]), rng[0], rng[1]))
-            if s.get("without_slog_iops"):
-                without.append((s["threads"], float(s["without_slog_iops"]), None, None))
+        for s in c.steps:
+            rng = s.iops_range or [None, None]
+            pred.append((s.threads, float(s.iops), rng[0], rng[1]))
+            if s.without_slog_iops:
+                without.append((s.threads, float(s.without_slog_iops), None, None))
         measured = sorted((r["threads"], float(r["measured_iops"]), None, None) for r in rows or ()
-                          if r["candidate"] == c.get("path") and r.get("measured_iops"))
+                          if r["candidate"] == c.path and r.get("measured_iops"))
         out.append((label(c), pred, without, measured))
     return out
 
@@ -49,16 +50,16 @@ def _block(name: str, pts: Sequence[Point]) -> List[str]:
     return lines
 
 
-def script(doc: Dict[str, Any], output: str, fmt: str, rows: Optional[Sequence[Dict[str, Any]]] = None,
+def script(advice: AdviceResult, output: str, fmt: str, rows: Optional[Sequence[Dict[str, Any]]] = None,
            size=DEFAULT_SIZE) -> str:
     if fmt not in FORMATS:
         raise UsageError(f"unknown plot format {fmt!r}: use png or svg")
-    ser = series(doc, rows)
+    ser = series(advice, rows)
     threads = sorted({p[0] for _, a, b, m in ser for p in (*a, *b, *m)})
     values = [max(p[1], p[3] or 0) for _, a, b, m in ser for p in (*a, *b, *m)]
     if not threads or not values:
         raise UsageError("the advice has no predicted steps to plot")
-    w = doc["workload"]
+    w = advice.workload
     out: List[str] = [f"# slogqual advise plot: predicted IOPS against threads, {len(ser)} candidate(s)"]
     out += preamble(output, fmt, size, f"SLOG advice: {w['protocol']}, {w['io_size'] // 1024} KiB sync writes, "
                                        "predicted" + (" and measured" if rows else "") + " IOPS")
@@ -93,10 +94,10 @@ def script(doc: Dict[str, Any], output: str, fmt: str, rows: Optional[Sequence[D
     return "\n".join(out) + "\n"
 
 
-def render(doc: Dict[str, Any], output: str, rows: Optional[Sequence[Dict[str, Any]]] = None,
+def render(advice: AdviceResult, output: str, rows: Optional[Sequence[Dict[str, Any]]] = None,
            fmt: Optional[str] = None) -> str:
     fmt = output_format(output, fmt)
-    text = script(doc, output, fmt, rows)
+    text = script(advice, output, fmt, rows)
     gnuplot.check_version()
     gnuplot.run_script(text, output)
     mark_picture(output)  # so that a later --plot onto it may replace it (slogqual/outputs.py)

@@ -69,9 +69,9 @@ def advice_job(n: int, advice: AdviceResult, rows: Optional[Sequence[Dict[str, A
     """Predicted IOPS against threads per candidate, its range as error bars; the measured steps beside it."""
     if not any(c.steps for c in advice.candidates):
         return []
-    doc = advice.to_dict()  # advice_plot draws the document as `slogqual advise --plot` does
     caption = "Predicted sync=always IOPS against threads" + (", the measured steps as open circles" if rows else "")
-    return [ChartJob(f"advice{n}", caption, lambda out, fmt, size: advice_plot.script(doc, out, fmt, rows or None, size))]
+    return [ChartJob(f"advice{n}", caption,
+                     lambda out, fmt, size: advice_plot.script(advice, out, fmt, rows or None, size))]
 
 
 def report_jobs(got: ReportInputs, bands: bool = True) -> Dict[str, List[ChartJob]]:

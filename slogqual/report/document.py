@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slogqual.analysis import shelf
 from slogqual.analysis.classes import Classification, classify, fmt_us
+from slogqual.report import classes as class_words
 from slogqual.report import wording
 from slogqual.report.plot import series_label
 from slogqual.results import LAT_BASIS_FLUSH_BOUND, SweepResult
@@ -249,7 +250,7 @@ def summary_row(s: DeviceSection) -> List[str]:
         fmt_us(c.small_io_latency_us) if c.small_io_latency_us else "–",
         "–" if c.peak_mbps is None else f"{c.peak_mbps:,.0f}",
         wc,
-        c.summary,
+        class_words.summary(c),
     ]
 
 

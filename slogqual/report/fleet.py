@@ -1,12 +1,13 @@
-"""The fleet view as text tables and as one self-contained HTML file with gnuplot charts (the latency-vs-
-size band of every model's units). The numbers and rules are slogqual/analysis/fleet.py."""
+"""The fleet view as text tables, as one self-contained HTML file with gnuplot charts (the latency-vs-size
+band of every model's units) and as the JSON ``slogqual fleet --json`` prints; the rules, deviations and notes
+in words. The numbers and the rules themselves are slogqual/analysis/fleet.py."""
 
 from __future__ import annotations
 
 import datetime
 import os
 import tempfile
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from tabulate import tabulate
 
@@ -28,6 +29,37 @@ def _n(v) -> str:
     if v is None:
         return "-"
     return f"{v:,.1f}" if abs(v) >= 10 else f"{v:.3g}"
+
+
+# --- the words: each rule, a deviation, a host, a note -----------------------------------------------------
+
+OUTLIER_RULE = (f"robust z = (x - median) / ({F.MAD_SCALE} x MAD) over the model's units (MAD floored at "
+                f"{F.MAD_FLOOR:.0%} of the median); |z| > {F.Z_LIMIT:g} is an outlier (Iglewicz-Hoaglin); "
+                f"a model needs >= {F.MIN_UNITS} units")
+HOST_RULE = (f"a host with >= {F.MIN_HOST_UNITS} units, every one slow in its model, is flagged as the host "
+             f"(slot, HBA, PCIe); its units are not called bad")
+FIRMWARE_RULE = (f"each firmware against the firmware most units run: Welch's t-test on the units' figures, "
+                 f"two-sided at {1 - F.cmp.ALPHA:.0%}; called when significant and larger than "
+                 f"{F.cmp.MIN_EFFECT:.0%}; units on a flagged host left out")
+
+
+def deviation_text(d: F.Deviation) -> str:
+    return (f"{d.figure.label} {_n(d.value)} {d.figure.unit} vs model median {_n(d.median)} "
+            f"({d.change_pct:+.0f}%, z {d.z:+.1f})")
+
+
+def host_text(h: F.HostFinding) -> str:
+    return f"{len(h.slow)} of {len(h.units)} units slow"
+
+
+def notes(fleet: F.Fleet) -> List[str]:
+    return [f"{model}: {n} unit(s), fewer than {F.MIN_UNITS}: no outliers judged" for model, n in fleet.few]
+
+
+def fleet_dict(fleet: F.Fleet) -> Dict[str, Any]:
+    """The fleet as ``slogqual fleet --json`` prints it: its rules, figures and notes."""
+    return {"rules": {"outlier": OUTLIER_RULE, "host": HOST_RULE, "firmware": FIRMWARE_RULE}, **F.to_dict(fleet),
+            "notes": notes(fleet)}
 
 
 # --- rows shared by text and HTML ------------------------------------------------------------------------
@@ -66,7 +98,7 @@ def outlier_rows(fleet: F.Fleet) -> Tuple[List[str], List[List[str]]]:
     for o in fleet.outliers:
         u = o.unit
         rows.append([u.model, u.serial or "-", u.host or "-", ", ".join(x for x in (u.slot, u.target) if x) or "-",
-                     u.firmware or "-", "SLOW" if o.slow else "fast", "; ".join(d.text() for d in o.deviations)])
+                     u.firmware or "-", "SLOW" if o.slow else "fast", "; ".join(deviation_text(d) for d in o.deviations)])
     return headers, rows
 
 
@@ -115,14 +147,14 @@ def text(fleet: F.Fleet, store_name: str) -> str:
         out.append(tabulate(rows, headers=headers, disable_numparse=True) if rows else f"({empty})")
         out.append("")
     flagged = fleet.flagged_hosts
-    out.append("flagged hosts: " + (", ".join(f"{h.host} ({h.text()})" for h in flagged) if flagged else "none"))
+    out.append("flagged hosts: " + (", ".join(f"{h.host} ({host_text(h)})" for h in flagged) if flagged else "none"))
     out.append("outlier units: " + (", ".join(f"{o.unit.model} {o.unit.name} on {o.unit.where}"
                                               for o in fleet.outliers) if fleet.outliers else "none"))
-    for note in fleet.notes:
+    for note in notes(fleet):
         out.append(f"note: {note}")
-    out.append(f"rule (outliers): {F.OUTLIER_RULE}")
-    out.append(f"rule (hosts): {F.HOST_RULE}")
-    out.append(f"rule (firmware): {F.FIRMWARE_RULE}")
+    out.append(f"rule (outliers): {OUTLIER_RULE}")
+    out.append(f"rule (hosts): {HOST_RULE}")
+    out.append(f"rule (firmware): {FIRMWARE_RULE}")
     return "\n".join(out)
 
 
@@ -237,13 +269,13 @@ def build_html(fleet: F.Fleet, charts: Sequence[Chart], store_name: str, title: 
            f"{units} unit(s) of {len(fleet.models)} model(s) on {len(fleet.hosts)} host(s); each unit's latest "
            f"sweep and its latest verdict per profile.</p>", "<h2>Findings</h2>"]
     for h in fleet.flagged_hosts:
-        out.append(f'<div class="finding"><strong>Host {_e(h.host)}</strong>: every unit slow ({_e(h.text())}) — '
+        out.append(f'<div class="finding"><strong>Host {_e(h.host)}</strong>: every unit slow ({_e(host_text(h))}) — '
                    f"look at the host (slot, HBA, PCIe), not the units: "
                    + _e("; ".join(f"{u.model} {u.name} @ {u.slot or u.target or '?'}" for u in h.units)) + "</div>")
     for o in fleet.outliers:
         u = o.unit
         out.append(f'<div class="finding"><strong>{_e(u.model)} {_e(u.name)}</strong> on {_e(u.where)} '
-                   f"({'slow' if o.slow else 'fast'}): " + _e("; ".join(d.text() for d in o.deviations)) + "</div>")
+                   f"({'slow' if o.slow else 'fast'}): " + _e("; ".join(deviation_text(d) for d in o.deviations)) + "</div>")
     if not fleet.flagged_hosts and not fleet.outliers:
         out.append('<div class="ok">Every unit within its model\'s distribution; no host flagged.</div>')
     for title_, (headers, rows), numeric in (("Models", model_rows(fleet), 1),
@@ -260,10 +292,9 @@ def build_html(fleet: F.Fleet, charts: Sequence[Chart], store_name: str, title: 
             out.append(_shared_html(fleet))
         out.append(f"<h2>{title_}</h2>")
         out.append(_table(headers, rows) if rows else f'<p class="meta">{_e(empty)}</p>')
-    out += [f'<p class="rule">{_e(x)}</p>' for x in fleet.notes]
-    out += [f'<p class="rule">Rule ({k}): {_e(v)}</p>' for k, v in (("outliers", F.OUTLIER_RULE),
-                                                                    ("hosts", F.HOST_RULE),
-                                                                    ("firmware", F.FIRMWARE_RULE))]
+    out += [f'<p class="rule">{_e(x)}</p>' for x in notes(fleet)]
+    out += [f'<p class="rule">Rule ({k}): {_e(v)}</p>' for k, v in (("outliers", OUTLIER_RULE), ("hosts", HOST_RULE),
+                                                                    ("firmware", FIRMWARE_RULE))]
     out.append(f"<footer>slogqual {_e(__version__)} · fleet view · this file is self-contained "
                "(no scripts, no external resources).</footer></body></html>")
     return "\n".join(out) + "\n"

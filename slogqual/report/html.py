@@ -21,6 +21,7 @@ from slogqual import __version__
 from slogqual.analysis.classes import REFERENCE_CLASSES, fmt_band
 from slogqual.report import advice as advice_part
 from slogqual.report import charts as chart_jobs
+from slogqual.report import classes as class_words
 from slogqual.report import plot as plots
 from slogqual.report import scenario as scenario_part
 from slogqual.report.document import (SUMMARY_HEADERS, DeviceSection, SharedPaths, ShelfSection, all_warnings,
@@ -134,8 +135,8 @@ def _device_html(s: DeviceSection, n: int) -> str:
            f'<p class="meta">Result file {_e(s.path)} · source {_e(r.source)} · status {_e(r.status)}'
            + (f" · error: {_e(r.error)}" if r.error else "") + "</p>"]
     out.append(verdict_boxes(s.verdicts))
-    out.append(f'<p class="class"><strong>Class:</strong> {_e(s.classification.summary)}</p>')
-    for note in s.classification.notes:
+    out.append(f'<p class="class"><strong>Class:</strong> {_e(class_words.summary(s.classification))}</p>')
+    for note in class_words.notes(s.classification):
         out.append(f'<p class="meta">{_e(note)}</p>')
     warnings = all_warnings(r)
     if warnings:

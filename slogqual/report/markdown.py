@@ -11,6 +11,7 @@ from slogqual import __version__
 from slogqual.analysis.classes import REFERENCE_CLASSES, fmt_band
 from slogqual.report import advice as advice_part
 from slogqual.report import charts as chart_jobs
+from slogqual.report import classes as class_words
 from slogqual.report import plot as plots
 from slogqual.report import scenario as scenario_part
 from slogqual.report.document import (SUMMARY_HEADERS, DeviceSection, all_warnings, device_section, shared_paths,
@@ -57,8 +58,8 @@ def _device_md(s: DeviceSection, n: int) -> str:
     out = [f"## {n}. {s.name}", "", f"Result file `{s.path}` · source {r.source} · status {r.status}"
            + (f" · error: {r.error}" if r.error else ""), ""]
     out += md_verdicts(s.verdicts)
-    out += ["", f"**Class:** {s.classification.summary}", ""]
-    out += [f"_{note}_" for note in s.classification.notes]
+    out += ["", f"**Class:** {class_words.summary(s.classification)}", ""]
+    out += [f"_{note}_" for note in class_words.notes(s.classification)]
     warnings = all_warnings(r)
     if warnings:
         out += ["### Warnings", ""] + [f"- **{w}**" for w in warnings] + [""]

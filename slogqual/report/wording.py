@@ -3,14 +3,17 @@ English. The stored ``analysis`` (its verdict, bottleneck, details, problems, sl
 ``slogqual scenario`` table, qualify's criteria details and JUnit, and the reports all read these words.
 
 Pure functions: a finding in, a sentence out. ``word(finding)`` words any kind; ``verdict_words``
-gives a verdict's sentence, bottleneck, details and problems.
+gives a verdict's sentence, bottleneck, details and problems. The protocol-cost comparison's words
+(analysis.transport's facts: the transport, each pairing, unmatched step, difference and SLOG-benefit entry)
+are made here too, by ``cost_worded`` before ``slogqual scenario cost`` prints or writes it.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from slogqual.analysis import shelf
+from slogqual.analysis import shelf, transport
+from slogqual.report.shelf import ceiling_text, gb_s
 from slogqual.analysis.findings import DETAILS, EFFECTS, LIMITS, PROBLEMS, Finding, Kind, of_kind, one
 from slogqual.results.shelf import UnitPath
 from slogqual.units import size_label
@@ -397,7 +400,7 @@ def unit_path(path: UnitPath) -> str:
     steps = []
     for e in path.elements:
         ceiling = shelf.ceiling_bytes(e.link)
-        link = f" ({e.link.text()}{', ' + shelf.gb_s(ceiling) if ceiling else ''})" if e.link else ""
+        link = f" ({e.link.text()}{', ' + gb_s(ceiling) if ceiling else ''})" if e.link else ""
         declared = f" (declared {e.declared})" if e.declared else ""
         steps.append(e.label() + link + declared)
     return " › ".join(steps) if steps else "no element on its path"
@@ -406,7 +409,7 @@ def unit_path(path: UnitPath) -> str:
 def ceiling_words(s: shelf.Shared) -> str:
     """What an element's link carries at most, or why slogqual cannot say."""
     if s.ceiling is not None:
-        return shelf.gb_s(s.ceiling)
+        return gb_s(s.ceiling)
     if s.link:
         return f"not known ({s.link}: its rate or lanes were not reported)"
     return "none read (no link of its own)"
@@ -417,8 +420,8 @@ def shared_element(s: shelf.Shared, host: Optional[str] = None) -> str:
     where = f" on {host}" if host else ""
     units = ", ".join(s.units)
     if s.ceiling is not None:
-        return (f"{s.label}{where} ({shelf.ceiling_text(s)}) carries {len(s.units)} units, {units}: together they get no more "
-                f"than its ceiling of {shelf.gb_s(s.ceiling)}")
+        return (f"{s.label}{where} ({ceiling_text(s)}) carries {len(s.units)} units, {units}: together they get no more "
+                f"than its ceiling of {gb_s(s.ceiling)}")
     return f"{s.label}{where} is on the path of {len(s.units)} units, {units}; its ceiling: {ceiling_words(s)}"
 
 
@@ -427,7 +430,71 @@ SHARED_LEAD = ("Elements on the path from the host that two units or more share 
                "ceiling (rate x lanes x encoding).")
 
 
+def transport_words(t: transport.TransportName) -> str:
+    """'iSCSI', 'NFSv3', 'locally', ... for sentences."""
+    words = transport.TRANSPORT_WORDS.get(t.kind, t.kind)
+    if t.kind == "nfs" and t.nfs_version:
+        words += f"v{t.nfs_version}"
+    return words
+
+
+def pairing_words(p: transport.Pairing) -> str:
+    """How two log candidates were paired ('the same path and class (nvdimm)')."""
+    if p.rule == "device":
+        how = f"the same device ({p.ident[0]} {p.ident[1]})"
+    elif p.rule == "path":
+        how = f"the same path and class ({p.device_class})" if p.device_class else "the same path (no class recorded)"
+    elif p.rule == "class":
+        how = f"the same class ({p.device_class})" + (", in order of position" if p.in_order else "")
+    else:
+        how = "position (no device class recorded on either side)"
+    if p.models:
+        how += f"; models differ: {p.models[0]} vs {p.models[1]}"
+    return how
+
+
+def unmatched_words(u: transport.Unmatched, words: str) -> str:
+    """Why a step has no counterpart over the transport (``words``) or locally."""
+    where = f"over {words}" if u.side == "local" else "locally"
+    if u.reason == "candidate":
+        return f"log candidate {u.candidate} has no counterpart {where}"
+    if u.reason == "no-config":
+        return f"no configuration named {u.config!r} {where}"
+    if u.reason == "shape":
+        (sync, log, logbias), other = u.shapes
+        return (f"{u.config!r} is sync={sync} log={log} logbias={logbias} locally "
+                f"but sync={other[0]} log={other[1]} logbias={other[2]} {where}")
+    if u.reason == "differs":
+        return "configuration differs locally (see the local side)"
+    return f"not measured at {u.threads} threads {where}"
+
+
+def difference_words(d: transport.Difference) -> str:
+    """What differs between a local run and its run over a transport, besides the transport."""
+    if d.kind == "scenario":
+        return (f"scenario {d.key}: {transport.shown(d.key, d.local)} locally vs "
+                f"{transport.shown(d.key, d.transport)} over the transport")
+    if d.kind == "pool":
+        return f"pool {d.key}: {d.local} vs {d.transport}"
+    if d.kind == "data":
+        return f"data vdevs: {', '.join(map(str, d.local)) or '-'} vs {', '.join(map(str, d.transport)) or '-'}"
+    if d.kind == "openzfs":
+        return f"OpenZFS module: {d.local or 'unrecorded'} vs {d.transport or 'unrecorded'}"
+    if d.kind == "day":
+        return f"run on {d.local} vs {d.transport}"
+    if d.kind == "quick":
+        return f"quick: {d.local} vs {d.transport}"
+    if d.kind == "incomplete":
+        return f"the {d.key} run is {d.local}: its missing steps show as unmatched"
+    return f"{d.key}: {d.local} vs {d.transport}"  # host, kernel, cpu
+
+
 def cost_worded(cost: Dict[str, Any]) -> Dict[str, Any]:
-    """A protocol-cost comparison (analysis.transport.compare) with the sentence of each SLOG-benefit entry."""
-    words = cost["transport_words"]
-    return dict(cost, slog_benefit=[dict(e, sentence=benefit_over_transport(e, words)) for e in cost["slog_benefit"]])
+    """A protocol-cost comparison (analysis.transport.compare) as the ``slogqual.cost/1`` document: the
+    transport, each pairing, each unmatched step, each difference and each SLOG-benefit entry in words."""
+    words = transport_words(cost["transport_words"])
+    return dict(cost, transport_words=words,
+                candidates=[dict(c, matched_by=pairing_words(c["matched_by"])) for c in cost["candidates"]],
+                unmatched_steps=[dict(u, why=unmatched_words(u["why"], words)) for u in cost["unmatched_steps"]],
+                differences=[difference_words(d) for d in cost["differences"]],
+                slog_benefit=[dict(e, sentence=benefit_over_transport(e, words)) for e in cost["slog_benefit"]])

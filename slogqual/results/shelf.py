@@ -3,7 +3,7 @@ camcontrol, devinfo and pciconf (FreeBSD) show it (``UnitPath``: its elements, e
 negotiated), and what slogqual.analysis.shelf makes of a shelf's figures on those paths
 (``ShelfAnalysis``: the shared elements with their ceilings, the findings as kinds with their figures).
 Built by slogqual.device.topology and slogqual.device.freebsd_topology (the paths) and
-slogqual.analysis.shelf (the analysis); words for people are analysis.shelf.words'.
+slogqual.analysis.shelf (the analysis); words for people are slogqual.report.shelf's.
 """
 
 from __future__ import annotations

@@ -41,9 +41,9 @@ from slogqual.results import (
 from slogqual.sweep.target import KIND_BLOCK, KIND_NBD, KIND_SCRATCH, Target
 from slogqual.sweep import target as targets
 from slogqual.analysis import overtime, percentiles, precision
-from slogqual.analysis import powerloss
-from slogqual.analysis import thermal as thermal_analysis
+from slogqual.report import powerloss
 from slogqual.analysis import wear
+from slogqual.report import sweep as sweep_words
 from slogqual.tools import fio, pairbench
 from slogqual.units import MAX_SUSTAIN_BYTES, MiB, size_label
 
@@ -537,7 +537,8 @@ class SyncWriteSweep:
                 point.notes.append(f"--precision {p.precision:.1%} not reached within {p.max_runtime_s:g} s: "
                                    f"{got} after {r.elapsed_ns / 1e9:.1f} s")
         if p.sustained:
-            point.collapse = overtime.collapse(overtime.OverTime.from_dict(point.over_time), size).to_dict()
+            point.collapse = sweep_words.collapse_dict(overtime.collapse(overtime.OverTime.from_dict(point.over_time),
+                                                                         size))
         return point
 
     def _save(self, result: SweepResult) -> None:
@@ -624,7 +625,7 @@ class SyncWriteSweep:
                     raise MeasurementError(result.error)
                 if before is not None:
                     after = thermal_snapshot(self.target)
-                    point.thermal = thermal_analysis.summary(before, after)
+                    point.thermal = sweep_words.thermal_summary(before, after)
                     point.wear = wear.summary(before.to_dict(), after.to_dict(), point.ios * size) if after else None
                     for w in point.thermal["warnings"]:
                         result.warnings.append(f"{size_label(size)}: {w}")

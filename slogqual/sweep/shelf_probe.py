@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from slogqual import environment
 from slogqual.sweep.at_once import at_once
 from slogqual.analysis import path_ceiling, shelf
+from slogqual.report import shelf as shelf_words
 from slogqual.device import topology
 from slogqual.progress import Progress
 from slogqual.results import schema as S
@@ -51,7 +52,7 @@ class ProbeSize:
         d: Dict[str, Any] = {"size": self.size}
         if self.depth != 1:
             d.update(depth=self.depth, engine="fio", flush=False)
-        return {**d, "alone": dict(self.alone), "together": dict(self.together), "analysis": self.analysis.to_dict()}
+        return {**d, "alone": dict(self.alone), "together": dict(self.together), "analysis": shelf_words.analysis_dict(self.analysis)}
 
     @property
     def label(self) -> str:
@@ -164,5 +165,5 @@ def probe(targets: Sequence[Target], runtime_s: float = 1.0, sizes: Sequence[int
         probed = ProbeSize(size, alone, together, shelf.analyse(figures, paths), depth=qd)
         result.sizes.append(probed)
         for f in probed.analysis.findings:
-            progress.say(f"  {probed.label}: {shelf.words(f)}")
+            progress.say(f"  {probed.label}: {shelf_words.finding_words(f)}")
     return result
