@@ -759,3 +759,31 @@ def test_a_rate_history_that_cannot_serve_is_one_line_exit_2(history, extra, nee
     rc, _, err = advise("--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1",
                         "--rate-history", path, *extra, capsys=capsys)
     assert rc == 2 and err.count("\n") == 1 and needle in err, err
+
+
+def test_without_a_measured_pool_every_figure_is_a_bound_and_the_first_line_says_so(capsys):
+    """Issue #37: on the --data path (the data devices' sweeps) the advice has no figure of the pool or of the
+    host — it ran 3-4x above what the pool measured where the host set the pace — so every figure is printed
+    and stored as an upper bound with what bounds it, and the advice says so in its first line; with a
+    measured pool (--scenario) the line is not there and the log-bound steps are predictions."""
+    rc, out, err = advise("--log", SATA_SWEEP, "--data", CLASS_SWEEPS["hdd"], CLASS_SWEEPS["hdd"], "--layout", "stripe",
+                          "--disks", "2", "--protocol", "iscsi", "--bs", "4k", "--threads", "1,4,16", "--tunables",
+                          "defaults", "--json", capsys=capsys)
+    assert rc == 0, err
+    doc = json.loads(out)
+    steps = [s for c in doc["candidates"] for s in c["steps"]]
+    # these hdd sweeps stop at 4 KiB: no bandwidth, so no data-side figure at all ("log-only"); with one, the
+    # pool's figure is their bandwidth over the bytes per write ("data-sweeps") — a bound either way
+    assert steps and all(s["upper_bound"] in ("data-sweeps", "log-only") for s in steps), \
+        [(s["threads"], s["upper_bound"]) for s in steps]
+    wide = A.data_from_sweeps([("hdd", load_sweep(F("run13-wide-128k-lab.log0-capped-ssd.sweep.json")))], "stripe", 4,
+                              A.Workload("iscsi", 131072, 131072, [2, 8]), A.Tunables())
+    cand = A.advise([("sata", load_sweep(SATA_SWEEP))], A.Workload("iscsi", 131072, 131072, [2, 8]), A.Tunables(),
+                    wide)["candidates"][0]
+    assert all(s["upper_bound"] == "data-sweeps" for s in cand["steps"]), cand["steps"]
+    rc, text, err = advise("--log", SATA_SWEEP, "--data", CLASS_SWEEPS["hdd"], CLASS_SWEEPS["hdd"], "--layout",
+                           "stripe", "--disks", "2", "--protocol", "iscsi", "--bs", "4k", "--threads", "1,4,16",
+                           "--tunables", "defaults", capsys=capsys)
+    assert rc == 0 and text.splitlines()[0].startswith("no host figure: ") and "≤" in text
+    rc, text, err = advise("--log", SATA_SWEEP, "--scenario", ISCSI_4K, "--tunables", "defaults", capsys=capsys)
+    assert rc == 0 and not text.startswith("no host figure") and text.splitlines()[0].startswith("workload: ")

@@ -90,7 +90,7 @@ MODEL_NOTE = ("model: docs/advisor.md (percentiles are not predicted; 'IOPS if p
 
 def table_text(advice: AdviceResult) -> str:
     """What `slogqual advise` prints."""
-    lines = [workload_line(advice)]
+    lines = ([NO_HOST_FIGURE] if advice.data.get("source") != "scenario" else []) + [workload_line(advice)]
     for c in advice.candidates:
         lines += ["", candidate_line(c), tabulate([step_row(s) for s in c.steps], headers=STEP_HEADERS,
                                                   disable_numparse=True)]
@@ -390,7 +390,14 @@ BOUND_WORDS = {
                 "copies every write into the log and checksums it (host-cpu-saturated)",
     "log-only": "no data-side figure at this thread count: only the log device's limits are in it, the pool and "
                 "the host can hold it lower",
+    "data-sweeps": "the data side is its devices' QD1 sweeps: no figure of the pool or of the host's software path "
+                   "between a write and the log, which can hold it lower (give --scenario, a measured pool)",
 }
+
+# The first line of an advice with no measured pool (issue #37): its figures rest on no host figure.
+NO_HOST_FIGURE = ("no host figure: this host's ZFS was not measured with this load (no --scenario result), so "
+                  "every figure below is an upper bound (≤), not a prediction; the host's CPU and the path "
+                  "between a write and the log can hold the pool 3-4x lower")
 
 
 def bound_lines(c: CandidateAdvice) -> List[str]:
