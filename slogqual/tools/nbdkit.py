@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import tempfile
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -24,6 +25,8 @@ PROGRAM = "nbdkit"
 SOCKET_PREFIX = "slogqual-nbd-"
 SOCKET_NAME = "nbd.sock"
 UNIX_PATH_MAX = 107  # sun_path's 108 bytes, the last a NUL
+PID_MAX = 4194304  # Linux's largest pid_max: the widest pid a directory name can carry
+SHORT_BASE = "/tmp"  # where a socket goes when the temporary directory is too deep for one
 
 
 def version() -> _run.ToolVersion:
@@ -40,11 +43,22 @@ def nbdinfo_version() -> _run.ToolVersion:
     return _run.get_version("nbdinfo", ["--version"], r"nbdinfo (\d+)\.(\d+)(?:\.(\d+))?")
 
 
+def socket_base(base: Optional[str] = None) -> str:
+    """Where a socket directory goes: ``base`` (the temporary directory by default), unless a socket there
+    would pass sun_path's 107 bytes (a deep test or job directory): then the short SHORT_BASE."""
+    where = base or tempfile.gettempdir()
+    longest = os.path.join(where, f"{SOCKET_PREFIX}{PID_MAX}-XXXXXXXX", SOCKET_NAME)
+    return where if len(os.fsencode(longest)) <= UNIX_PATH_MAX else SHORT_BASE
+
+
 def remove_stale_sockets(base: Optional[str] = None) -> List[str]:
-    """The socket directories (slogqual-nbd-…) in ``base`` (the temporary directory by default) of runs
-    that were killed before they could remove them: removed, and returned. Only those whose owner is a
-    process that is gone (slogqual.owned)."""
-    return _owned.remove_stale(base, SOCKET_PREFIX, lambda path: shutil.rmtree(path, ignore_errors=True))
+    """The socket directories (slogqual-nbd-…) in ``base`` (the temporary directory by default), and where its
+    sockets would go instead (``socket_base``), of runs that were killed before they could remove them:
+    removed, and returned. Only those whose owner is a process that is gone (slogqual.owned)."""
+    out: List[str] = []
+    for where in dict.fromkeys([base or tempfile.gettempdir(), socket_base(base)]):
+        out += _owned.remove_stale(where, SOCKET_PREFIX, lambda path: shutil.rmtree(path, ignore_errors=True))
+    return out
 
 
 @dataclass
@@ -79,13 +93,8 @@ class NbdServer:
         runs, ToolFailedError (its last words) when it exits first, ToolTimeoutError when it is
         still without a socket after ``timeout`` seconds."""
         check_version()
-        base = self.socket_dir
-        # a Unix socket's path holds at most 107 bytes: under a deep directory (a test's, a job's) the socket
-        # goes to a directory of its own in the system temp dir (same owner marker, same clean-up)
-        longest = os.path.join(base or "", f"{SOCKET_PREFIX}{os.getpid()}-XXXXXXXX", SOCKET_NAME)
-        if base and len(os.fsencode(longest)) > UNIX_PATH_MAX:
-            base = None
-        remove_stale_sockets(base)
+        base = socket_base(self.socket_dir)
+        remove_stale_sockets(self.socket_dir)
         self._tmpdir = _owned.make_dir(SOCKET_PREFIX, base)
         self.socket = os.path.join(self._tmpdir, SOCKET_NAME)
         self.process = _run.Background(self.argv())
