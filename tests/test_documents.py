@@ -45,9 +45,16 @@ def test_earlier_qualification_document_loads_and_round_trips_unchanged():
     # earlier version did not write ("rules") still absent when written back
     assert r.extra == {} and r.absent == ("rules",)
     assert json.dumps(r.to_dict(), indent=2) == json.dumps(doc, indent=2)
-    assert r.device["kind"] == "nbd" and r.environment["kernel"] and r.summary == {"pass": 1, "fail": 1, "not-evaluated": 0}
-    assert r.started < r.finished and r.store["ids"] == {"sweep": 1, "qualification": 3}
-    assert r.precondition is not None and r.steady_state is not None and isinstance(r.notes, list)
+    assert r.device["kind"] == "nbd" and r.environment.kernel
+    assert (r.summary.passed, r.summary.failed, r.summary.not_evaluated) == (1, 1, 0)
+    assert r.started < r.finished and r.store.recorded and r.store.ids == {"sweep": 1, "qualification": 3}
+    assert r.precondition.mode == "none" and isinstance(r.notes, list)
+    # every table a type: what the reports and the store read are fields, not keys
+    assert r.steady.checked and r.steady.missed and [x.n for x in r.steady.rounds] == [1, 2]
+    assert r.steady.rule.window == 5 and r.steady.last_check.reason == "2 of 5 rounds"
+    assert r.profile.name == "one-ms" and r.who.device_class and r.sweep.result().points[0].size == 4096
+    assert [c.measured_text for c in r.criteria][0] == "241.9 µs" and r.criteria[1].kind == "scenario"
+    assert [s.name for s in r.scenarios] == ["iscsi-4k-randwrite"] and r.scenarios[0].path
 
 
 def test_a_document_the_current_runner_writes_loads():
@@ -248,7 +255,7 @@ def test_readers_use_todays_analysis_not_the_stored_one():
     assert now["version"] == scenario_analysis.ANALYSIS_VERSION and now["verdict"] != "STALE VERDICT"
     assert scenario_analysis.stored_version(doc) == 1  # written before analyses carried their version
     c = P.parse_check("slog_benefit @ iscsi-4k-randwrite >= 2", ["iscsi-4k-randwrite"])
-    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": doc, "source": "file x"}})
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": judge.ScenarioEvidence(doc, source="file x")})
     assert j.measured == now["slog_benefit_at_peak"] != 99.0
 
 

@@ -38,10 +38,10 @@ class ReportInputs:
         not among them."""
         out = list(self.sweeps)
         for q, path in self.qualifications:
-            doc = q.sweep.get("document")
-            if doc and all(doc != r.to_dict() for r, _ in out):
-                where = f"{path} (its sweep{', ' + q.sweep['path'] if q.sweep.get('path') else ''})"
-                out.append((SweepResult.from_dict(doc, where), where))
+            where = f"{path} (its sweep{', ' + q.sweep.path if q.sweep.path else ''})"
+            sweep = q.sweep_result(where)
+            if sweep is not None and all(sweep.to_dict() != r.to_dict() for r, _ in out):
+                out.append((sweep, where))
         return out
 
 
