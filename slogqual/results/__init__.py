@@ -41,11 +41,10 @@ STATUS_FAILED = "failed"
 STATUS_INTERRUPTED = "interrupted"
 
 
-def schema_of(document: Any) -> Optional[str]:
-    """The schema a JSON document says it is (None: not an object, or no schema string): what a reader of
-    any kind of document dispatches on before typing it."""
-    schema = document.get("schema") if isinstance(document, dict) else None
-    return schema if isinstance(schema, str) else None
+def schema_of(document: Any, default: Any = None) -> Any:
+    """The schema a JSON document says it is, as written (``default`` where it says none, or is no object):
+    what a reader of any kind of document dispatches on before typing it."""
+    return document.get("schema", default) if isinstance(document, dict) else default
 
 
 def ordered(d: Dict[str, Any], order: Sequence[str]) -> Dict[str, Any]:

@@ -40,9 +40,10 @@ def kind_of(document: Any) -> Optional[str]:
 def typed(doc: Any, source: str) -> Document:
     """A document read as JSON (a file, a stored row), typed: UsageError when it is no slogqual result
     document, DocumentError (naming the key) when it is a malformed one."""
-    kind = SCHEMA_KINDS.get(schema_of(doc))
+    schema = schema_of(doc)
+    kind = SCHEMA_KINDS.get(schema) if isinstance(schema, str) else None
     if kind is None:
-        got = schema_of(doc) if isinstance(doc, dict) else type(doc).__name__
+        got = schema if isinstance(doc, dict) else type(doc).__name__
         raise UsageError(f"{source}: not a slogqual result document (schema: {got!r}; "
                          f"known: {', '.join(SCHEMA_KINDS)})")
     return TYPED[kind](doc, source)
