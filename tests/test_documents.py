@@ -78,6 +78,71 @@ def test_a_document_the_current_runner_writes_loads():
     assert r.log_paths == ["/dev/c"] and r.bs == 4096 and r.steps[0].threads == old["steps"][0]["threads"]
 
 
+def _fixtures(family):
+    import glob
+    import os
+    found = []
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(SCENARIOS[0])), "**", "*.json"),
+                                 recursive=True)):
+        doc = read(path)
+        if isinstance(doc, dict) and str(doc.get("schema", "")).startswith(f"slogqual.{family}/"):
+            found.append(path)
+    return found
+
+
+@pytest.mark.parametrize("path", _fixtures("qualification"))
+def test_every_qualification_fixture_round_trips_byte_for_byte(path, tmp_path):
+    from slogqual.results import write_json_atomic
+    out = tmp_path / "again.json"
+    write_json_atomic(str(out), QualificationResult.load(path).to_dict())
+    with open(path, "rb") as a, open(out, "rb") as b:
+        assert a.read() == b.read()
+
+
+def test_unknown_keys_of_the_qualification_s_tables_are_kept_where_the_file_had_them(tmp_path):
+    """CONSTRUCTED from the recorded qualification: a key no qualify wrote, planted inside a criterion, the
+    steady state, a round and the summary, goes into that table's ``extra`` and comes back in its place; a
+    key the file lacked (a count, a flag) stays absent."""
+    from slogqual.results import write_json_atomic
+    doc = read(QUALIFICATION)
+    doc["criteria"][0] = dict([*list(doc["criteria"][0].items())[:3], ("planted", [1]),
+                               *list(doc["criteria"][0].items())[3:]])
+    doc["steady_state"] = {"first": None, **doc["steady_state"]}
+    doc["steady_state"]["rounds"][1]["extra_figure"] = 2.5
+    del doc["precondition"]["loops"], doc["summary"]["fail"], doc["steady_state"]["checked"]
+    doc["summary"]["skipped"] = 0
+    path = tmp_path / "planted.json"
+    write_json_atomic(str(path), doc)
+    q = QualificationResult.load(str(path))
+    assert q.criteria[0].extra == {"planted": [1]} and q.steady.extra == {"first": None}
+    assert q.steady.rounds[1].extra == {"extra_figure": 2.5} and q.summary.extra == {"skipped": 0}
+    assert q.precondition.loops is None and q.summary.counts() == (1, 0, 0) and q.steady.checked is None
+    again = tmp_path / "again.json"
+    write_json_atomic(str(again), q.to_dict())
+    assert again.read_bytes() == path.read_bytes()
+
+
+def test_a_qualification_made_as_qualify_makes_it_is_written_in_the_writer_s_order():
+    """The tables qualify builds (no file behind them) write every key in the order the recorded file has."""
+    from slogqual.results.qualification import (Identity, ProfileRecord, Rules, ScenarioEntry, SteadyStateRecord,
+                                                StoreRecord, Summary, SweepReference)
+    doc = read(QUALIFICATION)
+    q = QualificationResult.load(QUALIFICATION)
+    made = QualificationResult(
+        verdict=q.verdict, exit_code=q.exit_code, error=q.error, target=q.target, name=q.name,
+        identity=Identity.made(doc["identity"]), device=q.device, profile=ProfileRecord.made(doc["profile"]),
+        precondition=q.precondition, steady_state=SteadyStateRecord.made(doc["steady_state"]),
+        sweep=SweepReference(path=q.sweep.path, status=q.sweep.status, document=q.sweep.document),
+        scenarios=[ScenarioEntry(**{k: s.get(k) for k in ScenarioEntry.KEYS}) for s in doc["scenarios"]],
+        criteria=q.criteria, rules=Rules(judge=1, scenario_analysis=1), summary=Summary(1, 1, 0),
+        warnings=q.warnings, notes=q.notes, environment=q.environment, started=q.started, finished=q.finished,
+        store=StoreRecord.made({"recorded": True, "path": doc["store"]["path"], "ids": doc["store"]["ids"]}))
+    written = made.to_dict()
+    assert list(written) == list(doc)[:14] + ["rules"] + list(doc)[14:]
+    assert written["rules"] == {"judge": 1, "scenario_analysis": 1}
+    assert json.dumps({k: v for k, v in written.items() if k != "rules"}) == json.dumps(doc)
+
+
 def _scenario_fixtures():
     import glob
     import os

@@ -67,7 +67,7 @@ def test_an_sqlite_store_of_version_1_is_migrated_and_its_hosts_filled_in(tmp_pa
     with Store(path) as st:
         assert st.migrated == (1, 2)
         assert [(r.host, r.serial) for r in st.runs()] == [("labhost-7", "S")]
-        assert st.record(SweepResult.from_dict(doc)) is None  # the same run, already there
+        assert st.record(SweepResult.from_dict(doc), as_read=doc) is None  # the same run, already there
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2  # older slogqual refuses it
 
 

@@ -165,7 +165,7 @@ def judge_steady(c: Criterion, steady: Optional[SteadyStateRecord]) -> Judgement
     if steady is None or not steady.checked:
         return Judgement(c, NOT_EVALUATED, detail="no steady-state rounds were run")
     value = "reached" if steady.reached else "not-reached"
-    return Judgement(c, PASS if _compare(c, value) else FAIL, value, steady.label)
+    return Judgement(c, PASS if _compare(c, value) else FAIL, value, steady.label or "")
 
 
 def judge_scenario(c: Criterion, scenarios: Dict[str, ScenarioEvidence]) -> Judgement:

@@ -24,7 +24,7 @@ def device_table(q: QualificationResult) -> str:
     if q.device:
         lines.append(f"write cache: {(dev.write_cache or {}).get('verdict', '-')}; "
                      f"link: {(dev.link or {}).get('verdict', '-')}")
-    lines.append(f"preconditioning: {q.precondition.mode if q.precondition else '-'}; steady state: {steady.label}")
+    lines.append(f"preconditioning: {q.precondition.mode if q.precondition else '-'}; steady state: {steady.label_text}")
     if q.error:
         lines.append(f"{q.verdict}: {q.error}")
     rows = [[c.name or c.check, c.measured_text, c.threshold_text, RESULT_WORDS[c.result], c.detail or ""]

@@ -39,8 +39,8 @@ def build(quals: Sequence[QualificationResult], name: str = "slogqual qualify") 
         for key, value in (("verdict", q.verdict), ("profile", q.profile.name),
                            ("model", ident.model), ("serial", ident.serial),
                            ("firmware", ident.firmware), ("class", ident.device_class),
-                           ("steady_state", steady.label),
-                           ("steady_state_reached", str(steady.reached).lower()),
+                           ("steady_state", steady.label_text),
+                           ("steady_state_reached", str(bool(steady.reached)).lower()),
                            ("precondition", q.precondition.mode if q.precondition else None)):
             ET.SubElement(props, "property", name=key, value="" if value is None else str(value))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -64,7 +64,7 @@ def build(quals: Sequence[QualificationResult], name: str = "slogqual qualify") 
         for k, v in counts.items():
             suite.set(k, str(v))
             totals[k] += v
-        lines = [f"verdict: {q.verdict}", f"steady state: {steady.label}"]
+        lines = [f"verdict: {q.verdict}", f"steady state: {steady.label_text}"]
         if q.error:
             lines.append(f"error: {q.error}")
         lines += [f"WARNING: {w}" for w in q.warnings]

@@ -29,9 +29,8 @@ SUMMARY_HEADERS = ["device", "model", "serial", "steady state", "pass", "fail", 
 def summary_rows(quals: Sequence[QualificationResult]) -> List[List[str]]:
     rows = []
     for q in quals:
-        s = q.summary or Summary()
-        rows.append([q.target, q.who.model or "-", q.who.serial or "-", q.steady.label,
-                     str(s.passed), str(s.failed), str(s.not_evaluated),
+        rows.append([q.target, q.who.model or "-", q.who.serial or "-", q.steady.label_text,
+                     *map(str, (q.summary or Summary()).counts()),
                      VERDICT_WORDS.get(q.verdict, q.verdict).split(" (")[0]])
     return rows
 
@@ -89,7 +88,7 @@ def qualification_section(q: QualificationResult, path: str = "") -> Qualificati
         path=path, result=q, title=f"{q.target} — {ident_line(q)}",
         verdict=Verdict("Qualification verdict", word, VERDICT_TONES.get(q.verdict, "neutral"), detail),
         profile=profile, precondition=(scalar(pre.note or pre.mode) if pre else "") or "-",
-        steady=steady.label + (f" ({rule})" if rule else ""),
+        steady=steady.label_text + (f" ({rule})" if rule else ""),
         steady_missed=steady.missed,
         criteria=criteria, rounds=rounds, scenarios=scenarios, sweep=sweep,
         warnings=list(q.warnings), notes=list(q.notes))

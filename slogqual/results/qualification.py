@@ -167,9 +167,9 @@ class SteadyStateRecord(Table):
     KEYS: ClassVar[Tuple[str, ...]] = ("checked", "reached", "label", "at_round", "tracked", "size", "round_runtime_s",
                                        "max_rounds", "rule", "rounds", "last_check")
 
-    checked: bool = False  # False when no rounds were asked for
-    reached: bool = False
-    label: str = "not checked"
+    checked: Optional[bool] = None  # False when no rounds were asked for
+    reached: Optional[bool] = None
+    label: Optional[str] = None  # 'reached (round 5)', 'NOT reached in 6 rounds', 'not checked'
     at_round: Optional[int] = None
     tracked: Optional[str] = None  # the figure the rule follows (iops)
     size: Optional[int] = None
@@ -181,16 +181,21 @@ class SteadyStateRecord(Table):
 
     @classmethod
     def _typed(cls, d: Dict[str, Any], c: S.Checker, where: str) -> Dict[str, Any]:
-        return {"checked": bool(c.get(d, "checked", where, (bool,), required=False)),
-                "reached": bool(c.get(d, "reached", where, (bool,), required=False)),
-                "label": c.text(d, "label", where, required=False) or "not checked",
+        return {"checked": c.get(d, "checked", where, (bool,), required=False),
+                "reached": c.get(d, "reached", where, (bool,), required=False),
+                "label": c.text(d, "label", where, required=False),
                 "rule": SteadyRule.optional(d, "rule", c, where), "rounds": SteadyRound.each(d, "rounds", c, where),
                 "last_check": SteadyCheck.optional(d, "last_check", c, where)}
 
     @property
     def missed(self) -> bool:
         """Checked and not reached: every figure of the qualification may still drift."""
-        return self.checked and not self.reached
+        return bool(self.checked and not self.reached)
+
+    @property
+    def label_text(self) -> str:
+        """The label, 'not checked' where there is none."""
+        return self.label if self.label is not None else "not checked"
 
     @property
     def rule_text(self) -> Optional[str]:
@@ -254,13 +259,17 @@ class Summary(Table):
     KEYS: ClassVar[Tuple[str, ...]] = ("pass", "fail", "not-evaluated")
     NAMES: ClassVar[Dict[str, str]] = {"pass": "passed", "fail": "failed", "not-evaluated": "not_evaluated"}
 
-    passed: int = 0
-    failed: int = 0
-    not_evaluated: int = 0
+    passed: Optional[int] = None
+    failed: Optional[int] = None
+    not_evaluated: Optional[int] = None
 
     @classmethod
     def _typed(cls, d: Dict[str, Any], c: S.Checker, where: str) -> Dict[str, Any]:
-        return {cls._attr(k): c.integer(d, k, where, required=False, minimum=0) or 0 for k in cls.KEYS}
+        return {cls._attr(k): c.integer(d, k, where, required=False, minimum=0) for k in cls.KEYS}
+
+    def counts(self) -> Tuple[int, int, int]:
+        """(pass, fail, not evaluated), 0 where the document has no count."""
+        return self.passed or 0, self.failed or 0, self.not_evaluated or 0
 
 
 @dataclass

@@ -177,17 +177,19 @@ class Store:
 
     # --- writing -------------------------------------------------------------------------------
 
-    def record(self, document: Document, path: Optional[str] = None,
-               identity: Optional[Identity] = None) -> Optional[int]:
+    def record(self, document: Document, path: Optional[str] = None, identity: Optional[Identity] = None,
+               as_read: Optional[Dict[str, Any]] = None) -> Optional[int]:
         """Store one typed document (a sweep, scenario, qualification or power-cut result: as a loader gave it,
         checked, or as a run made it); the id of its row (None when it was already stored: a run is its
         digest, so the same result from two hosts or two imports is one run). ``identity``: what the user
-        labelled the device with, filling only what the document leaves unknown."""
+        labelled the device with, filling only what the document leaves unknown. ``as_read``: the JSON the
+        document was loaded from, kept as it is (``import json``: the same file is the same run, whatever
+        keys this slogqual's types would add to an older one); else the document as ``to_dict`` writes it."""
         if kind_of(document) is None:
             raise StoreError(f"result store: cannot record {type(document).__name__} (a sweep, scenario, "
                              "qualification or power-cut result is recorded)")
         f = filed(document).labelled(identity)
-        doc = document.to_dict()
+        doc = as_read if as_read is not None else document.to_dict()
         try:  # a document a reader could not load back is not stored: JSON has no NaN or infinity
             text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
         except ValueError:
@@ -398,22 +400,30 @@ def stored_sweeps(selector: Dict[str, str], store_path: Optional[str],
 
 # --- recording files -----------------------------------------------------------------------------------
 
-def read_documents(paths: Sequence[str]) -> List[Tuple[Document, str]]:
-    """(typed document, path) for every document (or list of documents) in the files; anything that is not
-    a slogqual result document, or a malformed one, is refused before anything is stored."""
+@dataclass
+class ReadDocument:
+    """A result document read from a file: typed, and the JSON as the file had it (what is stored)."""
+
+    document: Document
+    path: str
+    as_read: Dict[str, Any]
+
+
+def read_documents(paths: Sequence[str]) -> List[ReadDocument]:
+    """Every document (or list of documents) in the files, typed; anything that is not a slogqual result
+    document, or a malformed one, is refused before anything is stored."""
     docs = []
     for path in paths:
         data = load_json(path)
         for doc in data if isinstance(data, list) else [data]:
-            docs.append((typed(doc, path), path))  # a malformed document is refused here, not stored
+            docs.append(ReadDocument(typed(doc, path), path, doc))  # a malformed one is refused here, not stored
     return docs
 
 
-def record_documents(docs: Sequence[Tuple[Document, Optional[str]]],
-                     store_path: Optional[str]) -> List[Optional[int]]:
-    """Record (typed document, path) pairs in one store; the new ids (None: already stored)."""
+def record_documents(docs: Sequence[ReadDocument], store_path: Optional[str]) -> List[Optional[int]]:
+    """Record documents read from files in one store; the new ids (None: already stored)."""
     with Store(store_path) as store:
-        return [store.record(doc, path) for doc, path in docs]
+        return [store.record(d.document, d.path, as_read=d.as_read) for d in docs]
 
 
 def record_results_or_warn(results: Sequence[SweepResult], paths: Sequence[Optional[str]],

@@ -145,6 +145,6 @@ def scenario_summary(result: ScenarioResult) -> str:
 
 
 def qualification_summary(q: QualificationResult) -> str:
-    s = q.summary or Summary()
-    label = q.steady_state.label if q.steady_state is not None else ""
-    return f"{s.passed} pass, {s.failed} fail, {s.not_evaluated} not evaluated; steady state {label}"
+    passed, failed, not_evaluated = (q.summary or Summary()).counts()
+    label = (q.steady_state.label if q.steady_state is not None else None) or ""
+    return f"{passed} pass, {failed} fail, {not_evaluated} not evaluated; steady state {label}"
