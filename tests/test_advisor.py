@@ -691,11 +691,11 @@ def test_the_kernels_parameters_are_read_as_the_lab_guest_wrote_them(tmp_path):
 
 def test_inputs_from_the_result_store_give_the_advice_their_files_give(tmp_path, capsys):
     """store:ID names a run in the result store (--store): a sweep, a qualification's sweep, a scenario."""
-    from slogqual.store import Store
+    from slogqual.store import Store, typed
 
     db = str(tmp_path / "results.sqlite")
     with Store(db) as st:
-        ids = {name: st.record(read(path), path) for name, path in
+        ids = {name: st.record(typed(read(path), path), path) for name, path in
                (("sata", SATA_SWEEP), ("nvdimm", NVDIMM_SWEEP), ("scenario", ISCSI_4K))}
     common = ["--protocol", "iscsi", "--bs", "4k", "--threads", "1,2,4", "--tunables", "defaults", "--json"]
     rc, from_files, _ = advise("--log", SATA_SWEEP, NVDIMM_SWEEP, "--scenario", ISCSI_4K, *common, capsys=capsys)

@@ -45,9 +45,16 @@ def test_earlier_qualification_document_loads_and_round_trips_unchanged():
     # earlier version did not write ("rules") still absent when written back
     assert r.extra == {} and r.absent == ("rules",)
     assert json.dumps(r.to_dict(), indent=2) == json.dumps(doc, indent=2)
-    assert r.device["kind"] == "nbd" and r.environment["kernel"] and r.summary == {"pass": 1, "fail": 1, "not-evaluated": 0}
-    assert r.started < r.finished and r.store["ids"] == {"sweep": 1, "qualification": 3}
-    assert r.precondition is not None and r.steady_state is not None and isinstance(r.notes, list)
+    assert r.device["kind"] == "nbd" and r.environment.kernel
+    assert (r.summary.passed, r.summary.failed, r.summary.not_evaluated) == (1, 1, 0)
+    assert r.started < r.finished and r.store.recorded and r.store.ids == {"sweep": 1, "qualification": 3}
+    assert r.precondition.mode == "none" and isinstance(r.notes, list)
+    # every table a type: what the reports and the store read are fields, not keys
+    assert r.steady.checked and r.steady.missed and [x.n for x in r.steady.rounds] == [1, 2]
+    assert r.steady.rule.window == 5 and r.steady.last_check.reason == "2 of 5 rounds"
+    assert r.profile.name == "one-ms" and r.who.device_class and r.sweep.result().points[0].size == 4096
+    assert [c.measured_text for c in r.criteria][0] == "241.9 µs" and r.criteria[1].kind == "scenario"
+    assert [s.name for s in r.scenarios] == ["iscsi-4k-randwrite"] and r.scenarios[0].path
 
 
 def test_a_document_the_current_runner_writes_loads():
@@ -69,6 +76,71 @@ def test_a_document_the_current_runner_writes_loads():
     r = ScenarioResult.from_dict(json.loads(json.dumps(doc)), "new.json")
     assert r.origin == "slogqual scenario run" and r.status == "running" and r.to_dict() == doc
     assert r.log_paths == ["/dev/c"] and r.bs == 4096 and r.steps[0].threads == old["steps"][0]["threads"]
+
+
+def _fixtures(family):
+    import glob
+    import os
+    found = []
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(SCENARIOS[0])), "**", "*.json"),
+                                 recursive=True)):
+        doc = read(path)
+        if isinstance(doc, dict) and str(doc.get("schema", "")).startswith(f"slogqual.{family}/"):
+            found.append(path)
+    return found
+
+
+@pytest.mark.parametrize("path", _fixtures("qualification"))
+def test_every_qualification_fixture_round_trips_byte_for_byte(path, tmp_path):
+    from slogqual.results import write_json_atomic
+    out = tmp_path / "again.json"
+    write_json_atomic(str(out), QualificationResult.load(path).to_dict())
+    with open(path, "rb") as a, open(out, "rb") as b:
+        assert a.read() == b.read()
+
+
+def test_unknown_keys_of_the_qualification_s_tables_are_kept_where_the_file_had_them(tmp_path):
+    """CONSTRUCTED from the recorded qualification: a key no qualify wrote, planted inside a criterion, the
+    steady state, a round and the summary, goes into that table's ``extra`` and comes back in its place; a
+    key the file lacked (a count, a flag) stays absent."""
+    from slogqual.results import write_json_atomic
+    doc = read(QUALIFICATION)
+    doc["criteria"][0] = dict([*list(doc["criteria"][0].items())[:3], ("planted", [1]),
+                               *list(doc["criteria"][0].items())[3:]])
+    doc["steady_state"] = {"first": None, **doc["steady_state"]}
+    doc["steady_state"]["rounds"][1]["extra_figure"] = 2.5
+    del doc["precondition"]["loops"], doc["summary"]["fail"], doc["steady_state"]["checked"]
+    doc["summary"]["skipped"] = 0
+    path = tmp_path / "planted.json"
+    write_json_atomic(str(path), doc)
+    q = QualificationResult.load(str(path))
+    assert q.criteria[0].extra == {"planted": [1]} and q.steady.extra == {"first": None}
+    assert q.steady.rounds[1].extra == {"extra_figure": 2.5} and q.summary.extra == {"skipped": 0}
+    assert q.precondition.loops is None and q.summary.counts() == (1, 0, 0) and q.steady.checked is None
+    again = tmp_path / "again.json"
+    write_json_atomic(str(again), q.to_dict())
+    assert again.read_bytes() == path.read_bytes()
+
+
+def test_a_qualification_made_as_qualify_makes_it_is_written_in_the_writer_s_order():
+    """The tables qualify builds (no file behind them) write every key in the order the recorded file has."""
+    from slogqual.results.qualification import (Identity, ProfileRecord, Rules, ScenarioEntry, SteadyStateRecord,
+                                                StoreRecord, Summary, SweepReference)
+    doc = read(QUALIFICATION)
+    q = QualificationResult.load(QUALIFICATION)
+    made = QualificationResult(
+        verdict=q.verdict, exit_code=q.exit_code, error=q.error, target=q.target, name=q.name,
+        identity=Identity.made(doc["identity"]), device=q.device, profile=ProfileRecord.made(doc["profile"]),
+        precondition=q.precondition, steady_state=SteadyStateRecord.made(doc["steady_state"]),
+        sweep=SweepReference(path=q.sweep.path, status=q.sweep.status, document=q.sweep.document),
+        scenarios=[ScenarioEntry(**{k: s.get(k) for k in ScenarioEntry.KEYS}) for s in doc["scenarios"]],
+        criteria=q.criteria, rules=Rules(judge=1, scenario_analysis=1), summary=Summary(1, 1, 0),
+        warnings=q.warnings, notes=q.notes, environment=q.environment, started=q.started, finished=q.finished,
+        store=StoreRecord.made({"recorded": True, "path": doc["store"]["path"], "ids": doc["store"]["ids"]}))
+    written = made.to_dict()
+    assert list(written) == list(doc)[:14] + ["rules"] + list(doc)[14:]
+    assert written["rules"] == {"judge": 1, "scenario_analysis": 1}
+    assert json.dumps({k: v for k, v in written.items() if k != "rules"}) == json.dumps(doc)
 
 
 def _scenario_fixtures():
@@ -248,7 +320,7 @@ def test_readers_use_todays_analysis_not_the_stored_one():
     assert now["version"] == scenario_analysis.ANALYSIS_VERSION and now["verdict"] != "STALE VERDICT"
     assert scenario_analysis.stored_version(doc) == 1  # written before analyses carried their version
     c = P.parse_check("slog_benefit @ iscsi-4k-randwrite >= 2", ["iscsi-4k-randwrite"])
-    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": doc, "source": "file x"}})
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": judge.ScenarioEvidence(doc, source="file x")})
     assert j.measured == now["slog_benefit_at_peak"] != 99.0
 
 

@@ -33,6 +33,7 @@ from slogqual.analysis.findings import Finding, Kind, StepRef
 from slogqual.device import topology as T
 from slogqual.errors import UsageError
 from slogqual.report import wording
+from slogqual.results import DeviceIdentity
 from slogqual.results.scenario import ScenarioResult
 
 from test_device_identity import host_sys, lab_sys  # noqa: F401 (the recorded trees, unpacked once)
@@ -120,7 +121,7 @@ def constructed(paths, alone_mb, together_bytes_s):
     extra.update(log_devices=members, log_write_bytes_s=together_bytes_s)
     result.steps = [s for s in result.steps if s.log == "none"] + [dataclasses.replace(step, extra=extra)]
     result.pool.log = members
-    result.pool.devices.update({p.device: {"path": p.device, "topology": p.to_dict()} for p in paths})
+    result.pool.devices.update({p.device: DeviceIdentity.of({"path": p.device, "topology": p.to_dict()}) for p in paths})
     result.log_sweeps = {m: {"points": [{"size": 131072, "mbps": mb * MB / MiB}]} for m, mb in zip(members, alone_mb)}
     return ScenarioResult.from_dict(result.to_dict(), "constructed.json")  # checked as a loaded one is
 

@@ -46,7 +46,7 @@ def test_method_is_said_from_the_document_and_counts_from_the_cycles():
     real["target"]["kind"] = "device"
     assert A.method_of(real) == A.METHOD_REAL
     doc = load(UNSAFE)
-    assert A.summary(doc) == ("emulated (nbdkit cache=unsafe): 2 of 2 cycle(s), 48 acknowledged, 0 intact, 48 lost "
+    assert powercut_words.summary(doc) == ("emulated (nbdkit cache=unsafe): 2 of 2 cycle(s), 48 acknowledged, 0 intact, 48 lost "
                               "(torn 0, stale 0, missing 48)")
     tampered = copy.deepcopy(doc)  # constructed: totals that disagree with the cycles are not believed
     tampered["totals"] = {k: 0 for k in tampered["totals"]}

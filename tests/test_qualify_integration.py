@@ -82,6 +82,18 @@ def test_fast_device_passes_slow_device_fails(tmp_path, profile, store_env):
     # the HTML report: the project's report with the qualification section in it
     html = (out / "qualification.html").read_text()
     assert 'id="qualification"' in html and "FAIL" in html and "<svg" in html
+    # each document as qualify wrote it is what its type reads and writes back, byte for byte; the store
+    # filed it under its identity with its verdict
+    from slogqual.results import json_text
+    from slogqual.results.qualification import QualificationResult
+    from slogqual.store import Store
+    for name in ("1-nbd", "2-nbd"):
+        path = out / f"{name}.qualification.json"
+        assert json_text(QualificationResult.load(str(path)).to_dict(), "again") == path.read_text()
+    with Store(store_env["SLOGQUAL_STORE"]) as st:
+        quals = st.runs(kind="qualification")
+    assert [(r.verdict, r.profile, r.target) for r in quals] == [("pass", "one-ms", fast.uri), ("fail", "one-ms", slow.uri)]
+    assert [d["store"]["ids"]["qualification"] for d in docs] == [r.id for r in quals]
 
 
 def test_passing_device_alone_exits_0(tmp_path, profile, store_env):

@@ -262,7 +262,7 @@ def test_the_door_refuses_a_tray_with_a_device_another_run_holds_and_skips_it_wh
         outcome = qualify(QualifyRequest([str(held), str(free)], profile, out_dir=str(tmp_path / "o2"),
                                          parallel=True, skip_refused=True, **fast), on_note=notes.append)
     assert outcome.skipped == [str(held)] and outcome.exit_code == 3
-    assert [d["verdict"] for d in outcome.documents] == ["refused", "pass"]
+    assert [d.verdict for d in outcome.documents] == ["refused", "pass"]
     assert any(n.startswith(f"skipped {held} (--skip-refused): refusing {held}") for n in notes), notes
     assert held.read_bytes() == b"\0" * (64 << 20)
     assert unlocked(str(free))

@@ -104,7 +104,7 @@ def test_scenario_criteria_never_invent_a_value():
     c = crit("slog_benefit @ iscsi-4k-randwrite >= 2")
     j = judge.judge_scenario(c, {})
     assert j.result == judge.NOT_EVALUATED and j.measured is None and "--scenario-result" in j.detail
-    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": None, "reason": "the lab is not available: x"}})
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": judge.ScenarioEvidence(reason="the lab is not available: x")})
     assert j.result == judge.NOT_EVALUATED and j.detail == "the lab is not available: x"
     # a real lab result (tests/fixtures/qualify) whose SLOG steps are taken out: today's analysis of
     # what is left has no benefit to judge, whatever the stored analysis says
@@ -113,23 +113,25 @@ def test_scenario_criteria_never_invent_a_value():
     full = load(fixture_path("qualify", "scenario-iscsi-4k-randwrite-lab-quick.json"))
     doc = dict(full, steps=[s for s in full["steps"] if s["log"] == "none"],
                analysis=dict(full["analysis"], slog_benefit_at_peak=3.4))
-    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": ScenarioResult.from_dict(doc)}})
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": judge.ScenarioEvidence(ScenarioResult.from_dict(doc))})
     assert j.result == judge.NOT_EVALUATED and j.measured is None
     assert "No sync=always configuration with a SLOG was measured" in j.detail
     failed = dict(full, status="failed", error="zpool create failed: no ZFS module", analysis=None)
-    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": ScenarioResult.from_dict(failed)}})
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": judge.ScenarioEvidence(ScenarioResult.from_dict(failed))})
     assert j.result == judge.NOT_EVALUATED and "status failed: zpool create failed" in j.detail
-    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": {"document": ScenarioResult.from_dict(full),
-                                                         "source": "file s.json"}})
+    j = judge.judge_scenario(c, {"iscsi-4k-randwrite": judge.ScenarioEvidence(ScenarioResult.from_dict(full),
+                                                                               source="file s.json")})
     assert j.measured == full["analysis"]["slog_benefit_at_peak"] and "quick run" in j.detail
     assert j.result == (judge.PASS if j.measured >= 2 else judge.FAIL)
 
 
 def test_steady_state_criterion():
     c = crit("steady_state == reached")
-    assert judge.judge_steady(c, {"checked": True, "reached": True, "label": "reached (round 5)"}).result == judge.PASS
-    assert judge.judge_steady(c, {"checked": True, "reached": False, "label": "NOT"}).result == judge.FAIL
-    assert judge.judge_steady(c, {"checked": False}).result == judge.NOT_EVALUATED
+    from slogqual.results.qualification import SteadyStateRecord as Steady
+    assert judge.judge_steady(c, Steady(checked=True, reached=True, label="reached (round 5)")).result == judge.PASS
+    assert judge.judge_steady(c, Steady(checked=True, reached=False, label="NOT")).result == judge.FAIL
+    assert judge.judge_steady(c, Steady(checked=False)).result == judge.NOT_EVALUATED
+    assert judge.judge_steady(c, None).result == judge.NOT_EVALUATED
 
 
 def test_verdict_needs_every_criterion_to_pass():
@@ -140,19 +142,23 @@ def test_verdict_needs_every_criterion_to_pass():
     assert judge.verdict_of([ok]) == judge.VERDICT_PASS
     assert judge.verdict_of([ok, ne]) == judge.VERDICT_INCOMPLETE
     assert judge.verdict_of([ok, ne, bad]) == judge.VERDICT_FAIL
-    assert judge.counts([ok, ne, bad]) == {"pass": 1, "fail": 1, "not-evaluated": 1}
+    assert judge.counts([ok, ne, bad]).to_dict() == {"pass": 1, "fail": 1, "not-evaluated": 1}
 
 
 def _doc(target, verdict, results, error=None, reached=True):
-    crits = []
-    for i, r in enumerate(results):
-        crits.append({"check": f"lat_us.mean @ 4k <= {i}", "name": None, "result": r, "measured_text": "5 µs",
-                      "threshold_text": f"<= {i} µs", "message": f"m{i}", "detail": "d", "why": "w"})
-    return {"target": target, "name": target.strip("/").replace("/", "_"), "verdict": verdict, "error": error,
-            "identity": {"model": "M", "serial": "S"}, "profile": {"name": "p"}, "criteria": crits,
-            "steady_state": {"checked": True, "reached": reached,
-                             "label": "reached (round 5)" if reached else "NOT reached in 6 rounds"},
-            "warnings": [], "started": "2026-11-22T00:00:00+00:00"}
+    """A qualification as qualify makes it (typed), with only what JUnit shows."""
+    from slogqual.results.qualification import (CriterionResult, Identity, ProfileRecord, QualificationResult,
+                                                SteadyStateRecord, SweepReference)
+    crits = [CriterionResult(check=f"lat_us.mean @ 4k <= {i}", name=None, result=r, measured_text="5 µs",
+                             threshold_text=f"<= {i} µs", message=f"m{i}", detail="d", why="w")
+             for i, r in enumerate(results)]
+    return QualificationResult(target=target, name=target.strip("/").replace("/", "_"), verdict=verdict, error=error,
+                               exit_code=0, identity=Identity(model="M", serial="S"), profile=ProfileRecord(name="p"),
+                               criteria=crits, sweep=SweepReference(), scenarios=[],
+                               steady_state=SteadyStateRecord(checked=True, reached=reached,
+                                                              label="reached (round 5)" if reached
+                                                              else "NOT reached in 6 rounds"),
+                               warnings=[], started="2026-11-22T00:00:00+00:00")
 
 
 def test_junit_one_suite_per_device_one_case_per_criterion(tmp_path):

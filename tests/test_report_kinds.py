@@ -91,8 +91,8 @@ def assert_qualification(text):
     q = QualificationResult.load(QUALIFICATION)
     assert q.verdict == "fail" and re.search(r"Verdict:\W+FAIL\b", text)
     for c in q.criteria:  # each criterion with its figure, threshold, result and evidence
-        assert re.search(rf"{re.escape(c.check)}\W+{re.escape(c.extra['measured_text'])}\W+"
-                         rf"{re.escape(c.extra['threshold_text'])}\W+{Q.RESULT_WORDS[c.result]}\W+{re.escape(c.detail)}",
+        assert re.search(rf"{re.escape(c.check)}\W+{re.escape(c.measured_text)}\W+"
+                         rf"{re.escape(c.threshold_text)}\W+{Q.RESULT_WORDS[c.result]}\W+{re.escape(c.detail)}",
                          text), c.check
     assert "NOT reached in 2 rounds" in text
 
@@ -221,10 +221,11 @@ def test_a_malformed_document_of_a_known_kind_is_refused_naming_its_key(tmp_path
 
 
 def test_qualify_writes_its_report_with_the_same_qualification_section(tmp_path):
-    """qualify/output.py's report takes the section from report/qualification.py (its documents as dicts)."""
+    """qualify/output.py's report takes the section from report/qualification.py (the typed documents qualify
+    holds)."""
     from slogqual.qualify import output
 
-    doc = json.loads(open(QUALIFICATION).read())
+    doc = QualificationResult.load(QUALIFICATION)
     page = tmp_path / "qualification.html"
     assert output.write_html(str(page), [doc], [], []) == []
     assert 'id="qualification"' in page.read_text()

@@ -162,8 +162,8 @@ def test_a_one_log_result_completes_with_the_skip_recorded_and_warned(tmp_path):
     run = runner(doc, tmp_path)
     done = run.run()
     assert done.status == "complete" and len(done.steps) == 6  # nothing measured again
-    assert [k["config"] for k in done.skipped] == [STRIPE, MIRROR]
-    assert done.warnings == [variants.skip_warning(k) for k in done.skipped]
+    assert [k.config for k in done.skipped] == [STRIPE, MIRROR]
+    assert done.warnings == [variants.skip_warning(k.to_dict()) for k in done.skipped]
     saved = ScenarioResult.load(str(tmp_path / "r.json"))
     assert saved.skipped == done.skipped and saved.warnings == done.warnings and saved.to_dict() == done.to_dict()
 

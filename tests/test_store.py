@@ -9,8 +9,16 @@ import sqlite3
 import pytest
 
 from conftest import fixture_path, load, need, slogqual
+from slogqual.results import SweepResult
+from slogqual.results.qualification import Identity
+from slogqual.results.scenario import ScenarioResult
 from slogqual.store import Store, StoreError, default_path
 from slogqual.tools.nbdkit import NbdServer
+
+
+def sweep(model, serial, mean, **kw):
+    """sweep_doc, typed: what the store records."""
+    return SweepResult.from_dict(sweep_doc(model, serial, mean, **kw))
 
 
 def sweep_doc(model, serial, mean, path="/dev/x", mode="flush", sd=None, **environment):
@@ -38,11 +46,11 @@ def test_default_path_is_per_user_and_overridable(monkeypatch):
 
 def test_record_list_and_dedupe(tmp_path):
     with Store(str(tmp_path / "s.sqlite")) as st:
-        a = st.record(sweep_doc("M1", "S1", 50.0))
-        b = st.record(sweep_doc("M1", "S2", 55.0))
-        c = st.record(sweep_doc("M2", "S3", 500.0))
+        a = st.record(sweep("M1", "S1", 50.0))
+        b = st.record(sweep("M1", "S2", 55.0))
+        c = st.record(sweep("M2", "S3", 500.0))
         assert a and b and c and len({a, b, c}) == 3
-        assert st.record(sweep_doc("M1", "S1", 50.0)) is None  # the same document twice: stored once
+        assert st.record(sweep("M1", "S1", 50.0)) is None  # the same document twice: stored once
         assert [r.serial for r in st.runs(model="M1")] == ["S1", "S2"]
         assert [r.model for r in st.runs(serial="S3")] == ["M2"]
         r = st.runs(model="M2")[0]
@@ -51,15 +59,15 @@ def test_record_list_and_dedupe(tmp_path):
         assert st.document(c)["points"][0]["lat_us"]["mean"] == 500.0
         row = st.conn.execute("SELECT size, mean_us, iops FROM points WHERE run_id = ?", (c,)).fetchone()
         assert tuple(row) == (4096, 500.0, 2000.0)
-        with pytest.raises(StoreError):
-            st.record({"schema": "something/1"})
+        with pytest.raises(StoreError):  # only a typed result document is recorded
+            st.record(sweep_doc("M1", "S4", 50.0))
 
 
 def test_a_stored_document_nested_too_deeply_is_one_store_error_line(tmp_path):
     # synthetic (a hand edit or another tool could leave it; slogqual never writes one): a row whose
     # document is arrays nested past what Python's JSON decoder follows
     with Store(str(tmp_path / "s.sqlite")) as st:
-        run_id = st.record(sweep_doc("M1", "S1", 50.0))
+        run_id = st.record(sweep("M1", "S1", 50.0))
         st.conn.execute("UPDATE runs SET document = ? WHERE id = ?", ("[" * 100_000 + "]" * 100_000, run_id))
         with pytest.raises(StoreError) as exc:
             st.document(run_id)
@@ -68,9 +76,8 @@ def test_a_stored_document_nested_too_deeply_is_one_store_error_line(tmp_path):
 
 
 def test_identity_given_by_the_user_fills_only_what_is_missing(tmp_path):
-    doc = sweep_doc(None, None, 50.0)
     with Store(str(tmp_path / "s.sqlite")) as st:
-        st.record(doc, identity={"model": "LABEL", "serial": "L1", "class": "ignored-when-known"})
+        st.record(sweep(None, None, 50.0), identity=Identity(model="LABEL", serial="L1", device_class="ignored-when-known"))
         r = st.runs()[0]
         assert (r.model, r.serial, r.device_class) == ("LABEL", "L1", "nvme")
 
@@ -93,7 +100,7 @@ def test_locked_store_is_one_clear_line(tmp_path):
         st = Store(path, timeout=0.2)
         with pytest.raises(StoreError) as exc:
             st.open()
-            st.record(sweep_doc("M", "S", 10.0))
+            st.record(sweep("M", "S", 10.0))
         assert "locked" in str(exc.value) and path in str(exc.value) and "\n" not in str(exc.value)
     finally:
         holder.execute("ROLLBACK")
@@ -173,7 +180,8 @@ def test_reimporting_the_same_log_is_the_same_result(tmp_path):
     b = json.loads(json.dumps(a))
     b["environment"]["imported_at"] = "2026-11-22T02:00:00+00:00"
     with Store(str(tmp_path / "s.sqlite")) as st:
-        assert st.record(a) and st.record(b) is None and len(st.runs()) == 1
+        assert st.record(SweepResult.from_dict(a)) and st.record(SweepResult.from_dict(b)) is None
+        assert len(st.runs()) == 1
 
 
 def test_a_scenario_result_is_filed_under_its_host_start_and_first_log_s_slot(tmp_path):
@@ -181,17 +189,18 @@ def test_a_scenario_result_is_filed_under_its_host_start_and_first_log_s_slot(tm
     start are its environment's, its device the first --log candidate. The slot: CONSTRUCTED, a PCI address
     given to that candidate's link (the lab's devices have none); the store's backfill of old rows reads
     the document alone and finds the same."""
-    from slogqual.store.backends import host_and_slot
+    from slogqual.store.documents import filed
 
     doc = load(fixture_path("qualify", "scenario-iscsi-4k-randwrite-lab-quick.json"))
     slotted = json.loads(json.dumps(doc))
     first = slotted["pool"]["log"][0]
     slotted["pool"]["devices"][first]["link"] = {"kind": "pcie", "address": "0000:00:04.0"}
     with Store(str(tmp_path / "s.sqlite")) as st:
-        st.record(doc)
-        st.record(slotted)
+        st.record(ScenarioResult.from_dict(doc))
+        st.record(ScenarioResult.from_dict(slotted))
         rows = st.runs(kind="scenario")
     assert [(r.host, r.started, r.target, r.slot) for r in rows] == \
         [("slogqual-lab", doc["environment"]["started"], first, None),
          ("slogqual-lab", doc["environment"]["started"], first, "0000:00:04.0")]
-    assert host_and_slot(slotted) == ("slogqual-lab", "0000:00:04.0")
+    f = filed(ScenarioResult.from_dict(slotted))
+    assert (f.host, f.slot) == ("slogqual-lab", "0000:00:04.0")

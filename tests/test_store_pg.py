@@ -13,6 +13,7 @@ import time
 import pytest
 
 from conftest import FIXTURES, ROOT, need, slogqual
+from slogqual.results import SweepResult
 from slogqual.store import Store, StoreError, digest_of
 from slogqual.store import backends
 from test_store import sweep_doc
@@ -66,7 +67,7 @@ def test_an_sqlite_store_of_version_1_is_migrated_and_its_hosts_filled_in(tmp_pa
     with Store(path) as st:
         assert st.migrated == (1, 2)
         assert [(r.host, r.serial) for r in st.runs()] == [("labhost-7", "S")]
-        assert st.record(doc) is None  # the same run, already there
+        assert st.record(SweepResult.from_dict(doc), as_read=doc) is None  # the same run, already there
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2  # older slogqual refuses it
 
 

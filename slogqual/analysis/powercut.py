@@ -41,16 +41,6 @@ def method_of(doc: Dict[str, Any]) -> str:
     return METHOD_EXTERNAL
 
 
-def method_short(doc: Dict[str, Any]) -> str:
-    """'emulated (nbdkit cache=unsafe)', 'real power cut' or 'external cut, verified afterwards'."""
-    kind = method_of(doc)
-    if kind == METHOD_EMULATION:
-        how = (doc.get("method") or {}).get("emulation")
-        return f"emulated ({EMULATION_SHORT.get(how, how or 'nbdkit')})"
-    if kind == METHOD_REAL:
-        return "real power cut"
-    return "external cut, verified afterwards"
-
 
 def totals(doc: Dict[str, Any]) -> Dict[str, int]:
     t = {k: 0 for k in COUNTS}
@@ -59,15 +49,3 @@ def totals(doc: Dict[str, Any]) -> Dict[str, int]:
             t[k] += int(cy.get(k) or 0)
     t["lost"] = t["torn"] + t["stale"] + t["missing"]
     return t
-
-
-def counts_text(doc: Dict[str, Any]) -> str:
-    t = totals(doc)
-    return (f"{len(doc.get('cycles') or [])} of {doc.get('expected_cycles', '?')} cycle(s), "
-            f"{t['acknowledged']} acknowledged, {t['intact']} intact, {t['lost']} lost "
-            f"(torn {t['torn']}, stale {t['stale']}, missing {t['missing']})")
-
-
-def summary(doc: Dict[str, Any]) -> str:
-    """One line for the store and ``slogqual history``: how the power was cut, then the counts."""
-    return f"{method_short(doc)}: {counts_text(doc)}"

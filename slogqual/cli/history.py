@@ -62,9 +62,8 @@ def record_files(paths: Sequence[str], store_path: Optional[str]) -> int:
     """slogqual import json FILE...: every document (or list of documents) into the store."""
     docs = store.read_documents(paths)
     ids = store.record_documents(docs, store_path)
-    for (doc, path), rid in zip(docs, ids):
-        what = store.SCHEMA_KINDS[doc["schema"]]
-        print(f"{path}: {what} " + (f"recorded as run {rid}" if rid else "already in the store"), file=sys.stderr)
+    for d, rid in zip(docs, ids):
+        print(f"{d.path}: {store.kind_of(d.document)} " + (f"recorded as run {rid}" if rid else "already in the store"), file=sys.stderr)
     return 0
 
 

@@ -214,5 +214,5 @@ def run_scenario(req: LabScenarioRequest) -> ScenarioOutcome:
     outcome = ScenarioOutcome(result, out, job_status=res.status)
     if req.record_in_store and result.complete:
         from slogqual import store
-        outcome.store_error = store.record_or_warn(result.to_dict(), out)
+        outcome.store_error = store.record_or_warn(result, out)
     return outcome

@@ -288,5 +288,5 @@ def _run_scenario(req: ScenarioRequest, progress: Optional[Progress]) -> Scenari
     outcome = ScenarioOutcome(result, output)
     if req.record_in_store:
         from slogqual import store
-        outcome.store_error = store.record_or_warn(result.to_dict(), output)  # history / compare --baseline
+        outcome.store_error = store.record_or_warn(result, output)  # history / compare --baseline
     return outcome

@@ -25,7 +25,7 @@ from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import Progress
 from slogqual.results import (STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_RUNNING, schema,
                               write_json_atomic)
-from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioResult, ScenarioStep
+from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioResult, ScenarioStep, SkippedConfig
 from slogqual.kernel import procfs
 from slogqual.tools import fio
 from slogqual.units import MiB
@@ -126,7 +126,7 @@ class PoolScenarioRun:
             r.status = STATUS_INTERRUPTED
             self.save()
             raise
-        r.skipped = self.skipped()
+        r.skipped = [SkippedConfig.made(k, "skipped") for k in self.skipped()]
         plan = [(v, [t for t in sc.threads if not self._done(v.config.name, v.candidate, t)]) for v in self.variants()]
         total = sum(len(ts) for _, ts in plan)
         estimate = sc.runtime_s + sc.ramp_s + STEP_OVERHEAD_S
@@ -162,7 +162,7 @@ class PoolScenarioRun:
             self.save()
             raise
         r.analysis = scenario_report.worded(scenario_analysis.analyse(r))
-        r.warnings = list(r.analysis["problems"]) + [_variants.skip_warning(k) for k in r.skipped]
+        r.warnings = list(r.stored_analysis.problems) + [_variants.skip_warning(k) for k in self.skipped()]
         r.status = STATUS_COMPLETE
         self.save()
         return r

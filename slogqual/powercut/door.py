@@ -135,11 +135,11 @@ def run_powercut(req: PowercutRequest, progress: Callable[[str], None] = lambda 
         raise  # saved as interrupted by the run; not recorded in the store (the caller says how to import it)
     except SlogqualError:
         if job.result.cycles and req.record_in_store:  # cycles verified before the failure are evidence
-            store.record_or_warn(job.result.to_dict(), opts.output, store_path=req.store)
+            store.record_or_warn(job.result, opts.output, store_path=req.store)
         raise
     outcome = PowercutOutcome(result=result, path=opts.output)
     if req.record_in_store:
-        outcome.store_error = store.record_or_warn(result.to_dict(), opts.output, store_path=req.store)
+        outcome.store_error = store.record_or_warn(result, opts.output, store_path=req.store)
     return outcome
 
 
@@ -172,5 +172,5 @@ def verify_powercut(req: VerifyRequest) -> PowercutOutcome:
         write_json_atomic(out, result.to_dict())
     outcome = PowercutOutcome(result=result, path=out)
     if req.record_in_store:
-        outcome.store_error = store.record_or_warn(result.to_dict(), out, store_path=req.store)
+        outcome.store_error = store.record_or_warn(result, out, store_path=req.store)
     return outcome

@@ -43,6 +43,7 @@ from slogqual.qualify import judge, output
 from slogqual.qualify import profile as profiles
 from slogqual.qualify.engine import DeviceRun, Options, load_scenario_results, scenario_documents, stems
 from slogqual.results import schema, write_json_atomic
+from slogqual.results.qualification import QualificationResult, StoreRecord
 from slogqual.results.schema import prefix
 from slogqual.results.shelf import ShelfResult, UnitPath
 from slogqual.sweep.target import Target
@@ -96,8 +97,8 @@ class QualifyOutcome:
     shelf_path: Optional[str] = None
 
     @property
-    def documents(self) -> List[dict]:
-        return [r.doc for r in self.runs if r.doc]
+    def documents(self) -> List[QualificationResult]:
+        return [r.doc for r in self.runs if r.doc is not None]
 
     @property
     def exit_code(self) -> int:
@@ -248,21 +249,21 @@ class _Recorder:
     def record(self, dr: DeviceRun) -> None:
         from slogqual.store import StoreError
 
+        doc = dr.doc
         if self.store is None:
-            dr.doc["store"] = {"recorded": False, "error": self.error} if self.error else None
+            doc.store = StoreRecord.made({"recorded": False, "error": self.error}, "store") if self.error else None
         else:
-            ident = {k: dr.doc["identity"].get(k) for k in ("model", "serial", "firmware", "class")}
             try:
                 ids = {}
-                if dr.sweep is not None:
-                    ids["sweep"] = self.store.record(dr.sweep.to_dict(), dr.sweep_path, ident)
-                for doc, path in scenario_documents(dr):
-                    self.store.record(doc, path)
-                ids["qualification"] = self.store.record(dr.doc, dr.doc_path, ident)
-                dr.doc["store"] = {"recorded": True, "path": self.store.path, "ids": ids}
+                if dr.sweep is not None:  # a sweep is filed under the qualification's identity (labels included)
+                    ids["sweep"] = self.store.record(dr.sweep, dr.sweep_path, doc.who)
+                for result, path in scenario_documents(dr):
+                    self.store.record(result, path)
+                ids["qualification"] = self.store.record(doc, dr.doc_path)
+                doc.store = StoreRecord.made({"recorded": True, "path": self.store.path, "ids": ids}, "store")
             except StoreError as exc:
                 self.on_note(f"error: {exc}; results kept in {dr.doc_path}")
-                dr.doc["store"] = {"recorded": False, "path": self.store.path, "error": str(exc)}
+                doc.store = StoreRecord.made({"recorded": False, "path": self.store.path, "error": str(exc)}, "store")
         dr.rewrite()
 
     def close(self) -> None:
@@ -362,13 +363,13 @@ def _at_once(req: QualifyRequest, opts: Options, progress: Progress, outcome: Qu
             if opts.shelf_output:
                 _probe(opts, [(dr, t) for dr, t in measured if not dr.error], progress, outcome, on_note)
         for dr, _ in measured:  # the claims released: the scenarios claim the device themselves
-            if not dr.doc:
+            if dr.doc is None:
                 dr.conclude(claimed=True)
                 _done(dr, recorder, on_device, on_note)
     except KeyboardInterrupt:
         outcome.interrupted = True
         for dr in outcome.runs:
-            if not dr.doc:
+            if dr.doc is None:
                 dr.interrupted()
         on_note("interrupted; the results so far are kept")
     finally:

@@ -10,7 +10,7 @@ import os
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.report import powerloss
 from slogqual import environment, paths
@@ -22,11 +22,13 @@ from slogqual.process import EXIT_INTERRUPTED
 from slogqual.progress import Progress
 from slogqual.qualify import judge, steady
 from slogqual.qualify import precondition as precond
+from slogqual.qualify.judge import ScenarioEvidence
 from slogqual.qualify.profile import Profile
-from slogqual.results import SweepResult, schema, write_json_atomic
-from slogqual.results.qualification import CriterionResult, QualificationResult
+from slogqual.results import DeviceIdentity, SweepResult, write_json_atomic
+from slogqual.results.qualification import (CriterionResult, Identity, Precondition, ProfileRecord, QualificationResult,
+                                            Rules, ScenarioEntry, SteadyStateRecord, SweepReference)
 from slogqual.results.powercut import PowercutResult
-from slogqual.results.scenario import ScenarioResult
+from slogqual.results.scenario import ScenarioEnvironment, ScenarioResult
 from slogqual.sweep.engine import SweepParams, SyncWriteSweep, claim_target, point_from_fio
 from slogqual.sweep.target import KIND_NBD, Target
 from slogqual.tools import fio
@@ -50,7 +52,7 @@ class Options:
     lab: bool = False
     data: List[str] = field(default_factory=list)
     scenario_quick: bool = False
-    scenario_results: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # name -> entry
+    scenario_results: Dict[str, ScenarioEvidence] = field(default_factory=dict)  # name -> --scenario-result
     labels: Dict[str, str] = field(default_factory=dict)  # model/serial/firmware given by the user
     argv: List[str] = field(default_factory=list)
     fio_version: str = ""
@@ -66,16 +68,16 @@ class Options:
     unit_paths: Dict[str, Any] = field(default_factory=dict)
 
 
-def load_scenario_results(paths: List[str]) -> Dict[str, Dict[str, Any]]:
-    """--scenario-result FILE...: name -> {"document" (a ScenarioResult), "source", "path"}; bad files are bad
+def load_scenario_results(paths: List[str]) -> Dict[str, ScenarioEvidence]:
+    """--scenario-result FILE...: name -> the result (a ScenarioResult), its source and path; bad files are bad
     input."""
-    out: Dict[str, Dict[str, Any]] = {}
+    out: Dict[str, ScenarioEvidence] = {}
     for path in paths:
         result = ScenarioResult.load(path)  # validated: a bad key is named
         name = result.name
         if name in out:
-            raise UsageError(f"{path}: a second result of scenario {name!r} (first: {out[name]['path']})")
-        out[name] = {"document": result, "source": f"file {path}", "path": os.path.abspath(path)}
+            raise UsageError(f"{path}: a second result of scenario {name!r} (first: {out[name].path})")
+        out[name] = ScenarioEvidence(document=result, source=f"file {path}", path=os.path.abspath(path))
     return out
 
 
@@ -114,7 +116,7 @@ def _lab_unavailable() -> str:
     return ""
 
 
-def _entry(run, path: str) -> Dict[str, Any]:
+def _entry(run, path: str) -> ScenarioEvidence:
     """A scenario criterion's evidence from a scenario run: its document, or why there is none.
 
     A failing scenario run must not cost the other criteria and devices: its error becomes the
@@ -123,26 +125,26 @@ def _entry(run, path: str) -> Dict[str, Any]:
         outcome = run()
     except Exception as exc:  # a broken scenario run (even a bug) must not cost the other criteria
         if not isinstance(exc, SlogqualError):
-            return {"document": None, "reason": f"the scenario run crashed: {type(exc).__name__}: {exc}"}
+            return ScenarioEvidence(reason=f"the scenario run crashed: {type(exc).__name__}: {exc}")
         if os.path.exists(path):
             try:
                 kept: Optional[ScenarioResult] = ScenarioResult.load(path)
             except SlogqualError:  # no result, or not one the loader takes
                 kept = None
             if kept is not None and kept.steps:
-                return {"document": kept, "path": path,
-                        "note": f"the scenario run stopped: {exc} (status {kept.status})"}
-        return {"document": None, "reason": f"the scenario run failed: {exc}"}
-    entry: Dict[str, Any] = {"document": outcome.document, "path": outcome.path}
+                return ScenarioEvidence(document=kept, path=path,
+                                        note=f"the scenario run stopped: {exc} (status {kept.status})")
+        return ScenarioEvidence(reason=f"the scenario run failed: {exc}")
+    entry = ScenarioEvidence(document=outcome.document, path=outcome.path)
     if outcome.job_status not in (None, 0):
-        entry["note"] = (f"the scenario run ended with exit code {outcome.job_status} "
-                         f"(status {outcome.document.status})")
+        entry.note = (f"the scenario run ended with exit code {outcome.job_status} "
+                      f"(status {outcome.document.status})")
     return entry
 
 
-def scenario_entries(opts: Options, spec: str, stem: str, lab_cache: Dict[str, Dict[str, Any]],
-                     progress: Progress) -> Dict[str, Dict[str, Any]]:
-    out: Dict[str, Dict[str, Any]] = {}
+def scenario_entries(opts: Options, spec: str, stem: str, lab_cache: Dict[str, ScenarioEvidence],
+                     progress: Progress) -> Dict[str, ScenarioEvidence]:
+    out: Dict[str, ScenarioEvidence] = {}
     for name in opts.profile.scenarios:
         if name in opts.scenario_results:
             out[name] = opts.scenario_results[name]
@@ -150,15 +152,15 @@ def scenario_entries(opts: Options, spec: str, stem: str, lab_cache: Dict[str, D
             if name not in lab_cache:
                 why = _lab_unavailable()
                 if why:
-                    lab_cache[name] = {"document": None, "reason": why}
+                    lab_cache[name] = ScenarioEvidence(reason=why)
                 else:
                     path = os.path.join(opts.out_dir, f"scenario-{name}-lab.json")
                     progress.say(f"scenario {name}: running in the lab (--quick)")
                     from slogqual.lab import scenario as lab_scenario
                     req = lab_scenario.LabScenarioRequest(scenario=name, output=path, quick=True, quiet=True)
                     entry = _entry(lambda: lab_scenario.run_scenario(req), path)
-                    entry["source"] = "the QEMU lab (--quick)"
-                    entry.setdefault("note", "measured on the lab's emulated devices, not on the device under test")
+                    entry.source = "the QEMU lab (--quick)"
+                    entry.note = entry.note or "measured on the lab's emulated devices, not on the device under test"
                     lab_cache[name] = entry
             out[name] = lab_cache[name]
         elif opts.data:
@@ -169,34 +171,34 @@ def scenario_entries(opts: Options, spec: str, stem: str, lab_cache: Dict[str, D
                                   origin=f"slogqual qualify (profile {opts.profile.name}, device {spec})",
                                   argv=opts.argv)
             entry = _entry(lambda: run_scenario(req), path)  # quiet: its progress is not this run's
-            entry["source"] = f"a pool on {' '.join(opts.data)}"
+            entry.source = f"a pool on {' '.join(opts.data)}"
             out[name] = entry
         else:
-            out[name] = {"document": None,
-                         "reason": "no scenario result: give --scenario-result FILE, --lab, or --data DEV..."}
+            out[name] = ScenarioEvidence(reason="no scenario result: give --scenario-result FILE, --lab, or --data DEV...")
     return out
 
 
 # --- one device -----------------------------------------------------------------------------------
 
-def _identity(record: Optional[Dict[str, Any]], labels: Dict[str, str]) -> Dict[str, Any]:
-    ident: Dict[str, Any] = {"sources": {}}
-    for key in ("model", "serial", "firmware", "class"):
-        value = (record or {}).get(key)
+def _identity(record: Optional[Dict[str, Any]], labels: Dict[str, str]) -> Identity:
+    """The identity the store files the device under: the device record's, else the user's labels."""
+    known = DeviceIdentity.of(record)
+    ident = Identity()
+    for key in Identity.KEYS[1:]:
+        attr = Identity._attr(key)
+        value = getattr(known, attr)
         if value and value != "unknown":
-            ident[key] = value
-            ident["sources"][key] = "device record"
+            ident.sources[key] = "device record"
         elif labels.get(key):
-            ident[key] = labels[key]
-            ident["sources"][key] = f"--{key} (given by the user)"
-        else:
-            ident[key] = value
+            value = labels[key]
+            ident.sources[key] = f"--{key} (given by the user)"
+        setattr(ident, attr, value)
     return ident
 
 
 class DeviceRun:
     def __init__(self, opts: Options, spec: str, stem: str, progress: Progress,
-                 lab_cache: Dict[str, Dict[str, Any]]):
+                 lab_cache: Dict[str, ScenarioEvidence]):
         self.opts, self.spec, self.stem, self.progress, self.lab_cache = opts, spec, stem, progress, lab_cache
         self.doc_path = os.path.join(opts.out_dir, f"{stem}.qualification.json")
         self.sweep_path = os.path.join(opts.out_dir, f"{stem}.sweep.json")
@@ -204,7 +206,7 @@ class DeviceRun:
         self.sweep: Optional[SweepResult] = None
         self.steady: Optional[steady.SteadyState] = None
         self.pre: Optional[precond.Preconditioning] = None
-        self.scenarios: Dict[str, Dict[str, Any]] = {}
+        self.scenarios: Dict[str, ScenarioEvidence] = {}
         self.error: Optional[str] = None
         self.exit_code = 0
         self.verdict = ""
@@ -212,7 +214,7 @@ class DeviceRun:
         self.notes: List[str] = []
         self.warnings: List[str] = []
         self.started = environment.now_iso()
-        self.doc: Dict[str, Any] = {}
+        self.doc: Optional[QualificationResult] = None
         self.write_failed = False
 
     # The measurement steps, all inside the claim.
@@ -280,7 +282,7 @@ class DeviceRun:
         verdict = judge.VERDICT_REFUSED if isinstance(exc, RefusedError) else judge.VERDICT_ERROR
         self.error, self.exit_code, self.verdict = str(exc), exc.exit_code, verdict
 
-    def interrupted(self) -> Dict[str, Any]:
+    def interrupted(self) -> QualificationResult:
         """Ctrl-C or SIGTERM: what was measured is judged and saved, the document says so."""
         self.error, self.exit_code, self.verdict = "interrupted", EXIT_INTERRUPTED, judge.VERDICT_ERROR
         return self._finish()
@@ -293,7 +295,7 @@ class DeviceRun:
         except SlogqualError as exc:
             self.failed(exc)
 
-    def run(self) -> Dict[str, Any]:
+    def run(self) -> QualificationResult:
         """The lone run: identify, claim, measure, then the scenarios and the verdict."""
         claimed = False
         try:
@@ -308,7 +310,7 @@ class DeviceRun:
             raise
         return self.conclude(claimed)
 
-    def conclude(self, claimed: bool) -> Dict[str, Any]:
+    def conclude(self, claimed: bool) -> QualificationResult:
         """After the measurement, with the device released: the scenarios (where it was measured far
         enough) and the verdict."""
         if not self.error or (claimed and self.sweep is not None and self.sweep.points):
@@ -342,14 +344,14 @@ class DeviceRun:
                           "(and no serial to match); not used")
         return None
 
-    def _finish(self) -> Dict[str, Any]:
+    def _finish(self) -> QualificationResult:
         p = self.opts.profile
         if self.record:
             # the power-loss verdict from everything known now: the sweep's flush cost, a power cut
             self.record = powerloss.with_evidence(self.record, sweep=self.sweep.to_dict() if self.sweep else None,
                                                   powercut=self._powercut_for_this_device())
-        steady_doc = self.steady.to_dict() if self.steady else None
-        self.judgements = judge.judge_all(p.criteria, self.sweep, self.record, steady_doc, self.scenarios)
+        steady_state = SteadyStateRecord.made(self.steady.to_dict(), "steady_state") if self.steady else None
+        self.judgements = judge.judge_all(p.criteria, self.sweep, self.record, steady_state, self.scenarios)
         if self.error:
             for j in self.judgements:
                 if j.result == judge.NOT_EVALUATED:
@@ -361,24 +363,24 @@ class DeviceRun:
             self.warnings.append(f"steady state NOT reached in {len(self.steady.rounds)} rounds: "
                                  "every figure of this qualification is marked so")
         warnings = list((self.record or {}).get("warnings") or []) + self.warnings
-        result = QualificationResult(
+        self.doc = QualificationResult(
             verdict=self.verdict, exit_code=self.exit_code, error=self.error, target=self.spec, name=self.stem,
-            identity=_identity(self.record, self.opts.labels), device=self.record, profile=p.to_dict(),
-            precondition=self.pre.to_dict() if self.pre else None, steady_state=steady_doc,
-            sweep={"path": self.sweep_path if self.sweep is not None else None,
-                   "status": self.sweep.status if self.sweep is not None else None,
-                   "document": self.sweep.to_dict() if self.sweep is not None else None},
-            scenarios=[{"name": n, "source": e.get("source"), "path": e.get("path"),
-                        "status": e["document"].status if e.get("document") else None, "reason": e.get("reason"),
-                        "note": e.get("note")} for n, e in self.scenarios.items()],
-            criteria=[CriterionResult.from_dict(j.to_dict(), f"criteria[{i}]", schema.Checker(self.doc_path))
-                      for i, j in enumerate(self.judgements)],
+            identity=_identity(self.record, self.opts.labels), device=self.record,
+            profile=ProfileRecord.made(p.to_dict(), "profile"),
+            precondition=Precondition.made(self.pre.to_dict(), "precondition") if self.pre else None,
+            steady_state=steady_state,
+            sweep=SweepReference(path=self.sweep_path if self.sweep is not None else None,
+                                 status=self.sweep.status if self.sweep is not None else None,
+                                 document=self.sweep.to_dict() if self.sweep is not None else None),
+            scenarios=[ScenarioEntry(name=n, source=e.source, path=e.path,
+                                     status=e.document.status if e.document else None, reason=e.reason, note=e.note)
+                       for n, e in self.scenarios.items()],
+            criteria=[CriterionResult.made(j.to_dict(), f"criteria[{i}]") for i, j in enumerate(self.judgements)],
             # which rules produced the verdicts above (a reader with newer rules can tell)
-            rules={"judge": judge.RULES_VERSION, "scenario_analysis": scenario_analysis.ANALYSIS_VERSION},
+            rules=Rules(judge=judge.RULES_VERSION, scenario_analysis=scenario_analysis.ANALYSIS_VERSION),
             summary=judge.counts(self.judgements), warnings=warnings, notes=self.notes,
-            environment=environment.collect(self.opts.fio_version, self.opts.argv), started=self.started,
-            finished=environment.now_iso(), store=None)
-        self.doc = result.to_dict()
+            environment=ScenarioEnvironment.collected(environment.collect(self.opts.fio_version, self.opts.argv)),
+            started=self.started, finished=environment.now_iso(), store=None)
         self.rewrite()
         return self.doc
 
@@ -386,18 +388,18 @@ class DeviceRun:
         """Save the document; one that cannot be written (ENOSPC, EROFS) is one line, the run's exit
         code at least 1, and the verdicts still printed (they are in memory)."""
         try:
-            write_json_atomic(self.doc_path, self.doc)
+            write_json_atomic(self.doc_path, self.doc.to_dict())
         except OSError as exc:
             if not self.write_failed:  # said once, however often the document is saved
                 say_error(f"error: cannot write {self.doc_path}: {exc.strerror or exc}")
             self.write_failed = True
             self.exit_code = max(self.exit_code, 1)
-            self.doc["exit_code"] = self.exit_code
+            self.doc.exit_code = self.exit_code
 
 
-def scenario_documents(run: DeviceRun) -> List[tuple]:
-    """(document, path) of the scenario results this device's run used, as the store records them."""
-    return [(e["document"].to_dict(), e.get("path")) for e in run.scenarios.values() if e.get("document")]
+def scenario_documents(run: DeviceRun) -> List[Tuple[ScenarioResult, Optional[str]]]:
+    """(result, path) of the scenario results this device's run used, as the store records them."""
+    return [(e.document, e.path) for e in run.scenarios.values() if e.document is not None]
 
 
 def say_error(text: str) -> None:

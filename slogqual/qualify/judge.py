@@ -16,6 +16,8 @@ from slogqual.report import scenario as scenario_report
 from slogqual.qualify.profile import (KIND_DEVICE, KIND_SCENARIO, KIND_STEADY, KIND_SWEEP, SCENARIO_METRICS,
                                       Criterion)
 from slogqual.results import LAT_BASIS_FLUSH_BOUND, LAT_BASIS_PAIR, SweepResult
+from slogqual.results.qualification import SteadyStateRecord, Summary
+from slogqual.results.scenario import AnalysisRecord, ScenarioResult
 from slogqual.units import size_label
 
 # Bump when a rule changes the result a criterion gets from the same measurements; every
@@ -32,6 +34,18 @@ VERDICT_ERROR = "error"
 
 _OPS = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt,
         "==": operator.eq, "!=": operator.ne}
+
+
+@dataclass
+class ScenarioEvidence:
+    """What a scenario criterion is judged on: the scenario result (None where there is none, and why),
+    where it came from, and a note on how it ended."""
+
+    document: Optional[ScenarioResult] = None
+    source: Optional[str] = None  # 'file X', 'the QEMU lab (--quick)', 'a pool on ...'
+    path: Optional[str] = None
+    note: Optional[str] = None
+    reason: Optional[str] = None  # why there is no document
 
 
 @dataclass
@@ -147,43 +161,44 @@ def judge_device(c: Criterion, device: Optional[Dict[str, Any]]) -> Judgement:
     return Judgement(c, PASS if _compare(c, value) else FAIL, value, reason)
 
 
-def judge_steady(c: Criterion, steady: Optional[Dict[str, Any]]) -> Judgement:
-    if not steady or not steady.get("checked"):
+def judge_steady(c: Criterion, steady: Optional[SteadyStateRecord]) -> Judgement:
+    if steady is None or not steady.checked:
         return Judgement(c, NOT_EVALUATED, detail="no steady-state rounds were run")
-    value = "reached" if steady.get("reached") else "not-reached"
-    return Judgement(c, PASS if _compare(c, value) else FAIL, value, steady.get("label", ""))
+    value = "reached" if steady.reached else "not-reached"
+    return Judgement(c, PASS if _compare(c, value) else FAIL, value, steady.label or "")
 
 
-def judge_scenario(c: Criterion, scenarios: Dict[str, Dict[str, Any]]) -> Judgement:
+def judge_scenario(c: Criterion, scenarios: Dict[str, ScenarioEvidence]) -> Judgement:
     entry = scenarios.get(c.scenario)
-    if not entry or entry.get("document") is None:
-        why = (entry or {}).get("reason") or "no result of this scenario (give --scenario-result FILE, --lab or --data)"
+    if entry is None or entry.document is None:
+        why = (entry.reason if entry else None) or \
+            "no result of this scenario (give --scenario-result FILE, --lab or --data)"
         return Judgement(c, NOT_EVALUATED, detail=why)
-    result = entry["document"]  # a results.scenario.ScenarioResult
+    result = entry.document
     # today's analysis of the measured steps; only a complete run's figures are judged
-    analysis = (scenario_report.current(result) if result.complete else result.analysis) or {}
+    analysis = (AnalysisRecord.of(scenario_report.current(result)) if result.complete else result.stored_analysis) \
+        or AnalysisRecord()
     key = SCENARIO_METRICS[c.metric]
-    value = analysis.get(key)
+    value = analysis.figure(key)
     if value is None:
         why = f"the scenario result has no analysis.{key}"
         if not result.complete:
             why += f" (status {result.status}" + (f": {result.error}" if result.error else "") + ")"
-        problems = analysis.get("problems") or []
-        if problems:
-            why += f": {problems[0]}"
-        elif analysis.get("verdict"):
-            why += f": {analysis['verdict']}"
+        if analysis.problems:
+            why += f": {analysis.problems[0]}"
+        elif analysis.verdict:
+            why += f": {analysis.verdict}"
         return Judgement(c, NOT_EVALUATED, detail=why)
-    notes = [f"from {entry.get('source', 'a file')}"]
+    notes = [f"from {entry.source or 'a file'}"]
     if result.quick:
         notes.append("quick run")
-    if entry.get("note"):
-        notes.append(entry["note"])
+    if entry.note:
+        notes.append(entry.note)
     return Judgement(c, PASS if _compare(c, float(value)) else FAIL, float(value), "; ".join(notes))
 
 
 def judge_all(criteria: List[Criterion], sweep: Optional[SweepResult], device: Optional[Dict[str, Any]],
-              steady: Optional[Dict[str, Any]], scenarios: Dict[str, Dict[str, Any]]) -> List[Judgement]:
+              steady: Optional[SteadyStateRecord], scenarios: Dict[str, ScenarioEvidence]) -> List[Judgement]:
     out = []
     for c in criteria:
         if c.kind == KIND_SWEEP:
@@ -208,5 +223,6 @@ def verdict_of(judgements: List[Judgement]) -> str:
     return VERDICT_PASS
 
 
-def counts(judgements: List[Judgement]) -> Dict[str, int]:
-    return {k: sum(1 for j in judgements if j.result == k) for k in (PASS, FAIL, NOT_EVALUATED)}
+def counts(judgements: List[Judgement]) -> Summary:
+    n = {k: sum(1 for j in judgements if j.result == k) for k in (PASS, FAIL, NOT_EVALUATED)}
+    return Summary(passed=n[PASS], failed=n[FAIL], not_evaluated=n[NOT_EVALUATED])

@@ -7,46 +7,46 @@ qualification section (verdicts, criteria, steady state) placed before its summa
 from __future__ import annotations
 
 import html
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence
 
 from tabulate import tabulate
 
-from slogqual.report.qualification import (RESULT_WORDS, SUMMARY_HEADERS, VERDICT_WORDS, ident_line as _ident_line,
-                                          qualification_html, summary_rows)
+from slogqual.report.qualification import (RESULT_WORDS, SUMMARY_HEADERS, VERDICT_WORDS, qualification_html,
+                                          summary_rows)
 from slogqual.results import SweepResult, write_text_atomic
+from slogqual.results.qualification import QualificationResult
 
 
-def device_table(doc: Dict[str, Any]) -> str:
-    steady = doc.get("steady_state") or {}
-    pre = doc.get("precondition") or {}
-    dev = doc.get("device") or {}
-    lines = [f"{doc['target']} ({_ident_line(doc)}) — profile {doc['profile']['name']}"]
-    if dev:
-        lines.append(f"write cache: {(dev.get('write_cache') or {}).get('verdict', '-')}; "
-                     f"link: {(dev.get('link') or {}).get('verdict', '-')}")
-    lines.append(f"preconditioning: {pre.get('mode', '-')}; steady state: {steady.get('label', 'not checked')}")
-    if doc.get("error"):
-        lines.append(f"{doc['verdict']}: {doc['error']}")
-    rows = [[c.get("name") or c["check"], c["measured_text"], c["threshold_text"], RESULT_WORDS[c["result"]],
-             c.get("detail") or ""] for c in doc.get("criteria") or []]
+def device_table(q: QualificationResult) -> str:
+    steady = q.steady
+    dev = q.device_identity
+    lines = [f"{q.target} ({q.who.line()}) — profile {q.profile.name}"]
+    if q.device:
+        lines.append(f"write cache: {(dev.write_cache or {}).get('verdict', '-')}; "
+                     f"link: {(dev.link or {}).get('verdict', '-')}")
+    lines.append(f"preconditioning: {q.precondition.mode if q.precondition else '-'}; steady state: {steady.label_text}")
+    if q.error:
+        lines.append(f"{q.verdict}: {q.error}")
+    rows = [[c.name or c.check, c.measured_text, c.threshold_text, RESULT_WORDS[c.result], c.detail or ""]
+            for c in q.criteria]
     lines.append(tabulate(rows, headers=["criterion", "measured", "threshold", "result", "detail"],
                           disable_numparse=True))
-    for w in doc.get("warnings") or []:
+    for w in q.warnings:
         lines.append(f"WARNING: {w}")
-    mark = "" if steady.get("reached") or not steady.get("checked") else " [steady state NOT reached]"
-    lines.append(f"verdict: {VERDICT_WORDS.get(doc['verdict'], doc['verdict'])}{mark}")
+    mark = " [steady state NOT reached]" if steady.missed else ""
+    lines.append(f"verdict: {VERDICT_WORDS.get(q.verdict, q.verdict)}{mark}")
     return "\n".join(lines)
 
 
-def summary_table(docs: Sequence[Dict[str, Any]]) -> str:
-    return tabulate(summary_rows(docs), headers=SUMMARY_HEADERS, disable_numparse=True)
+def summary_table(quals: Sequence[QualificationResult]) -> str:
+    return tabulate(summary_rows(quals), headers=SUMMARY_HEADERS, disable_numparse=True)
 
 
 def _e(x: Any) -> str:
     return html.escape("" if x is None else str(x))
 
 
-def write_html(path: str, docs: Sequence[Dict[str, Any]], sweeps: Sequence[SweepResult],
+def write_html(path: str, quals: Sequence[QualificationResult], sweeps: Sequence[SweepResult],
                sweep_paths: Sequence[str], title: Optional[str] = None, shelves: Sequence[tuple] = ()) -> List[str]:
     """Write the report; notes on what could not be drawn (returned, never raised). ``shelves``:
     (results.shelf.ShelfResult, path) of --probe."""
@@ -54,9 +54,9 @@ def write_html(path: str, docs: Sequence[Dict[str, Any]], sweeps: Sequence[Sweep
     from slogqual.report import html as html_report
 
     notes: List[str] = []
-    section = qualification_html(docs)
-    title = title or ("SLOG qualification (" + (docs[0]["profile"]["name"] if docs else "-") + "): "
-                      + ", ".join(d["target"] for d in docs[:4]) + (" …" if len(docs) > 4 else ""))
+    section = qualification_html(quals)
+    title = title or ("SLOG qualification (" + (quals[0].profile.name if quals else "-") + "): "
+                      + ", ".join(q.target for q in quals[:4]) + (" …" if len(quals) > 4 else ""))
     text = None
     if sweeps:
         try:

@@ -355,22 +355,22 @@ class _Reader:
 
 def parse(text: str, path: str = "<profile>", digest: str = "") -> Profile:
     try:
-        doc = tomllib.loads(text)
+        table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise _err(path, int(m.group(1)) if m else None, "TOML", str(exc)) from None
     r = _Reader(path, text)
-    for key in doc:
+    for key in table:
         if key not in TOP_KEYS:
             raise r.fail(key, "unknown key" + _suggest(key, TOP_KEYS))
-    name = doc.get("name") or os.path.basename(path).removesuffix(".toml")
+    name = table.get("name") or os.path.basename(path).removesuffix(".toml")
     if not isinstance(name, str):
         raise r.fail("name", "must be a string")
     p = Profile(name=name, path=os.path.abspath(path) if os.path.exists(path) else path, digest=digest,
-                description=str(doc.get("description") or ""))
-    _top_level(r, doc, p)
-    _steady_state(r, doc, p)
-    _criteria(r, doc, p)
+                description=str(table.get("description") or ""))
+    _top_level(r, table, p)
+    _steady_state(r, table, p)
+    _criteria(r, table, p)
     needed = p.criterion_sizes()
     if p.sizes:
         check_sizes(p, p.sizes, "sizes")
@@ -379,28 +379,28 @@ def parse(text: str, path: str = "<profile>", digest: str = "") -> Profile:
     return p
 
 
-def _top_level(r: _Reader, doc: Dict, p: Profile) -> None:
-    if "runtime" in doc:
-        p.runtime_s = float(r.num(doc, "runtime", "", PROFILE_RUNTIME_S))
-    if "settle" in doc:
-        p.settle_s = float(r.num(doc, "settle", "", limits.SETTLE_S))
-    if "mode" in doc:
-        if doc["mode"] not in MODES:
-            raise r.fail("mode", f"must be one of {', '.join(MODES)}, not {doc['mode']!r}")
-        p.mode = doc["mode"]
-    if "precondition" in doc:
-        if doc["precondition"] not in PRECONDITIONS:
-            raise r.fail("precondition", f"must be one of {', '.join(PRECONDITIONS)}, not {doc['precondition']!r}")
-        p.precondition = doc["precondition"]
-    if "sizes" in doc:
-        sizes = doc["sizes"]
+def _top_level(r: _Reader, table: Dict, p: Profile) -> None:
+    if "runtime" in table:
+        p.runtime_s = float(r.num(table, "runtime", "", PROFILE_RUNTIME_S))
+    if "settle" in table:
+        p.settle_s = float(r.num(table, "settle", "", limits.SETTLE_S))
+    if "mode" in table:
+        if table["mode"] not in MODES:
+            raise r.fail("mode", f"must be one of {', '.join(MODES)}, not {table['mode']!r}")
+        p.mode = table["mode"]
+    if "precondition" in table:
+        if table["precondition"] not in PRECONDITIONS:
+            raise r.fail("precondition", f"must be one of {', '.join(PRECONDITIONS)}, not {table['precondition']!r}")
+        p.precondition = table["precondition"]
+    if "sizes" in table:
+        sizes = table["sizes"]
         if not isinstance(sizes, list) or not sizes:
             raise r.fail("sizes", "must be a list of sizes, e.g. [\"4k\", \"128k\"]")
         p.sizes = sorted({r.sweep_size(s, "sizes") for s in sizes})
 
 
-def _steady_state(r: _Reader, doc: Dict, p: Profile) -> None:
-    st = doc.get("steady_state", {})
+def _steady_state(r: _Reader, table: Dict, p: Profile) -> None:
+    st = table.get("steady_state", {})
     if not isinstance(st, dict):
         raise r.fail("steady_state", "must be a table: [steady_state]")
     for key in st:
@@ -424,8 +424,8 @@ def _steady_state(r: _Reader, doc: Dict, p: Profile) -> None:
         p.slope_fraction = float(num("slope_pct", limits.PERCENT)) / 100
 
 
-def _criteria(r: _Reader, doc: Dict, p: Profile) -> None:
-    crit = doc.get("criterion", [])
+def _criteria(r: _Reader, table: Dict, p: Profile) -> None:
+    crit = table.get("criterion", [])
     if not isinstance(crit, list) or not all(isinstance(c, dict) for c in crit):
         raise r.fail("criterion", "must be an array of tables: [[criterion]] with check = \"...\"")
     if not crit:

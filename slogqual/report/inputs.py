@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import List, Sequence, Tuple
 
 from slogqual.errors import UsageError
-from slogqual.results import SweepResult, load_json, load_sweep
+from slogqual.results import SweepResult, load_json, load_sweep, schema_of
 from slogqual.results import schema as S
 from slogqual.results.advice import AdviceResult
 from slogqual.results.powercut import PowercutResult
@@ -38,10 +38,10 @@ class ReportInputs:
         not among them."""
         out = list(self.sweeps)
         for q, path in self.qualifications:
-            doc = q.sweep.get("document")
-            if doc and all(doc != r.to_dict() for r, _ in out):
-                where = f"{path} (its sweep{', ' + q.sweep['path'] if q.sweep.get('path') else ''})"
-                out.append((SweepResult.from_dict(doc, where), where))
+            where = f"{path} (its sweep{', ' + q.sweep.path if q.sweep.path else ''})"
+            sweep = q.sweep_result(where)
+            if sweep is not None and all(sweep.to_dict() != r.to_dict() for r, _ in out):
+                out.append((sweep, where))
         return out
 
 
@@ -58,10 +58,10 @@ def load_report_results(paths: Sequence[str]) -> ReportInputs:
     got = ReportInputs()
     for p in paths:
         doc = load_json(p)
-        family = S.family(str(doc.get("schema", ""))) if isinstance(doc, dict) else None
+        family = S.family(str(schema_of(doc, ""))) if isinstance(doc, dict) else None
         kind = next((k for k in KINDS if S.family(k[0]) == family), None)
         if kind is None:
-            schema = doc.get("schema") if isinstance(doc, dict) else f"a JSON {type(doc).__name__}"
+            schema = schema_of(doc) if isinstance(doc, dict) else f"a JSON {type(doc).__name__}"
             names = [k[0] for k in KINDS]
             raise UsageError(f"{p}: not a {', '.join(names[:-1])} or {names[-1]} document (schema: {schema!r})")
         getattr(got, kind[2]).append((kind[1].from_dict(doc, p), p))

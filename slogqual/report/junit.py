@@ -12,68 +12,62 @@ from __future__ import annotations
 import re
 import socket
 import xml.etree.ElementTree as ET
-from typing import Any, Dict, List, Sequence
+from typing import Sequence
 
 from slogqual.results import atomic_file
+from slogqual.results.qualification import QualificationResult
 
 
-def _suite_name(doc: Dict[str, Any]) -> str:
-    ident = doc.get("identity") or {}
-    label = " ".join(str(ident[k]) for k in ("model", "serial") if ident.get(k))
-    return f"{doc.get('target')}" + (f" ({label})" if label else "")
+def _suite_name(q: QualificationResult) -> str:
+    label = " ".join(str(v) for v in (q.who.model, q.who.serial) if v)
+    return f"{q.target}" + (f" ({label})" if label else "")
 
 
-def _classname(doc: Dict[str, Any]) -> str:
-    profile = (doc.get("profile") or {}).get("name", "profile")
-    name = str(doc.get("name") or doc.get("target") or "device")
-    return f"slogqual.qualify.{profile}.{re.sub(r'[^A-Za-z0-9_-]+', '_', name)}"
+def _classname(q: QualificationResult) -> str:
+    name = str(q.name or q.target or "device")
+    return f"slogqual.qualify.{q.profile.name}.{re.sub(r'[^A-Za-z0-9_-]+', '_', name)}"
 
 
-def build(docs: Sequence[Dict[str, Any]], name: str = "slogqual qualify") -> ET.ElementTree:
+def build(quals: Sequence[QualificationResult], name: str = "slogqual qualify") -> ET.ElementTree:
     root = ET.Element("testsuites", name=name)
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    for doc in docs:
-        crit: List[Dict[str, Any]] = doc.get("criteria") or []
-        broken = doc.get("verdict") in ("refused", "error")
-        suite = ET.SubElement(root, "testsuite", name=_suite_name(doc), timestamp=str(doc.get("started") or ""),
+    for q in quals:
+        suite = ET.SubElement(root, "testsuite", name=_suite_name(q), timestamp=str(q.started or ""),
                               hostname=socket.gethostname())
         props = ET.SubElement(suite, "properties")
-        ident = doc.get("identity") or {}
-        steady = doc.get("steady_state") or {}
-        for key, value in (("verdict", doc.get("verdict")), ("profile", (doc.get("profile") or {}).get("name")),
-                           ("model", ident.get("model")), ("serial", ident.get("serial")),
-                           ("firmware", ident.get("firmware")), ("class", ident.get("class")),
-                           ("steady_state", steady.get("label", "not checked")),
-                           ("steady_state_reached", str(bool(steady.get("reached"))).lower()),
-                           ("precondition", (doc.get("precondition") or {}).get("mode"))):
+        ident, steady = q.who, q.steady
+        for key, value in (("verdict", q.verdict), ("profile", q.profile.name),
+                           ("model", ident.model), ("serial", ident.serial),
+                           ("firmware", ident.firmware), ("class", ident.device_class),
+                           ("steady_state", steady.label_text),
+                           ("steady_state_reached", str(bool(steady.reached)).lower()),
+                           ("precondition", q.precondition.mode if q.precondition else None)):
             ET.SubElement(props, "property", name=key, value="" if value is None else str(value))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        for c in crit:
+        for c in q.criteria:
             counts["tests"] += 1
-            case = ET.SubElement(suite, "testcase", classname=_classname(doc), name=c.get("name") or c["check"])
-            result = c.get("result")
-            if result == "fail":
+            case = ET.SubElement(suite, "testcase", classname=_classname(q), name=c.name or c.check)
+            if c.result == "fail":
                 counts["failures"] += 1
                 f = ET.SubElement(case, "failure", type="threshold",
-                                  message=f"measured {c.get('measured_text')}, threshold {c.get('threshold_text')}")
-                f.text = c.get("message", "") + (f"\nwhy: {c['why']}" if c.get("why") else "")
-            elif result == "not-evaluated" and broken:
+                                  message=f"measured {c.measured_text}, threshold {c.threshold_text}")
+                f.text = (c.message or "") + (f"\nwhy: {c.why}" if c.why else "")
+            elif c.result == "not-evaluated" and q.broken:
                 counts["errors"] += 1
-                e = ET.SubElement(case, "error", type=str(doc.get("verdict")), message=str(doc.get("error") or ""))
-                e.text = c.get("detail", "")
-            elif result == "not-evaluated":
+                e = ET.SubElement(case, "error", type=str(q.verdict), message=str(q.error or ""))
+                e.text = c.detail
+            elif c.result == "not-evaluated":
                 counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message=f"not evaluated: {c.get('detail', '')}")
+                ET.SubElement(case, "skipped", message=f"not evaluated: {c.detail}")
             out = ET.SubElement(case, "system-out")
-            out.text = c.get("message", "") + ("" if steady.get("reached") or not steady.get("checked")
-                                               else " [steady state NOT reached]")
+            out.text = (c.message or "") + (" [steady state NOT reached]" if steady.missed else "")
         for k, v in counts.items():
             suite.set(k, str(v))
             totals[k] += v
-        lines = [f"verdict: {doc.get('verdict')}", f"steady state: {steady.get('label', 'not checked')}"]
-        if doc.get("error"):
-            lines.append(f"error: {doc['error']}")
-        lines += [f"WARNING: {w}" for w in doc.get("warnings") or []]
+        lines = [f"verdict: {q.verdict}", f"steady state: {steady.label_text}"]
+        if q.error:
+            lines.append(f"error: {q.error}")
+        lines += [f"WARNING: {w}" for w in q.warnings]
         ET.SubElement(suite, "system-out").text = "\n".join(lines)
     for k, v in totals.items():
         root.set(k, str(v))
@@ -82,7 +76,7 @@ def build(docs: Sequence[Dict[str, Any]], name: str = "slogqual qualify") -> ET.
     return ET.ElementTree(root)
 
 
-def write(path: str, docs: Sequence[Dict[str, Any]]) -> None:
-    tree = build(docs)
+def write(path: str, quals: Sequence[QualificationResult]) -> None:
+    tree = build(quals)
     with atomic_file(path, binary=True) as (fh, _):  # never half a report (ENOSPC, EROFS, Ctrl-C)
         tree.write(fh, encoding="utf-8", xml_declaration=True)

@@ -47,7 +47,7 @@ def verdict_words(doc: Dict[str, Any]) -> Tuple[str, str]:
 def method_rows(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
     """How the power was cut and the records written, as (name, value) rows."""
     m = doc.get("method") if isinstance(doc.get("method"), dict) else {}
-    rows = [("method", A.method_short(doc)), ("cut", str(m.get("cut") or "not recorded"))]
+    rows = [("method", method_short(doc)), ("cut", str(m.get("cut") or "not recorded"))]
     if m.get("restore"):
         rows.append(("restore", str(m["restore"])))
     if m.get("emulation"):
@@ -138,8 +138,8 @@ def powercut_section(result: PowercutResult, path: str) -> PowercutSection:
     doc = result.to_dict()
     method = A.method_of(doc)
     text, tone = verdict_words(doc)
-    verdict = Verdict("Power-cut verdict", text, tone, [("method", A.method_short(doc)),
-                                                        ("counts", A.counts_text(doc))])
+    verdict = Verdict("Power-cut verdict", text, tone, [("method", method_short(doc)),
+                                                        ("counts", counts_text(doc))])
     power_loss = None
     if method == A.METHOD_REAL and isinstance(result.device, dict) and not result.device.get("error"):
         power_loss = _power_loss("Power loss", powerloss.judge(result.device, None, result))
@@ -159,6 +159,31 @@ POWERCUT_SUMMARY_HEADERS = ["power-cut test", "method", "verdict", "cycles", "ac
 
 def powercut_summary_row(s: PowercutSection) -> List[str]:
     t = A.totals(s.doc)
-    return [s.name, A.method_short(s.doc), s.verdict.text.split(":")[0],
+    return [s.name, method_short(s.doc), s.verdict.text.split(":")[0],
             f"{len(s.doc.get('cycles') or [])} of {s.doc.get('expected_cycles')}", str(t["acknowledged"]),
             str(t["lost"])]
+
+
+# --- the one line of a power-cut result (the store's summary, `slogqual history`) -------------------------
+
+def method_short(doc: Dict[str, Any]) -> str:
+    """'emulated (nbdkit cache=unsafe)', 'real power cut' or 'external cut, verified afterwards'."""
+    kind = A.method_of(doc)
+    if kind == A.METHOD_EMULATION:
+        how = (doc.get("method") or {}).get("emulation")
+        return f"emulated ({A.EMULATION_SHORT.get(how, how or 'nbdkit')})"
+    if kind == A.METHOD_REAL:
+        return "real power cut"
+    return "external cut, verified afterwards"
+
+
+def counts_text(doc: Dict[str, Any]) -> str:
+    t = A.totals(doc)
+    return (f"{len(doc.get('cycles') or [])} of {doc.get('expected_cycles', '?')} cycle(s), "
+            f"{t['acknowledged']} acknowledged, {t['intact']} intact, {t['lost']} lost "
+            f"(torn {t['torn']}, stale {t['stale']}, missing {t['missing']})")
+
+
+def summary(doc: Dict[str, Any]) -> str:
+    """One line for the store and ``slogqual history``: how the power was cut, then the counts."""
+    return f"{method_short(doc)}: {counts_text(doc)}"

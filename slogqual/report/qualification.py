@@ -2,56 +2,42 @@
 was measured, its threshold and its evidence, the steady state and its rounds — as rows independent of the
 format, and as the HTML and Markdown both ``slogqual report`` and ``slogqual qualify``'s own report show.
 
-Reads the typed document (slogqual.results.qualification); a qualification's document as qualify holds it
-in memory (a dict) is read through the same type.
+Reads the typed document (slogqual.results.qualification): its fields, never its keys.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple
 
 from slogqual.report.document import Verdict, scalar
 from slogqual.report.markup import esc, items, kv, md_kv, md_table, table
-from slogqual.results.qualification import CriterionResult, QualificationResult
+from slogqual.results.qualification import CriterionResult, QualificationResult, Summary
 
 RESULT_WORDS = {"pass": "PASS", "fail": "FAIL", "not-evaluated": "NOT EVALUATED"}
 VERDICT_WORDS = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE (not all criteria evaluated)",
                  "refused": "REFUSED", "error": "ERROR"}
 VERDICT_TONES = {"pass": "good", "fail": "bad", "refused": "bad", "error": "bad", "incomplete": "neutral"}
 
-Qualification = Union[QualificationResult, Dict[str, Any]]
-
-
-def typed(q: Qualification) -> QualificationResult:
-    """The typed qualification (qualify hands its documents over as dicts)."""
-    return q if isinstance(q, QualificationResult) else QualificationResult.from_dict(q, f"<qualification {q.get('name')}>")
-
-
-def ident_line(q: Qualification) -> str:
-    ident = typed(q).identity or {}
-    parts = [f"{k} {ident[k]}" for k in ("model", "serial", "firmware", "class") if ident.get(k)]
-    return ", ".join(parts) or "no identity"
+def ident_line(q: QualificationResult) -> str:
+    return q.who.line()
 
 
 SUMMARY_HEADERS = ["device", "model", "serial", "steady state", "pass", "fail", "n/e", "verdict"]
 
 
-def summary_rows(quals: Sequence[Qualification]) -> List[List[str]]:
+def summary_rows(quals: Sequence[QualificationResult]) -> List[List[str]]:
     rows = []
-    for q in map(typed, quals):
-        s = q.summary or {}
-        ident = q.identity or {}
-        rows.append([q.target, ident.get("model") or "-", ident.get("serial") or "-",
-                     (q.steady_state or {}).get("label", "not checked"),
-                     str(s.get("pass", 0)), str(s.get("fail", 0)), str(s.get("not-evaluated", 0)),
+    for q in quals:
+        rows.append([q.target, q.who.model or "-", q.who.serial or "-", q.steady.label_text,
+                     *map(str, (q.summary or Summary()).counts()),
                      VERDICT_WORDS.get(q.verdict, q.verdict).split(" (")[0]])
     return rows
 
 
 def _measured(c: CriterionResult) -> str:
     """The figure as the judge wrote it (with its unit), else the bare value; '–' when not evaluated."""
-    text = c.extra.get("measured_text")
+    text = c.measured_text
     if text:
         return str(text)
     return "–" if c.measured is None else scalar(c.measured)
@@ -80,33 +66,30 @@ class QualificationSection:
     notes: List[str] = field(default_factory=list)
 
 
-def qualification_section(q: Qualification, path: str = "") -> QualificationSection:
-    q = typed(q)
+def qualification_section(q: QualificationResult, path: str = "") -> QualificationSection:
     word = VERDICT_WORDS.get(q.verdict, q.verdict)
     detail = [("exit code", str(q.exit_code))] + ([("error", q.error)] if q.error else [])
     prof = q.profile
-    profile = (f"Profile {prof['name']}" + (f" ({prof.get('path')}, sha256 {(prof.get('sha256') or '')[:12]})"
-                                             if prof.get("path") else "")
-               + (f": {prof['description']}" if prof.get("description") else ""))
-    steady = q.steady_state or {}
-    rule = (steady.get("rule") or {}).get("text")
-    criteria = [(c.result, [c.check + (f" — {c.extra['name']}" if c.extra.get("name") else ""),
-                            scalar(c.extra.get("why")), _measured(c), scalar(c.extra.get("threshold_text")),
+    profile = (f"Profile {prof.name}" + (f" ({prof.path}, sha256 {(prof.sha256 or '')[:12]})" if prof.path else "")
+               + (f": {prof.description}" if prof.description else ""))
+    steady = q.steady
+    rule = steady.rule_text
+    criteria = [(c.result, [c.check + (f" — {c.name}" if c.name else ""),
+                            scalar(c.why), _measured(c), scalar(c.threshold_text),
                             RESULT_WORDS.get(c.result, c.result), c.detail])
                 for c in q.criteria]
-    rounds = [[str(r.get("round")), f"{r['iops']:,.0f}", f"{r['mean_us']:,.1f}",
-               "–" if r.get("p99_us") is None else f"{r['p99_us']:,.1f}", f"{r['ios']:,}"]
-              for r in steady.get("rounds") or []]
-    scenarios = [[scalar(s.get("name")), scalar(s.get("path")), scalar(s.get("status")) or "not run",
-                  scalar(s.get("reason") or s.get("note"))] for s in q.scenarios]
-    sweep = [(k, scalar(q.sweep.get(k))) for k in ("path", "status") if q.sweep.get(k)]
-    pre = q.precondition or {}
+    rounds = [[str(r.n), f"{r.iops:,.0f}", f"{r.mean_us:,.1f}", "–" if r.p99_us is None else f"{r.p99_us:,.1f}",
+               f"{r.ios:,}"] for r in steady.rounds]
+    scenarios = [[scalar(s.name), scalar(s.path), scalar(s.status) or "not run", scalar(s.reason or s.note)]
+                 for s in q.scenarios]
+    sweep = [(k, scalar(v)) for k, v in (("path", q.sweep.path), ("status", q.sweep.status)) if v]
+    pre = q.precondition
     return QualificationSection(
         path=path, result=q, title=f"{q.target} — {ident_line(q)}",
         verdict=Verdict("Qualification verdict", word, VERDICT_TONES.get(q.verdict, "neutral"), detail),
-        profile=profile, precondition=scalar(pre.get("note") or pre.get("mode")) or "-",
-        steady=steady.get("label", "not checked") + (f" ({rule})" if rule else ""),
-        steady_missed=bool(steady.get("checked") and not steady.get("reached")),
+        profile=profile, precondition=(scalar(pre.note or pre.mode) if pre else "") or "-",
+        steady=steady.label_text + (f" ({rule})" if rule else ""),
+        steady_missed=steady.missed,
         criteria=criteria, rounds=rounds, scenarios=scenarios, sweep=sweep,
         warnings=list(q.warnings), notes=list(q.notes))
 
@@ -155,7 +138,7 @@ def section_html(s: QualificationSection, anchor: str) -> str:
     return "\n".join(out)
 
 
-def qualification_html(quals: Sequence[Qualification], paths: Optional[Sequence[str]] = None) -> str:
+def qualification_html(quals: Sequence[QualificationResult], paths: Optional[Sequence[str]] = None) -> str:
     """One section: the verdicts' summary, then each qualification."""
     sections = [qualification_section(q, p) for q, p in zip(quals, paths or [""] * len(quals))]
     out = ['<section id="qualification"><h2>Qualification</h2>',
@@ -172,7 +155,7 @@ def qualification_html(quals: Sequence[Qualification], paths: Optional[Sequence[
 
 # --- Markdown ---------------------------------------------------------------------------------------------
 
-def qualification_md(quals: Sequence[Qualification], paths: Sequence[str]) -> List[str]:
+def qualification_md(quals: Sequence[QualificationResult], paths: Sequence[str]) -> List[str]:
     sections = [qualification_section(q, p) for q, p in zip(quals, paths)]
     out = ["## Qualification", "", md_table(SUMMARY_HEADERS, summary_rows([s.result for s in sections])), ""]
     for s in sections:

@@ -101,7 +101,7 @@ def _share(s: ScenarioStep) -> str:
 def step_row(result: ScenarioResult, s: ScenarioStep) -> List[str]:
     log_mbps = None if s.log_write_bytes_s is None else s.log_write_bytes_s / (1 << 20)
     return [scenario_analysis.step_label(result, s), str(s.threads), f"{s.ios:,}", _n(s.iops), _n(s.mbps, 2),
-            _n(s.lat_us.get("mean"), 1), _n(s.p99_us, 1), _count(s.zil.get("commit_count")), _count(s.slog_bytes),
+            _n(s.lat_us.mean, 1), _n(s.p99_us, 1), _count(s.zil.commit_count), _count(s.slog_bytes),
             _count(s.normal_bytes), _share(s), _n(log_mbps, 2)]
 
 
@@ -132,7 +132,7 @@ ZIL_NOTE = ("ZIL commits, ZIL→log B and ZIL→pool B are the ZIL kstats' delta
 
 
 def _device(result: ScenarioResult, path: str) -> str:
-    model = result.device(path).get("model")
+    model = result.device(path).model
     return f"{path} ({model})" if model else path
 
 

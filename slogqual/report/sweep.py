@@ -62,10 +62,11 @@ def thermal_missing(m: ThermalMissing) -> str:
     return "; ".join(f"{side}: {error or ('no reading' if taken else 'not taken')}" for side, error, taken in m.sides)
 
 
-def thermal_dict(doc: Dict[str, Any]) -> Dict[str, Any]:
+def thermal_dict(summary: Dict[str, Any]) -> Dict[str, Any]:
     """A point's ``thermal`` (analysis.thermal.summary) as the sweep document holds it: its warnings, its
     information lines and what is missing in words."""
-    out = dict(doc, warnings=[thermal_line(n) for n in doc["warnings"]], info=[thermal_line(n) for n in doc["info"]])
+    out = dict(summary, warnings=[thermal_line(n) for n in summary["warnings"]],
+               info=[thermal_line(n) for n in summary["info"]])
     if isinstance(out.get("unavailable"), ThermalMissing):
         out["unavailable"] = thermal_missing(out["unavailable"])
     return out

@@ -14,7 +14,7 @@ import stat
 import tempfile
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import IO, Any, Dict, Iterator, List, Optional, Tuple
+from typing import IO, Any, ClassVar, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from slogqual.errors import ResultWriteError, UsageError
 from slogqual.process import pid_alive
@@ -39,6 +39,151 @@ STATUS_RUNNING = "running"
 STATUS_COMPLETE = "complete"
 STATUS_FAILED = "failed"
 STATUS_INTERRUPTED = "interrupted"
+
+
+def schema_of(document: Any, default: Any = None) -> Any:
+    """The schema a JSON document says it is, as written (``default`` where it says none, or is no object):
+    what a reader of any kind of document dispatches on before typing it."""
+    return document.get("schema", default) if isinstance(document, dict) else default
+
+
+def ordered(d: Dict[str, Any], order: Sequence[str]) -> Dict[str, Any]:
+    """``d`` with the keys of ``order`` first, in that order, then the rest as they come."""
+    out = {k: d[k] for k in order if k in d}
+    out.update((k, v) for k, v in d.items() if k not in out)
+    return out
+
+
+def written(d: Dict[str, Any], absent: Iterable[str], extra: Dict[str, Any], order: Sequence[str]) -> Dict[str, Any]:
+    """A section as it goes back into the document: an optional key its file lacked stays absent until
+    something is put there; the keys nobody models after the modelled ones; the file's order kept."""
+    for key in absent:
+        if d.get(key) in (None, [], {}):
+            d.pop(key, None)
+    d.update(extra)
+    return ordered(d, order)
+
+
+def _plain(value: Any) -> Any:
+    """A field's value as the document holds it: a table's dict, a list or mapping of tables' dicts."""
+    if isinstance(value, Table):
+        return value.to_dict()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+class Table:
+    """A table inside a versioned document, typed: a dataclass whose fields are the keys the writer puts
+    there (``KEYS``, in its order; ``NAMES`` maps a key that is no identifier, ``class``, ``not-evaluated``,
+    to its field). ``from_dict`` checks a loaded table (naming the bad key) and keeps what the file had
+    besides: the keys no version of slogqual modelled (``extra``, written back where they were), the
+    file's key order, the modelled keys it lacked (written back absent while still empty). So a table
+    loaded and written again is the same bytes; one made by a run is written in ``KEYS`` order.
+
+    A subclass lists its fields (every one with a default: the checks say what is required) and
+    overrides ``_typed`` for the fields that are checked or are tables themselves."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ()
+    NAMES: ClassVar[Dict[str, str]] = {}
+    # what the file had besides the fields; set by from_dict (a table a run makes has none of it)
+    _extra: Dict[str, Any]
+    _order: Tuple[str, ...]
+    _absent: frozenset
+
+    @classmethod
+    def _attr(cls, key: str) -> str:
+        return cls.NAMES.get(key, key)
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: "_schema.Checker", where: str) -> Dict[str, Any]:
+        """The fields (by name) that are checked or converted; the others are taken as the file has them."""
+        return {}
+
+    @classmethod
+    def from_dict(cls, d: Any, check: "_schema.Checker", where: str):
+        d = check.table(d, where)
+        values = {cls._attr(k): d.get(k) for k in cls.KEYS}
+        values.update(cls._typed(d, check, where))
+        out = cls(**values)
+        out._extra = {k: v for k, v in d.items() if k not in cls.KEYS}
+        out._order = tuple(d)
+        out._absent = frozenset(k for k in cls.KEYS if k not in d)
+        return out
+
+    @classmethod
+    def made(cls, d: Dict[str, Any], what: str = ""):
+        """A table a run just made as a dict (a measurement's to_dict), checked as a loaded one is."""
+        return cls.from_dict(d, _schema.Checker(f"<measured {what or cls.__name__}>"), what)
+
+    @classmethod
+    def optional(cls, d: Dict[str, Any], key: str, check: "_schema.Checker", where: str = ""):
+        """The table at ``d[key]`` (None where absent or null)."""
+        at = f"{where}.{key}" if where else key
+        return cls.from_dict(d[key], check, at) if d.get(key) is not None else None
+
+    @classmethod
+    def each(cls, d: Dict[str, Any], key: str, check: "_schema.Checker", where: str = "") -> list:
+        """The list of tables at ``d[key]`` ([] where absent)."""
+        at = f"{where}.{key}" if where else key
+        return [cls.from_dict(x, check, f"{at}[{i}]") for i, x in enumerate(check.items(d, key, where,
+                                                                                     required=False))]
+
+    @property
+    def extra(self) -> Dict[str, Any]:
+        """The keys of the file's table that no field models, as they came."""
+        return getattr(self, "_extra", {})
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = {k: _plain(getattr(self, self._attr(k))) for k in self.KEYS}
+        return written(d, getattr(self, "_absent", ()), dict(self.extra), getattr(self, "_order", self.KEYS))
+
+
+class ReadByKey:
+    """``get(key)`` on a table, as the dict it replaced answered: only for readers not yet moved to its fields
+    (the class says which); new code reads the fields."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.to_dict().get(key, default)  # type: ignore[attr-defined]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]  # type: ignore[attr-defined]
+
+
+@dataclass
+class DeviceIdentity(ReadByKey, Table):
+    """A device record (``slogqual.device/1``: slogqual.device.identify) where a document holds one: a
+    scenario's ``pool.devices[path]``, a sweep's, qualification's or power cut's ``device``. The figures the
+    store and the reports file a run under are fields; the rest of the record is kept as it came.
+    ``get``: analysis/scenario.py and analysis/transport.py still read ``model``/``class`` by key."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("model", "vendor", "serial", "firmware", "transport", "class", "link",
+                                       "write_cache", "topology")
+    NAMES: ClassVar[Dict[str, str]] = {"class": "device_class"}
+
+    model: Optional[str] = None
+    vendor: Optional[str] = None
+    serial: Optional[str] = None
+    firmware: Optional[str] = None
+    transport: Optional[str] = None
+    device_class: Optional[str] = None
+    link: Optional[Dict[str, Any]] = None  # device.link: the PCIe/SAS link, its address the slot
+    write_cache: Optional[Dict[str, Any]] = None  # device.write_cache: its verdict and the evidence
+    topology: Optional[Dict[str, Any]] = None  # the path from the host (results.shelf.UnitPath's dict)
+
+    @classmethod
+    def of(cls, record: Optional[Dict[str, Any]]) -> "DeviceIdentity":
+        """The record as a document holds it (a dict, or None where there is none: every field None)."""
+        return cls.from_dict(record if isinstance(record, dict) else {}, _schema.Checker("<device record>"),
+                             "device")
+
+    @property
+    def slot(self) -> Optional[str]:
+        """The device's slot (the PCI address of its link), where recorded."""
+        address = self.link.get("address") if isinstance(self.link, dict) else None
+        return str(address) if address else None
 
 
 @dataclass
@@ -164,6 +309,28 @@ class SweepResult:
     notes: List[str] = field(default_factory=list)
     warnings: List[str] = field(default_factory=list)
     schema: str = SWEEP_SCHEMA
+
+    @property
+    def target_path(self) -> Optional[str]:
+        return self.target.get("path")
+
+    @property
+    def target_label(self) -> Optional[str]:
+        """What the user labelled a target with (an NBD export has no identity of its own)."""
+        return self.target.get("label")
+
+    @property
+    def host(self) -> Optional[str]:
+        return self.environment.get("host")
+
+    @property
+    def started(self) -> Optional[str]:
+        return self.environment.get("started")
+
+    @property
+    def identity(self) -> DeviceIdentity:
+        """The device record's identity (every field None where the sweep has no record)."""
+        return DeviceIdentity.of(self.device)
 
     def point(self, size: int) -> Optional[SweepPoint]:
         for p in self.points:

@@ -110,6 +110,15 @@ class PowercutResult:
         return self.target.get("lab_class")
 
     @property
+    def started(self) -> Optional[str]:
+        return self.extra.get("started")
+
+    @property
+    def host(self) -> Optional[str]:
+        """The host that ran the test (a power-cut result has no environment block: it is top-level)."""
+        return self.extra.get("host")
+
+    @property
     def totals(self) -> Dict[str, int]:
         t = {k: 0 for k in COUNTS}
         for cy in self.cycles:

@@ -12,9 +12,10 @@ steps and saves it; every reader takes the object, never the dict.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, ClassVar, Dict, List, Optional, Tuple
 
-from slogqual.results import STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_RUNNING, load_json
+from slogqual.results import (STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_RUNNING, DeviceIdentity,
+                              ReadByKey, Table, load_json, ordered as _ordered, written as _written)
 from slogqual.results import schema as S
 from slogqual.results.device import check_topology
 from slogqual.results.shelf import UnitPath
@@ -32,6 +33,114 @@ def log_ops(vdevs: Optional[List[Dict[str, Any]]]) -> Optional[float]:
 
 
 @dataclass
+class StepLatency(ReadByKey, Table):
+    """A step's ``lat_us``: fio's completion latency of the load's writes, in µs (pool.engine). ``get``:
+    analysis/transport.py still reads ``mean`` by key."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("mean", "p50", "p99", "p999", "max", "basis")
+
+    mean: Optional[float] = None
+    p50: Optional[float] = None
+    p99: Optional[float] = None
+    p999: Optional[float] = None
+    max: Optional[float] = None
+    basis: Optional[str] = None  # fsync-per-write loads: the mean is the write's and its flush's
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        return {k: check.number(d, k, where, required=False, minimum=0) for k in ("mean", "p50", "p99", "p999", "max")}
+
+
+@dataclass
+class ZilDelta(Table):
+    """A step's ``zil``: the ZIL kstat's counters over the step (tools.kstat.ZilStats; None where the kstat
+    lacked the row)."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("commit_count", "commit_writer_count", "itx_count", "slog_count", "slog_bytes",
+                                       "normal_count", "normal_bytes")
+
+    commit_count: Optional[int] = None
+    commit_writer_count: Optional[int] = None
+    itx_count: Optional[int] = None
+    slog_count: Optional[int] = None
+    slog_bytes: Optional[int] = None  # to the log vdevs
+    normal_count: Optional[int] = None
+    normal_bytes: Optional[int] = None  # to the main pool
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        return {k: check.number(d, k, where, required=False, minimum=0) for k in ("slog_bytes", "normal_bytes")}
+
+
+@dataclass
+class SkippedConfig(Table):
+    """One of ``skipped``: a pair configuration a run with fewer than two log candidates could not build
+    (pool.variants.plan)."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("config", "log", "reason")
+
+    config: str = ""
+    log: Optional[str] = None
+    reason: Optional[str] = None
+
+
+@dataclass
+class LogSweep(ReadByKey, Table):
+    """One of ``log_sweeps``: a log candidate's own QD1 sweep, summarised (pool.log_sweeps.summary), by device
+    path. ``get``: analysis/scenario.py and analysis/pair_ceiling.py still read ``points`` by key."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("source", "target", "model", "status", "mode", "runtime_s", "points")
+
+    source: Optional[str] = None  # the sweep document it came from
+    target: Optional[str] = None
+    model: Optional[str] = None
+    status: Optional[str] = None
+    mode: Optional[str] = None
+    runtime_s: Optional[float] = None
+    points: List[Dict[str, Any]] = field(default_factory=list)  # {size, mbps, lat_mean_us, ios}
+
+    @property
+    def complete(self) -> bool:
+        return self.status == STATUS_COMPLETE
+
+
+@dataclass
+class AnalysisRecord(Table):
+    """The top-level figures of an ``analysis`` (stored by the run, or today's: report.scenario.current)."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("version", "metric", "verdict", "bottleneck", "slog_benefit_at_peak",
+                                       "slog_of_standard_at_peak", "knees", "details", "problems", "candidates",
+                                       "pairs", "slower_log", "findings")
+
+    version: Optional[int] = None  # the analysis version (absent: 1, before it was recorded)
+    metric: Optional[str] = None  # iops or mbps
+    verdict: Optional[str] = None  # the sentence
+    bottleneck: Optional[str] = None
+    slog_benefit_at_peak: Optional[float] = None
+    slog_of_standard_at_peak: Optional[float] = None
+    knees: Optional[Any] = None
+    details: List[str] = field(default_factory=list)
+    problems: List[str] = field(default_factory=list)
+    candidates: Optional[List[Any]] = None
+    pairs: Optional[List[Any]] = None
+    slower_log: Optional[str] = None
+    findings: Optional[List[Any]] = None
+
+    @classmethod
+    def of(cls, analysis: Optional[Dict[str, Any]]) -> Optional["AnalysisRecord"]:
+        """The analysis as a document holds it (None where there is none)."""
+        return cls.from_dict(analysis, S.Checker("<analysis>"), "analysis") if analysis is not None else None
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        return {k: list(d.get(k) or []) for k in ("details", "problems")}
+
+    def figure(self, name: str) -> Optional[float]:
+        """A figure a criterion judges (qualify.profile.SCENARIO_METRICS): a field of this record."""
+        return getattr(self, name) if name in self.KEYS else None
+
+
+@dataclass
 class ScenarioStep:
     """One thread step of one pool configuration: what fio measured and where the ZIL wrote."""
 
@@ -43,8 +152,8 @@ class ScenarioStep:
     ios: int
     iops: float
     mbps: float
-    lat_us: Dict[str, Any]
-    zil: Dict[str, Any]
+    lat_us: StepLatency
+    zil: ZilDelta
     extra: Dict[str, Any] = field(default_factory=dict)  # evidence kept as measured (vdevs, iostat, ...)
 
     _MODELLED = ("config", "sync", "log", "threads_per_lun", "threads", "ios", "iops", "mbps", "lat_us", "zil")
@@ -73,7 +182,7 @@ class ScenarioStep:
 
     @property
     def p99_us(self) -> Optional[float]:
-        return self.lat_us.get("p99")
+        return self.lat_us.p99
 
     @property
     def cpu_busy(self) -> Optional[float]:
@@ -84,12 +193,12 @@ class ScenarioStep:
     @property
     def slog_bytes(self) -> Optional[int]:
         """ZIL bytes to the log vdevs over the step (kstat delta); None where the kstat lacked the row."""
-        return self.zil.get("slog_bytes")
+        return self.zil.slog_bytes
 
     @property
     def normal_bytes(self) -> Optional[int]:
         """ZIL bytes to the main pool over the step."""
-        return self.zil.get("normal_bytes")
+        return self.zil.normal_bytes
 
     @property
     def log_write_bytes_s(self) -> Optional[float]:
@@ -110,14 +219,9 @@ class ScenarioStep:
     @classmethod
     def from_dict(cls, d: Any, where: str, check: S.Checker) -> "ScenarioStep":
         d = check.table(d, where)
-        lat = check.obj(d, "lat_us", where)
-        check.number(lat, "mean", f"{where}.lat_us", required=False, minimum=0)
-        for k in ("p50", "p99", "p999", "max"):
-            check.number(lat, k, f"{where}.lat_us", required=False, minimum=0)
+        lat = StepLatency.from_dict(check.obj(d, "lat_us", where), check, f"{where}.lat_us")
         check.text(d, "candidate", where, required=False)
-        zil = check.obj(d, "zil", where)
-        for k in ("slog_bytes", "normal_bytes"):
-            check.number(zil, k, f"{where}.zil", required=False, minimum=0)
+        zil = ZilDelta.from_dict(check.obj(d, "zil", where), check, f"{where}.zil")
         return cls(config=check.text(d, "config", where), sync=check.text(d, "sync", where, choices=SYNCS),
                    log=check.text(d, "log", where, choices=LOGS),
                    threads_per_lun=check.integer(d, "threads_per_lun", where, minimum=1),
@@ -128,8 +232,8 @@ class ScenarioStep:
 
     def to_dict(self) -> Dict[str, Any]:
         d = {"config": self.config, "sync": self.sync, "log": self.log, "threads_per_lun": self.threads_per_lun,
-             "threads": self.threads, "ios": self.ios, "iops": self.iops, "mbps": self.mbps, "lat_us": self.lat_us,
-             "zil": self.zil}
+             "threads": self.threads, "ios": self.ios, "iops": self.iops, "mbps": self.mbps,
+             "lat_us": self.lat_us.to_dict(), "zil": self.zil.to_dict()}
         d.update(self.extra)
         return _ordered(d, self._order)
 
@@ -143,23 +247,6 @@ def _check_topologies(check: S.Checker, devices: Dict[str, Any]) -> None:
             check_topology(check, check.obj(rec, "topology", where), f"{where}.topology")
 
 
-def _ordered(d: Dict[str, Any], order: Sequence[str]) -> Dict[str, Any]:
-    """``d`` with the keys of ``order`` first, in that order, then the rest as they come."""
-    out = {k: d[k] for k in order if k in d}
-    out.update((k, v) for k, v in d.items() if k not in out)
-    return out
-
-
-def _written(d: Dict[str, Any], absent: frozenset, extra: Dict[str, Any], order: Sequence[str]) -> Dict[str, Any]:
-    """A section as it goes back into the document: an optional key its file lacked stays absent until
-    something is put there; the keys nobody models after the modelled ones; the file's order kept."""
-    for key in absent:
-        if d.get(key) in (None, [], {}):
-            d.pop(key, None)
-    d.update(extra)
-    return _ordered(d, order)
-
-
 @dataclass
 class PoolRecord:
     """``pool``: the pool every configuration was built on (pool.engine.new_result writes it)."""
@@ -169,7 +256,7 @@ class PoolRecord:
     log: List[str]  # the --log candidates, in the order given
     ashift: Optional[int] = None  # pool.builder.ashift_for: from the devices' physical sectors
     fs_properties: Dict[str, Any] = field(default_factory=dict)  # every zvol/dataset's; sync and logbias per config
-    devices: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # path -> identity record, with its topology
+    devices: Dict[str, DeviceIdentity] = field(default_factory=dict)  # path -> identity record, with its topology
     zfs_api: Optional[str] = None  # how the zvols/datasets were made (pool.builder), set when the first pool is
     extra: Dict[str, Any] = field(default_factory=dict)  # keys no version of the runner wrote, kept in order
     absent: frozenset = frozenset()  # optional keys the document did not have (kept absent by to_dict)
@@ -183,8 +270,8 @@ class PoolRecord:
     def new(cls, layout: str, data: List[str], log: List[str], ashift: int, fs_properties: Dict[str, Any],
             devices: Dict[str, Dict[str, Any]]) -> "PoolRecord":
         """The pool of a run about to start: its ``zfs_api`` is written once the first pool says which."""
-        return cls(layout=layout, data=data, log=log, ashift=ashift, fs_properties=fs_properties, devices=devices,
-                   absent=frozenset({"zfs_api"}))
+        return cls(layout=layout, data=data, log=log, ashift=ashift, fs_properties=fs_properties,
+                   devices={path: DeviceIdentity.of(rec) for path, rec in devices.items()}, absent=frozenset({"zfs_api"}))
 
     @classmethod
     def from_dict(cls, d: Any, check: S.Checker, where: str = "pool") -> "PoolRecord":
@@ -197,6 +284,7 @@ class PoolRecord:
                     raise check.fail(f"{where}.{key}[{i}]", "must be a device path (a string)")
         devices = check.obj(d, "devices", where, required=False) or {}
         _check_topologies(check, devices)
+        devices = {dev: DeviceIdentity.from_dict(rec, check, f"{where}.devices[{dev}]") for dev, rec in devices.items()}
         return cls(layout=check.text(d, "layout", where), data=list(paths["data"]), log=list(paths["log"]),
                    ashift=check.integer(d, "ashift", where, required=False, minimum=9),
                    fs_properties=check.obj(d, "fs_properties", where, required=False) or {}, devices=devices,
@@ -206,7 +294,8 @@ class PoolRecord:
 
     def to_dict(self) -> Dict[str, Any]:
         d = {"layout": self.layout, "data": self.data, "log": self.log, "ashift": self.ashift,
-             "fs_properties": self.fs_properties, "devices": self.devices, "zfs_api": self.zfs_api}
+             "fs_properties": self.fs_properties, "devices": {k: v.to_dict() for k, v in self.devices.items()},
+             "zfs_api": self.zfs_api}
         return _written(d, self.absent, self.extra, self._order)
 
 
@@ -338,32 +427,43 @@ class ScenarioResult:
         return list(self.pool.data)
 
     @property
-    def first_log(self) -> Dict[str, Any]:
+    def first_log(self) -> DeviceIdentity:
         """The identity record of the first --log candidate: the device a scenario run is filed under."""
         logs = self.log_paths
-        return self.device(logs[0]) if logs else {}
+        return self.device(logs[0]) if logs else DeviceIdentity()
 
-    def device(self, path: Optional[str]) -> Dict[str, Any]:
-        """The identity record of one of the run's devices ({} where none was recorded)."""
+    def device(self, path: Optional[str]) -> DeviceIdentity:
+        """The identity record of one of the run's devices (every field None where none was recorded)."""
         rec = self.pool.devices.get(path) if path else None
-        return rec if isinstance(rec, dict) else {}
+        return rec if rec is not None else DeviceIdentity()
 
     def topology(self, path: Optional[str]) -> Optional[UnitPath]:
         """The device's path from the host as the runner recorded it (device.topology; its ``error`` says
         why sysfs gave none); None for a result recorded before paths were kept."""
-        rec = self.device(path).get("topology")
+        rec = self.device(path).topology
         return UnitPath.from_dict(rec) if isinstance(rec, dict) else None
+
+    def log_sweep(self, path: Optional[str]) -> Optional[LogSweep]:
+        """A log candidate's own sweep, summarised (``log_sweeps[path]``); None where the run has none."""
+        entry = self.log_sweeps.get(path) if path else None
+        return LogSweep.from_dict(entry, S.Checker("<log sweep>"), f"log_sweeps[{path}]") if entry else None
+
+    @property
+    def stored_analysis(self) -> Optional[AnalysisRecord]:
+        """The analysis the run stored (what it printed then); readers show today's (report.scenario.current)."""
+        return AnalysisRecord.of(self.analysis)
 
     # keys the runner writes and few readers need: kept in ``extra`` (so an older document without them
     # round-trips unchanged), reached by name here
     @property
-    def skipped(self) -> List[Dict[str, Any]]:
+    def skipped(self) -> List[SkippedConfig]:
         """Pair configurations a run with fewer than two log candidates could not build."""
-        return list(self.extra.get("skipped") or [])
+        check = S.Checker("<skipped>")
+        return [SkippedConfig.from_dict(x, check, f"skipped[{i}]") for i, x in enumerate(self.extra.get("skipped") or [])]
 
     @skipped.setter
-    def skipped(self, value: List[Dict[str, Any]]) -> None:
-        self.extra["skipped"] = list(value)
+    def skipped(self, value: List[SkippedConfig]) -> None:
+        self.extra["skipped"] = [x.to_dict() for x in value]
 
     @property
     def sweep_logs(self) -> bool:

@@ -15,7 +15,8 @@ measurement.
 All store logic is here, the commands only parse and print: selecting runs (:func:`parse_selector`,
 :func:`stored_sweeps`, :func:`run_label`), the sweep inside a qualification (:func:`sweep_of`),
 reading and recording result files (:func:`read_documents`, :func:`record_documents`,
-:func:`record_or_warn`). Judging stored runs against a new one is slogqual/analysis/compare.py.
+:func:`record_or_warn`). What is recorded is the typed document (slogqual/store/documents.py: what a run is
+filed under, read from its fields). Judging stored runs against a new one is slogqual/analysis/compare.py.
 """
 
 from __future__ import annotations
@@ -28,29 +29,19 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from slogqual.analysis import powercut as powercut_analysis
-from slogqual.report import scenario as scenario_report
 from slogqual.errors import UsageError
-from slogqual.store.backends import Backend, NoSuchRun, StoreError, Tx, host_and_slot, open_backend
-from slogqual.results import SWEEP_SCHEMA, SweepResult, load_json
+from slogqual.store.backends import Backend, NoSuchRun, StoreError, Tx, open_backend
+from slogqual.store.documents import (KIND_POWERCUT, KIND_QUALIFICATION, KIND_SCENARIO, KIND_SWEEP,  # noqa: F401
+                                      KINDS, SCHEMA_KINDS, TYPED, Document, filed, kind_of, summary, typed)
+from slogqual.results import SWEEP_SCHEMA, SweepResult, load_json, schema_of
 from slogqual.results import schema as S
-from slogqual.results.powercut import PowercutResult
-from slogqual.results.qualification import QualificationResult
-from slogqual.results.scenario import ScenarioResult
+from slogqual.results.qualification import Identity, QualificationResult
 
 STORE_ENV = "SLOGQUAL_STORE"
 # A store write is a few rows, but SQLite's busy handler is not fair: with eight importers writing back to
 # back on a loaded two-core host one of them waited out 3 s and failed (tests/test_store_pg.py, the nine-process
 # test, seen once). A run's measurement must not be lost to a lock another slogqual holds for a moment.
 BUSY_TIMEOUT_S = 10.0
-
-KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION = "sweep", "scenario", "qualification"
-KIND_POWERCUT = "powercut"
-KINDS = (KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION, KIND_POWERCUT)
-SCHEMA_KINDS = {S.SWEEP: KIND_SWEEP, S.SCENARIO: KIND_SCENARIO, S.QUALIFICATION: KIND_QUALIFICATION,
-                S.POWERCUT: KIND_POWERCUT}
-TYPED = {KIND_SWEEP: SweepResult.from_dict, KIND_SCENARIO: ScenarioResult.from_dict,
-         KIND_QUALIFICATION: QualificationResult.from_dict, KIND_POWERCUT: PowercutResult.from_dict}
 
 
 def default_path() -> str:
@@ -115,49 +106,6 @@ def _digest(doc: Dict[str, Any]) -> str:
     if isinstance(env, dict) and "imported_at" in env:
         doc = dict(doc, environment={k: v for k, v in env.items() if k != "imported_at"})
     return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-def scenario_identity(result: ScenarioResult) -> Dict[str, Optional[str]]:
-    """A scenario run is filed under its first log candidate."""
-    dev = result.first_log
-    logs = result.log_paths
-    return {"model": dev.get("model"), "serial": dev.get("serial"), "firmware": dev.get("firmware"),
-            "class": dev.get("class"), "target": logs[0] if logs else None}
-
-
-def identity_of(doc: Dict[str, Any], typed: Any = None) -> Dict[str, Optional[str]]:
-    """model/serial/firmware/class/target of any of the documents (a sweep or power-cut result: its device
-    record, else the target's label, and the target's path; a scenario, given ``typed``: its first log)."""
-    if isinstance(typed, ScenarioResult):
-        return scenario_identity(typed)
-    schema = doc.get("schema")
-    if schema == S.QUALIFICATION:
-        ident = doc.get("identity") or {}
-        return {"model": ident.get("model"), "serial": ident.get("serial"), "firmware": ident.get("firmware"),
-                "class": ident.get("class"), "target": doc.get("target")}
-    dev = doc.get("device") or {}
-    target = doc.get("target") if isinstance(doc.get("target"), dict) else {}
-    return {"model": dev.get("model") or target.get("label"), "serial": dev.get("serial"),
-            "firmware": dev.get("firmware"), "class": dev.get("class"), "target": target.get("path")}
-
-
-def _summary(kind: str, doc: Dict[str, Any], typed: Any = None) -> str:
-    if kind == KIND_SWEEP:
-        pts = doc.get("points") or []
-        four = next((p for p in pts if p.get("size") == 4096), None)
-        head = f"{len(pts)} sizes"
-        if four:
-            head += f"; 4K mean {four['lat_us']['mean']:.1f} µs, {four['iops']:.0f} IOPS"
-        return head
-    if isinstance(typed, ScenarioResult):
-        a = scenario_report.current(typed) or {}  # today's rules on the measured steps
-        return str(a.get("verdict") or f"{len(typed.steps)} steps")
-    if kind == KIND_POWERCUT:  # how the power was cut (emulated, real, external), cycles, acknowledged, lost
-        return powercut_analysis.summary(doc)
-    s = doc.get("summary") or {}
-    ss = (doc.get("steady_state") or {}).get("label", "")
-    return f"{s.get('pass', 0)} pass, {s.get('fail', 0)} fail, {s.get('not-evaluated', 0)} not evaluated; " \
-           f"steady state {ss}"
 
 
 class Store:
@@ -229,24 +177,24 @@ class Store:
 
     # --- writing -------------------------------------------------------------------------------
 
-    def record(self, doc: Dict[str, Any], path: Optional[str] = None,
-               identity: Optional[Dict[str, Optional[str]]] = None) -> Optional[int]:
-        """Store one document; the id of its row (None when it was already stored: a run is its digest,
-        so the same result from two hosts or two imports is one run)."""
-        kind = SCHEMA_KINDS.get(doc.get("schema"))
-        if kind is None:
-            raise StoreError(f"result store: cannot record a document of schema {doc.get('schema')!r}")
-        try:  # the typed loader of its kind: a malformed document is not stored
-            typed = TYPED[kind](doc, path or "the document")
-        except UsageError as exc:
-            raise StoreError(f"result store: not recorded: {exc}") from None
-        ident = dict(identity_of(doc, typed))
-        for k, v in (identity or {}).items():
-            if v and not ident.get(k):
-                ident[k] = v
-        started = typed.environment.started if isinstance(typed, ScenarioResult) else \
-            doc.get("started") or (doc.get("environment") or {}).get("started")
-        host, slot = host_and_slot(doc, typed if isinstance(typed, ScenarioResult) else None)
+    def record(self, document: Document, path: Optional[str] = None, identity: Optional[Identity] = None,
+               as_read: Optional[Dict[str, Any]] = None) -> Optional[int]:
+        """Store one typed document (a sweep, scenario, qualification or power-cut result: as a loader gave it,
+        checked, or as a run made it); the id of its row (None when it was already stored: a run is its
+        digest, so the same result from two hosts or two imports is one run). ``identity``: what the user
+        labelled the device with, filling only what the document leaves unknown. ``as_read``: the JSON the
+        document was loaded from, kept as it is (``import json``: the same file is the same run, whatever
+        keys this slogqual's types would add to an older one); else the document as ``to_dict`` writes it."""
+        if kind_of(document) is None:
+            raise StoreError(f"result store: cannot record {type(document).__name__} (a sweep, scenario, "
+                             "qualification or power-cut result is recorded)")
+        f = filed(document).labelled(identity)
+        doc = as_read if as_read is not None else document.to_dict()
+        try:  # a document a reader could not load back is not stored: JSON has no NaN or infinity
+            text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
+        except ValueError:
+            raise StoreError(f"result store: not recorded: {path or 'the document'} holds a number JSON cannot "
+                             "(NaN or an infinity)") from None
         digest = _digest(doc)
         with self._tx() as tx:
             # Looked up first so that a re-import uses no id (PostgreSQL's sequence would skip one); the
@@ -257,23 +205,21 @@ class Store:
                 "INSERT INTO runs (kind, started, model, serial, firmware, device_class, target, source, "
                 "status, verdict, profile, summary, path, digest, document, host, slot) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (digest) DO NOTHING RETURNING id",
-                (kind, started, ident.get("model"), ident.get("serial"), ident.get("firmware"), ident.get("class"),
-                 ident.get("target"), doc.get("source", "slogqual"), doc.get("status"), doc.get("verdict"),
-                 (doc.get("profile") or {}).get("name") if kind == KIND_QUALIFICATION else None,
-                 _summary(kind, doc, typed), os.path.abspath(path) if path else None, digest,
-                 json.dumps(doc, separators=(",", ":")), host, slot))
+                (f.kind, f.started, f.model, f.serial, f.firmware, f.device_class, f.target, f.source, f.status,
+                 f.verdict, f.profile, summary(document), os.path.abspath(path) if path else None, digest,
+                 text, f.host, f.slot))
             if not rows:
                 return None
             run_id = int(rows[0]["id"])
-            if kind == KIND_SWEEP:
-                for p in doc.get("points") or []:
-                    lat = p.get("lat_us") or {}
+            if isinstance(document, SweepResult):
+                for p in document.points:
+                    lat = p.lat_us
                     # a size twice in one document: the first stands (an insert/select role may not update)
                     tx.execute("INSERT INTO points (run_id, size, ios, mean_us, p50_us, p99_us, p999_us, max_us, "
                                "iops, mbps, lat_basis) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, size) "
                                "DO NOTHING",
-                               (run_id, p["size"], p.get("ios"), lat.get("mean"), lat.get("p50"), lat.get("p99"),
-                                lat.get("p999"), lat.get("max"), p.get("iops"), p.get("mbps"), p.get("lat_basis")))
+                               (run_id, p.size, p.ios, lat.mean, lat.p50, lat.p99, lat.p999, lat.max, p.iops,
+                                p.mbps, p.lat_basis))
             return run_id
 
     # --- reading -------------------------------------------------------------------------------
@@ -329,6 +275,14 @@ class Store:
         return doc
 
 
+    def result(self, run_id: int) -> Document:
+        """The stored document of a run, typed (StoreError when the row holds no document the loaders take)."""
+        try:
+            return typed(self.document(run_id), f"the store's run {run_id}")
+        except UsageError as exc:
+            raise StoreError(f"result store {self.path}: run {run_id}: {exc}") from None
+
+
 def _not_json_number(token: str):
     raise ValueError(f"{token} is not a JSON number")
 
@@ -337,8 +291,8 @@ def digest_of(doc: Dict[str, Any]) -> str:
     return _digest(doc)
 
 
-def record_or_warn(doc: Dict[str, Any], path: Optional[str] = None, store_path: Optional[str] = None,
-                   identity: Optional[Dict[str, Optional[str]]] = None) -> Optional[str]:
+def record_or_warn(document: Document, path: Optional[str] = None, store_path: Optional[str] = None,
+                   identity: Optional[Identity] = None) -> Optional[str]:
     """For commands whose result is a file (sweep, scenario run, import): record the document too.
 
     A store failure is one line on stderr and the returned error text; it never raises, so the
@@ -348,7 +302,7 @@ def record_or_warn(doc: Dict[str, Any], path: Optional[str] = None, store_path: 
 
     try:
         with Store(store_path) as store:
-            store.record(doc, path, identity)
+            store.record(document, path, identity)
     except StoreError as exc:
         print(f"slogqual: error: {exc}" + (f"; the result is kept in {path}" if path else ""), file=sys.stderr)
         return str(exc)
@@ -376,12 +330,13 @@ def parse_selector(spec: str) -> Dict[str, str]:
 
 def sweep_of(doc: Dict[str, Any], path: str) -> SweepResult:
     """The sweep in a sweep document, or inside a qualification document."""
-    if doc.get("schema") == S.QUALIFICATION:
-        inner = (doc.get("sweep") or {}).get("document")
-        if not inner:
-            raise UsageError(f"{path}: this qualification has no sweep (verdict {doc.get('verdict')})")
-        doc = inner
-    if doc.get("schema") != SWEEP_SCHEMA:
+    if schema_of(doc) == S.QUALIFICATION:
+        q = QualificationResult.from_dict(doc, path)
+        inner = q.sweep_result(path)
+        if inner is None:
+            raise UsageError(f"{path}: this qualification has no sweep (verdict {q.verdict})")
+        return inner
+    if schema_of(doc) != SWEEP_SCHEMA:
         raise UsageError(f"{path}: not a {SWEEP_SCHEMA} or {S.QUALIFICATION} document")
     return SweepResult.from_dict(doc, path)
 
@@ -445,31 +400,34 @@ def stored_sweeps(selector: Dict[str, str], store_path: Optional[str],
 
 # --- recording files -----------------------------------------------------------------------------------
 
-def read_documents(paths: Sequence[str]) -> List[Tuple[Dict[str, Any], str]]:
-    """(document, path) for every document (or list of documents) in the files; anything that is not
-    a slogqual result document, or a malformed sweep, is refused before anything is stored."""
+@dataclass
+class ReadDocument:
+    """A result document read from a file: typed, and the JSON as the file had it (what is stored)."""
+
+    document: Document
+    path: str
+    as_read: Dict[str, Any]
+
+
+def read_documents(paths: Sequence[str]) -> List[ReadDocument]:
+    """Every document (or list of documents) in the files, typed; anything that is not a slogqual result
+    document, or a malformed one, is refused before anything is stored."""
     docs = []
     for path in paths:
         data = load_json(path)
         for doc in data if isinstance(data, list) else [data]:
-            if not isinstance(doc, dict) or doc.get("schema") not in SCHEMA_KINDS:
-                got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-                raise UsageError(f"{path}: not a slogqual result document (schema: {got!r}; "
-                                 f"known: {', '.join(SCHEMA_KINDS)})")
-            TYPED[SCHEMA_KINDS[doc["schema"]]](doc, path)  # a malformed document is refused here, not stored
-            docs.append((doc, path))
+            docs.append(ReadDocument(typed(doc, path), path, doc))  # a malformed one is refused here, not stored
     return docs
 
 
-def record_documents(docs: Sequence[Tuple[Dict[str, Any], Optional[str]]],
-                     store_path: Optional[str]) -> List[Optional[int]]:
-    """Record (document, path) pairs in one store; the new ids (None: already stored)."""
+def record_documents(docs: Sequence[ReadDocument], store_path: Optional[str]) -> List[Optional[int]]:
+    """Record documents read from files in one store; the new ids (None: already stored)."""
     with Store(store_path) as store:
-        return [store.record(doc, path) for doc, path in docs]
+        return [store.record(d.document, d.path, as_read=d.as_read) for d in docs]
 
 
 def record_results_or_warn(results: Sequence[SweepResult], paths: Sequence[Optional[str]],
                            store_path: Optional[str] = None) -> None:
     """Record sweeps (import diskinfo); a store failure is one line per result, never an exception."""
     for r, path in zip(results, paths):
-        record_or_warn(r.to_dict(), path, store_path)
+        record_or_warn(r, path, store_path)

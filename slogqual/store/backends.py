@@ -18,13 +18,10 @@ import json
 import os
 import re
 import sqlite3
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from slogqual.errors import SlogqualError
-
-if TYPE_CHECKING:
-    from slogqual.results.scenario import ScenarioResult
 
 SCHEMA_VERSION = 2
 PG_SCHEMES = ("postgresql", "postgres")
@@ -169,39 +166,18 @@ def _statements(template: str, dialect: str) -> List[str]:
     return [s.strip() for s in text.split(";") if s.strip()]
 
 
-def host_and_slot(doc: Dict[str, Any],
-                  scenario: Optional[ScenarioResult] = None) -> Tuple[Optional[str], Optional[str]]:
-    """The host a document was measured on and its device's slot (PCI address), where recorded. A scenario
-    result is read as its typed document (``scenario``, loaded here when not given): its host, its first log
-    device."""
-    if scenario is None and str(doc.get("schema", "")).startswith("slogqual.scenario/"):
-        from slogqual.results.scenario import ScenarioResult as _Scenario
-        try:
-            scenario = _Scenario.from_dict(doc, "a stored scenario")
-        except SlogqualError:  # not a document the loader takes: read as any other (it has no device)
-            pass
-    if scenario is not None:
-        host, device = scenario.environment.host, scenario.first_log
-    else:
-        env = doc.get("environment") if isinstance(doc.get("environment"), dict) else {}
-        host = env.get("host")
-        if not host and str(doc.get("schema", "")).startswith("slogqual.powercut/"):
-            host = doc.get("host")  # a power-cut result has no environment block: its host is top-level
-        device = doc.get("device") if isinstance(doc.get("device"), dict) else {}
-    link = device.get("link") if isinstance(device.get("link"), dict) else {}
-    slot = link.get("address")
-    return (str(host) if host else None), (str(slot) if slot else None)
-
-
 def _backfill_v2(tx: "Tx") -> None:
+    """Host and slot of the runs recorded before the columns existed, from each stored document read as its
+    type; a row no loader takes keeps them empty."""
+    from slogqual.store.documents import filed, typed
+
     for row in tx.query("SELECT id, document FROM runs WHERE host IS NULL AND slot IS NULL"):
         try:
-            doc = json.loads(row["document"])
-        except (ValueError, RecursionError):
+            f = filed(typed(json.loads(row["document"]), f"run {row['id']}"))
+        except (ValueError, TypeError, KeyError, RecursionError, SlogqualError):
             continue
-        host, slot = host_and_slot(doc) if isinstance(doc, dict) else (None, None)
-        if host or slot:
-            tx.execute("UPDATE runs SET host = ?, slot = ? WHERE id = ?", (host, slot, row["id"]))
+        if f.host or f.slot:
+            tx.execute("UPDATE runs SET host = ?, slot = ? WHERE id = ?", (f.host, f.slot, row["id"]))
 
 
 # (version, what, DDL template, Python step after the DDL)

@@ -14,6 +14,7 @@ from slogqual.results.device import check_topology
 from slogqual.results.schema import Checker, DocumentError
 from slogqual.results.shelf import UnitPath
 from slogqual.store import KIND_QUALIFICATION, KIND_SWEEP, Run, Store, StoreError
+from slogqual.store.documents import device_of
 
 
 def _key(r: Run) -> Optional[Tuple[str, str]]:
@@ -52,8 +53,7 @@ def _topology(store: Store, run: Run) -> Optional[UnitPath]:
     """The unit's path from the host as its run's device record holds it (written since the record has
     one); None for older runs, files, NBD exports, imports, or a document the loader would refuse."""
     try:
-        device = store.document(run.id).get("device")
-        topo = device.get("topology") if isinstance(device, dict) else None
+        topo = device_of(store.result(run.id)).topology
         if not isinstance(topo, dict):
             return None
         check_topology(Checker(f"run {run.id}"), topo, "device.topology")

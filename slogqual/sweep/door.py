@@ -356,7 +356,7 @@ def _sweep_one(req: SweepRequest, plan: _Plan, tgt: Target, out: str, previous: 
         unit.result = result
         progress.say(f"result: {out}")
         if req.record_in_store:
-            store.record_or_warn(result.to_dict(), out, store_path=req.store)  # history / compare --baseline
+            store.record_or_warn(result, out, store_path=req.store)  # history / compare --baseline
     except ResultWriteError as exc:
         # The result file cannot be written: what was measured is handed back instead.
         unit.error, unit.exit_code, unit.unsaved = str(exc), exc.exit_code, exc.document
