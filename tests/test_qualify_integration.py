@@ -92,7 +92,7 @@ def test_fast_device_passes_slow_device_fails(tmp_path, profile, store_env):
         assert json_text(QualificationResult.load(str(path)).to_dict(), "again") == path.read_text()
     with Store(store_env["SLOGQUAL_STORE"]) as st:
         quals = st.runs(kind="qualification")
-    assert [(r.verdict, r.profile, r.target) for r in quals] == [("pass", "one-ms", fast.uri), ("fail", "one-ms", slow.uri)]
+    assert [(r.verdict, r.profile, r.target) for r in quals] == [("pass", "ten-ms", fast.uri), ("fail", "ten-ms", slow.uri)]
     assert [d["store"]["ids"]["qualification"] for d in docs] == [r.id for r in quals]
 
 
@@ -289,8 +289,8 @@ def test_qualify_runs_scenarios_through_the_library_not_the_cli(tmp_path, monkey
                         data=[str(d) for d in data], scenario_quick=True, argv=["slogqual", "qualify", "test"])
     entries = qrun.scenario_entries(opts, str(log), "log", {}, Progress(quiet=True))
     entry = entries["nfs-sync"]
-    assert entry["document"] is None and entry["reason"].startswith("the scenario run failed: "), entry
-    assert "CLI" not in entry["reason"] and "crashed" not in entry["reason"]
+    assert entry.document is None and entry.reason.startswith("the scenario run failed: "), entry
+    assert "CLI" not in entry.reason and "crashed" not in entry.reason
     # it got as far as the document (saved before the first pool): it names qualify as the one that asked
     doc = load(tmp_path / "log.scenario-nfs-sync.json")
     assert doc["status"] == "failed" and doc["steps"] == []
