@@ -367,3 +367,32 @@ def test_crossing_candidates_are_said_to_cross_not_alike():
     # one side within the 10 % a step can vary is no crossing: the mean ratio decides as before
     capped.steps[0].mbps = 33.0
     assert slower_candidate([capped, pmem], {}, "mbps").kind is Kind.SLOWER_IS_BOTTLENECK
+
+
+def test_the_host_is_named_where_the_slog_peak_ran_its_cpu_saturated_or_the_log_far_below_its_sweep():
+    """CONSTRUCTED curves (analysis version 9, issue #37): the SLOG curve flattens from 4 threads, sync=standard
+    (no ZIL) keeps rising, so the log device was the limit by elimination — unless the host's CPU was saturated
+    at the SLOG's peak, or the log vdev wrote far below what its own sweep carries at that size."""
+    from slogqual.analysis.scaling import LogEvidence, SweepFigure
+
+    def judged(cpu=None, log=None):
+        std = curve("sync=standard", "standard", "none", [(1, 500), (4, 1800), (16, 6000)])
+        slog = curve("sync=always + SLOG", "always", "single", [(1, 400), (4, 1200), (16, 1250)])
+        noslog = curve("sync=always, no SLOG", "always", "none", [(1, 100), (4, 300), (16, 320)])
+        for s in slog.steps:
+            s.cpu_busy = cpu
+        return verdict([std, slog, noslog], "iops", load_bs=4096, log=log)
+
+    assert judged().limit.kind is Kind.LOG_BOUND and judged(cpu=0.6).limit.kind is Kind.LOG_BOUND
+    busy = judged(cpu=0.97).limit
+    assert busy.kind is Kind.HOST_LIMIT and busy.figures["cpu_busy"] == 0.97 and busy.figures["cpu_saturated"]
+    assert busy.figures["threads"] == 16 and busy.figures["peak"] == 1250
+    assert wording.word(busy).startswith("the host, not the log device: at sync=always + SLOG's peak (16 threads, "
+                                         "1250 IOPS) its CPU was 97% busy")
+    # the log vdev at a fifth of its sweep at the size it was written with: the path, not the device
+    slow = judged(cpu=0.5, log=LogEvidence(SweepFigure(16384, 10.0, 1600.0), observed_mbps=2.0, observed_size=16384))
+    assert slow.limit.kind is Kind.HOST_LIMIT and slow.limit.figures["log_share"] == pytest.approx(0.2)
+    assert not slow.limit.figures["cpu_saturated"] and "20% of its QD1 sync-write sweep" in wording.word(slow.limit)
+    # at its sweep's bandwidth the log device is the limit, however busy the CPU
+    full = judged(cpu=0.97, log=LogEvidence(SweepFigure(16384, 10.0, 1600.0), observed_mbps=9.5, observed_size=16384))
+    assert full.limit.kind is Kind.LOG_BANDWIDTH

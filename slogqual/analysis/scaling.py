@@ -355,6 +355,8 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
     # the log vdev at its own sweep's bandwidth, said beside a pool/host limit (never as THE bottleneck)
     log_too = dict(sized, observed_mbps=observed, sweep_mbps=log_sweep_mbps) if matches_bw else None
     peak_ref = (_ref(slog, ps),)
+    host = None if matches_bw else _host_limit(m, sized, slog, ps, observed if log is not None else None,
+                                               log_sweep_mbps if log is not None else None)
     if of_std is not None and of_std >= 1 - SAME:  # the log costs nothing, whatever its own limit
         limit = Finding(Kind.POOL_BOUND, dict(m, of_standard=of_std, peak=ps.value(metric), baseline_peak=pb.value(metric)),
                         peak_ref + (_ref(base, pb),))
@@ -367,32 +369,48 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
         limit = Finding(Kind.RISING_ON_PLATEAU, dict(m, **_flat_figures(base, flat, metric), config=slog.config,
                                                      peak_threads=ps.threads, peak=ps.value(metric), log_too=log_too),
                         tuple(_ref(base, s) for s in flat.steps) + peak_ref)
-    elif not matches_bw and _host_limited(ps, observed if log is not None else None, log_sweep_mbps):
-        limit = Finding(Kind.HOST_LIMIT, dict(m, **sized, config=slog.config, threads=ps.threads,
-                                              peak=ps.value(metric), cpu_busy=ps.cpu_busy,
-                                              cpu_saturated=ps.cpu_busy is not None and ps.cpu_busy >= HOST_SATURATED,
-                                              observed_mbps=observed if log is not None else None,
-                                              sweep_mbps=log_sweep_mbps if log is not None else None,
-                                              log_share=_log_share(observed if log is not None else None,
-                                                                   log_sweep_mbps)),
-                        peak_ref)
-    elif matches_bw:
-        limit = Finding(Kind.LOG_BANDWIDTH, dict(sized, observed_mbps=observed, sweep_mbps=log_sweep_mbps,
-                                                 observed_size=log.observed_size if log is not None else None),
-                        peak_ref)
-    elif k and k.saturated:
-        limit = Finding(Kind.LOG_BOUND, dict(m, **sized, config=slog.config, threads=k.threads,
-                                             sweep_lat_us=log_sweep_lat_us or None),
-                        tuple(_ref(slog, s) for s in slog.steps if s.threads >= k.threads))
+    elif host is not None:
+        limit = host
     else:
-        limit = Finding(Kind.NOT_REACHED, dict(m, config=slog.config, threads=ps.threads, peak=ps.value(metric)),
-                        peak_ref)
+        limit = _log_limit(m, sized, slog, ps, k, observed if matches_bw else None, log_sweep_mbps, log_sweep_lat_us, log)
     found.insert(0, limit)
 
     found.insert(0, _effect(m, slog, ps, noslog, pn, base, pb, benefit, of_std,
                             flat.threads if host_bound and of_std is not None else None))
     found += [p for c in curves for p in usage_findings(c)]
     return Verdict(found, benefit_at_peak=benefit, of_standard_at_peak=of_std)
+
+
+def _host_limit(m: Dict[str, Any], sized: Dict[str, Any], slog: Curve, ps: Step, observed: Optional[float],
+                sweep_mbps: Optional[float]) -> Optional[Finding]:
+    """The host as the SLOG curve's limit: its peak ran the host's CPU saturated, or its log vdev wrote
+    ``observed`` MiB/s, far below its own sweep's ``sweep_mbps`` at that size (both None where the log vdev's
+    writes were not seen); None where neither holds."""
+    if not _host_limited(ps, observed, sweep_mbps):
+        return None
+    return Finding(Kind.HOST_LIMIT, dict(m, **sized, config=slog.config, threads=ps.threads, peak=ps.value(m["metric"]),
+                                         cpu_busy=ps.cpu_busy,
+                                         cpu_saturated=ps.cpu_busy is not None and ps.cpu_busy >= HOST_SATURATED,
+                                         observed_mbps=observed, sweep_mbps=sweep_mbps,
+                                         log_share=_log_share(observed, sweep_mbps)),
+                   (_ref(slog, ps),))
+
+
+def _log_limit(m: Dict[str, Any], sized: Dict[str, Any], slog: Curve, ps: Step, k: Optional[Knee],
+               at_bandwidth: Optional[float], sweep_mbps: Optional[float], sweep_lat_us: Optional[float],
+               log: Optional[LogEvidence]) -> Finding:
+    """The log device as the limit: its bandwidth where the log vdev wrote at its sweep's (``at_bandwidth``,
+    the MiB/s seen), else where the SLOG curve stopped scaling, else not reached yet."""
+    if at_bandwidth is not None:
+        return Finding(Kind.LOG_BANDWIDTH, dict(sized, observed_mbps=at_bandwidth, sweep_mbps=sweep_mbps,
+                                                observed_size=log.observed_size if log is not None else None),
+                       (_ref(slog, ps),))
+    if k and k.saturated:
+        return Finding(Kind.LOG_BOUND, dict(m, **sized, config=slog.config, threads=k.threads,
+                                            sweep_lat_us=sweep_lat_us or None),
+                       tuple(_ref(slog, s) for s in slog.steps if s.threads >= k.threads))
+    return Finding(Kind.NOT_REACHED, dict(m, config=slog.config, threads=ps.threads, peak=ps.value(m["metric"])),
+                   (_ref(slog, ps),))
 
 
 def _log_share(observed: Optional[float], sweep_mbps: Optional[float]) -> Optional[float]:
