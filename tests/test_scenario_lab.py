@@ -406,13 +406,16 @@ def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tm
     c_low, c_top = at_cap, capped_steps[-1]
     doublings = math.log2(c_top["threads"] / c_low["threads"])
     counting = COUNT_SIGMAS * (1 / c_low["ios"] + 1 / c_top["ios"]) ** 0.5
-    # flat from there: every step's log vdev stays in the cap's band (the throttle binds: the evidence that the
-    # curve cannot rise), and the pool's rate rises by less than the knee's 10 % per doubling. Where the cap is
-    # reached at the first step (unslowed: four doublings to the top) the rise's two-sigma counting band must
-    # stay under that too; from a later step (slowed: two doublings, ~480 IOs a step, a band of +-12 %) the band
-    # is wider than the whole allowance, and the log vdev at its cap is the evidence (slowed run 10: 0.94 and
-    # 1.00 of the cap, the pool's rate +5 % per doubling, its band's top 11 %)
-    assert all(0.85 * cap <= log_rate(s) <= 1.15 * cap for s in capped_steps if s["threads"] >= first), figures
+    # flat from there: no step's log vdev goes above the cap's band (the throttle binds: the evidence that the
+    # curve cannot rise; the top step is in the band, asserted above), and the pool's rate rises by less than
+    # the knee's 10 % per doubling. Where the cap is reached at the first step (unslowed: four doublings to the
+    # top) the rise's two-sigma counting band must stay under that too; from a later step (slowed: two
+    # doublings, ~480 IOs a step, a band of +-12 %) the band is wider than the whole allowance, and the log vdev
+    # at its cap is the evidence (slowed run 10: 0.94 and 1.00 of the cap, the pool's rate +5 % per doubling,
+    # its band's top 11 %). A step between may dip below the band on a slowed host: the cap is nbdkit's on the
+    # host, and the host's CPU hogs starve it (slowed run 15: 4.06, 3.25, 4.06 MiB/s at 2, 8, 32 threads on a
+    # 4.06 cap, the guest 50-67 % busy) — a dip, not a rise, is no evidence against the flat curve.
+    assert all(log_rate(s) <= 1.15 * cap for s in capped_steps if s["threads"] >= first), figures
     rise = c_top["mbps"] / c_low["mbps"]
     assert rise < (1 + KNEE_GAIN_PER_DOUBLING) ** doublings, (c_low, c_top)
     if c_low is capped_steps[0]:
