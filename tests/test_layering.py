@@ -779,8 +779,6 @@ _TOML = "a TOML scenario's tables, spelled doc: an input, no versioned document 
 DOC_KEY_READS_ALLOWED = {
     "slogqual/store/__init__.py": (1, "_digest: a run's identity is the digest of the whole document less the moment "
                                       "it was imported (environment.imported_at), whatever its kind"),
-    "slogqual/cli/devices.py": (42, "`devices inspect` prints the device record (slogqual.device/1) from its to_dict(); "
-                                    "device/record.py's DeviceRecord has the fields (the device room's change)"),
     "slogqual/powercut/engine.py": (12, _TALLY),
     "slogqual/lab/powercut.py": (6, _TALLY),
     "slogqual/pool/scenario.py": (7, _TOML),
