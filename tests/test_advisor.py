@@ -16,6 +16,7 @@ from slogqual.report import advice as advice_words
 from slogqual.report import scenario as scenario_words
 from slogqual.cli import main
 from slogqual.importers import diskinfo
+from slogqual.results.powercut import PowercutResult
 from slogqual.results import LatencyStats, SweepPoint, SweepResult, load_sweep
 from slogqual.results.advice import AdviceResult
 from slogqual.results.scenario import ScenarioResult
@@ -488,14 +489,14 @@ PC = fixture_path("powercut", "")
 
 
 def _power_doc(name, target_path, real):
-    """A real `slogqual powercut run --emulate` result (tests/fixtures/powercut/SOURCES.md); constructed: its
+    """A real `slogqual powercut run --emulate` result (tests/fixtures/powercut/SOURCES.md), typed; constructed: its
     target renamed to the candidate's device, and with ``real`` its method made a real cut by the user's
     command (the cycles as recorded)."""
     doc = read(os.path.join(PC, name))
     doc["target"] = {"path": target_path, "kind": "device"}
     if real:
         doc["method"].update(cut="--cut-cmd ipmitool chassis power off", emulation=None, emulation_means=None)
-    return doc
+    return PowercutResult.from_dict(doc, name)
 
 
 def _mirror(doc, i=0):
@@ -550,7 +551,7 @@ def test_a_power_cut_result_of_another_device_is_refused():
 def test_advise_cli_takes_a_powercut_result_and_the_document_round_trips(tmp_path, capsys):
     sw = load_sweep(SATA_SWEEP)
     pc = tmp_path / "pc.json"
-    pc.write_text(json.dumps(_power_doc("powercut-emulate-none.json", sw.target["path"], real=True)))
+    pc.write_text(json.dumps(_power_doc("powercut-emulate-none.json", sw.target["path"], real=True).to_dict()))
     out = tmp_path / "advice.json"
     rc = main(["advise", "--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1,2",
                "--rate", "20", "--powercut", str(pc), "-o", str(out)])
@@ -559,7 +560,7 @@ def test_advise_cli_takes_a_powercut_result_and_the_document_round_trips(tmp_pat
     doc = AdviceResult.load(str(out)).to_dict()
     assert doc == read(str(out)) and doc["candidates"][0]["mirror"]["power_loss"]["source"] == str(pc)
     bad = tmp_path / "other.json"
-    bad.write_text(json.dumps(_power_doc("powercut-emulate-none.json", "/dev/elsewhere", real=True)))
+    bad.write_text(json.dumps(_power_doc("powercut-emulate-none.json", "/dev/elsewhere", real=True).to_dict()))
     assert main(["advise", "--log", SATA_SWEEP, "--protocol", "iscsi", "--bs", "4k", "--threads", "1",
                  "--powercut", str(bad)]) == 2
     assert "none of the log candidates" in capsys.readouterr().err

@@ -773,21 +773,12 @@ def _getter(call):
 
 # What still reads a document by key: module -> (at most so many reads, why). Fewer is fine; more, or a read
 # in a module not listed, fails the test below; an entry with none left fails the one after.
-_POWERCUT = ("the power-cut document (slogqual.powercut/1) is read as PowercutResult.to_dict() by analysis/powercut.py's "
-             "functions and their callers: typing it is analysis/'s change (another helper's room)")
 _TALLY = ("a verified cycle's Tally (powercut/records.py) written out with to_dict() and read back by key into a "
           "CycleResult: its fields would do (the power-cut room's change)")
 _TOML = "a TOML scenario's tables, spelled doc: an input, no versioned document (the heuristic's false positive)"
 DOC_KEY_READS_ALLOWED = {
     "slogqual/store/__init__.py": (1, "_digest: a run's identity is the digest of the whole document less the moment "
                                       "it was imported (environment.imported_at), whatever its kind"),
-    "slogqual/cli/devices.py": (42, "`devices inspect` prints the device record (slogqual.device/1) from its to_dict(); "
-                                    "device/record.py's DeviceRecord has the fields (the device room's change)"),
-    "slogqual/analysis/powercut.py": (3, _POWERCUT),
-    "slogqual/analysis/advisor.py": (6, _POWERCUT),
-    "slogqual/report/powercut.py": (33, _POWERCUT + " (its words moved here from analysis/powercut.py)"),
-    "slogqual/report/html.py": (1, _POWERCUT),
-    "slogqual/report/markdown.py": (1, _POWERCUT),
     "slogqual/powercut/engine.py": (12, _TALLY),
     "slogqual/lab/powercut.py": (6, _TALLY),
     "slogqual/pool/scenario.py": (7, _TOML),

@@ -18,6 +18,7 @@ import pytest
 from conftest import FIXTURES, ROOT, load, need, slogqual
 from slogqual.analysis import powercut as A
 from slogqual.report import powercut as powercut_words
+from slogqual.results.powercut import PowercutResult
 from slogqual.store import KIND_POWERCUT, Store
 from test_store import sweep_doc
 
@@ -39,21 +40,24 @@ def store_url(request, tmp_path):
 # --- the words ------------------------------------------------------------------------------------------
 
 def test_method_is_said_from_the_document_and_counts_from_the_cycles():
-    assert A.method_of(load(UNSAFE)) == A.METHOD_EMULATION and A.method_of(load(NONE)) == A.METHOD_EMULATION
-    assert A.method_of(load(VERIFY)) == A.METHOD_EXTERNAL  # verify did not make the cut: never "real"
+    def typed(doc):
+        return PowercutResult.from_dict(doc)
+
+    assert A.method_of(typed(load(UNSAFE))) == A.METHOD_EMULATION and A.method_of(typed(load(NONE))) == A.METHOD_EMULATION
+    assert A.method_of(typed(load(VERIFY))) == A.METHOD_EXTERNAL  # verify did not make the cut: never "real"
     real = load(NONE)  # constructed: the same cycles as if the user's --cut-cmd had cut a device
     real["method"].update(cut="--cut-cmd ipmitool chassis power off", emulation=None, emulation_means=None)
     real["target"]["kind"] = "device"
-    assert A.method_of(real) == A.METHOD_REAL
+    assert A.method_of(typed(real)) == A.METHOD_REAL
     doc = load(UNSAFE)
-    assert powercut_words.summary(doc) == ("emulated (nbdkit cache=unsafe): 2 of 2 cycle(s), 48 acknowledged, 0 intact, 48 lost "
-                              "(torn 0, stale 0, missing 48)")
+    assert powercut_words.summary(typed(doc)) == ("emulated (nbdkit cache=unsafe): 2 of 2 cycle(s), 48 acknowledged, "
+                                                  "0 intact, 48 lost (torn 0, stale 0, missing 48)")
     tampered = copy.deepcopy(doc)  # constructed: totals that disagree with the cycles are not believed
     tampered["totals"] = {k: 0 for k in tampered["totals"]}
-    assert A.totals(tampered) == A.totals(doc) == doc["totals"]
-    text, tone = powercut_words.verdict_words(load(NONE))
+    assert A.totals(typed(tampered)) == A.totals(typed(doc)) == doc["totals"]
+    text, tone = powercut_words.verdict_words(typed(load(NONE)))
     assert text.startswith("PASS (emulated)") and tone == "neutral"  # an emulated pass proves no device safe
-    assert powercut_words.verdict_words(real)[1] == "good" and powercut_words.verdict_words(doc) == (
+    assert powercut_words.verdict_words(typed(real))[1] == "good" and powercut_words.verdict_words(typed(doc)) == (
         "FAIL (emulated): 48 of 48 acknowledged records lost", "bad")
 
 

@@ -59,6 +59,7 @@ from slogqual import limits
 from slogqual.analysis import scaling, wear
 from slogqual.results import SweepPoint, SweepResult
 from slogqual.results.advice import AdviceResult
+from slogqual.results.powercut import PowercutResult
 from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 
@@ -838,9 +839,9 @@ class PowerLoss:
         return dict(self.__dict__)
 
 
-def power_by_candidate(results: Sequence[Tuple[str, Dict[str, Any]]],
+def power_by_candidate(results: Sequence[Tuple[str, PowercutResult]],
                        logs: Sequence[Tuple[str, SweepResult]]) -> Dict[str, PowerLoss]:
-    """Each power-cut result (source, slogqual.powercut/1 document) matched to the candidate whose sweep
+    """Each power-cut result (source, slogqual.powercut/1 result) matched to the candidate whose sweep
     wrote the same device (by real path, or by serial where both record one); one that matches no
     candidate, or a second for one candidate, is an input error."""
     import os
@@ -848,20 +849,20 @@ def power_by_candidate(results: Sequence[Tuple[str, Dict[str, Any]]],
     from slogqual.analysis.powercut import method_of, totals
 
     out: Dict[str, PowerLoss] = {}
-    for source, doc in results:
-        target = os.path.normpath((doc.get("target") or {}).get("path") or "/nonexistent")
-        serial = (doc.get("device") or {}).get("serial")
+    for source, result in results:
+        target = os.path.normpath(result.target_path or "/nonexistent")
+        serial = (result.device or {}).get("serial")
         match = [name for name, sw in logs if os.path.normpath((sw.target or {}).get("path") or ".") == target
                  or (serial and (sw.device or {}).get("serial") == serial)]
         if not match:
             raise AdviceInputError(f"--powercut {source}: its target {target} is none of the log candidates' devices")
-        t = totals(doc)
+        t = totals(result)
         for name in match:
             if name in out:
                 raise AdviceInputError(f"--powercut {source}: {name} has a power-cut result already ({out[name].source})")
-            out[name] = PowerLoss(verdict=doc.get("verdict") or "incomplete", method=method_of(doc),
-                                  acknowledged=int(t.get("acknowledged") or 0), lost=int(t.get("lost") or 0),
-                                  cycles=len(doc.get("cycles") or []), source=source)
+            out[name] = PowerLoss(verdict=result.verdict or "incomplete", method=method_of(result),
+                                  acknowledged=t["acknowledged"], lost=t["lost"], cycles=len(result.cycles),
+                                  source=source)
     return out
 
 

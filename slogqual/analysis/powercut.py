@@ -1,5 +1,5 @@
 """What a ``slogqual.powercut/1`` result says: how its power was cut and its counts, summed from the cycles.
-Pure: a document in, facts out (the verdict itself is the document's own, checked by
+Pure: a result (results/powercut.py's PowercutResult) in, facts out (the verdict itself is the document's own, checked by
 slogqual/results/powercut.py; the power-loss verdict of a device is analysis/powerloss.py). Its words —
 the verdict's sentence, the caveat of each method, the report's rows — are slogqual/report/powercut.py's;
 ``summary`` (and the short words it is made of) stays here until the store's call of it moves there
@@ -21,31 +21,24 @@ the document's ``totals`` are not trusted on their own.
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Dict
+
+from slogqual.results.powercut import PowercutResult
 
 METHOD_EMULATION, METHOD_REAL, METHOD_EXTERNAL = "emulation", "real", "external"
-COUNTS = ("acknowledged", "intact", "torn", "stale", "missing", "lost")
 EMULATION_SHORT = {"unsafe": "nbdkit cache=unsafe", "writeback": "nbdkit cache=writeback",
                    "none": "nbdkit, no cache filter"}
 
 
-
-def method_of(doc: Dict[str, Any]) -> str:
+def method_of(result: PowercutResult) -> str:
     """emulation, real or external (module docstring)."""
-    method = doc.get("method") if isinstance(doc.get("method"), dict) else {}
-    target = doc.get("target") if isinstance(doc.get("target"), dict) else {}
-    if method.get("emulation") or target.get("kind") == "emulated":
+    if result.emulation or result.target_kind == "emulated":
         return METHOD_EMULATION
-    if str(method.get("cut") or "").startswith("--cut-cmd"):
+    if str(result.cut or "").startswith("--cut-cmd"):
         return METHOD_REAL
     return METHOD_EXTERNAL
 
 
-
-def totals(doc: Dict[str, Any]) -> Dict[str, int]:
-    t = {k: 0 for k in COUNTS}
-    for cy in doc.get("cycles") or []:
-        for k in COUNTS[:-1]:
-            t[k] += int(cy.get(k) or 0)
-    t["lost"] = t["torn"] + t["stale"] + t["missing"]
-    return t
+def totals(result: PowercutResult) -> Dict[str, int]:
+    """acknowledged, intact, torn, stale, missing and lost, summed from the cycles."""
+    return result.totals

@@ -231,8 +231,7 @@ def _power_loss(specs: List[str], logs, store_path: Optional[str]) -> Dict[str, 
     from slogqual.results.powercut import PowercutResult
 
     found = [store.input_document(spec, store_path) for spec in specs]
-    return A.power_by_candidate([(where, PowercutResult.from_dict(doc, where).to_dict()) for doc, where in found],
-                                logs)
+    return A.power_by_candidate([(where, PowercutResult.from_dict(doc, where)) for doc, where in found], logs)
 
 
 def run(args) -> int:

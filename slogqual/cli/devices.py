@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from slogqual import device
 from slogqual.device.interlock import READ_ONLY
+from slogqual.device.record import DeviceRecord, Link, LinkEnd
 from slogqual.errors import UsageError
 
 
@@ -55,43 +56,42 @@ def _size(n) -> str:
 
 
 def run_devices(args) -> int:
-    rows: List[Dict[str, Any]] = []
+    rows: List[Tuple[DeviceRecord, Dict[str, Any]]] = []
     for path in device.candidates(include_all=args.all):
         try:
-            rec = device.identify(path).to_dict()
+            rec = device.identify(path)
         except (UsageError, OSError) as exc:  # detached or removed while we listed: not a candidate any more
             print(f"slogqual: skipping {path}: {exc}", file=sys.stderr)
             continue
-        rec["safety"] = _safety(path)
-        rows.append(rec)
+        rows.append((rec, _safety(path)))
     if args.json:
-        json.dump(rows, sys.stdout, indent=2)
+        json.dump([{**rec.to_dict(), "safety": safety} for rec, safety in rows], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     from tabulate import tabulate
 
-    table = [[r["path"], r["class"], r["transport"], _size(r["capacity"]), r["model"] or "-",
-              r["write_cache"]["verdict"], r["link"]["verdict"],
-              r["safety"]["state"] + (f": {r['safety']['reasons'][0]}" if r["safety"]["reasons"] else "")]
-             for r in rows]
+    table = [[rec.path, rec.device_class, rec.transport, _size(rec.capacity), rec.model or "-",
+              rec.write_cache.verdict, rec.link.verdict,
+              safety["state"] + (f": {safety['reasons'][0]}" if safety["reasons"] else "")]
+             for rec, safety in rows]
     print(tabulate(table, headers=["DEVICE", "CLASS", "TRANSPORT", "SIZE", "MODEL", "WRITE CACHE", "LINK", "STATE"],
                    tablefmt="plain"))
-    for r in rows:
-        for w in r["warnings"]:
+    for rec, _ in rows:
+        for w in rec.warnings():
             print(f"WARNING: {w}", file=sys.stderr)
     return 0
 
 
-def _fmt_link(link: Dict[str, Any]) -> str:
-    def end(e):
-        s = e.get("speed") or (f"{e['rate']:g}" if e.get("rate") is not None else "?")
-        return s + (f" x{e['width']}" if e.get("width") is not None else "")
+def _fmt_link(link: Link) -> str:
+    def end(e: LinkEnd) -> str:
+        s = e.speed or (f"{e.rate:g}" if e.rate is not None else "?")
+        return s + (f" x{e.width}" if e.width is not None else "")
 
-    if link["verdict"] in ("not-applicable", "unknown"):
-        where = " ".join(x for x in (link.get("kind"), link.get("scope"), link.get("address")) if x)
-        return f"{link['verdict']}" + (f" [{where}]" if where else "") + f" ({link.get('reason')})"
-    return (f"{link.get('kind')} {link.get('scope') or ''} {link.get('address') or ''}: current {end(link['current'])}, "
-            f"max {end(link['max'])} -> {link['verdict']}").replace("  ", " ")
+    if link.verdict in ("not-applicable", "unknown"):
+        where = " ".join(x for x in (link.kind, link.scope, link.address) if x)
+        return f"{link.verdict}" + (f" [{where}]" if where else "") + f" ({link.reason})"
+    return (f"{link.kind} {link.scope or ''} {link.address or ''}: current {end(link.current)}, "
+            f"max {end(link.max)} -> {link.verdict}").replace("  ", " ")
 
 
 def run_inspect(args) -> int:
@@ -102,55 +102,55 @@ def run_inspect(args) -> int:
 
         nbdkit.check_reachable(args.dev)
     rec = device.identify(args.dev)
-    d = rec.to_dict()
+    warnings = rec.warnings()
     if args.json:
-        json.dump(d, sys.stdout, indent=2)
+        json.dump(rec.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
-        for w in d["warnings"]:
+        for w in warnings:
             print(f"WARNING: {w}", file=sys.stderr)
         return 0
-    for w in d["warnings"]:
+    for w in warnings:
         print(f"WARNING: {w}")
+    sectors = rec.logical_sector or rec.physical_sector
     lines = [
-        ("path", d["path"]), ("kind", d["kind"]), ("name", d["name"]), ("partition of", d["partition_of"]),
-        ("model", d["model"]), ("vendor", d["vendor"]), ("serial", d["serial"]), ("firmware", d["firmware"]),
-        ("capacity", f"{d['capacity']} bytes ({_size(d['capacity'])})" if d["capacity"] is not None else None),
-        ("sectors", f"logical {d['logical_sector']}, physical {d['physical_sector']}"
-         if d["logical_sector"] or d["physical_sector"] else None),
-        ("transport", d["transport"]), ("rotational", d["rotational"]), ("rotation rate", d["rotation_rate"]),
-        ("class", f"{d['class']}  ({'; '.join(d['class_evidence'])})"),
-        ("emulated", d["emulated"]),
-        ("link", _fmt_link(d["link"])),
+        ("path", rec.path), ("kind", rec.kind), ("name", rec.name), ("partition of", rec.partition_of),
+        ("model", rec.model), ("vendor", rec.vendor), ("serial", rec.serial), ("firmware", rec.firmware),
+        ("capacity", f"{rec.capacity} bytes ({_size(rec.capacity)})" if rec.capacity is not None else None),
+        ("sectors", f"logical {rec.logical_sector}, physical {rec.physical_sector}" if sectors else None),
+        ("transport", rec.transport), ("rotational", rec.rotational), ("rotation rate", rec.rotation_rate),
+        ("class", f"{rec.device_class}  ({'; '.join(rec.class_evidence)})"),
+        ("emulated", rec.emulated),
+        ("link", _fmt_link(rec.link)),
     ]
-    if d["controller_link"]:
-        lines.append(("controller link", _fmt_link(d["controller_link"])))
-    if d.get("topology"):
+    if rec.controller_link:
+        lines.append(("controller link", _fmt_link(rec.controller_link)))
+    if rec.topology:
         from slogqual.report.wording import unit_path
         from slogqual.results.shelf import UnitPath
 
-        lines.append(("from the host", unit_path(UnitPath.from_dict(d["topology"]))))
-    wc = d["write_cache"]
-    lines.append(("write cache", f"{wc['verdict']}  ({wc['reason']})"))
-    for e in wc["evidence"]:
+        lines.append(("from the host", unit_path(UnitPath.from_dict(rec.topology))))
+    wc = rec.write_cache
+    lines.append(("write cache", f"{wc.verdict}  ({wc.reason})"))
+    for e in wc.evidence:
         lines.append(("", e))
-    pl = d.get("power_loss")
+    pl = rec.power_loss()
     if pl:
         lines.append(("power loss", f"{pl['verdict']}  ({pl['text']}; {pl['basis']})"))
         for e in pl.get("evidence") or []:
             lines.append(("", f"{e.get('name')}: {e.get('says')}"))
-    safety = _safety(args.dev) if d["kind"] != "nbd" else {"state": "n/a (URI)", "reasons": []}
+    safety = _safety(args.dev) if rec.kind != "nbd" else {"state": "n/a (URI)", "reasons": []}
     lines.append(("safety", safety["state"] + (": " + "; ".join(safety["reasons"]) if safety["reasons"] else "")))
     for k, v in lines:
         if v is None and k not in ("model", "vendor", "serial", "firmware", "capacity"):
             continue
         print(f"{k:>16}: {v if v is not None else 'unknown'}" if k else f"{'':>16}  {v}")
-    if d["unknown"]:
+    if rec.unknown:
         print(f"{'unknown':>16}:")
-        for k, why in d["unknown"].items():
+        for k, why in rec.unknown.items():
             print(f"{'':>16}  {k}: {why}")
-    for n in d["notes"]:
+    for n in rec.notes:
         print(f"{'note':>16}: {n}")
-    tools = ", ".join(f"{k} {v}" for k, v in d["tools"].items())
+    tools = ", ".join(f"{k} {v}" for k, v in rec.tools.items())
     if tools:
         print(f"{'tools':>16}: {tools}")
     return 0

@@ -153,11 +153,15 @@ class DeviceRecord:
                        f"{_end(cl.current)} but can do {_end(cl.max)}; every disk behind it is capped")
         return out
 
+    def power_loss(self) -> Dict[str, Any]:
+        """The power-loss verdict from what the record itself holds (the ``power_loss`` of ``to_dict``); the
+        sweep's flush cost and a power-cut result join it where they exist (analysis.powerloss.with_evidence;
+        report/powerloss words it)."""
+        return powerloss.judge(self._fields())
+
     def to_dict(self) -> Dict[str, Any]:
         d = self._fields()
-        # the power-loss verdict from what the record itself holds; the sweep's flush cost and a power-cut
-        # result join it where they exist (analysis.powerloss.with_evidence; report/powerloss words it)
-        d["power_loss"] = powerloss.judge(d)
+        d["power_loss"] = self.power_loss()
         return d
 
     def _fields(self) -> Dict[str, Any]:

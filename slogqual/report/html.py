@@ -159,7 +159,7 @@ def _device_html(s: DeviceSection, n: int) -> str:
 
 def _powercut_html(s: PowercutSection, n: int) -> str:
     out = [f'<section class="powercut" id="device-{n}">', f"<h2>{n}. {_e(s.name)}</h2>",
-           f'<p class="meta">Result file {_e(s.path)} · slogqual.powercut/1 · status {_e(s.doc.get("status"))}</p>',
+           f'<p class="meta">Result file {_e(s.path)} · slogqual.powercut/1 · status {_e(s.result.status)}</p>',
            verdict_boxes([s.verdict] + ([s.power_loss] if s.power_loss else []))]
     out.append(f'<p class="class"><strong>How the power was cut:</strong> {_e(s.caveat)}</p>')
     out.append("<h3>Cycles</h3>" + _table(s.cycle_headers, s.cycle_rows))

@@ -77,7 +77,7 @@ def _device_md(s: DeviceSection, n: int) -> str:
 
 
 def _powercut_md(s: PowercutSection, n: int) -> str:
-    out = [f"## {n}. {s.name}", "", f"Result file `{s.path}` · slogqual.powercut/1 · status {s.doc.get('status')}", ""]
+    out = [f"## {n}. {s.name}", "", f"Result file `{s.path}` · slogqual.powercut/1 · status {s.result.status}", ""]
     out += md_verdicts([s.verdict] + ([s.power_loss] if s.power_loss else []))
     out += ["", f"**How the power was cut:** {s.caveat}", "", "### Cycles", "",
             md_table(s.cycle_headers, s.cycle_rows, numeric_from=1), "",

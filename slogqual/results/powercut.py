@@ -11,7 +11,7 @@ first bad key; ``to_dict`` gives back the document unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.results import device as D
 from slogqual.results import load_json
@@ -23,6 +23,16 @@ VERDICTS = ("pass", "fail", "incomplete")
 STATUSES = ("running", "complete", "interrupted", "failed")
 COUNTS = ("acknowledged", "intact", "torn", "stale", "missing", "lost")
 LOST_STATES = ("torn", "stale", "missing")
+
+
+@dataclass(frozen=True)
+class LostRecord:
+    """One acknowledged record verify found torn, stale or missing (a cycle keeps the first 100)."""
+
+    seq: Any
+    offset: Any
+    size: Any
+    state: Any
 
 
 @dataclass
@@ -39,6 +49,16 @@ class CycleResult:
     @property
     def lost(self) -> int:
         return self.torn + self.stale + self.missing
+
+    @property
+    def writer_end(self) -> Optional[str]:
+        """How the writer ended at the cut (the recorder's words); None when not recorded."""
+        return self.extra.get("writer_end")
+
+    @property
+    def records_lost(self) -> List[LostRecord]:
+        """``lost_records``, typed."""
+        return [LostRecord(r.get("seq"), r.get("offset"), r.get("size"), r.get("state")) for r in self.lost_records]
 
     @classmethod
     def from_dict(cls, d: Any, where: str, c: S.Checker) -> "CycleResult":
@@ -100,9 +120,39 @@ class PowercutResult:
         return self.target["path"]
 
     @property
+    def target_kind(self) -> Any:
+        """What kind of target was written (device, file, emulated); ``"?"`` when not recorded."""
+        return self.target.get("kind", "?")
+
+    @property
     def emulation(self) -> Optional[str]:
         """How an emulated device cached (unsafe, writeback, none); None for a real or external cut."""
         return self.method.get("emulation")
+
+    @property
+    def emulation_means(self) -> Optional[str]:
+        """The emulation in words (what nbdkit's cache filter did)."""
+        return self.method.get("emulation_means")
+
+    @property
+    def cut(self) -> Optional[str]:
+        """How the power was cut: ``--cut-cmd ...``, the emulation's SIGKILL, or ``external (verified afterwards)``."""
+        return self.method.get("cut")
+
+    @property
+    def restore(self) -> Optional[str]:
+        """The user's command that gave the power back (``--restore-cmd``), if any."""
+        return self.method.get("restore")
+
+    @property
+    def sizes(self) -> List[int]:
+        """The record sizes written, in bytes."""
+        return list(self.method.get("sizes") or [])
+
+    @property
+    def method_settings(self) -> List[Tuple[str, Any]]:
+        """(key, value) of the writer's settings in the method: recorder, cut_after, flush, direct."""
+        return [(k, self.method.get(k)) for k in ("recorder", "cut_after", "flush", "direct")]
 
     @property
     def lab_class(self) -> Optional[str]:
@@ -114,18 +164,23 @@ class PowercutResult:
         return self.extra.get("started")
 
     @property
+    def finished(self) -> Optional[str]:
+        return self.extra.get("finished")
+
+    @property
     def host(self) -> Optional[str]:
         """The host that ran the test (a power-cut result has no environment block: it is top-level)."""
         return self.extra.get("host")
 
     @property
+    def version(self) -> Optional[str]:
+        """The slogqual version that wrote the result (its ``slogqual`` key)."""
+        return self.extra.get("slogqual")
+
+    @property
     def totals(self) -> Dict[str, int]:
-        t = {k: 0 for k in COUNTS}
-        for cy in self.cycles:
-            d = cy.to_dict()
-            for k in COUNTS:
-                t[k] += d[k]
-        return t
+        """The counts summed from the cycles (the document's own ``totals`` are not read)."""
+        return {k: sum(getattr(cy, k) for cy in self.cycles) for k in COUNTS}
 
     def judge(self) -> str:
         self.verdict = verdict_of(self.cycles, self.expected_cycles, self.status)

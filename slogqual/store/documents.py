@@ -128,7 +128,7 @@ def summary(document: Document) -> str:
         return scenario_summary(document)
     if isinstance(document, QualificationResult):
         return qualification_summary(document)
-    return powercut_words.summary(document.to_dict())
+    return powercut_words.summary(document)
 
 
 def sweep_summary(result: SweepResult) -> str:
