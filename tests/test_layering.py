@@ -773,15 +773,9 @@ def _getter(call):
 
 # What still reads a document by key: module -> (at most so many reads, why). Fewer is fine; more, or a read
 # in a module not listed, fails the test below; an entry with none left fails the one after.
-_TALLY = ("a verified cycle's Tally (powercut/records.py) written out with to_dict() and read back by key into a "
-          "CycleResult: its fields would do (the power-cut room's change)")
-_TOML = "a TOML scenario's tables, spelled doc: an input, no versioned document (the heuristic's false positive)"
 DOC_KEY_READS_ALLOWED = {
     "slogqual/store/__init__.py": (1, "_digest: a run's identity is the digest of the whole document less the moment "
                                       "it was imported (environment.imported_at), whatever its kind"),
-    "slogqual/powercut/engine.py": (12, _TALLY),
-    "slogqual/lab/powercut.py": (6, _TALLY),
-    "slogqual/pool/scenario.py": (7, _TOML),
 }
 
 

@@ -159,12 +159,11 @@ def _verify(res: PowercutResult, cycle: int, journal: str, medium: str, before_c
     if entry is None or not entry["sizes"]:
         raise MeasurementError(f"the journal of {res.target['path']} ({res.target['lab_class']}) holds nothing of "
                                f"cycle {cycle}: its writer never began")
-    tally = V.verify_cycle(medium, bytes.fromhex(res.run_id), cycle, entry["sizes"], entry["acked"]).to_dict()
+    tally = V.verify_cycle(medium, bytes.fromhex(res.run_id), cycle, entry["sizes"], entry["acked"])
     extra = {"acknowledged_before_cut": before_cut, "recorder_acknowledged": len(entry["acked"]),
              "writer_end": entry.get("ended") or "still writing when the power went",
              "cut_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(cut_wall))}
-    return CycleResult(cycle=cycle, acknowledged=tally["acknowledged"], intact=tally["intact"], torn=tally["torn"],
-                       stale=tally["stale"], missing=tally["missing"], lost_records=tally["lost_records"], extra=extra)
+    return tally.cycle_result(cycle, extra)
 
 
 def run(req: LabPowercutRequest) -> List[str]:

@@ -199,48 +199,48 @@ def with_overrides(scenario: Scenario, overrides: Dict[str, Any]) -> Scenario:
     return out
 
 
-def _transport(c: "_Checker", doc: Dict[str, Any], kind: str) -> TransportConfig:
-    t = c.choice(doc, "transport", TRANSPORTS, "local")
+def _transport(c: "_Checker", table: Dict[str, Any], kind: str) -> TransportConfig:
+    t = c.choice(table, "transport", TRANSPORTS, "local")
     needs = {"iscsi": "zvol", "nfs": "dataset"}
     if t in needs and kind != needs[t]:
         raise c.fail("transport", f"\"{t}\" serves kind = \"{needs[t]}\", not \"{kind}\"")
     for key, owner in (("nfs_version", "nfs"), ("nfs_threads", "nfs"), ("nfs_mount_options", "nfs"),
                        ("iscsi_write_cache", "iscsi")):
-        if key in doc and t != owner:
+        if key in table and t != owner:
             raise c.fail(key, f"applies to transport = \"{owner}\"")
-    version = doc.get("nfs_version", "4.2")
+    version = table.get("nfs_version", "4.2")
     if version not in ("4.2", "4.1", "3"):
         raise c.fail("nfs_version", f"must be \"4.2\", \"4.1\" or \"3\", not {version!r}")
-    threads = c.number(doc, "nfs_threads", limits.NFS_THREADS, required=False)
-    opts = doc.get("nfs_mount_options", ["hard"])
+    threads = c.number(table, "nfs_threads", limits.NFS_THREADS, required=False)
+    opts = table.get("nfs_mount_options", ["hard"])
     if not isinstance(opts, list) or not all(isinstance(o, str) and o and "," not in o and "=" != o[0]
                                              and not any(ch.isspace() for ch in o) for o in opts):
         raise c.fail("nfs_mount_options", f"must be a list of mount options such as [\"hard\", \"sync\"], not {opts!r}")
     if any(o.startswith(("vers=", "nfsvers=")) for o in opts):
         raise c.fail("nfs_mount_options", "must not name the version: use nfs_version")
-    wc = doc.get("iscsi_write_cache")
+    wc = table.get("iscsi_write_cache")
     if wc is not None and not isinstance(wc, bool):
         raise c.fail("iscsi_write_cache", f"must be true or false, not {wc!r}")
     return TransportConfig(kind=t, nfs_version=version, nfs_threads=threads, nfs_mount_options=tuple(opts),
                            iscsi_write_cache=wc)
 
 
-def parse_scenario(doc: Dict[str, Any], source: str) -> Scenario:
+def parse_scenario(table: Dict[str, Any], source: str) -> Scenario:
     c = _Checker(source)
-    c.known(doc, _TOP_KEYS)
-    name = doc.get("name")
+    c.known(table, _TOP_KEYS)
+    name = table.get("name")
     if not isinstance(name, str) or not name.strip():
         raise c.fail("name", "must be a non-empty string")
-    kind = c.choice(doc, "kind", KINDS)
-    if kind == "zvol" and "recordsize" in doc:
+    kind = c.choice(table, "kind", KINDS)
+    if kind == "zvol" and "recordsize" in table:
         raise c.fail("recordsize", "applies to kind = \"dataset\"; a zvol has volblocksize")
-    if kind == "dataset" and "volblocksize" in doc:
+    if kind == "dataset" and "volblocksize" in table:
         raise c.fail("volblocksize", "applies to kind = \"zvol\"; a dataset has recordsize")
-    bs = c.size(doc, "bs")
-    lun_size = c.size(doc, "lun_size", limit=limits.LUN_SIZE)
+    bs = c.size(table, "bs")
+    lun_size = c.size(table, "lun_size", limit=limits.LUN_SIZE)
     if lun_size < bs:
         raise c.fail("lun_size", f"({lun_size} bytes) is smaller than bs ({bs} bytes)")
-    raw_configs = doc.get("config")
+    raw_configs = table.get("config")
     if not isinstance(raw_configs, list) or not raw_configs:
         raise c.fail("config", "must hold at least one [[config]] table")
     configs, names = [], set()
@@ -258,7 +258,7 @@ def parse_scenario(doc: Dict[str, Any], source: str) -> Scenario:
         configs.append(PoolConfig(name=cname, sync=c.choice(cfg, "sync", SYNCS, "standard", where),
                                   log=c.choice(cfg, "log", LOGS, "none", where),
                                   logbias=c.choice(cfg, "logbias", ("latency", "throughput"), "latency", where)))
-    quick = doc.get("quick", {})
+    quick = table.get("quick", {})
     if not isinstance(quick, dict):
         raise c.fail("quick", "must be a table")
     c.known(quick, _QUICK_KEYS, "quick.")
@@ -270,14 +270,14 @@ def parse_scenario(doc: Dict[str, Any], source: str) -> Scenario:
         "ramp_s": c.seconds(quick, "ramp", "quick.", required=False),
     }.items() if v is not None}
     return Scenario(
-        name=name.strip(), description=str(doc.get("description", "")), kind=kind,
-        luns=c.positive_int(doc, "luns"), lun_size=lun_size,
-        volblocksize=c.size(doc, "volblocksize", required=False, limit=limits.ZFS_BLOCK) if kind == "zvol" else None,
-        recordsize=c.size(doc, "recordsize", required=False, limit=limits.ZFS_BLOCK) if kind == "dataset" else None,
-        rw=c.choice(doc, "rw", RWS), bs=bs, write_sync=c.choice(doc, "write_sync", WRITE_SYNCS, "none"),
-        threads=c.threads(doc, "threads"), runtime_s=c.seconds(doc, "runtime", limit=limits.SCENARIO_RUNTIME_S),
-        ramp_s=c.seconds(doc, "ramp", required=False) or 0.0, configs=configs, source=source,
-        quick_overrides=overrides, transport=_transport(c, doc, kind),
+        name=name.strip(), description=str(table.get("description", "")), kind=kind,
+        luns=c.positive_int(table, "luns"), lun_size=lun_size,
+        volblocksize=c.size(table, "volblocksize", required=False, limit=limits.ZFS_BLOCK) if kind == "zvol" else None,
+        recordsize=c.size(table, "recordsize", required=False, limit=limits.ZFS_BLOCK) if kind == "dataset" else None,
+        rw=c.choice(table, "rw", RWS), bs=bs, write_sync=c.choice(table, "write_sync", WRITE_SYNCS, "none"),
+        threads=c.threads(table, "threads"), runtime_s=c.seconds(table, "runtime", limit=limits.SCENARIO_RUNTIME_S),
+        ramp_s=c.seconds(table, "ramp", required=False) or 0.0, configs=configs, source=source,
+        quick_overrides=overrides, transport=_transport(c, table, kind),
     )
 
 

@@ -314,11 +314,9 @@ class PowercutRun:
         if entry is None:
             raise MeasurementError(f"the recorder at {client.where} holds nothing of cycle {cycle}")
         tally = V.verify_cycle(os.path.abspath(self.o.target), self.run_id, cycle, entry["sizes"], entry["acked"])
-        d = tally.to_dict()
         extra = dict(end)
         extra["recorder_acknowledged"] = len(entry["acked"])
-        return CycleResult(cycle=cycle, acknowledged=d["acknowledged"], intact=d["intact"], torn=d["torn"],
-                           stale=d["stale"], missing=d["missing"], lost_records=d["lost_records"], extra=extra)
+        return tally.cycle_result(cycle, extra)
 
     # --- the run -----------------------------------------------------------------------------------
 
@@ -428,11 +426,9 @@ def verify_run(target: str, run_id: str, reply: Dict[str, Any], source: str,
         entry = known[c]
         if not entry["sizes"]:
             raise UsageError(f"{source}: cycle {c} of run {run_id} has no record sizes (its begin was not heard)")
-        t = V.verify_cycle(target, rid, c, entry["sizes"], entry["acked"]).to_dict()
-        res.cycles.append(CycleResult(cycle=c, acknowledged=t["acknowledged"], intact=t["intact"], torn=t["torn"],
-                                      stale=t["stale"], missing=t["missing"], lost_records=t["lost_records"],
-                                      extra={"recorder_acknowledged": len(entry["acked"]),
-                                             "writer_end": entry.get("ended")}))
+        tally = V.verify_cycle(target, rid, c, entry["sizes"], entry["acked"])
+        res.cycles.append(tally.cycle_result(c, {"recorder_acknowledged": len(entry["acked"]),
+                                                 "writer_end": entry.get("ended")}))
     res.status = "complete"
     res.judge()
     return res

@@ -35,9 +35,12 @@ import os
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, Tuple
 
 from slogqual.errors import UsageError
+
+if TYPE_CHECKING:  # the document's cycle entry; imported where it is made (results/ stands below this room)
+    from slogqual.results.powercut import CycleResult
 
 MAGIC = b"SLOGQPC1"
 _HEAD = struct.Struct("<8s16sIQI32s")
@@ -189,6 +192,13 @@ class Tally:
         setattr(self, state, getattr(self, state) + 1)
         if state != INTACT and len(self.lost_records) < self.LOST_LISTED:
             self.lost_records.append({"seq": seq, "offset": offset, "size": size, "state": state})
+
+    def cycle_result(self, cycle: int, extra: dict) -> "CycleResult":
+        """The cycle's entry of the power-cut document: these counts, the lost records named, ``extra`` beside."""
+        from slogqual.results.powercut import CycleResult
+
+        return CycleResult(cycle=cycle, acknowledged=self.acknowledged, intact=self.intact, torn=self.torn,
+                           stale=self.stale, missing=self.missing, lost_records=list(self.lost_records), extra=extra)
 
     def to_dict(self) -> dict:
         return {"acknowledged": self.acknowledged, "intact": self.intact, "torn": self.torn, "stale": self.stale,
