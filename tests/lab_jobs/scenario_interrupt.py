@@ -1,10 +1,12 @@
 """Runs INSIDE a lab guest (see tests/test_scenario_lab.py): interrupt a scenario at a random step,
 record what is left, resume it, and write the evidence to $SLOGQUAL_LAB_OUT/interrupt.json.
 
-    python3 scenario_interrupt.py [SEED [SCENARIO.toml]]
+    python3 scenario_interrupt.py [SEED [SCENARIO [OPTION ...]]]
 
-With a transport scenario (interrupt-iscsi.toml) the transport's leftovers (sessions, targets, mounts,
-exports, daemons) are recorded beside the pools'.
+SCENARIO is a TOML file beside this one or a shipped scenario's name (run --quick); the OPTIONs go to
+`slogqual scenario run` as they are (e.g. --fio-servers 2). With a transport scenario (the shipped
+iscsi-4k-randwrite-lio) the transport's leftovers (sessions, targets, mounts, exports, daemons) are
+recorded beside the pools'.
 """
 
 import json
@@ -24,8 +26,9 @@ seed = int(sys.argv[1]) if len(sys.argv) > 1 else random.randrange(1 << 30)
 rng = random.Random(seed)
 # interrupt-zvol.toml beside this file: iscsi-4k-randwrite's shape with short steps; one log candidate:
 # 3 configurations x 2 thread steps
-SCENARIO = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        sys.argv[2] if len(sys.argv) > 2 else "interrupt-zvol.toml")
+NAME = sys.argv[2] if len(sys.argv) > 2 else "interrupt-zvol.toml"
+SCENARIO = os.path.join(os.path.dirname(os.path.abspath(__file__)), NAME) if NAME.endswith(".toml") else NAME
+OPTIONS = sys.argv[3:]
 total = 6
 k = rng.randint(1, total - 1)  # interrupt once k steps are finished ...
 extra = rng.uniform(0.0, 3.0)  # ... and this much later: in a step, a pool build or a teardown
@@ -37,7 +40,7 @@ def load():
 
 
 base = ["slogqual", "scenario", "run", "--quiet", "--destroy-data"]
-proc = subprocess.Popen(base + [SCENARIO, "--quick", "-o", result_path,
+proc = subprocess.Popen(base + [SCENARIO, "--quick", "-o", result_path, *OPTIONS,
                                 "--data", devs[0], devs[1], "--log", devs[2]])
 deadline = time.monotonic() + 900
 while time.monotonic() < deadline:
