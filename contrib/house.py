@@ -30,7 +30,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
     ("words and keeping", ("report", "store")),
     # the device record (slogqual.device/1) carries its power-loss verdict in words: it stands on report/
     ("the device", ("device",)),
-    ("capabilities", ("sweep", "pool", "powercut", "qualify", "lab")),
+    ("capabilities", ("sweep", "pool", "powercut", "qualify", "host", "lab")),
     ("the command line", ("cli",)),
 ]
 LEVEL = {room: i for i, (_name, rooms) in enumerate(LAYERS) for room in rooms}

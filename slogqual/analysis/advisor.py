@@ -56,9 +56,11 @@ from enum import Enum
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slogqual import limits
+from slogqual.analysis import host as host_analysis
 from slogqual.analysis import scaling, wear
 from slogqual.results import SweepPoint, SweepResult
 from slogqual.results.advice import AdviceResult
+from slogqual.results.host import HostProbeResult, HostStep
 from slogqual.results.powercut import PowercutResult
 from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
@@ -86,6 +88,7 @@ class Kind(str, Enum):
     """What a finding says, as a value a program can key on."""
 
     LOG_LATENCY = "log-latency-bound"  # each commit waits for the log's write+flush at its lwb size
+    HOST = "host-bound"  # the host probe's ceiling: this host's ZFS with a perfect log (advise --host)
     LOG_BANDWIDTH = "log-bandwidth-bound"  # the lwb writes run at >= 90 % of the log's best MiB/s
     POOL = "pool-bound"  # the data side's ceiling (sync=standard measured, or the data vdevs' bandwidth)
     INDIRECT = "indirect-bypass"  # logbias=throughput: the data goes to the data vdevs, the log gets pointers
@@ -578,21 +581,41 @@ def _iops(b: float, us: Optional[float]) -> Optional[float]:
 
 
 def _binding(shape: LogShape, ceiling: Optional[Ceiling], without: Optional[Ceiling], lat_limit: float,
-             bw_limit: Optional[float], at_bw: bool) -> Tuple[float, Kind]:
+             bw_limit: Optional[float], at_bw: bool, host: Optional[float] = None) -> Tuple[float, Kind]:
     """(the figure, the limit that sets it) of one step: the least of the limits, named."""
     log_limit = min(x for x in (lat_limit, bw_limit) if x is not None)
     if shape.state == "indirect":
         return (without.iops if without else (ceiling.iops if ceiling else log_limit)), Kind.INDIRECT
+    if host is not None and host < log_limit and (ceiling is None or host < ceiling.iops):
+        return host, Kind.HOST
     if ceiling is not None and ceiling.iops < log_limit:
         return ceiling.iops, Kind.POOL
     bandwidth_bound = at_bw or (bw_limit is not None and bw_limit <= lat_limit)
     return log_limit, (Kind.LOG_BANDWIDTH if bandwidth_bound else Kind.LOG_LATENCY)
 
 
+def _host_batch(host: Optional[HostProbeResult], n: int, zils: int) -> Tuple[float, str, Optional[HostStep]]:
+    """(records per commit, where that came from, the host probe's step at n): measured by the probe's ZIL
+    kstats where it ran this thread count (or between two it ran), else the assumption (batch)."""
+    hs = host_analysis.at_threads(host.steps, n) if host is not None else None
+    if hs is not None and hs.records_per_commit:
+        return max(1.0, hs.records_per_commit), "host-probe", hs
+    return batch(n, zils), "assumed", hs
+
+
+def _path_us(host: Optional[HostProbeResult]) -> Optional[float]:
+    """The software path between a write and its log, uncontended: the host probe's at its fewest writers."""
+    if host is None:
+        return None
+    firsts = sorted((s for s in host.steps if s.path_us), key=lambda s: s.threads)
+    return firsts[0].path_us if firsts else None
+
+
 def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int]], shape: LogShape, w: Workload,
-                  t: Tunables, data: DataSide) -> Tuple[Dict[str, Any], set]:
+                  t: Tunables, data: DataSide, host: Optional[HostProbeResult] = None) -> Tuple[Dict[str, Any], set]:
     """One thread count's prediction (the step's dict) and the lwb sizes it took from outside the sweep."""
-    b = batch(n, w.zils)
+    b, batch_basis, hs = _host_batch(host, n, w.zils)
+    path = _path_us(host) or 0.0
     writes = lwb_writes(int(math.ceil(b * shape.bytes_per_io)), t)
     at = {s: sweep_at(sweep.points, s) for s in set(writes)}  # a long commit is many lwbs of one size
     figs = [at[s] for s in writes]
@@ -601,6 +624,8 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
     without = _at_threads(data.without_slog, n)
     # one flush per commit (zil_lwb_flush_defer): the earlier full lwbs cost their write only
     head = sum((f.write_us if f.write_us is not None else f.mean_us) for f in figs[:-1])
+    # the software path (host probe) before the device's time: the copy, the lwb, the checksum, the queue
+    head += path
     commit = head + last.mean_us
     commit_lo = head + last.lo_us if last.lo_us is not None else None
     commit_hi = head + last.hi_us if last.hi_us is not None else None
@@ -612,7 +637,9 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
     # at AT_BANDWIDTH of its best MiB/s (its QD1 write+flush at that size)
     at_bw_bytes = sum(s for s, f in zip(writes, figs)
                       if bw and not f.extrapolated and s / (f.mean_us / 1e6) / (1 << 20) >= AT_BANDWIDTH * bw[0])
-    value, binding = _binding(shape, ceiling, without, lat_limit, bw_limit, at_bw_bytes >= 0.5 * sum(writes))
+    host_ceiling = hs.ceiling_iops if hs is not None else None
+    value, binding = _binding(shape, ceiling, without, lat_limit, bw_limit, at_bw_bytes >= 0.5 * sum(writes),
+                              host_ceiling)
     log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH)
     saturated = ceiling is not None and ceiling.host_saturated
     rng = None
@@ -620,7 +647,8 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
         cap = bw_limit if bw_limit is not None else float("inf")
         rng = [min(_iops(b, commit_hi), cap), min(_iops(b, commit_lo), cap)]
     step = {
-        "threads": n, "batch": round(b, 3), "lwb_writes": writes, "log_bytes_per_io": round(bytes_per_io, 1),
+        "threads": n, "batch": round(b, 3), "batch_basis": batch_basis, "path_us": round(path, 1) if path else None,
+        "lwb_writes": writes, "log_bytes_per_io": round(bytes_per_io, 1),
         "commit_lat_us": round(commit, 2),
         "commit_lat_ci95_us": [round(commit_lo, 2), round(commit_hi, 2)] if commit_lo is not None else None,
         "sweep_ios": min(f.ios for f in figs),
@@ -628,7 +656,8 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
                    "log_bandwidth_iops": round(bw_limit, 1) if bw_limit is not None else None,
                    "pool_iops": round(ceiling.iops, 1) if ceiling else None,
                    "pool_basis": ceiling.basis if ceiling else None,
-                   "pool_ios": ceiling.ios if ceiling else None},
+                   "pool_ios": ceiling.ios if ceiling else None,
+                   "host_iops": round(host_ceiling, 1) if host_ceiling else None},
         "iops": round(value, 1), "iops_range": [round(x, 1) for x in rng] if rng else None,
         "iops_if_p99_bound": round(min(_iops(b, commit_p99), value), 1) if commit_p99 and log_bound else None,
         "mbps": round(value * w.io_size / (1 << 20), 3), "binding": binding.value,
@@ -638,13 +667,17 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
         "host_cpu": {"busy": round(ceiling.cpu_busy, 4), "us_per_io": round(ceiling.cpu_s_per_io * 1e6, 1)}
         if saturated else None,
         # sync=standard's figure was the host's CPU, which the log's copy of every byte makes busier still
-        "upper_bound": _upper_bound(binding, saturated, ceiling, shape),
+        "upper_bound": _upper_bound(binding, saturated, ceiling, shape, host is not None),
     }
-    return step, {f.size for f in figs if f.extrapolated}
+    outside = {f.size for f in figs if f.extrapolated}
+    if outside:  # a figure from sizes the sweep never wrote is neither a prediction nor a bound (issue #37)
+        step["upper_bound"] = None
+        step["extrapolated"] = sorted(outside)
+    return step, outside
 
 
 def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, data: DataSide,
-                      endurance: Optional[Endurance] = None) -> Dict[str, Any]:
+                      endurance: Optional[Endurance] = None, host: Optional[HostProbeResult] = None) -> Dict[str, Any]:
     """One candidate's prediction: per thread count the three limits, the binding one, the figure with
     its spread; the knee, the benefit, the findings, the size and the life."""
     check_log_sweep(sweep, name)
@@ -653,7 +686,7 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
     steps: List[Dict[str, Any]] = []
     extrapolated: set = set()
     for n in w.threads:
-        step, outside = _predict_step(n, sweep, bw, shape, w, t, data)
+        step, outside = _predict_step(n, sweep, bw, shape, w, t, data, host)
         steps.append(step)
         extrapolated |= outside
     curve = [scaling.Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"]) for s in steps]
@@ -680,18 +713,21 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
     }
 
 
-def _upper_bound(binding: Kind, saturated: bool, ceiling: Optional[Ceiling], shape: LogShape) -> Optional[str]:
+def _upper_bound(binding: Kind, saturated: bool, ceiling: Optional[Ceiling], shape: LogShape,
+                 host: bool = False) -> Optional[str]:
     """Why a step's figure is an upper bound rather than a prediction, or None: ``host-cpu`` (sync=standard
     saturated the host's CPU, and a log adds the copy of every write to it), ``log-only`` (no data-side figure
     at all: the pool and the host could hold it lower; only the log device's limits are in it), ``data-sweeps``
     (the data side is its devices' sweeps: no figure of the pool or the host, which can hold it lower)."""
     if shape.state == "indirect":
         return None
+    if binding == Kind.HOST:
+        return "host-ceiling"  # the probe's ceiling is itself an upper bound (slogqual.analysis.host)
     if saturated and binding == Kind.POOL:
         return "host-cpu"
     if ceiling is None and binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH):
         return "log-only"
-    if ceiling is not None and ceiling.basis.source == "sweeps":
+    if ceiling is not None and ceiling.basis.source == "sweeps" and not host:
         # the data devices' QD1 sweeps measure neither the pool's aggregated writes nor the host between a
         # write and its log (issue #37: a --data advice 3-4x above what the pool ran, the guest 94-99 % busy):
         # whichever limit binds, the figure is the least of those known, an upper bound
@@ -902,7 +938,8 @@ def mirror_advice(data_rate: float, rate_basis: RateBasis, t: Tunables, power: O
 
 def advise(candidates: Sequence[Tuple[str, SweepResult]], w: Workload, t: Tunables, data: DataSide,
            endurance: Optional[Endurance] = None, origin: Optional[str] = None,
-           power: Optional[Dict[str, PowerLoss]] = None) -> Dict[str, Any]:
+           power: Optional[Dict[str, PowerLoss]] = None, host: Optional[HostProbeResult] = None,
+           host_source: Optional[str] = None) -> Dict[str, Any]:
     """The ``slogqual.advice/1`` document's facts (a dict; slogqual.report.advice.document makes the document
     of it, its words and assumptions, and slogqual.results.advice types that). ``power``: the candidates'
     power-loss evidence by sweep name (the mirror advice; every candidate gets one)."""
@@ -911,7 +948,9 @@ def advise(candidates: Sequence[Tuple[str, SweepResult]], w: Workload, t: Tunabl
     check_workload(w, t)
     if not candidates:
         raise AdviceInputError("give at least one log candidate's sweep")
-    cands = [predict_candidate(name, sw, w, t, data, endurance) for name, sw in candidates]
+    if host is not None:
+        check_host(host, w)
+    cands = [predict_candidate(name, sw, w, t, data, endurance, host) for name, sw in candidates]
     for (name, _sw), c in zip(candidates, cands):
         size = c["size"]
         m = mirror_advice(size["data_rate_bytes_s"], size["rate_basis"], t, (power or {}).get(name))
@@ -925,7 +964,30 @@ def advise(candidates: Sequence[Tuple[str, SweepResult]], w: Workload, t: Tunabl
                 warnings.append(Warned(c["path"] or c["sweep"], f))
     return {"schema": ADVICE, "model_version": MODEL_VERSION, "workload": w.to_dict(), "tunables": t.to_dict(),
             "endurance": endurance.to_dict() if endurance else None, "data": data.to_dict(),
-            "candidates": cands, "warnings": warnings, "origin": origin}
+            "candidates": cands, "warnings": warnings, "origin": origin,
+            **({"host": host_summary(host, host_source)} if host is not None else {})}
+
+
+def check_host(host: HostProbeResult, w: Workload) -> None:
+    """The host probe must have run this load's shape: another shape's ceiling answers another question."""
+    hw = host.workload
+    if (hw.protocol, hw.bs) != (w.protocol, w.io_size):
+        raise AdviceInputError(f"the host probe ran {hw.protocol} {size_label(hw.bs)} writes; this advice is for "
+                               f"{w.protocol} {size_label(w.io_size)}: probe this load (slogqual host-probe --protocol "
+                               f"{w.protocol} --bs {size_label(w.io_size)})")
+    if not any(s.ceiling_iops for s in host.steps):
+        raise AdviceInputError("the host probe has no step with a ceiling (no copy cost or no log writes measured)")
+
+
+def host_summary(host: HostProbeResult, source: Optional[str]) -> Dict[str, Any]:
+    """What the advice took from the host probe, for its document."""
+    return {"source": source, "workload": host.workload.to_dict(),
+            "steps": [{"threads": s.threads, "iops": round(s.iops, 1), "ios": s.ios,
+                       "ceiling_iops": round(s.ceiling_iops, 1) if s.ceiling_iops else None,
+                       "records_per_commit": round(s.records_per_commit, 3) if s.records_per_commit else None,
+                       "path_us": round(s.path_us, 1) if s.path_us else None,
+                       "zfs_cpu_us_per_io": round(s.zfs_cpu_s_per_io * 1e6, 1) if s.zfs_cpu_s_per_io else None}
+                      for s in host.steps]}
 
 
 def check_workload(w: Workload, t: Tunables) -> None:

@@ -29,7 +29,7 @@ COMMAND_MODULES = [
     "export",
     "qualify", "history", "fleet", "store_cmd",
     "powercut",
-    "advise",
+    "advise", "host",
 ]
 
 
@@ -40,7 +40,7 @@ COMMANDS = {
     "sweep": "sweep", "devices": "devices", "inspect": "devices", "lab": "lab", "scenario": "scenario",
     "plot": "plot", "import": "import_cmd", "compare": "compare", "report": "report", "export": "export",
     "qualify": "qualify", "history": "history", "fleet": "fleet", "store": "store_cmd", "powercut": "powercut",
-    "advise": "advise",
+    "advise": "advise", "host-probe": "host",
 }
 
 

@@ -37,6 +37,10 @@ def register(sub) -> None:
                    help="a scenario result of the real pool: its sync=standard steps cap the prediction, its "
                         "sync=always-without-SLOG steps are the comparison (and its load is the default workload)")
     g.add_argument("--data", nargs="+", metavar="SWEEP.json", help="sweeps of the data devices")
+    p.add_argument("--host", metavar="HOST.json",
+                   help="this host's own ceiling, from `slogqual host-probe` with the same load (a file or store:ID): "
+                        "each figure becomes the least of the log, the data side and the host; batching and the "
+                        "software path are the probe's measurements")
     g.add_argument("--layout", choices=A.LAYOUTS, help="with --data: the data vdevs' layout")
     g.add_argument("--disks", type=in_range(limits.DATA_DISKS),
                    help="with --data: how many data disks (default: one per --data sweep)")
@@ -98,7 +102,7 @@ def register(sub) -> None:
 MODEL_INPUTS = ("log", "scenario", "data", "layout", "disks", "protocol", "bs", "volblocksize", "recordsize",
                 "threads", "zils", "rate_history", "rate", "tunables", "zfs_immediate_write_sz", "zil_slog_bulk",
                 "logbias", "zil_maxblocksize", "zil_maxcopied", "zfs_txg_timeout", "zfs_dirty_data_max", "tbw",
-                "dwpd", "warranty_years", "hours_per_day", "powercut")
+                "dwpd", "warranty_years", "hours_per_day", "powercut", "host")
 
 
 def _saved(args) -> Dict[str, Any]:
@@ -209,8 +213,9 @@ def build(args) -> Dict[str, Any]:
             data = A.data_from_sweeps(sweeps, args.layout, args.disks or len(sweeps), w, t)
         else:
             data = A.DataSide("none", A.DataOrigin("none"))
+        host_where, host = _host(args.host, args.store) if getattr(args, "host", None) else (None, None)
         return A.advise(logs, w, t, data, endurance, origin="slogqual advise",
-                        power=_power_loss(args.powercut or [], logs, args.store))
+                        power=_power_loss(args.powercut or [], logs, args.store), host=host, host_source=host_where)
     except A.AdviceInputError as exc:
         raise UsageError(str(exc)) from None
 
@@ -225,6 +230,14 @@ def _scenario(spec: str, store_path: Optional[str]) -> Tuple[str, ScenarioResult
     """(where, result) of a --scenario/--verify input: a scenario result file, or store:ID."""
     doc, where = store.input_document(spec, store_path)
     return where, ScenarioResult.from_dict(doc, where)
+
+
+def _host(spec: str, store_path: Optional[str]):
+    """(where, host probe document) of --host: a file, or store:ID."""
+    from slogqual.results.host import HostProbeResult
+
+    doc, where = store.input_document(spec, store_path)
+    return where, HostProbeResult.from_dict(doc, where)
 
 
 def _power_loss(specs: List[str], logs, store_path: Optional[str]) -> Dict[str, A.PowerLoss]:

@@ -161,6 +161,9 @@ def parse_mountstats(text: str) -> List[NfsMountStats]:
 
 # --- /proc/stat: CPU time ---------------------------------------------------------------------------
 
+USER_HZ = 100  # the ticks /proc/stat counts in (sysconf(_SC_CLK_TCK); 100 on every Linux ABI slogqual runs on)
+
+
 @dataclass(frozen=True)
 class CpuTimes:
     """Cumulative CPU ticks of all CPUs since boot."""

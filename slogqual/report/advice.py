@@ -46,7 +46,7 @@ STEP_HEADERS = ["threads", "batch", "lwb", "commit µs (95% CI)", "sweep IOs", "
 
 def predicted(s: StepPrediction) -> str:
     """The predicted IOPS, marked ``≤`` where the advisor calls it an upper bound."""
-    return ("≤ " if s.upper_bound else "") + _f(s.iops)
+    return ("≤ " if s.upper_bound else "~" if s.extrapolated else "") + _f(s.iops)
 
 
 def step_row(s: StepPrediction) -> List[Any]:
@@ -66,6 +66,7 @@ def after_lines(c: CandidateAdvice) -> List[str]:
     if k:
         lines.append(f"knee: {'at' if k.saturated else 'still rising at'} {k.threads} threads ({_f(k.iops)} IOPS)")
     lines += [f"- {finding_words(f)}" for f in c.findings]
+    lines += [f"- {x}" for x in extrapolated_lines(c)]
     sz = c.size
     lines.append(f"size: needs {sz.needed_bytes / (1 << 20):,.0f} MiB, {sz.recommended_bytes / (1 << 20):,.0f} MiB "
                  f"with the margin ({sz.txgs_held} txgs held + {sz.txgs_with_margin - sz.txgs_held} deferred "
@@ -90,7 +91,7 @@ MODEL_NOTE = ("model: docs/advisor.md (percentiles are not predicted; 'IOPS if p
 
 def table_text(advice: AdviceResult) -> str:
     """What `slogqual advise` prints."""
-    lines = ([NO_HOST_FIGURE] if advice.data.get("source") != "scenario" else []) + [workload_line(advice)]
+    lines = first_lines(advice) + [workload_line(advice)]
     for c in advice.candidates:
         lines += ["", candidate_line(c), tabulate([step_row(s) for s in c.steps], headers=STEP_HEADERS,
                                                   disable_numparse=True)]
@@ -392,12 +393,35 @@ BOUND_WORDS = {
                 "the host can hold it lower",
     "data-sweeps": "the data side is its devices' QD1 sweeps: no figure of the pool or of the host's software path "
                    "between a write and the log, which can hold it lower (give --scenario, a measured pool)",
+    "host-ceiling": "the host probe's ceiling binds: this host's ZFS with a perfect log, the RAM copies taken out "
+                    "(slogqual host-probe), which no log device can pass",
 }
+
+# Where the host probe was given: its ceiling and measured batching are in every figure.
+HOST_FIGURE = ("host figure: the host probe ({source}) — each figure is the least of the log device, the data side "
+               "and this host's own ceiling; batching (records per commit) and the software path ({path}) measured")
 
 # The first line of an advice with no measured pool (issue #37): its figures rest on no host figure.
 NO_HOST_FIGURE = ("no host figure: this host's ZFS was not measured with this load (no --scenario result), so "
                   "every figure below is an upper bound (≤), not a prediction; the host's CPU and the path "
                   "between a write and the log can hold the pool 3-4x lower")
+
+
+def first_lines(advice: AdviceResult) -> List[str]:
+    """What the advice's figures rest on for the host: the probe, a measured pool, or nothing (said first)."""
+    host = advice.extra.get("host")
+    if host:
+        paths = [s["path_us"] for s in host.get("steps") or [] if s.get("path_us")]
+        return [HOST_FIGURE.format(source=host.get("source") or "given",
+                                   path=f"{paths[0]:.0f} µs at its fewest writers" if paths else "unknown")]
+    return [NO_HOST_FIGURE] if advice.data.get("source") != "scenario" else []
+
+
+def extrapolated_lines(c: CandidateAdvice) -> List[str]:
+    """Figures that rest on lwb sizes the sweep never wrote: neither a prediction nor a bound (issue #37)."""
+    return [f"{s.threads} threads: {_f(s.iops)} IOPS rests on log blocks of "
+            f"{', '.join(size_label(x) for x in s.extrapolated)} the sweep never wrote — neither a prediction nor a "
+            f"bound; sweep the log up to {size_label(max(s.extrapolated))}" for s in c.steps if s.extrapolated]
 
 
 def bound_lines(c: CandidateAdvice) -> List[str]:

@@ -24,10 +24,10 @@ from slogqual.results import schema as S
 from slogqual.results.scenario import _ordered, _written
 
 PROTOCOLS = ("iscsi", "nfs")
-BINDINGS = ("log-latency-bound", "log-bandwidth-bound", "pool-bound", "indirect-bypass")
+BINDINGS = ("log-latency-bound", "log-bandwidth-bound", "pool-bound", "indirect-bypass", "host-bound")
 KINDS = BINDINGS + ("no-benefit", "log-too-small", "short-life", "extrapolated", "power-loss-unsafe",
                     "unmirrored-exposure", "no-power-loss-evidence", "host-cpu-saturated")
-UPPER_BOUNDS = ("host-cpu", "log-only")
+UPPER_BOUNDS = ("host-cpu", "log-only", "data-sweeps", "host-ceiling")
 
 
 def key(name: str, check: Any, required: bool = False) -> Any:
@@ -106,6 +106,7 @@ class StepLimits(Part):
     pool_iops: Optional[float] = key("pool_iops", "number")
     pool_basis: Optional[str] = key("pool_basis", "text")
     pool_ios: Optional[int] = key("pool_ios", "integer")
+    host_iops: Optional[float] = key("host_iops", "number")  # the host probe's ceiling (advise --host)
 
 
 @dataclass
@@ -122,6 +123,8 @@ class StepPrediction(Part):
 
     threads: int = key("threads", "integer", required=True)
     batch: Optional[float] = key("batch", "number")
+    batch_basis: Optional[str] = key("batch_basis", "text")  # host-probe (measured) | assumed
+    path_us: Optional[float] = key("path_us", "number")  # the software path the host probe measured
     lwb_writes: Optional[List[int]] = key("lwb_writes", "list")
     log_bytes_per_io: Optional[float] = key("log_bytes_per_io", "number")
     commit_lat_us: float = key("commit_lat_us", "number", required=True)
@@ -138,6 +141,7 @@ class StepPrediction(Part):
     benefit: Optional[float] = key("benefit", "number")
     host_cpu: Optional[HostCpu] = key("host_cpu", HostCpu)
     upper_bound: Optional[str] = key("upper_bound", "text")
+    extrapolated: Optional[List[int]] = key("extrapolated", "list")  # lwb sizes outside the sweep: no bound
 
     @classmethod
     def from_dict(cls, d: Any, where: str, c: S.Checker) -> "StepPrediction":

@@ -23,9 +23,10 @@ POWERCUT = "slogqual.powercut/1"  # slogqual powercut run / verify (docs/powercu
 ADVICE = "slogqual.advice/1"  # slogqual advise (docs/advisor.md)
 COST = "slogqual.cost/1"  # slogqual scenario cost --json (docs/scenarios.md, "Protocol cost"; written, never read back)
 SHELF = "slogqual.shelf/1"  # slogqual sweep --probe: together vs alone on the units' paths (docs/devices.md)
+HOST = "slogqual.host/1"  # slogqual host-probe: this host's ZFS with a perfect log (docs/advisor.md)
 
 CURRENT = {s.rsplit("/", 1)[0]: s
-           for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE, FLEET, POWERCUT, ADVICE, COST, SHELF)}
+           for s in (SWEEP, SCENARIO, QUALIFICATION, COMPARE, DEVICE, FLEET, POWERCUT, ADVICE, COST, SHELF, HOST)}
 
 
 def family(schema: str) -> str:

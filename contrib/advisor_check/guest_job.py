@@ -1,0 +1,67 @@
+"""Runs INSIDE a lab guest (contrib/advisor_check/run.py boots it): for each configuration of a plan, the
+advisor's prediction made and written BEFORE the pool runs, then the pool measured, then the two compared.
+
+    python3 guest_job.py PLAN
+
+PLAN (JSON text: the host's files are not the guest's): {"configs": [{"name", "log": guest index, "data": [indices], "layout", "protocol", "bs",
+"threads": [..]}], "runtime": s, "ramp": s}. Each configuration's files go to $SLOGQUAL_LAB_OUT/NAME/:
+log.sweep.json, data.sweep.json (one data disk: the slowest speaks for all; they are one class),
+host.json (slogqual host-probe, the same load), advice.json + advice.txt (written before the pool exists,
+with the time), run.json (slogqual scenario run: sync=always + the log, at each writer count), verify.txt.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+devs = os.environ["SLOGQUAL_LAB_DEVICES"].split()
+out = os.environ.get("SLOGQUAL_LAB_OUT", ".")
+plan = json.loads(sys.argv[1])
+SIZES = "4k,8k,16k,32k,64k,128k,256k,512k"
+
+
+def run(argv, log, **kw):
+    print("+", " ".join(argv), file=log, flush=True)
+    return subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, **kw).returncode
+
+
+def toml(c, path):
+    nfs = c["protocol"] == "nfs"
+    with open(path, "w") as fh:
+        fh.write(f'name = "check-{c["name"]}"\nkind = "{"dataset" if nfs else "zvol"}"\nluns = 1\nlun_size = "256M"\n'
+                 f'{"recordsize" if nfs else "volblocksize"} = "{"128k" if nfs else "16k"}"\nrw = "randwrite"\n'
+                 f'bs = "{c["bs"]}"\nwrite_sync = "{"dsync" if nfs else "none"}"\n'
+                 f'threads = [{", ".join(map(str, c["threads"]))}]\nruntime = {plan["runtime"]}\nramp = {plan["ramp"]}\n'
+                 '\n[[config]]\nname = "sync=always + SLOG"\nsync = "always"\nlog = "single"\n')
+
+
+for c in plan["configs"]:
+    d = os.path.join(out, c["name"])
+    os.makedirs(d, exist_ok=True)
+    log_dev, data = devs[c["log"]], [devs[i] for i in c["data"]]
+    threads = ",".join(map(str, c["threads"]))
+    with open(os.path.join(d, "log.txt"), "w") as log:
+        t0 = time.time()
+        for dev, name in ((log_dev, "log"), (data[0], "data")):
+            run(["slogqual", "sweep", dev, "--sizes", SIZES, "--destroy-data", "--quiet", "-o",
+                 os.path.join(d, f"{name}.sweep.json")], log)
+        run(["slogqual", "host-probe", "--protocol", c["protocol"], "--bs", c["bs"], "--threads", threads,
+             "--quiet", "-o", os.path.join(d, "host.json")], log)
+        with open(os.path.join(d, "advice.txt"), "w") as fh:
+            fh.write(f"written {time.strftime('%Y-%m-%dT%H:%M:%S')} before the pool\n")
+            fh.flush()
+            subprocess.run(["slogqual", "advise", "--log", os.path.join(d, "log.sweep.json"), "--data",
+                            *[os.path.join(d, "data.sweep.json")] * len(data), "--layout", c["layout"],
+                            "--protocol", c["protocol"], "--bs", c["bs"], "--threads", threads, "--tunables", "host",
+                            "--host", os.path.join(d, "host.json"), "-o", os.path.join(d, "advice.json")],
+                           stdout=fh, stderr=subprocess.STDOUT)
+        toml(c, os.path.join(d, "check.toml"))
+        run(["slogqual", "scenario", "run", os.path.join(d, "check.toml"), "--data", *data, "--log", log_dev,
+             "--layout", c["layout"], "--destroy-data", "--quiet", "-o", os.path.join(d, "run.json")], log)
+        with open(os.path.join(d, "verify.txt"), "w") as fh:
+            subprocess.run(["slogqual", "advise", "--advice", os.path.join(d, "advice.json"), "--verify",
+                            os.path.join(d, "run.json")], stdout=fh, stderr=subprocess.STDOUT)
+        print(f"{c['name']}: {time.time() - t0:.0f} s", file=log, flush=True)
+    print(f"advisor check: {c['name']} done", flush=True)

@@ -1,0 +1,61 @@
+"""The advisor against configurations nobody fitted (issue #37): draw them by a seed, boot one lab guest with
+every device they need, and in it make each prediction before its pool runs (guest_job.py).
+
+    python3 contrib/advisor_check/run.py SEED OUTDIR [--fit]
+
+The draw: each log class of LOG_CLASSES x each load of LOADS, in a seeded order, each with a seeded layout
+(stripe or mirror) of DATA hdd data disks; writers 1, 4 and 16. --fit draws FIT_COUNT configurations of
+FIT_CLASSES at FIT_THREADS writers instead: the recordings a model may be fitted on, never a test point. The plan is written to
+OUTDIR/plan.json before the guest boots; `python3 contrib/advisor_check/table.py OUTDIR` makes the table.
+"""
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+LOG_CLASSES = ("hdd", "sas-ssd", "nvme", "nvdimm")
+FIT_CLASSES = ("sata-ssd", "nvme", "nvdimm")  # the fitting draw: another class beside, other writer counts
+FIT_THREADS = [2, 8]
+LOADS = (("iscsi", "4k"), ("nfs", "64k"))
+LAYOUTS = ("stripe", "mirror")
+DATA = 2
+FIT_COUNT = 3
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def draw(seed: int, fit: bool):
+    rng = random.Random(seed)
+    combos = [(c, p, bs) for c in (FIT_CLASSES if fit else LOG_CLASSES) for p, bs in LOADS]
+    rng.shuffle(combos)
+    if fit:
+        combos = combos[:FIT_COUNT]
+    devices = ["hdd"] * DATA  # indices 0..DATA-1: the data disks, shared by every configuration
+    configs = []
+    for cls, protocol, bs in combos:
+        devices.append(cls)
+        configs.append({"name": f"{cls}-{protocol}-{bs}", "log": len(devices) - 1, "data": list(range(DATA)),
+                        "layout": rng.choice(LAYOUTS), "protocol": protocol, "bs": bs,
+                        "threads": FIT_THREADS if fit else [1, 4, 16]})
+    return {"seed": seed, "fit": fit, "devices": devices, "configs": configs, "runtime": 5, "ramp": 1}
+
+
+def main(argv):
+    seed, out = int(argv[0]), os.path.abspath(argv[1])
+    plan = draw(seed, "--fit" in argv)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "plan.json"), "w") as fh:
+        json.dump(plan, fh, indent=2)
+    print(json.dumps([(c["name"], c["layout"]) for c in plan["configs"]]))
+    if "--draw-only" in argv:
+        return 0
+    cmd = [sys.executable, "-m", "slogqual", "lab", "run", "--memory", "2048", "--quiet", "-o", os.path.join(out, "lab")]
+    for d in plan["devices"]:
+        cmd += ["-d", d]
+    cmd += ["--", "python3", os.path.join(HERE, "guest_job.py"), json.dumps(plan)]
+    return subprocess.run(cmd).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

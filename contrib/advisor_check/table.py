@@ -1,0 +1,73 @@
+"""The table of an advisor check (contrib/advisor_check/run.py): per configuration and writer count the
+advice's figure (≤ where it is a bound), what the pool measured, and whether the figure held — a prediction
+within ±20 %, or a bound the measurement did not pass that is no more than 1.5x it.
+
+    python3 contrib/advisor_check/table.py OUTDIR [--markdown]
+"""
+
+import json
+import os
+import sys
+
+from slogqual.analysis import advisor
+from slogqual.results.advice import AdviceResult
+from slogqual.results.scenario import ScenarioResult
+
+PREDICTION = 0.20
+BOUND = 1.5
+
+
+def held(row):
+    if row.get("upper_bound"):
+        return row["measured_iops"] <= row["predicted_iops"] <= BOUND * row["measured_iops"]
+    return abs(row["error"]) <= PREDICTION
+
+
+def rows(outdir):
+    plan = json.load(open(os.path.join(outdir, "plan.json")))
+    for c in plan["configs"]:
+        d = os.path.join(outdir, "lab", c["name"])
+        try:
+            advice = AdviceResult.load(os.path.join(d, "advice.json"))
+            run = ScenarioResult.from_dict(json.load(open(os.path.join(d, "run.json"))), "run.json")
+        except (OSError, ValueError) as exc:
+            yield c, None, f"missing: {exc}"
+            continue
+        cand = advice.candidates[0]
+        steps = {s.threads: s for s in cand.steps}
+        host = {s["threads"]: s for s in (advice.extra.get("host") or {}).get("steps", [])}
+        for r in advisor.verify(advice, run):
+            s = steps.get(r["threads"])
+            measured = next((x for x in run.steps if x.threads == r["threads"]), None)
+            yield c, dict(r, binding=s.binding if s else None, batch=s.batch if s else None,
+                          host=host.get(r["threads"], {}).get("ceiling_iops"),
+                          cpu=measured.cpu_busy if measured else None), None
+
+
+def main(argv):
+    outdir = argv[0]
+    md = "--markdown" in argv
+    head = ["configuration", "layout", "writers", "advice IOPS", "measured IOPS", "IOs", "error", "binding",
+            "host ceiling", "guest CPU", "held"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] if md else ["\t".join(head)]
+    total = ok = 0
+    for c, r, why in rows(outdir):
+        if r is None:
+            lines.append(f"{c['name']}: {why}")
+            continue
+        total += 1
+        good = held(r)
+        ok += good
+        mark = "≤ " if r.get("upper_bound") else ""
+        cells = [c["name"], c["layout"], str(r["threads"]), f"{mark}{r['predicted_iops']:.0f}",
+                 f"{r['measured_iops']:.0f}", str(r.get("measured_ios") or ""), f"{r['error'] * 100:+.0f} %",
+                 str(r["binding"]), f"{r['host']:.0f}" if r.get("host") else "-",
+                 f"{r['cpu'] * 100:.0f} %" if r.get("cpu") is not None else "-", "yes" if good else "NO"]
+        lines.append(("| " + " | ".join(cells) + " |") if md else "\t".join(cells))
+    lines.append(f"held: {ok} of {total} figures")
+    print("\n".join(lines))
+    return 0 if total and ok == total else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,100 @@
+"""The host's own ceiling (issue #37), from the host probe's measured steps: facts, no process, no file.
+
+The probe ran the workload on a pool whose every vdev is a file in RAM. What it measured is not yet the
+host's ceiling: every write into RAM is a CPU copy, which a real log device's DMA does not cost. So:
+
+- the copies are taken out of the CPU: ``copy_s_per_io`` is what the vdevs' writes over the step (zpool
+  iostat: writes and bytes a second, log and data vdevs) cost at the measured ``CopyCost``, per IO; the
+  rest, ``zfs_cpu_s_per_io``, is ZFS's own work (the itx copy, the lwb, its checksum, the vdev queue), the
+  load's and the kernel's — what stays with a real log. ``cpu_ceiling = cpus / zfs_cpu_s_per_io``.
+- the copy is taken out of the time: each write waited for its commit's log block to be copied into RAM
+  (``lwb_bytes`` at the copy cost); what is left of its mean time is the software path between a write and
+  its log, ``path_us``; no log can give the writers more than ``writers / path`` (Little's law).
+
+The ceiling is the least of the two: an upper bound for any log on this host, at this load's shape.
+Batching is measured too: ``records_per_lwb``, the writes per log write at each thread count.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import List, Optional, Sequence
+
+from slogqual.results.host import CopyCost, HostStep
+
+LOG_SECTION = "logs"
+
+
+def derive(step: HostStep, copy: Optional[CopyCost]) -> HostStep:
+    """``step`` with its derived figures (module doc); a figure whose inputs are unknown stays None."""
+    out = replace(step)
+    if step.iops <= 0:
+        return out
+    if step.cpu_busy is not None and step.cpus:
+        out.cpu_s_per_io = step.cpu_busy * step.cpus / step.iops
+    if step.log_writes_s and step.log_bytes_s:
+        out.lwb_bytes = step.log_bytes_s / step.log_writes_s
+        out.records_per_lwb = step.iops / step.log_writes_s
+    elif step.lwbs and step.itx:
+        out.records_per_lwb = step.itx / step.lwbs
+    if step.commit_calls and step.commits:
+        out.records_per_commit = step.commit_calls / step.commits
+    if copy is not None and out.cpu_s_per_io is not None and step.log_writes_s is not None:
+        copies = copy.of((step.log_writes_s or 0) + (step.data_writes_s or 0),
+                         (step.log_bytes_s or 0) + (step.data_bytes_s or 0))
+        out.copy_s_per_io = copies / step.iops
+        out.zfs_cpu_s_per_io = max(out.cpu_s_per_io - out.copy_s_per_io, 1e-9)
+        out.cpu_ceiling_iops = step.cpus / out.zfs_cpu_s_per_io
+    if copy is not None and out.lwb_bytes is not None:
+        wait_us = copy.one(out.lwb_bytes) * 1e6
+        # never below a tenth of the measured time: a copy cost fitted above the write's own time says the
+        # fit, not the path, is wrong there
+        out.path_us = max(step.lat_us - wait_us, step.lat_us * 0.1)
+        out.path_ceiling_iops = step.threads / (out.path_us / 1e6)
+    ceilings = [c for c in (out.cpu_ceiling_iops, out.path_ceiling_iops) if c]
+    out.ceiling_iops = min(ceilings) if ceilings else None
+    return out
+
+
+def fit_copy(sizes: Sequence[int], ios: Sequence[int], cpu_s: Sequence[float]) -> CopyCost:
+    """The copy cost ``a + b * size`` through the per-write CPU of the runs at each size (least squares on
+    two or more sizes; at one size all of it per byte)."""
+    per = [c / n for c, n in zip(cpu_s, ios) if n > 0]
+    xs = [float(s) for s, n in zip(sizes, ios) if n > 0]
+    if len(xs) >= 2 and len(set(xs)) >= 2:
+        mx, my = sum(xs) / len(xs), sum(per) / len(per)
+        b = sum((x - mx) * (y - my) for x, y in zip(xs, per)) / sum((x - mx) ** 2 for x in xs)
+        a = my - b * mx
+        if b < 0:  # noise at two close sizes: all per write
+            a, b = my, 0.0
+        a = max(a, 0.0)
+    else:
+        a, b = 0.0, (per[0] / xs[0] if per and xs else 0.0)
+    return CopyCost(per_write_s=a, per_byte_s=b, sizes=list(sizes), ios=list(ios), cpu_s=list(cpu_s))
+
+
+def at_threads(steps: Sequence[HostStep], threads: int) -> Optional[HostStep]:
+    """The probe's step at ``threads``; between two steps the log-log mix of their figures; outside the
+    probed counts None (a ceiling is not extrapolated)."""
+    pts = sorted((s for s in steps if s.ceiling_iops), key=lambda s: s.threads)
+    for s in pts:
+        if s.threads == threads:
+            return s
+    for a, b in zip(pts, pts[1:]):
+        if a.threads < threads < b.threads:
+            f = (math.log(threads) - math.log(a.threads)) / (math.log(b.threads) - math.log(a.threads))
+
+            def mix(x, y):
+                return None if x is None or y is None else x + (y - x) * f
+            return replace(a, threads=threads, iops=mix(a.iops, b.iops), ceiling_iops=mix(a.ceiling_iops, b.ceiling_iops),
+                           records_per_lwb=mix(a.records_per_lwb, b.records_per_lwb), path_us=mix(a.path_us, b.path_us),
+                           records_per_commit=mix(a.records_per_commit, b.records_per_commit),
+                           zfs_cpu_s_per_io=mix(a.zfs_cpu_s_per_io, b.zfs_cpu_s_per_io),
+                           cpu_ceiling_iops=mix(a.cpu_ceiling_iops, b.cpu_ceiling_iops),
+                           path_ceiling_iops=mix(a.path_ceiling_iops, b.path_ceiling_iops))
+    return None
+
+
+def steps_from(steps: List[HostStep], copy: Optional[CopyCost]) -> List[HostStep]:
+    return [derive(s, copy) for s in steps]

@@ -1,0 +1,200 @@
+"""The host probe as a library call: ``run_probe(request)`` -> ``HostProbeResult`` (issue #37).
+
+What this host's ZFS can do with a perfect log, at the workload's own shape: a throwaway pool (the
+slogqual- prefix, torn down on every exit) whose data vdevs and log are files in a RAM file system,
+``sync=always``, the load at each thread count (the scenario engine's steps: fio, the ZIL kstats, zpool
+iostat, /proc/stat); then the copy into that RAM alone (fio on a file there, at two sizes) so that the
+analysis (slogqual.analysis.host) can take the RAM devices' copies out of the CPU and of the time. Seconds,
+not minutes: short steps, no log sweep, no identification of devices that are only files.
+
+Bad input and a host without ZFS are one line before anything is written (UsageError, exit 2).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from slogqual import environment, owned
+from slogqual.analysis import host as host_analysis
+from slogqual.errors import SlogqualError, ToolError, UsageError
+from slogqual.outputs import check_output, json_document
+from slogqual.pool.builder import POOL_PREFIX
+from slogqual.pool.engine import PoolScenarioRun, new_result
+from slogqual.pool.scenario import PoolConfig, Scenario
+from slogqual.progress import Progress
+from slogqual.results import schema, write_json_atomic
+from slogqual.results.host import CopyCost, HostProbeResult, HostStep, HostWorkload
+from slogqual.results.scenario import ScenarioResult
+from slogqual.kernel import procfs
+from slogqual.tools import fio, findmnt
+from slogqual.tools import zfs as _zfs
+from slogqual.tools import zpool as _zpool
+from slogqual.units import MiB
+
+PROTOCOLS = ("iscsi", "nfs")
+RAM_FILESYSTEMS = ("tmpfs", "ramfs")
+DIR_PREFIX = "slogqual-host-"
+DATA_FILES = 4  # a stripe of four: the data side far from the limit (txg sync into RAM)
+VDEV_BYTES = 1 << 30  # sparse; only what the load writes takes RAM
+LUN_BYTES = 256 * MiB
+COPY_SIZES = (4096, 131072)  # the smallest and largest log block
+COPY_RUNTIME_S = 2.0
+CONFIG = PoolConfig("sync=always + perfect log", sync="always", log="single")
+
+
+@dataclass
+class HostProbeRequest:
+    protocol: str = "iscsi"
+    bs: int = 4096
+    block_size: Optional[int] = None  # volblocksize (iscsi, default 16K) / recordsize (nfs, default 128K)
+    threads: List[int] = field(default_factory=lambda: [1, 4, 16])  # all writers at each step
+    zils: int = 1  # zvols (iscsi) or datasets (nfs)
+    write_sync: Optional[str] = None  # default: none for iscsi, dsync for nfs (stable writes)
+    runtime_s: float = 3.0
+    ramp_s: float = 1.0
+    ram_dir: str = "/dev/shm"
+    output: str = ""
+    argv: Optional[List[str]] = None
+
+
+def check(req: HostProbeRequest) -> HostProbeRequest:
+    """The request with its defaults filled, or one line why not."""
+    if req.protocol not in PROTOCOLS:
+        raise UsageError(f"--protocol {req.protocol!r}: use one of {', '.join(PROTOCOLS)}")
+    if not req.threads or any(t < 1 for t in req.threads):
+        raise UsageError("--threads: one or more writer counts, each at least 1")
+    if any(t % req.zils for t in req.threads):
+        raise UsageError(f"--threads {','.join(map(str, req.threads))}: each a multiple of --zils {req.zils} "
+                         "(the writers spread evenly over the intent logs)")
+    if not req.output:
+        raise UsageError("-o/--output: where to write the host document")
+    if not os.path.isdir(req.ram_dir):
+        raise UsageError(f"--ram-dir {req.ram_dir}: no such directory (a tmpfs mount: the probe's vdevs live in RAM)")
+    block = req.block_size or (16384 if req.protocol == "iscsi" else 131072)
+    write_sync = req.write_sync or ("none" if req.protocol == "iscsi" else "dsync")
+    return HostProbeRequest(protocol=req.protocol, bs=req.bs, block_size=block, threads=sorted(set(req.threads)),
+                            zils=req.zils, write_sync=write_sync, runtime_s=req.runtime_s, ramp_s=req.ramp_s,
+                            ram_dir=req.ram_dir, output=req.output, argv=req.argv)
+
+
+def ram_filesystem(directory: str) -> Optional[str]:
+    """The file system type the directory lives on, where findmnt says it; None unknown."""
+    if not findmnt.available():
+        return None
+    real = os.path.realpath(directory)
+    best = None
+    for m in findmnt.mounts():
+        target = m.target.rstrip("/") or "/"
+        if real == target or real.startswith(target + "/") or target == "/":
+            if best is None or len(target) > len(best.target.rstrip("/") or "/"):
+                best = m
+    return best.fstype if best else None
+
+
+def require_zfs() -> str:
+    """OpenZFS's userland version, or one line saying this host has no ZFS to probe."""
+    try:
+        versions = _zfs.openzfs_versions()
+        _zpool.check_version()
+    except ToolError as exc:
+        raise UsageError(f"host probe: no ZFS on this host ({exc}); run it where the pool will live") from None
+    if not versions.get("module"):
+        raise UsageError("host probe: the zfs command is here but no ZFS kernel module is loaded")
+    return versions.get("userland") or ""
+
+
+def scenario_for(req: HostProbeRequest) -> Scenario:
+    kind = "zvol" if req.protocol == "iscsi" else "dataset"
+    per_zil = sorted({t // req.zils for t in req.threads})
+    return Scenario(name=f"host-probe-{req.protocol}", kind=kind, luns=req.zils, lun_size=LUN_BYTES,
+                    rw="randwrite", bs=req.bs, write_sync=req.write_sync, threads=per_zil,
+                    runtime_s=req.runtime_s, ramp_s=req.ramp_s, configs=[CONFIG],
+                    description="the host probe: every vdev a file in RAM",
+                    volblocksize=req.block_size if kind == "zvol" else None,
+                    recordsize=req.block_size if kind == "dataset" else None, source="slogqual host-probe")
+
+
+def _sparse(path: str, size: int) -> str:
+    with open(path, "wb") as fh:
+        fh.truncate(size)
+    return path
+
+
+def measure_copy(directory: str) -> CopyCost:
+    """The CPU one write into this RAM costs, at the smallest and largest log block (fio, /proc/stat)."""
+    ios, cpu_s = [], []
+    for size in COPY_SIZES:
+        path = os.path.join(directory, f"copy-{size}")
+        with open(path, "wb") as fh:  # written once first: the runs below copy into pages that exist
+            fh.write(b"\0" * (16 * MiB))
+        before = procfs.cpu_times()
+        r = fio.run_job(fio.FioJob(bs=size, runtime_s=COPY_RUNTIME_S, mode="dsync", filename=path,
+                                   region_bytes=16 * MiB, direct=False, name="slogqual-host-copy"))
+        after = procfs.cpu_times()
+        os.unlink(path)
+        if before is None or after is None:
+            raise UsageError("host probe: no /proc/stat to measure the copy's CPU with")
+        d = after - before
+        ios.append(r.ios)
+        cpu_s.append(d.busy / procfs.USER_HZ)
+    return host_analysis.fit_copy(COPY_SIZES, ios, cpu_s)
+
+
+def _step(s) -> HostStep:
+    """A HostStep from one measured step of the probe's scenario (ScenarioStep)."""
+    vdevs = s.extra.get("vdevs") or []
+    logs = [v for v in vdevs if v.get("section") == "logs" and v.get("depth") == 1]
+    data = [v for v in vdevs if v.get("section") == "data" and v.get("depth") == 1]
+    cpu = s.extra.get("cpu") or {}
+    return HostStep(threads=s.threads, ios=s.ios, iops=s.iops, lat_us=float(s.lat_us.mean or 0.0),
+                    cpu_busy=cpu.get("busy_share"), cpus=cpu.get("cpus"),
+                    log_writes_s=float(sum(v["write_ops_s"] for v in logs)) if logs else None,
+                    log_bytes_s=float(sum(v["write_bytes_s"] for v in logs)) if logs else None,
+                    data_writes_s=float(sum(v["write_ops_s"] for v in data)) if data else None,
+                    data_bytes_s=float(sum(v["write_bytes_s"] for v in data)) if data else None,
+                    itx=s.zil.itx_count, lwbs=s.zil.slog_count, commits=s.zil.commit_writer_count,
+                    commit_calls=s.zil.commit_count)
+
+
+def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> HostProbeResult:
+    req = check(req)
+    output = check_output(req.output, "host document", json_document(schema.prefix(schema.HOST)))
+    fstype = ram_filesystem(req.ram_dir)
+    if fstype is not None and fstype not in RAM_FILESYSTEMS:
+        raise UsageError(f"--ram-dir {req.ram_dir} is on {fstype}, not in RAM (tmpfs): the probe's vdevs must "
+                         "cost no device time")
+    userland = require_zfs()
+    progress = progress or Progress(quiet=True)
+    fio_version = fio.check_version().text
+    owned.remove_stale(req.ram_dir, DIR_PREFIX)  # what a killed probe left (its pool went with its files)
+    work = owned.make_dir(DIR_PREFIX, req.ram_dir)
+    try:
+        data = [_sparse(os.path.join(work, f"data{i}"), VDEV_BYTES) for i in range(DATA_FILES)]
+        log = _sparse(os.path.join(work, "log"), VDEV_BYTES)
+        sc = scenario_for(req)
+        ident = {p: {"path": p, "kind": "file", "filesystem": fstype} for p in data + [log]}
+        result: ScenarioResult = new_result(sc, False, "stripe", data, [log], fio_version, req.argv, ident)
+        result.origin = "slogqual host-probe"
+        scenario_out = output + ".scenario.json"
+        check_output(scenario_out, "the host probe's scenario result", json_document(schema.prefix(schema.SCENARIO)))
+        run = PoolScenarioRun(sc, result, scenario_out, progress, f"{POOL_PREFIX}host-{os.getpid()}")
+        run.run()
+        copy = measure_copy(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    steps = [_step(s) for s in result.steps]
+    doc = HostProbeResult(
+        workload=HostWorkload(protocol=req.protocol, bs=req.bs, block_size=req.block_size, write_sync=req.write_sync,
+                              zils=req.zils, threads=list(req.threads)),
+        ram={"directory": req.ram_dir, "filesystem": fstype, "data_files": DATA_FILES, "vdev_bytes": VDEV_BYTES},
+        copy=copy, steps=host_analysis.steps_from(steps, copy),
+        environment=dict(environment.collect(fio_version, req.argv), openzfs_userland=userland),
+        runtime_s=req.runtime_s, ramp_s=req.ramp_s, scenario=scenario_out)
+    write_json_atomic(output, doc.to_dict())
+    return doc
+
+
+__all__ = ["HostProbeRequest", "run_probe", "check", "SlogqualError"]

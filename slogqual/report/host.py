@@ -1,0 +1,32 @@
+"""Words for the host document (slogqual.host/1): the table `slogqual host-probe` prints."""
+
+from __future__ import annotations
+
+from typing import List
+
+from slogqual.results.host import HostProbeResult
+from slogqual.units import size_label
+
+
+def _f(x, fmt="{:.0f}", none="-"):
+    return none if x is None else fmt.format(x)
+
+
+def table(doc: HostProbeResult) -> List[str]:
+    w = doc.workload
+    c = doc.copy
+    out = [f"host probe: {w.protocol} {size_label(w.bs)} writes, block {size_label(w.block_size)}, "
+           f"{w.zils} intent log(s), every vdev a file in RAM ({doc.ram.get('filesystem') or 'file system unknown'})"]
+    if c is not None:
+        out.append(f"copy into RAM alone: {c.per_write_s * 1e6:.1f} us a write + {c.per_byte_s * 1e9:.2f} ns a byte "
+                   f"(fio at {', '.join(size_label(s) for s in c.sizes)}: {', '.join(map(str, c.ios))} IOs)")
+    out.append(f"{'writers':>7} {'IOPS':>7} {'IOs':>6} {'lat us':>7} {'CPU':>5} {'us/IO':>6} {'copy':>6} "
+               f"{'ZFS':>6} {'rec/commit':>10} {'path us':>7} {'ceiling':>8}")
+    for s in doc.steps:
+        out.append(f"{s.threads:>7} {s.iops:>7.0f} {s.ios:>6} {s.lat_us:>7.0f} {_f(s.cpu_busy, '{:.0%}'):>5} "
+                   f"{_f(s.cpu_s_per_io and s.cpu_s_per_io * 1e6):>6} {_f(s.copy_s_per_io and s.copy_s_per_io * 1e6):>6} "
+                   f"{_f(s.zfs_cpu_s_per_io and s.zfs_cpu_s_per_io * 1e6):>6} {_f(s.records_per_commit, '{:.2f}'):>10} "
+                   f"{_f(s.path_us):>7} {_f(s.ceiling_iops, '<= {:.0f}'):>8}")
+    out.append("ceiling: the least of the CPUs over ZFS's own CPU per write and the writers over the software "
+               "path, the RAM copies taken out — an upper bound for any log on this host at this load")
+    return out
