@@ -385,6 +385,23 @@ def test_cli_json_is_the_comparison():
     assert doc["sources"] == {"local": LOCAL, "transport": ISCSI}
 
 
+COST_FIXTURE = ("scenario", "cost-lio-vs-local-2candidates")  # `scenario cost` of the two real runs, as printed
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_cli_output_is_pinned(monkeypatch, as_json):
+    """The table, the sentences and the JSON document of the real pair, byte for byte as the command printed
+    them (tests/fixtures/scenario/README.md): run from the project's root, the files named relatively."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(fixture_path(*COST_FIXTURE)))))
+    monkeypatch.chdir(root)
+    rel = [os.path.relpath(p, root) for p in (LOCAL, ISCSI)]
+    code, out, err = run_cli("scenario", "cost", *rel, *(["--json"] if as_json else []))
+    assert code == 0 and not err
+    name = COST_FIXTURE[1] + (".json" if as_json else ".txt")
+    with open(fixture_path(COST_FIXTURE[0], name), encoding="utf-8") as fh:
+        assert out == fh.read()
+
+
 @pytest.mark.parametrize("a,b,words", [
     (ISCSI, LOCAL, "ran over iSCSI, not locally"),
     (LOCAL, LOCAL, "ran locally"),
