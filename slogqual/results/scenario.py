@@ -33,9 +33,8 @@ def log_ops(vdevs: Optional[List[Dict[str, Any]]]) -> Optional[float]:
 
 
 @dataclass
-class StepLatency(ReadByKey, Table):
-    """A step's ``lat_us``: fio's completion latency of the load's writes, in µs (pool.engine). ``get``:
-    analysis/transport.py still reads ``mean`` by key."""
+class StepLatency(Table):
+    """A step's ``lat_us``: fio's completion latency of the load's writes, in µs (pool.engine)."""
 
     KEYS: ClassVar[Tuple[str, ...]] = ("mean", "p50", "p99", "p999", "max", "basis")
 
