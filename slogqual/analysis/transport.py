@@ -156,9 +156,9 @@ def transport_kind(result: ScenarioResult) -> str:
     sc = result.scenario.get("transport")
     if isinstance(sc, dict) and sc.get("kind"):
         return str(sc["kind"])
-    config = result.transport.get("config")
-    if isinstance(config, dict) and config.get("kind"):
-        return str(config["kind"])
+    recorded = result.transport.kind if result.transport is not None else None
+    if recorded:
+        return str(recorded)
     return "local"
 
 

@@ -104,6 +104,84 @@ class LogSweep(ReadByKey, Table):
 
 
 @dataclass
+class TransportSettings(Table):
+    """``transport.config``: the scenario's transport as the run used it (pool.transport.TransportConfig's
+    dict: the NFS settings over NFS, the LIO write cache over iSCSI, just the kind locally)."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("kind", "nfs_version", "nfs_threads", "nfs_mount_options", "iscsi_write_cache")
+
+    kind: Optional[str] = None  # local, iscsi, nfs
+    nfs_version: Optional[str] = None
+    nfs_threads: Optional[int] = None  # None: the server's count as it was
+    nfs_mount_options: Optional[List[str]] = None
+    iscsi_write_cache: Optional[bool] = None  # None: what LIO made of the zvol
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        return {"kind": check.text(d, "kind", where, required=False)}
+
+
+@dataclass
+class Attachment(Table):
+    """One of ``transport.attachments``, by configuration label: what the transport attached for it, as its
+    module (pool/transport/) records it: over iSCSI the target, IQN, portal and each LUN's zvol and disk,
+    over NFS the export and the mount's options, locally just the kind. The transport's own keys are kept
+    as they came (``extra``)."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("kind",)
+
+    kind: Optional[str] = None
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        return {"kind": check.text(d, "kind", where, required=False)}
+
+
+@dataclass
+class TransportRecord(Table):
+    """``transport``: the transport the run's load reached the pool by (``config``) and what it attached for
+    each configuration (``attachments``); absent in documents from before transports existed."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("config", "attachments")
+
+    config: Optional[TransportSettings] = None
+    attachments: Dict[str, Attachment] = field(default_factory=dict)
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        attachments = check.obj(d, "attachments", where, required=False) or {}
+        return {"config": TransportSettings.optional(d, "config", check, where),
+                "attachments": {label: Attachment.from_dict(rec, check, f"{where}.attachments[{label}]")
+                                for label, rec in attachments.items()}}
+
+    @property
+    def kind(self) -> Optional[str]:
+        """The transport's kind as the run recorded it (None where its config says none)."""
+        return self.config.kind if self.config is not None else None
+
+
+@dataclass
+class Drivers(Table):
+    """``drivers``: the fio clients (HOST:PORT) and the number of fio servers on loopback the run's steps were
+    driven by (pool.door); absent in documents from before it was recorded."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("clients", "fio_servers")
+
+    clients: List[str] = field(default_factory=list)
+    fio_servers: Optional[int] = None
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        return {"clients": check.texts(d, "clients", where),
+                "fio_servers": check.integer(d, "fio_servers", where, required=False, minimum=0)}
+
+    @classmethod
+    def of(cls, clients: List[str], fio_servers: int) -> "Drivers":
+        """The drivers of a run about to start."""
+        return cls(clients=list(clients), fio_servers=fio_servers)
+
+
+@dataclass
 class AnalysisRecord(Table):
     """The top-level figures of an ``analysis`` (stored by the run, or today's: report.scenario.current)."""
 
@@ -363,6 +441,8 @@ class ScenarioResult:
     warnings: List[str] = field(default_factory=list)
     log_sweeps: Dict[str, Any] = field(default_factory=dict)
     origin: Optional[str] = None  # which command asked for the run (None: before the field existed)
+    drivers: Optional[Drivers] = None  # the fio clients and servers (None: before the field existed)
+    transport: Optional[TransportRecord] = None  # None: a document from before transports existed
     extra: Dict[str, Any] = field(default_factory=dict)
     schema: str = S.SCENARIO
     absent: frozenset = frozenset()  # optional keys the document did not have (kept absent by to_dict)
@@ -370,8 +450,8 @@ class ScenarioResult:
     _order: tuple = ()  # the keys in the order the document had them (to_dict keeps it)
 
     _MODELLED = ("schema", "status", "scenario", "quick", "pool", "environment", "steps", "error", "analysis",
-                 "warnings", "log_sweeps", "origin")
-    _OPTIONAL = ("error", "analysis", "warnings", "log_sweeps", "origin")
+                 "warnings", "log_sweeps", "origin", "drivers", "transport")
+    _OPTIONAL = ("error", "analysis", "warnings", "log_sweeps", "origin", "drivers", "transport")
     # the order a new document's keys are written in (the runner's, since the first version)
     _NEW_ORDER = ("schema", "status", "error", "scenario", "quick", "pool", "environment", "log_sweeps", "steps",
                   "skipped", "analysis", "warnings", "origin", "sweep_logs", "drivers", "transport")
@@ -381,7 +461,7 @@ class ScenarioResult:
             environment: ScenarioEnvironment) -> "ScenarioResult":
         """A result about to be measured: status running, no steps yet."""
         return cls(status=STATUS_RUNNING, scenario=scenario, quick=quick, pool=pool, environment=environment,
-                   steps=[], extra={"skipped": []}, _order=cls._NEW_ORDER)
+                   steps=[], extra={"skipped": []}, absent=frozenset({"drivers", "transport"}), _order=cls._NEW_ORDER)
 
     # --- what readers ask of it ----------------------------------------------------------------------
     @property
@@ -473,24 +553,13 @@ class ScenarioResult:
     def sweep_logs(self, value: bool) -> None:
         self.extra["sweep_logs"] = bool(value)
 
-    @property
-    def drivers(self) -> Optional[Any]:
-        """The fio clients and servers the run was driven by, as recorded (None: before the field existed)."""
-        return self.extra.get("drivers")
-
-    @drivers.setter
-    def drivers(self, value: Dict[str, Any]) -> None:
-        self.extra["drivers"] = value
-
-    @property
-    def transport(self) -> Dict[str, Any]:
-        """``transport.config`` and ``transport.attachments`` ({} for a local run or an older document)."""
-        t = self.extra.get("transport")
-        return t if isinstance(t, dict) else {}
-
     def attach(self, label: str, config: Dict[str, Any], record: Dict[str, Any]) -> None:
-        """What the transport attached for one configuration (``transport.attachments[label]``)."""
-        self.extra.setdefault("transport", {"config": config, "attachments": {}})["attachments"][label] = record
+        """What the transport attached for one configuration (``transport.attachments[label]``); the first
+        attachment records the transport's ``config`` too. Both as the transport's modules made them, checked
+        as a loaded document's are."""
+        if self.transport is None:
+            self.transport = TransportRecord(config=TransportSettings.made(config, "transport.config"))
+        self.transport.attachments[label] = Attachment.made(record, f"transport.attachments[{label}]")
 
     @classmethod
     def from_dict(cls, doc: Any, source: str = "<document>") -> "ScenarioResult":
@@ -505,11 +574,13 @@ class ScenarioResult:
         steps = [ScenarioStep.from_dict(s, f"steps[{i}]", c) for i, s in enumerate(c.items(doc, "steps"))]
         analysis = c.obj(doc, "analysis", required=False)
         warnings = c.items(doc, "warnings", required=False)
+        drivers = Drivers.optional(doc, "drivers", c)
+        transport = TransportRecord.optional(doc, "transport", c)
         return cls(status=c.text(doc, "status", choices=STATUSES), scenario=sc, quick=c.get(doc, "quick", "", (bool,)),
                    pool=pool, environment=environment, steps=steps,
                    error=c.text(doc, "error", required=False), analysis=analysis, warnings=list(warnings),
                    log_sweeps=c.obj(doc, "log_sweeps", required=False) or {},
-                   origin=c.text(doc, "origin", required=False),
+                   origin=c.text(doc, "origin", required=False), drivers=drivers, transport=transport,
                    extra={k: v for k, v in doc.items() if k not in cls._MODELLED}, schema=doc["schema"],
                    absent=frozenset(k for k in cls._OPTIONAL if k not in doc), _order=tuple(doc))
 
@@ -522,5 +593,7 @@ class ScenarioResult:
                              "scenario": self.scenario, "quick": self.quick, "pool": self.pool.to_dict(),
                              "environment": self.environment.to_dict(), "log_sweeps": self.log_sweeps,
                              "steps": [s.to_dict() for s in self.steps], "analysis": self.analysis,
-                             "warnings": self.warnings, "origin": self.origin}
+                             "warnings": self.warnings, "origin": self.origin,
+                             "drivers": self.drivers.to_dict() if self.drivers is not None else None,
+                             "transport": self.transport.to_dict() if self.transport is not None else None}
         return _written(d, self.absent, self.extra, self._order)
