@@ -230,6 +230,25 @@ def test_every_scenario_fixture_s_transport_and_drivers_are_typed(path):
         assert r.drivers is None and "drivers" not in r.to_dict()
 
 
+@pytest.mark.parametrize("path", _scenario_fixtures())
+def test_every_scenario_fixture_s_parameters_are_typed_with_every_key_a_field(path):
+    """``scenario`` (the parameters the run measured with) is results.scenario.ScenarioParams: every key the
+    runner wrote a field, its configurations and transport tables, the file's order and absences kept."""
+    from slogqual.results.scenario import ConfigRecord, ScenarioParams, TransportSettings
+    doc = read(path)
+    sc = ScenarioResult.load(path).scenario
+    assert isinstance(sc, ScenarioParams) and sc.extra == {} and sc.name == doc["scenario"]["name"]
+    assert all(isinstance(c, ConfigRecord) and c.extra == {} for c in sc.configs)
+    assert [c.name for c in sc.configs] == [c["name"] for c in doc["scenario"]["configs"]]
+    assert (sc.transport is None) == ("transport" not in doc["scenario"])
+    assert sc.transport is None or isinstance(sc.transport, TransportSettings)
+    assert list(sc.to_dict().items()) == list(doc["scenario"].items())
+    # what the advisor (by key) and the lab (sets source) still do with it
+    assert sc.get("write_sync") == doc["scenario"]["write_sync"] and sc["bs"] == doc["scenario"]["bs"]
+    sc["source"], sc["planted"] = "/abs/scenario.toml", 1
+    assert list(sc.to_dict()) == list(doc["scenario"]) + ["planted"] and sc.source == "/abs/scenario.toml"
+
+
 def test_a_new_run_s_transport_and_drivers_are_written_as_the_runner_always_wrote_them():
     """The runner's attach() and drivers, typed, write the dicts the transports' modules and pool.door made."""
     from slogqual.pool.engine import new_result

@@ -348,9 +348,9 @@ def _runner(**extra):
     from slogqual.tools.fio_client import Endpoint
 
     scenario = sc.parse_scenario(_doc(**extra), "t.toml")
-    from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioResult
+    from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioParams, ScenarioResult
     pool, env = PoolRecord(layout="stripe", data=[], log=[]), ScenarioEnvironment()
-    result = ScenarioResult(status="running", scenario={}, quick=True, pool=pool, environment=env, steps=[])
+    result = ScenarioResult(status="running", scenario=ScenarioParams(), quick=True, pool=pool, environment=env, steps=[])
     return PoolScenarioRun(scenario, result, "/nonexistent/r.json", Progress(quiet=True),
                            "slogqual-t-1", clients=[Endpoint("127.0.0.1", 8765), Endpoint("127.0.0.1", 8766)])
 

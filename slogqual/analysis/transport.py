@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from slogqual.analysis import scaling
 from slogqual.results.cost import (BenefitAtThreads, BenefitCause, BenefitEntry, ConfigCost, CostLoad, CostSources,
                                    CostStep, SidePair, UnmatchedCandidates)
-from slogqual.results.scenario import ScenarioResult, ScenarioStep
+from slogqual.results.scenario import ScenarioResult, ScenarioStep, TransportSettings
 from slogqual.units import size_label
 
 # The same load: a difference in any of these makes the comparison meaningless, so it is refused.
@@ -145,17 +145,18 @@ class ProtocolCost:
     slog_benefit: List[BenefitEntry]
 
 
-def _dict(v: Any) -> Dict[str, Any]:
-    """``v`` where it is an object, else empty: the document's validation leaves these keys free-form."""
-    return v if isinstance(v, dict) else {}
+def _settings(result: ScenarioResult) -> Optional[TransportSettings]:
+    """The scenario's ``transport`` where it is a table (the document's validation leaves it free-form)."""
+    t = result.scenario.transport
+    return t if isinstance(t, TransportSettings) else None
 
 
 def transport_kind(result: ScenarioResult) -> str:
     """How the result's load reached the pool: the scenario's ``transport.kind``, else the result's
     ``transport.config.kind``; documents from before transports existed ran locally."""
-    sc = result.scenario.get("transport")
-    if isinstance(sc, dict) and sc.get("kind"):
-        return str(sc["kind"])
+    sc = _settings(result)
+    if sc is not None and sc.kind:
+        return str(sc.kind)
     recorded = result.transport.kind if result.transport is not None else None
     if recorded:
         return str(recorded)
@@ -165,12 +166,18 @@ def transport_kind(result: ScenarioResult) -> str:
 def named_transport(result: ScenarioResult) -> TransportName:
     """The transport of a run, for its words ('iSCSI', 'NFSv3': report/wording.transport_words)."""
     kind = transport_kind(result)
-    version = _dict(result.scenario.get("transport")).get("nfs_version") if kind == "nfs" else None
+    sc = _settings(result)
+    version = sc.nfs_version if kind == "nfs" and sc is not None else None
     return TransportName(kind, version)
 
 
+def _param(result: ScenarioResult, name: str) -> Any:
+    """A scenario parameter of LOAD_KEYS or NOTED_KEYS (each a field of results.scenario.ScenarioParams)."""
+    return getattr(result.scenario, name)
+
+
 def _load_value(result: ScenarioResult, key: str) -> Any:
-    v = result.scenario.get(key)
+    v = _param(result, key)
     return "none" if key == "write_sync" and v is None else v
 
 
@@ -218,7 +225,7 @@ def differences(local: ScenarioResult, remote: ScenarioResult) -> List[Differenc
     """What differs between the two runs besides the transport, for the user to weigh."""
     out = []
     for k in NOTED_KEYS:
-        a, b = local.scenario.get(k), remote.scenario.get(k)
+        a, b = _param(local, k), _param(remote, k)
         if a != b:
             out.append(Difference("scenario", k, a, b))
     lp, rp = local.pool, remote.pool

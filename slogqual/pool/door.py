@@ -158,7 +158,7 @@ def _plan_devices(req: ScenarioRequest) -> _Plan:
         scenario = load_scenario(resumed.source)
         if resumed.quick:
             scenario = scenario.quick()
-        recorded = resumed.scenario.get("overrides") or {}
+        recorded = resumed.scenario.overrides or {}
         if not isinstance(recorded, dict):
             raise UsageError(f"--resume: {req.output}: key 'scenario.overrides' must be a table of options")
         scenario = with_overrides(scenario, recorded)  # the command line's load, as the run began

@@ -182,6 +182,71 @@ class Drivers(Table):
 
 
 @dataclass
+class ConfigRecord(Table):
+    """One of ``scenario.configs``: a pool configuration the scenario measures (pool.scenario.PoolConfig)."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("name", "sync", "log", "logbias")
+
+    name: Optional[str] = None
+    sync: Optional[str] = None
+    log: Optional[str] = None
+    logbias: Optional[str] = None
+
+
+@dataclass
+class ScenarioParams(ReadByKey, Table):
+    """``scenario``: the parameters the run measured with (pool.scenario.Scenario.to_dict: the load, its
+    steps, the configurations, the transport, the command line's overrides). Values are kept as the file
+    has them; ``from_dict`` checks the ones every reader relies on (``name``, ``bs``, ``configs``). ``get``
+    and item access: the advisor (analysis/advisor.py, cli/advise.py, report/advice.py) still reads
+    ``write_sync``, ``kind``, ``bs``, ``threads``, ... by key, and lab/scenario.py writes ``source``."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("name", "description", "kind", "luns", "lun_size", "volblocksize", "recordsize",
+                                       "rw", "bs", "write_sync", "threads", "runtime_s", "ramp_s", "configs", "source",
+                                       "transport", "overrides")
+
+    name: str = ""
+    description: Optional[str] = None
+    kind: Optional[str] = None  # zvol (LUNs over iSCSI or local) or dataset (files)
+    luns: Optional[int] = None
+    lun_size: Optional[int] = None
+    volblocksize: Optional[int] = None
+    recordsize: Optional[int] = None
+    rw: Optional[str] = None
+    bs: int = 0
+    write_sync: Optional[str] = None  # none, dsync, fsync (absent or null: none)
+    threads: Optional[List[int]] = None  # per LUN, one step each
+    runtime_s: Optional[float] = None
+    ramp_s: Optional[float] = None
+    configs: List[ConfigRecord] = field(default_factory=list)
+    source: Optional[str] = None  # a shipped name or the TOML file (what --resume loads again)
+    transport: Optional[TransportSettings] = None  # absent before transports existed: local
+    overrides: Optional[Any] = None  # the load's shape given on the command line, by option (pool.door checks it)
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        check.text(d, "name", where)
+        check.integer(d, "bs", where, minimum=1)
+        check.items(d, "configs", where)
+        configs = [ConfigRecord.from_dict(c, check, f"{where}.configs[{i}]") if isinstance(c, dict) else c
+                   for i, c in enumerate(d["configs"])]
+        transport = d.get("transport")
+        return {"configs": configs,
+                "transport": TransportSettings.from_dict(transport, check, f"{where}.transport")
+                if isinstance(transport, dict) else transport}
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        """A value set by key (lab/scenario.py sets ``source``): the field's, or one the file kept besides."""
+        if key in self.KEYS:
+            setattr(self, self._attr(key), value)
+            self._absent = frozenset(getattr(self, "_absent", ())) - {key}
+        else:
+            if not hasattr(self, "_extra"):
+                self._extra = {}
+            self._extra[key] = value
+
+
+@dataclass
 class AnalysisRecord(Table):
     """The top-level figures of an ``analysis`` (stored by the run, or today's: report.scenario.current)."""
 
@@ -431,7 +496,7 @@ class ScenarioEnvironment:
 @dataclass
 class ScenarioResult:
     status: str
-    scenario: Dict[str, Any]  # the parameters it ran with (pool.scenario.Scenario.to_dict)
+    scenario: ScenarioParams  # the parameters it ran with (pool.scenario.Scenario.to_dict)
     quick: bool
     pool: PoolRecord
     environment: ScenarioEnvironment
@@ -460,32 +525,33 @@ class ScenarioResult:
     def new(cls, scenario: Dict[str, Any], quick: bool, pool: PoolRecord,
             environment: ScenarioEnvironment) -> "ScenarioResult":
         """A result about to be measured: status running, no steps yet."""
-        return cls(status=STATUS_RUNNING, scenario=scenario, quick=quick, pool=pool, environment=environment,
-                   steps=[], extra={"skipped": []}, absent=frozenset({"drivers", "transport"}), _order=cls._NEW_ORDER)
+        return cls(status=STATUS_RUNNING, scenario=ScenarioParams.made(scenario, "scenario"), quick=quick, pool=pool,
+                   environment=environment, steps=[], extra={"skipped": []}, absent=frozenset({"drivers", "transport"}),
+                   _order=cls._NEW_ORDER)
 
     # --- what readers ask of it ----------------------------------------------------------------------
     @property
     def name(self) -> str:
-        return self.scenario["name"]
+        return self.scenario.name
 
     @property
     def bs(self) -> int:
         """The load's IO size in bytes."""
-        return int(self.scenario["bs"])
+        return int(self.scenario.bs)
 
     @property
     def source(self) -> str:
         """The scenario it ran: a shipped name or the TOML file (what --resume loads again)."""
-        return self.scenario["source"]
+        return self.scenario.source
 
     @property
     def luns(self) -> int:
-        return int(self.scenario["luns"])
+        return int(self.scenario.luns)
 
     @property
     def write_sync(self) -> str:
         """How the load's own writes ask for stability: none, dsync or fsync."""
-        return self.scenario.get("write_sync") or "none"
+        return self.scenario.write_sync or "none"
 
     @property
     def complete(self) -> bool:
@@ -565,10 +631,7 @@ class ScenarioResult:
     def from_dict(cls, doc: Any, source: str = "<document>") -> "ScenarioResult":
         doc = S.upgrade(doc, S.SCENARIO, source)
         c = S.Checker(source)
-        sc = c.obj(doc, "scenario")
-        c.text(sc, "name", "scenario")
-        c.integer(sc, "bs", "scenario", minimum=1)
-        c.items(sc, "configs", "scenario")
+        sc = ScenarioParams.from_dict(c.obj(doc, "scenario"), c, "scenario")
         pool = PoolRecord.from_dict(c.obj(doc, "pool"), c)
         environment = ScenarioEnvironment.from_dict(c.obj(doc, "environment"), c)
         steps = [ScenarioStep.from_dict(s, f"steps[{i}]", c) for i, s in enumerate(c.items(doc, "steps"))]
@@ -590,7 +653,7 @@ class ScenarioResult:
 
     def to_dict(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"schema": self.schema, "status": self.status, "error": self.error,
-                             "scenario": self.scenario, "quick": self.quick, "pool": self.pool.to_dict(),
+                             "scenario": self.scenario.to_dict(), "quick": self.quick, "pool": self.pool.to_dict(),
                              "environment": self.environment.to_dict(), "log_sweeps": self.log_sweeps,
                              "steps": [s.to_dict() for s in self.steps], "analysis": self.analysis,
                              "warnings": self.warnings, "origin": self.origin,
