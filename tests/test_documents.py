@@ -206,6 +206,85 @@ def test_unknown_keys_of_pool_and_environment_are_kept_where_the_file_had_them(t
     assert list(r.to_dict()["environment"])[-2:] == ["last", "openzfs"]
 
 
+@pytest.mark.parametrize("path", [p for p in _scenario_fixtures() if "transport" in read(p) or "drivers" in read(p)])
+def test_every_scenario_fixture_s_transport_and_drivers_are_typed(path):
+    """``transport`` (its ``config`` and each configuration's attachment) and ``drivers`` are tables with fields;
+    the transport's own record of an attachment is kept as it came (``extra``), each round-trips in place."""
+    from slogqual.results.scenario import Attachment, Drivers, TransportRecord, TransportSettings
+    doc = read(path)
+    r = ScenarioResult.load(path)
+    if "transport" in doc:
+        t = r.transport
+        assert isinstance(t, TransportRecord) and isinstance(t.config, TransportSettings)
+        assert t.kind == doc["transport"]["config"]["kind"] and t.config.extra == {}
+        assert set(t.attachments) == set(doc["transport"]["attachments"])
+        assert all(isinstance(a, Attachment) and a.kind == t.kind for a in t.attachments.values())
+        assert list(t.to_dict().items()) == list(doc["transport"].items())
+        assert json.dumps(t.to_dict()) == json.dumps(doc["transport"])
+    else:
+        assert r.transport is None and "transport" not in r.to_dict()
+    if "drivers" in doc:
+        assert isinstance(r.drivers, Drivers) and r.drivers.clients == doc["drivers"]["clients"]
+        assert r.drivers.fio_servers == doc["drivers"]["fio_servers"] and r.drivers.to_dict() == doc["drivers"]
+    else:
+        assert r.drivers is None and "drivers" not in r.to_dict()
+
+
+@pytest.mark.parametrize("path", _scenario_fixtures())
+def test_every_scenario_fixture_s_parameters_are_typed_with_every_key_a_field(path):
+    """``scenario`` (the parameters the run measured with) is results.scenario.ScenarioParams: every key the
+    runner wrote a field, its configurations and transport tables, the file's order and absences kept."""
+    from slogqual.results.scenario import ConfigRecord, ScenarioParams, TransportSettings
+    doc = read(path)
+    sc = ScenarioResult.load(path).scenario
+    assert isinstance(sc, ScenarioParams) and sc.extra == {} and sc.name == doc["scenario"]["name"]
+    assert all(isinstance(c, ConfigRecord) and c.extra == {} for c in sc.configs)
+    assert [c.name for c in sc.configs] == [c["name"] for c in doc["scenario"]["configs"]]
+    assert (sc.transport is None) == ("transport" not in doc["scenario"])
+    assert sc.transport is None or isinstance(sc.transport, TransportSettings)
+    assert list(sc.to_dict().items()) == list(doc["scenario"].items())
+    # what the advisor (by key) and the lab (sets source) still do with it
+    assert sc.get("write_sync") == doc["scenario"]["write_sync"] and sc["bs"] == doc["scenario"]["bs"]
+    sc["source"], sc["planted"] = "/abs/scenario.toml", 1
+    assert list(sc.to_dict()) == list(doc["scenario"]) + ["planted"] and sc.source == "/abs/scenario.toml"
+
+
+def test_a_new_run_s_transport_and_drivers_are_written_as_the_runner_always_wrote_them():
+    """The runner's attach() and drivers, typed, write the dicts the transports' modules and pool.door made."""
+    from slogqual.pool.engine import new_result
+    from slogqual.pool.scenario import load_scenario
+    from slogqual.results.scenario import Drivers
+    nfs = read(fixture_path("scenario", "nfs-sync-knfsd-lab-quick.json"))
+    made = new_result(load_scenario("nfs-sync").quick(), True, "stripe", ["/dev/a"], ["/dev/c"], "fio-3.33",
+                      ["slogqual", "scenario", "run"], {})
+    assert "transport" not in made.to_dict() and "drivers" not in made.to_dict()  # not before the run has them
+    made.drivers = Drivers.of(["10.0.0.2:8765"], 1)
+    for label, record in nfs["transport"]["attachments"].items():
+        made.attach(label, copy.deepcopy(nfs["transport"]["config"]), copy.deepcopy(record))
+    doc = made.to_dict()
+    assert list(doc)[-2:] == ["drivers", "transport"]
+    assert doc["drivers"] == {"clients": ["10.0.0.2:8765"], "fio_servers": 1}
+    assert json.dumps(doc["transport"]) == json.dumps(nfs["transport"])
+    assert ScenarioResult.from_dict(json.loads(json.dumps(doc)), "new.json").to_dict() == doc
+
+
+@pytest.mark.parametrize("where,value,message", [
+    (("drivers", "fio_servers"), -1, "key 'drivers.fio_servers' must be at least 0"),
+    (("drivers", "clients"), [1], "key 'drivers.clients[0]' must be a string"),
+    (("drivers",), "x", "key 'drivers' must be an object"),
+    (("transport", "attachments"), [], "key 'transport.attachments' must be an object, not a list"),
+    (("transport", "attachments", "sync=standard"), 5, "key 'transport.attachments[sync=standard]' must be an object"),
+    (("transport", "config", "kind"), 3, "key 'transport.config.kind' must be a string"),
+])
+def test_a_malformed_transport_or_drivers_is_refused_naming_the_key(where, value, message):
+    doc = read(fixture_path("scenario", "nfs-sync-knfsd-lab-quick.json"))
+    doc["drivers"] = {"clients": [], "fio_servers": 0}
+    _set(doc, where, value)
+    with pytest.raises(S.DocumentError) as exc:
+        ScenarioResult.from_dict(doc, "r.json")
+    assert str(exc.value).startswith("r.json: ") and message in str(exc.value)
+
+
 def _set(doc, path, value):
     *parents, last = path
     for p in parents:

@@ -30,9 +30,11 @@ def load_document(path):
 
 
 def compare(local, remote, *names):
-    """analysis.transport.compare on the documents as the CLI loads them (validated, typed)."""
+    """analysis.transport.compare on the documents as the CLI loads them (validated, typed), worded as the
+    ``slogqual.cost/1`` document it writes (its dict, for the tests to read)."""
     return cost_worded(T.compare(ScenarioResult.from_dict(copy.deepcopy(local), "local.json"),
-                                 ScenarioResult.from_dict(copy.deepcopy(remote), "transport.json"), *names))
+                                 ScenarioResult.from_dict(copy.deepcopy(remote), "transport.json"),
+                                 *names)).to_dict()
 
 LOCAL = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-2candidates.json")
 LOCAL_SAME_GUEST = fixture_path("scenario", "iscsi-4k-randwrite-lab-quick-nvdimm.json")  # added by the lead
@@ -383,6 +385,59 @@ def test_cli_json_is_the_comparison():
                          "transport_scenario", "candidates", "unmatched_candidates", "steps", "unmatched_steps",
                          "configs", "differences", "slog_benefit"]
     assert doc["sources"] == {"local": LOCAL, "transport": ISCSI}
+
+
+COST_FIXTURE = ("scenario", "cost-lio-vs-local-2candidates")  # `scenario cost` of the two real runs, as printed
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_cli_output_is_pinned(monkeypatch, as_json):
+    """The table, the sentences and the JSON document of the real pair, byte for byte as the command printed
+    them (tests/fixtures/scenario/README.md): run from the project's root, the files named relatively."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(fixture_path(*COST_FIXTURE)))))
+    monkeypatch.chdir(root)
+    rel = [os.path.relpath(p, root) for p in (LOCAL, ISCSI)]
+    code, out, err = run_cli("scenario", "cost", *rel, *(["--json"] if as_json else []))
+    assert code == 0 and not err
+    name = COST_FIXTURE[1] + (".json" if as_json else ".txt")
+    with open(fixture_path(COST_FIXTURE[0], name), encoding="utf-8") as fh:
+        assert out == fh.read()
+
+
+def test_the_cost_document_is_typed_and_round_trips_byte_for_byte(tmp_path):
+    """The pinned ``slogqual.cost/1`` document loads as results.cost.CostResult (every table a type, every key
+    a field) and writes back the same bytes; a key no slogqual wrote, planted in a table, is kept in place."""
+    from slogqual.results.cost import BenefitCause, BenefitEntry, CostResult, CostStep
+    path = fixture_path(COST_FIXTURE[0], COST_FIXTURE[1] + ".json")
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    doc = CostResult.read(path)
+    assert json.dumps(doc.to_dict(), indent=2) + "\n" == text
+    assert doc.transport == "iscsi" and doc.transport_words == "iSCSI" and doc.load.bs == 4096
+    assert isinstance(doc.steps[0], CostStep) and doc.steps[0].local_iops > doc.steps[0].transport_iops
+    [b] = doc.slog_benefit
+    assert isinstance(b, BenefitEntry) and b.state == "survives" and b.why is None and b.peak_iops.local
+    assert [p.threads for p in b.at_threads] == [2, 8] and b.sentence.startswith("The SLOG's benefit survives")
+    assert all(c.extra == {} for c in doc.candidates + doc.steps + doc.configs) and doc.extra == {}
+    planted = json.loads(text)
+    planted["steps"][0] = dict([*list(planted["steps"][0].items())[:2], ("planted", [1]),
+                                *list(planted["steps"][0].items())[2:]])
+    planted["slog_benefit"][0]["why"] = {"cause": "kept", "slog_kept": 0.5, "noslog_kept": 0.7}
+    typed = CostResult.from_dict(copy.deepcopy(planted), "planted.json")
+    assert typed.steps[0].extra == {"planted": [1]} and typed.slog_benefit[0].why.cause == BenefitCause.KEPT
+    assert json.dumps(typed.to_dict()) == json.dumps(planted)
+
+
+def test_a_comparison_without_a_slog_configuration_writes_only_its_reason(local, iscsi):
+    """CONSTRUCTED: no sync=always step with a SLOG on either side; the one benefit entry holds only what it
+    always held (state, reason, the sentence), made and loaded again alike."""
+    from slogqual.results.cost import CostResult
+    for doc in (local, iscsi):
+        doc["steps"] = [s for s in doc["steps"] if not (s["sync"] == "always" and s["log"] != "none")]
+    cost = compare(local, iscsi)
+    assert list(cost["slog_benefit"][0]) == ["state", "reason", "sentence"]
+    assert cost["slog_benefit"][0]["reason"] == "no-slog-configuration"
+    assert CostResult.from_dict(json.loads(json.dumps(cost)), "c.json").to_dict() == cost
 
 
 @pytest.mark.parametrize("a,b,words", [

@@ -21,7 +21,7 @@ from slogqual.pool.engine import PoolScenarioRun
 from slogqual.pool.scenario import load_scenario
 from slogqual.progress import Progress
 from slogqual.report import scaling_plot
-from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioResult, ScenarioStep
+from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioParams, ScenarioResult, ScenarioStep
 from slogqual.analysis import scenario as _scenario_facts
 from slogqual.report.scenario import worded as _worded
 
@@ -59,7 +59,7 @@ def with_pairs(doc, factors=((STRIPE, "stripe", 1.8), (MIRROR, "mirror", 0.96)),
 
 def runner(doc, tmp_path, scenario="iscsi-4k-randwrite"):
     result = (ScenarioResult.from_dict(doc, "r.json") if "schema" in doc else  # a real result, else its pool alone
-              ScenarioResult(status="running", scenario={}, quick=True, pool=doc["pool"],
+              ScenarioResult(status="running", scenario=ScenarioParams(), quick=True, pool=doc["pool"],
                              environment=ScenarioEnvironment(), steps=[]))
     return PoolScenarioRun(load_scenario(scenario).quick(), result, str(tmp_path / "r.json"), Progress(quiet=True),
                            "slogqual-t-1")

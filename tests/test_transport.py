@@ -348,9 +348,9 @@ def _runner(**extra):
     from slogqual.tools.fio_client import Endpoint
 
     scenario = sc.parse_scenario(_doc(**extra), "t.toml")
-    from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioResult
+    from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioParams, ScenarioResult
     pool, env = PoolRecord(layout="stripe", data=[], log=[]), ScenarioEnvironment()
-    result = ScenarioResult(status="running", scenario={}, quick=True, pool=pool, environment=env, steps=[])
+    result = ScenarioResult(status="running", scenario=ScenarioParams(), quick=True, pool=pool, environment=env, steps=[])
     return PoolScenarioRun(scenario, result, "/nonexistent/r.json", Progress(quiet=True),
                            "slogqual-t-1", clients=[Endpoint("127.0.0.1", 8765), Endpoint("127.0.0.1", 8766)])
 
@@ -398,7 +398,7 @@ def test_a_resumed_run_is_driven_by_the_fio_clients_it_began_with(tmp_path):
             _plan(ScenarioRequest(output=str(path), resume=True, **kw))
     doc["drivers"] = {"clients": "10.0.0.1", "fio_servers": 0}
     path.write_text(json.dumps(doc))
-    with pytest.raises(UsageError, match="'drivers' is not"):
+    with pytest.raises(UsageError, match="key 'drivers.clients' must be a list"):  # refused as the document loads
         _plan(ScenarioRequest(output=str(path), resume=True))
     del doc["drivers"]  # a document from before drivers were recorded: no clients
     path.write_text(json.dumps(doc))

@@ -105,7 +105,7 @@ def step_label(result: ScenarioResult, step: ScenarioStep) -> str:
 
 
 def _device_name(result: ScenarioResult, path: str) -> str:
-    model = result.device(path).get("model")
+    model = result.device(path).model
     return f"{path} ({model})" if model else path
 
 

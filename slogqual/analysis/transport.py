@@ -24,8 +24,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Tuple
 
 from slogqual.analysis import scaling
-from slogqual.results import schema as S
-from slogqual.results.scenario import ScenarioResult, ScenarioStep
+from slogqual.results.cost import (BenefitAtThreads, BenefitCause, BenefitEntry, ConfigCost, CostLoad, CostSources,
+                                   CostStep, SidePair, UnmatchedCandidates)
+from slogqual.results.scenario import ScenarioResult, ScenarioStep, TransportSettings
 from slogqual.units import size_label
 
 # The same load: a difference in any of these makes the comparison meaningless, so it is refused.
@@ -101,32 +102,82 @@ class Difference:
     transport: Any = None
 
 
-def _dict(v: Any) -> Dict[str, Any]:
-    """``v`` where it is an object, else empty: the document's validation leaves these keys free-form."""
-    return v if isinstance(v, dict) else {}
+@dataclass(frozen=True)
+class CandidatePair:
+    """A local log candidate and its counterpart over the transport, how they were paired, and each as said."""
+
+    local: str
+    transport: str
+    pairing: Pairing
+    local_label: str = ""
+    transport_label: str = ""
+
+
+@dataclass(frozen=True)
+class UnmatchedStep:
+    """A step of one ``side`` (local, transport) without a counterpart on the other, and why."""
+
+    side: str
+    config: str
+    candidate: Optional[str]
+    threads: int
+    why: Unmatched
+
+
+@dataclass
+class ProtocolCost:
+    """What ``compare`` finds: the figures as the ``slogqual.cost/1`` document types them (results.cost), and
+    beside them the facts its words are made of (the transport's name, each pairing, why each step is
+    unmatched, each difference): report/wording.cost_worded makes the document."""
+
+    sources: CostSources
+    transport: str
+    transport_name: TransportName
+    load: CostLoad
+    local_scenario: str
+    transport_scenario: str
+    candidates: List[CandidatePair]
+    unmatched_candidates: UnmatchedCandidates
+    steps: List[CostStep]
+    unmatched_steps: List[UnmatchedStep]
+    configs: List[ConfigCost]
+    differences: List[Difference]
+    slog_benefit: List[BenefitEntry]
+
+
+def _settings(result: ScenarioResult) -> Optional[TransportSettings]:
+    """The scenario's ``transport`` where it is a table (the document's validation leaves it free-form)."""
+    t = result.scenario.transport
+    return t if isinstance(t, TransportSettings) else None
 
 
 def transport_kind(result: ScenarioResult) -> str:
     """How the result's load reached the pool: the scenario's ``transport.kind``, else the result's
     ``transport.config.kind``; documents from before transports existed ran locally."""
-    sc = result.scenario.get("transport")
-    if isinstance(sc, dict) and sc.get("kind"):
-        return str(sc["kind"])
-    config = result.transport.get("config")
-    if isinstance(config, dict) and config.get("kind"):
-        return str(config["kind"])
+    sc = _settings(result)
+    if sc is not None and sc.kind:
+        return str(sc.kind)
+    recorded = result.transport.kind if result.transport is not None else None
+    if recorded:
+        return str(recorded)
     return "local"
 
 
 def named_transport(result: ScenarioResult) -> TransportName:
     """The transport of a run, for its words ('iSCSI', 'NFSv3': report/wording.transport_words)."""
     kind = transport_kind(result)
-    version = _dict(result.scenario.get("transport")).get("nfs_version") if kind == "nfs" else None
+    sc = _settings(result)
+    version = sc.nfs_version if kind == "nfs" and sc is not None else None
     return TransportName(kind, version)
 
 
+def _param(result: ScenarioResult, name: str) -> Any:
+    """A scenario parameter of LOAD_KEYS or NOTED_KEYS (each a field of results.scenario.ScenarioParams)."""
+    return getattr(result.scenario, name)
+
+
 def _load_value(result: ScenarioResult, key: str) -> Any:
-    v = result.scenario.get(key)
+    v = _param(result, key)
     return "none" if key == "write_sync" and v is None else v
 
 
@@ -158,7 +209,7 @@ def check_same_load(local: ScenarioResult, remote: ScenarioResult, local_name: s
 
 
 def _classes(result: ScenarioResult, paths: List[str]) -> List[Optional[str]]:
-    return [result.device(p).get("class") for p in paths]
+    return [result.device(p).device_class for p in paths]
 
 
 def device_label(result: ScenarioResult, path: Optional[str]) -> str:
@@ -166,7 +217,7 @@ def device_label(result: ScenarioResult, path: Optional[str]) -> str:
     if not path:
         return "-"
     rec = result.device(path)
-    bits = [b for b in (rec.get("class"), rec.get("model")) if b]
+    bits = [b for b in (rec.device_class, rec.model) if b]
     return f"{path} ({', '.join(map(str, bits))})" if bits else path
 
 
@@ -174,7 +225,7 @@ def differences(local: ScenarioResult, remote: ScenarioResult) -> List[Differenc
     """What differs between the two runs besides the transport, for the user to weigh."""
     out = []
     for k in NOTED_KEYS:
-        a, b = local.scenario.get(k), remote.scenario.get(k)
+        a, b = _param(local, k), _param(remote, k)
         if a != b:
             out.append(Difference("scenario", k, a, b))
     lp, rp = local.pool, remote.pool
@@ -202,23 +253,23 @@ def differences(local: ScenarioResult, remote: ScenarioResult) -> List[Differenc
     return out
 
 
-def pair_candidates(local: ScenarioResult, remote: ScenarioResult) -> Tuple[List[Dict[str, Any]], List[str], List[str]]:
+def pair_candidates(local: ScenarioResult, remote: ScenarioResult) -> Tuple[List[CandidatePair], List[str], List[str]]:
     """Pairs of log candidates (local path, transport path, how they were paired), and the paths of
     each side left without a counterpart. See the module's docstring for the order of the rules."""
     left, right = local.log_paths, remote.log_paths
-    pairs: List[Dict[str, Any]] = []
+    pairs: List[CandidatePair] = []
 
     def take(a: str, b: str, how: Pairing) -> None:
         left.remove(a)
         right.remove(b)
-        ma, mb = local.device(a).get("model"), remote.device(b).get("model")
+        ma, mb = local.device(a).model, remote.device(b).model
         if ma and mb and ma != mb:  # paired by path or class, yet not the same model: the user should know
             how = replace(how, models=(ma, mb))
-        pairs.append({"local": a, "transport": b, "matched_by": how})
+        pairs.append(CandidatePair(a, b, how))
 
     def ident(result: ScenarioResult, p: str) -> List[Tuple[str, str]]:
         rec = result.device(p)
-        return [(k, str(rec[k])) for k in ("serial", "wwn") if rec.get(k)]  # as said: a free-form key
+        return [(k, str(v)) for k, v in (("serial", rec.serial), ("wwn", rec.wwn)) if v]
 
     for a in list(left):
         for b in list(right):
@@ -227,19 +278,19 @@ def pair_candidates(local: ScenarioResult, remote: ScenarioResult) -> Tuple[List
                 take(a, b, Pairing("device", ident=sorted(common)[0]))
                 break
     for a in list(left):
-        ca = local.device(a).get("class")
-        if a in right and remote.device(a).get("class") == ca:
+        ca = local.device(a).device_class
+        if a in right and remote.device(a).device_class == ca:
             take(a, a, Pairing("path", device_class=ca))
     for a in list(left):
-        ca = local.device(a).get("class")
+        ca = local.device(a).device_class
         if not ca:
             continue
-        same = [b for b in right if remote.device(b).get("class") == ca]
+        same = [b for b in right if remote.device(b).device_class == ca]
         if same:
-            mine = [x for x in left if local.device(x).get("class") == ca]
+            mine = [x for x in left if local.device(x).device_class == ca]
             take(a, same[0], Pairing("class", device_class=ca, in_order=not (len(same) == 1 and len(mine) == 1)))
-    unknown_l = [a for a in left if not local.device(a).get("class")]
-    unknown_r = [b for b in right if not remote.device(b).get("class")]
+    unknown_l = [a for a in left if not local.device(a).device_class]
+    unknown_r = [b for b in right if not remote.device(b).device_class]
     if unknown_l and len(unknown_l) == len(unknown_r):
         for a, b in zip(unknown_l, unknown_r):
             take(a, b, Pairing("position"))
@@ -270,7 +321,7 @@ def counting_error(n_a: Optional[int], n_b: Optional[int]) -> float:
 
 
 def _mean_lat(step: ScenarioStep) -> Optional[float]:
-    v = step.lat_us.get("mean")
+    v = step.lat_us.mean
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
@@ -308,20 +359,20 @@ def survival(b_local: Optional[float], e_local: float, b_transport: Optional[flo
 
 
 def compare(local: ScenarioResult, remote: ScenarioResult, local_name: str = "local",
-            transport_name: str = "transport") -> Dict[str, Any]:
+            transport_name: str = "transport") -> ProtocolCost:
     """The protocol's cost per matched step and configuration, the unmatched steps, the differences
-    besides the transport, and the SLOG's benefit over it (their words: report/wording.cost_worded). ValueError
-    when the runs cannot be compared."""
+    besides the transport, and the SLOG's benefit over it: facts (their words, and the ``slogqual.cost/1``
+    document: report/wording.cost_worded). ValueError when the runs cannot be compared."""
     check_same_load(local, remote, local_name, transport_name)
     pairs, lone_l, lone_r = pair_candidates(local, remote)
-    to_remote = {p["local"]: p["transport"] for p in pairs}
+    to_remote = {p.local: p.transport for p in pairs}
 
-    unmatched: List[Dict[str, Any]] = []
+    unmatched: List[UnmatchedStep] = []
     remote_steps: Dict[tuple, ScenarioStep] = {}
     for s in remote.steps:
         remote_steps[(s.config, _candidate(remote, s), s.threads)] = s
     used = set()
-    matched: List[Dict[str, Any]] = []
+    matched: List[CostStep] = []
     for s in local.steps:
         cand_l = _candidate(local, s)
         cand_t = to_remote.get(cand_l) if cand_l is not None else None
@@ -336,21 +387,18 @@ def compare(local: ScenarioResult, remote: ScenarioResult, local_name: str = "lo
         if why is None and key not in remote_steps:
             why = Unmatched("threads", "local", threads=s.threads)
         if why:
-            unmatched.append({"side": "local", "config": s.config, "candidate": cand_l, "threads": s.threads,
-                              "why": why})
+            unmatched.append(UnmatchedStep("local", s.config, cand_l, s.threads, why))
             continue
         used.add(key)
         r = remote_steps[key]
         ratio = r.iops / s.iops if s.iops > 0 else None
         ll, lt = _mean_lat(s), _mean_lat(r)
-        matched.append({
-            "config": s.config, "label": _label(s.config, cand_l, cand_t), "sync": s.sync,
-            "log": s.log, "candidate_local": cand_l, "candidate_transport": cand_t, "threads": s.threads,
-            "local_iops": s.iops, "transport_iops": r.iops, "iops_ratio": ratio,
-            "ratio_error": counting_error(s.ios, r.ios),
-            "local_ios": s.ios, "transport_ios": r.ios,
-            "local_lat_mean_us": ll, "transport_lat_mean_us": lt,
-            "added_us_per_io": lt - ll if ll is not None and lt is not None else None})
+        matched.append(CostStep(
+            config=s.config, label=_label(s.config, cand_l, cand_t), sync=s.sync, log=s.log, candidate_local=cand_l,
+            candidate_transport=cand_t, threads=s.threads, local_iops=s.iops, transport_iops=r.iops,
+            iops_ratio=ratio, ratio_error=counting_error(s.ios, r.ios), local_ios=s.ios, transport_ios=r.ios,
+            local_lat_mean_us=ll, transport_lat_mean_us=lt,
+            added_us_per_io=lt - ll if ll is not None and lt is not None else None))
     from_remote = {v: k for k, v in to_remote.items()}
     for key, r in remote_steps.items():
         if key in used:
@@ -362,111 +410,115 @@ def compare(local: ScenarioResult, remote: ScenarioResult, local_name: str = "lo
             why = (Unmatched("no-config", "transport", config=r.config) if _config_shape(local, r.config) is None
                    else Unmatched("differs", "transport") if _config_shape(local, r.config) != _shape(r)
                    else Unmatched("threads", "transport", threads=r.threads))
-        unmatched.append({"side": "transport", "config": r.config, "candidate": cand_t, "threads": r.threads,
-                          "why": why})
+        unmatched.append(UnmatchedStep("transport", r.config, cand_t, r.threads, why))
 
-    configs = _summaries(matched)
-    benefit = _slog_benefit(local, remote, matched, pairs)
-    return {"schema": S.COST, "sources": {"local": local_name, "transport": transport_name},
-            "transport": transport_kind(remote), "transport_words": named_transport(remote),
-            "load": {k: _load_value(local, k) for k in LOAD_KEYS},
-            "local_scenario": local.name, "transport_scenario": remote.name,
-            "candidates": [dict(p, local_label=device_label(local, p["local"]),
-                                transport_label=device_label(remote, p["transport"])) for p in pairs],
-            "unmatched_candidates": {"local": [device_label(local, p) for p in lone_l],
-                                     "transport": [device_label(remote, p) for p in lone_r]},
-            "steps": matched, "unmatched_steps": unmatched, "configs": configs,
-            "differences": differences(local, remote), "slog_benefit": benefit}
+    return ProtocolCost(
+        sources=CostSources(local=local_name, transport=transport_name), transport=transport_kind(remote),
+        transport_name=named_transport(remote), load=CostLoad(**{k: _load_value(local, k) for k in LOAD_KEYS}),
+        local_scenario=local.name, transport_scenario=remote.name,
+        candidates=[replace(p, local_label=device_label(local, p.local),
+                            transport_label=device_label(remote, p.transport)) for p in pairs],
+        unmatched_candidates=UnmatchedCandidates(local=[device_label(local, p) for p in lone_l],
+                                                 transport=[device_label(remote, p) for p in lone_r]),
+        steps=matched, unmatched_steps=unmatched, configs=_summaries(matched),
+        differences=differences(local, remote), slog_benefit=_slog_benefit(local, remote, matched))
 
 
-def _summaries(matched: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def _summaries(matched: List[CostStep]) -> List[ConfigCost]:
     """Per configuration (and candidate pair): the IOPS ratio's geometric mean and range over the
     matched thread steps, and the range of the latency added per IO."""
-    by: Dict[str, List[Dict[str, Any]]] = {}
+    by: Dict[str, List[CostStep]] = {}
     for m in matched:
-        by.setdefault(m["label"], []).append(m)
+        by.setdefault(m.label, []).append(m)
     out = []
     for label, ms in by.items():
-        ratios = [m["iops_ratio"] for m in ms if m["iops_ratio"] is not None]
-        added = [m["added_us_per_io"] for m in ms if m["added_us_per_io"] is not None]
-        out.append({"label": label, "config": ms[0]["config"], "threads": [m["threads"] for m in ms],
-                    "iops_ratio_gm": _gm(ratios), "iops_ratio_min": min(ratios) if ratios else None,
-                    "iops_ratio_max": max(ratios) if ratios else None,
-                    "added_us_min": min(added) if added else None, "added_us_max": max(added) if added else None})
+        ratios = [m.iops_ratio for m in ms if m.iops_ratio is not None]
+        added = [m.added_us_per_io for m in ms if m.added_us_per_io is not None]
+        out.append(ConfigCost(label=label, config=ms[0].config, threads=[m.threads for m in ms],
+                              iops_ratio_gm=_gm(ratios), iops_ratio_min=min(ratios) if ratios else None,
+                              iops_ratio_max=max(ratios) if ratios else None,
+                              added_us_min=min(added) if added else None, added_us_max=max(added) if added else None))
     return out
 
 
-def _side_benefit(steps: List[Dict[str, Any]], side: str) -> Tuple[Optional[float], float, Optional[Dict], Optional[Dict]]:
+def _figures(m: CostStep, side: str) -> Tuple[float, Optional[int]]:
+    """A matched step's IOPS and IO count on one side (local or transport)."""
+    return (m.local_iops, m.local_ios) if side == "local" else (m.transport_iops, m.transport_ios)
+
+
+def _side_benefit(slog: List[CostStep], none: List[CostStep],
+                  side: str) -> Tuple[Optional[float], float, Optional[CostStep], Optional[CostStep]]:
     """B and its counting error at peak: the SLOG curve's peak over the no-SLOG curve's peak."""
-    slog = [s for s in steps if s["role"] == "slog"]
-    none = [s for s in steps if s["role"] == "noslog"]
     if not slog or not none:
         return None, 0.0, None, None
-    ps = max(slog, key=lambda s: s[f"{side}_iops"])
-    pn = max(none, key=lambda s: s[f"{side}_iops"])
-    if pn[f"{side}_iops"] <= 0:
+    ps = max(slog, key=lambda s: _figures(s, side)[0])
+    pn = max(none, key=lambda s: _figures(s, side)[0])
+    (iops_s, ios_s), (iops_n, ios_n) = _figures(ps, side), _figures(pn, side)
+    if iops_n <= 0:
         return None, 0.0, ps, pn
-    return (ps[f"{side}_iops"] / pn[f"{side}_iops"], counting_error(ps[f"{side}_ios"], pn[f"{side}_ios"]), ps, pn)
+    return iops_s / iops_n, counting_error(ios_s, ios_n), ps, pn
 
 
-def _slog_benefit(local: ScenarioResult, remote: ScenarioResult, matched: List[Dict[str, Any]],
-                  pairs: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def _threads(m: Optional[CostStep]) -> Optional[int]:
+    return m.threads if m is not None else None
+
+
+def _slog_benefit(local: ScenarioResult, remote: ScenarioResult, matched: List[CostStep]) -> List[BenefitEntry]:
     """Per paired log candidate: the SLOG's speed-up of sync=always locally and over the transport, at
     peak and at each thread count all four steps share (its sentence: report/wording.benefit_over_transport).
     Only matched steps count, so both sides are judged on the same thread steps."""
-    noslog = [m for m in matched if m["sync"] == "always" and m["log"] == "none"]
-    noslog_configs = sorted({m["config"] for m in noslog})
+    noslog = [m for m in matched if m.sync == "always" and m.log == "none"]
+    noslog_configs = sorted({m.config for m in noslog})
     if noslog_configs:
-        noslog = [m for m in noslog if m["config"] == noslog_configs[0]]
+        noslog = [m for m in noslog if m.config == noslog_configs[0]]
     slog_keys = []
     for m in matched:
-        if m["sync"] == "always" and m["log"] != "none" and (m["config"], m["candidate_local"]) not in slog_keys:
-            slog_keys.append((m["config"], m["candidate_local"]))
+        if m.sync == "always" and m.log != "none" and (m.config, m.candidate_local) not in slog_keys:
+            slog_keys.append((m.config, m.candidate_local))
     # sync=standard is the ZIL-free ceiling only for a load whose own writes are not synchronous (as in
     # scaling.verdict): an O_DSYNC/NFS-stable load commits through the ZIL under sync=standard too.
     load_is_sync = _load_value(remote, "write_sync") != "none"
-    standard = [] if load_is_sync else [m for m in matched if m["sync"] == "standard" and m["log"] == "none"]
+    standard = [] if load_is_sync else [m for m in matched if m.sync == "standard" and m.log == "none"]
     out = []
     if not slog_keys:
-        return [{"state": "unknown", "reason": "no-slog-configuration"}]
+        return [BenefitEntry.nothing_to_judge()]
     for config, cand in slog_keys:
-        slog = [m for m in matched if m["config"] == config and m["candidate_local"] == cand]
-        rows = [dict(m, role="slog") for m in slog] + [dict(m, role="noslog") for m in noslog]
-        b_l, e_l, psl, pnl = _side_benefit(rows, "local")
-        b_t, e_t, pst, pnt = _side_benefit(rows, "transport")
+        slog = [m for m in matched if m.config == config and m.candidate_local == cand]
+        b_l, e_l, psl, pnl = _side_benefit(slog, noslog, "local")
+        b_t, e_t, pst, pnt = _side_benefit(slog, noslog, "transport")
         state = survival(b_l, e_l, b_t, e_t)
         per_threads = []
-        nos = {m["threads"]: m for m in noslog}
-        for m in sorted(slog, key=lambda m: m["threads"]):
-            n = nos.get(m["threads"])
-            if n is None or n["local_iops"] <= 0 or n["transport_iops"] <= 0:
+        nos = {m.threads: m for m in noslog}
+        for m in sorted(slog, key=lambda m: m.threads):
+            n = nos.get(m.threads)
+            if n is None or n.local_iops <= 0 or n.transport_iops <= 0:
                 continue
-            bl, bt = m["local_iops"] / n["local_iops"], m["transport_iops"] / n["transport_iops"]
-            el, et = counting_error(m["local_ios"], n["local_ios"]), counting_error(m["transport_ios"], n["transport_ios"])
-            per_threads.append({"threads": m["threads"], "local": bl, "transport": bt, "local_error": el,
-                                "transport_error": et, "state": survival(bl, el, bt, et)})
-        entry = {"config": config, "candidate_local": cand, "candidate_transport": slog[0]["candidate_transport"],
-                 "label": slog[0]["label"], "noslog_config": noslog_configs[0] if noslog_configs else None,
-                 "local_at_peak": b_l, "local_error": e_l, "transport_at_peak": b_t, "transport_error": e_t,
-                 "at_threads": per_threads, "state": state,
-                 "peak_threads": {"local": [psl and psl["threads"], pnl and pnl["threads"]],
-                                  "transport": [pst and pst["threads"], pnt and pnt["threads"]]}}
-        if state != "unknown":
-            entry["peak_iops"] = {"local": [psl["local_iops"], pnl["local_iops"]],
-                                  "transport": [pst["transport_iops"], pnt["transport_iops"]]}
-            entry["why"] = _why(slog, noslog, standard, pst) if state in ("gone", "shrinks") else None
-        out.append(entry)
+            bl, bt = m.local_iops / n.local_iops, m.transport_iops / n.transport_iops
+            el, et = counting_error(m.local_ios, n.local_ios), counting_error(m.transport_ios, n.transport_ios)
+            per_threads.append(BenefitAtThreads(threads=m.threads, local=bl, transport=bt, local_error=el,
+                                                transport_error=et, state=survival(bl, el, bt, et)))
+        judged = state != BenefitEntry.UNKNOWN
+        out.append(BenefitEntry.judged(
+            config=config, candidate_local=cand, candidate_transport=slog[0].candidate_transport,
+            label=slog[0].label, noslog_config=noslog_configs[0] if noslog_configs else None,
+            local_at_peak=b_l, local_error=e_l, transport_at_peak=b_t, transport_error=e_t,
+            at_threads=per_threads, state=state,
+            peak_threads=SidePair(local=[_threads(psl), _threads(pnl)], transport=[_threads(pst), _threads(pnt)]),
+            peak_iops=SidePair(local=[psl.local_iops, pnl.local_iops],
+                               transport=[pst.transport_iops, pnt.transport_iops]) if judged else None,
+            why=_why(slog, noslog, standard, pst) if state in ("gone", "shrinks") else None))
     return out
 
 
-def _why(slog, noslog, standard, pst) -> Optional[Dict[str, Any]]:
+def _why(slog: List[CostStep], noslog: List[CostStep], standard: List[CostStep],
+         pst: CostStep) -> Optional[BenefitCause]:
     """What the comparison shows of the cause: the protocol's ceiling where sync=always + SLOG over the
     transport reaches sync=standard over it (which writes no ZIL); else how much of its local throughput
     each configuration keeps (geometric means over the matched thread steps); None where neither is known."""
-    std_t = max((m["transport_iops"] for m in standard), default=None)
-    if std_t and pst["transport_iops"] >= (1 - SAME) * std_t:
-        return {"cause": "protocol", "of_standard": pst["transport_iops"] / std_t}
-    gs, gn = _gm([m["iops_ratio"] for m in slog if m["iops_ratio"]]), _gm([m["iops_ratio"] for m in noslog if m["iops_ratio"]])
+    std_t = max((m.transport_iops for m in standard), default=None)
+    if std_t and pst.transport_iops >= (1 - SAME) * std_t:
+        return BenefitCause.protocol(pst.transport_iops / std_t)
+    gs, gn = _gm([m.iops_ratio for m in slog if m.iops_ratio]), _gm([m.iops_ratio for m in noslog if m.iops_ratio])
     if gs is not None and gn is not None:
-        return {"cause": "kept", "slog_kept": gs, "noslog_kept": gn}
+        return BenefitCause.kept(gs, gn)
     return None

@@ -133,43 +133,43 @@ def cmd_cost(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
-        print(json.dumps(cost, indent=2))
+        print(json.dumps(cost.to_dict(), indent=2))
         return 0
     from tabulate import tabulate
-    t = cost["transport_words"]
+    t = cost.transport_words
 
     def num(v, fmt) -> str:
         return "?" if v is None else format(v, fmt)
 
-    load = cost["load"]
-    print(f"protocol cost: {cost['local_scenario']} (local, {args.local}) vs {cost['transport_scenario']} "
-          f"(over {t}, {args.transport}); {size_label(load['bs'])} {load['rw']}, {load['luns']} "
-          f"{'zvols' if load['kind'] == 'zvol' else 'files'}, write_sync {load['write_sync']}")
-    for c in cost["candidates"]:
-        print(f"log candidate: {c['local_label']} locally ↔ {c['transport_label']} over {t}: paired by {c['matched_by']}")
-    for side, where in (("local", "locally"), ("transport", f"over {t}")):
-        for c in cost["unmatched_candidates"][side]:
+    load = cost.load
+    print(f"protocol cost: {cost.local_scenario} (local, {args.local}) vs {cost.transport_scenario} "
+          f"(over {t}, {args.transport}); {size_label(load.bs)} {load.rw}, {load.luns} "
+          f"{'zvols' if load.kind == 'zvol' else 'files'}, write_sync {load.write_sync}")
+    for c in cost.candidates:
+        print(f"log candidate: {c.local_label} locally ↔ {c.transport_label} over {t}: paired by {c.matched_by}")
+    for lone, where in ((cost.unmatched_candidates.local, "locally"), (cost.unmatched_candidates.transport, f"over {t}")):
+        for c in lone:
             print(f"log candidate {c} {where}: no counterpart, its steps are not compared")
-    rows = [[m["label"], m["threads"], f"{m['local_iops']:.0f}", f"{m['transport_iops']:.0f}",
-             "?" if m["iops_ratio"] is None else f"{m['iops_ratio']:.2f} ±{m['ratio_error']:.2f}",
-             num(m["added_us_per_io"], "+.0f"), f"{m['local_ios']}/{m['transport_ios']}"] for m in cost["steps"]]
+    rows = [[m.label, m.threads, f"{m.local_iops:.0f}", f"{m.transport_iops:.0f}",
+             "?" if m.iops_ratio is None else f"{m.iops_ratio:.2f} ±{m.ratio_error:.2f}",
+             num(m.added_us_per_io, "+.0f"), f"{m.local_ios}/{m.transport_ios}"] for m in cost.steps]
     print(tabulate(rows, headers=["configuration", "threads", "local IOPS", f"{t} IOPS", f"ratio ({t}/local)",
                                   "added µs/IO", f"IOs local/{t}"], disable_numparse=True))
-    for c in cost["configs"]:
-        if c["iops_ratio_gm"] is None:
+    for c in cost.configs:
+        if c.iops_ratio_gm is None:
             continue
-        print(f"{c['label']}: over {t} {c['iops_ratio_gm']:.2f}x of the local IOPS (geometric mean; "
-              f"{c['iops_ratio_min']:.2f}..{c['iops_ratio_max']:.2f}), "
-              f"{num(c['added_us_min'], '+.0f')}..{num(c['added_us_max'], '+.0f')} µs per IO "
-              f"(threads {', '.join(map(str, c['threads']))})")
-    for u in cost["unmatched_steps"]:
-        side = "locally" if u["side"] == "local" else f"over {t}"
-        cand = f" [{u['candidate']}]" if u["candidate"] else ""
-        print(f"not compared: {u['config']}{cand} at {u['threads']} threads {side}: {u['why']}")
-    for d in cost["differences"]:
+        print(f"{c.label}: over {t} {c.iops_ratio_gm:.2f}x of the local IOPS (geometric mean; "
+              f"{c.iops_ratio_min:.2f}..{c.iops_ratio_max:.2f}), "
+              f"{num(c.added_us_min, '+.0f')}..{num(c.added_us_max, '+.0f')} µs per IO "
+              f"(threads {', '.join(map(str, c.threads))})")
+    for u in cost.unmatched_steps:
+        side = "locally" if u.side == "local" else f"over {t}"
+        cand = f" [{u.candidate}]" if u.candidate else ""
+        print(f"not compared: {u.config}{cand} at {u.threads} threads {side}: {u.why}")
+    for d in cost.differences:
         print(f"differs besides the transport: {d}")
-    for b in cost["slog_benefit"]:
-        print(f"\nSLOG benefit: {b['sentence']}")
+    for b in cost.slog_benefit:
+        print(f"\nSLOG benefit: {b.sentence}")
     return 0
 
 

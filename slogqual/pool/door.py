@@ -27,7 +27,7 @@ from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, data_vdevs, sa
 from slogqual.pool.engine import SCENARIO_SCHEMA, PoolScenarioRun, new_result
 from slogqual.pool.scenario import Scenario, load_scenario, with_overrides
 from slogqual.progress import Progress
-from slogqual.results.scenario import ScenarioResult
+from slogqual.results.scenario import Drivers, ScenarioResult
 from slogqual.results.shelf import UnitPath
 from slogqual.kernel import sysfs
 from slogqual.tools import fio, fio_client
@@ -124,12 +124,8 @@ def _drivers(req: ScenarioRequest, resumed: Optional[ScenarioResult]) -> Tuple[L
     with the finished ones. Naming other clients on --resume is refused, naming none takes the recorded."""
     if resumed is None:
         return list(req.clients), req.fio_servers
-    stored = resumed.drivers or {}  # absent: a run from before drivers were recorded, or none
-    clients, servers = (stored.get("clients") or [], stored.get("fio_servers") or 0) if isinstance(stored, dict) \
-        else (None, None)
-    if not (isinstance(clients, list) and all(isinstance(c, str) for c in clients) and isinstance(servers, int)):
-        raise UsageError(f"--resume: {req.output}: 'drivers' is not a list of clients and a fio server count")
-    recorded = (list(clients), servers)
+    stored = resumed.drivers  # None: a run from before drivers were recorded (checked when it was loaded)
+    recorded = (list(stored.clients), stored.fio_servers or 0) if stored is not None else ([], 0)
     given = (list(req.clients), req.fio_servers)
     if given != ([], 0) and given != recorded:
         began = ", ".join(recorded[0] + ([f"{recorded[1]} fio server(s) on loopback"] if recorded[1] else []))
@@ -162,7 +158,7 @@ def _plan_devices(req: ScenarioRequest) -> _Plan:
         scenario = load_scenario(resumed.source)
         if resumed.quick:
             scenario = scenario.quick()
-        recorded = resumed.scenario.get("overrides") or {}
+        recorded = resumed.scenario.overrides or {}
         if not isinstance(recorded, dict):
             raise UsageError(f"--resume: {req.output}: key 'scenario.overrides' must be a table of options")
         scenario = with_overrides(scenario, recorded)  # the command line's load, as the run began
@@ -275,7 +271,7 @@ def _run_scenario(req: ScenarioRequest, progress: Optional[Progress]) -> Scenari
             result.environment.openzfs = _openzfs()
             result.log_sweeps = log_sweeps.from_files(req.log_sweep_files, plan.logs)
             result.sweep_logs = req.measure_log_sweeps
-            result.drivers = {"clients": list(plan.clients), "fio_servers": plan.fio_servers}
+            result.drivers = Drivers.of(plan.clients, plan.fio_servers)
         else:
             result.log_sweeps.update(log_sweeps.from_files(req.log_sweep_files, plan.logs))
             result.sweep_logs = result.sweep_logs or req.measure_log_sweeps

@@ -8,8 +8,9 @@ evidence of where the ZIL's writes went (kstat deltas and the per-vdev iostat of
 
 from __future__ import annotations
 
+import contextlib
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Type
 
 from slogqual import environment
 from slogqual.analysis import scenario as scenario_analysis
@@ -102,6 +103,26 @@ class PoolScenarioRun:
             r.error = f"cannot write the result file {self.output}: {exc.strerror or exc}"
             raise ResultWriteError(r.error, r.to_dict()) from None
 
+    @contextlib.contextmanager
+    def _saved_as_it_ends(self, failure: Type[BaseException], said: str = "",
+                          unsaved: Tuple[Type[BaseException], ...] = ()) -> Iterator[None]:
+        """A part of the run whose end is saved: ``failure`` (an exception of that kind) marks the result
+        failed with its message (after ``said``), Ctrl-C or SIGTERM marks it interrupted, and either way the
+        result file is rewritten before the exception goes on; one of ``unsaved`` goes on as it is."""
+        r = self.result
+        try:
+            yield
+        except unsaved:
+            raise
+        except failure as exc:
+            r.status, r.error = STATUS_FAILED, f"{said}{exc}"
+            self.save()
+            raise
+        except KeyboardInterrupt:
+            r.status = STATUS_INTERRUPTED
+            self.save()
+            raise
+
     def measure_log_sweeps(self) -> None:
         """The log candidates' own sweeps, before any pool is built (--sweep-logs); kept ones are not
         measured again on --resume."""
@@ -115,24 +136,18 @@ class PoolScenarioRun:
         sc, r = self.scenario, self.result
         r.status, r.error = STATUS_RUNNING, None
         self.save()
-        try:
+        with self._saved_as_it_ends(MeasurementError, said="log candidate sweep: "):
             if r.sweep_logs:
                 self.measure_log_sweeps()
-        except MeasurementError as exc:
-            r.status, r.error = STATUS_FAILED, f"log candidate sweep: {exc}"
-            self.save()
-            raise
-        except KeyboardInterrupt:
-            r.status = STATUS_INTERRUPTED
-            self.save()
-            raise
         r.skipped = [SkippedConfig.made(k, "skipped") for k in self.skipped()]
         plan = [(v, [t for t in sc.threads if not self._done(v.config.name, v.candidate, t)]) for v in self.variants()]
         total = sum(len(ts) for _, ts in plan)
         estimate = sc.runtime_s + sc.ramp_s + STEP_OVERHEAD_S
         self.progress.reset()
         index = 0
-        try:
+        # a tool failing, or missing, mid-run: the steps so far stand; a result file that cannot be written
+        # has nowhere to be saved (the document goes with the error)
+        with self._saved_as_it_ends(SlogqualError, unsaved=(ResultWriteError,)):
             for variant, steps in plan:
                 if not steps:
                     continue
@@ -151,16 +166,6 @@ class PoolScenarioRun:
                         self.save()
                         self._steps(pool, variant, steps, attached.targets, witness, label, index, total, estimate)
                         index += len(steps)
-        except ResultWriteError:
-            raise  # nowhere to save it: the document goes with the error
-        except SlogqualError as exc:  # a tool failing, or missing, mid-run: the steps so far stand
-            r.status, r.error = STATUS_FAILED, str(exc)
-            self.save()
-            raise
-        except KeyboardInterrupt:
-            r.status = STATUS_INTERRUPTED
-            self.save()
-            raise
         r.analysis = scenario_report.worded(scenario_analysis.analyse(r))
         r.warnings = list(r.stored_analysis.problems) + [_variants.skip_warning(k) for k in self.skipped()]
         r.status = STATUS_COMPLETE

@@ -152,11 +152,11 @@ def scenario_section(result: ScenarioResult, path: str) -> ScenarioSection:
                                                               stored != scenario_analysis.ANALYSIS_VERSION else "")
                  + ").")
     sc = result.scenario
-    load = [("load", f"{size_label(result.bs)} {scalar(sc.get('rw'))}, {result.luns} "
-                     f"{'zvol LUNs' if sc.get('kind') == 'zvol' else 'files'}, write_sync {result.write_sync}"),
-            ("block size", size_label(sc["volblocksize"]) if sc.get("volblocksize") else
-             (size_label(sc["recordsize"]) if sc.get("recordsize") else "–")),
-            ("threads per LUN", scalar(sc.get("threads"))), ("runtime per step (s)", scalar(sc.get("runtime_s"))),
+    load = [("load", f"{size_label(result.bs)} {scalar(sc.rw)}, {result.luns} "
+                     f"{'zvol LUNs' if sc.kind == 'zvol' else 'files'}, write_sync {result.write_sync}"),
+            ("block size", size_label(sc.volblocksize) if sc.volblocksize else
+             (size_label(sc.recordsize) if sc.recordsize else "–")),
+            ("threads per LUN", scalar(sc.threads)), ("runtime per step (s)", scalar(sc.runtime_s)),
             ("run", "quick" if result.quick else "full"), ("scenario", result.source)]
     pool = [("layout", f"{result.layout} of {len(result.data_paths)}: {', '.join(result.data_paths)}"),
             ("log candidates", ", ".join(_device(result, p) for p in result.log_paths) or "none")]

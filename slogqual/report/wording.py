@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from slogqual.analysis import shelf, transport
 from slogqual.report.shelf import ceiling_text, gb_s
 from slogqual.analysis.findings import DETAILS, EFFECTS, LIMITS, PROBLEMS, Finding, Kind, of_kind, one
+from slogqual.results.cost import BenefitCause, BenefitEntry, CostCandidate, CostResult, UnmatchedCostStep
 from slogqual.results.shelf import UnitPath
 from slogqual.units import size_label
 
@@ -350,19 +351,19 @@ def _x(v: float) -> str:
     return f"{v:.1f}x" if v >= 1.05 or v < 0.95 else f"{v:.2f}x"
 
 
-def benefit_over_transport(e: Dict[str, Any], words: str) -> str:
+def benefit_over_transport(e: BenefitEntry, words: str) -> str:
     """The sentence of one ``slog_benefit`` entry of a protocol-cost comparison: its ``state`` with the
     speed-ups at peak, the cause it shows (``why``) and the thread steps that read otherwise."""
-    if e.get("reason") == "no-slog-configuration":
+    if e.no_slog_configuration:
         return (f"The SLOG's benefit over {words} cannot be judged: no sync=always "
                 "configuration with a SLOG was measured on both sides.")
-    state, b_l, b_t = e["state"], e["local_at_peak"], e["transport_at_peak"]
-    if state == "unknown":
+    state, b_l, b_t = e.state, e.local_at_peak, e.transport_at_peak
+    if state == BenefitEntry.UNKNOWN:
         missing = "locally" if b_l is None else f"over {words}"
-        return (f"The SLOG's benefit over {words} cannot be judged: {e['noslog_config'] or 'sync=always without a SLOG'} "
-                f"and {e['label']} were not both measured {missing} at matching steps.")
-    dev = e["candidate_transport"]
-    (sl, nl), (st, nt) = e["peak_iops"]["local"], e["peak_iops"]["transport"]
+        return (f"The SLOG's benefit over {words} cannot be judged: {e.noslog_config or 'sync=always without a SLOG'} "
+                f"and {e.label} were not both measured {missing} at matching steps.")
+    dev = e.candidate_transport
+    (sl, nl), (st, nt) = e.peak_iops.local, e.peak_iops.transport
     what = (f"sync=always with the SLOG{' ' + dev if dev else ''} over sync=always without one, at peak: "
             f"{st:.0f} vs {nt:.0f} IOPS over {words}, {sl:.0f} vs {nl:.0f} locally")
     figures = f"{_x(b_t)} over {words} vs {_x(b_l)} locally ({what})"
@@ -372,22 +373,22 @@ def benefit_over_transport(e: Dict[str, Any], words: str) -> str:
         s = f"The SLOG's benefit survives {words}: {figures}."
     else:
         s = (f"The SLOG's benefit is gone over {words}: " if state == "gone" else
-             f"The SLOG's benefit shrinks over {words}: ") + figures + _cause(e.get("why"), words) + "."
-    others = [f"at {p['threads']} threads {_x(p['transport'])} vs {_x(p['local'])} ({p['state']})"
-              for p in e["at_threads"] if p["state"] != state]
+             f"The SLOG's benefit shrinks over {words}: ") + figures + _cause(e.why, words) + "."
+    others = [f"at {p.threads} threads {_x(p.transport)} vs {_x(p.local)} ({p.state})"
+              for p in e.at_threads if p.state != state]
     if others:
         s += " At matched threads: " + "; ".join(others) + "."
     return s
 
 
-def _cause(why: Optional[Dict[str, Any]], words: str) -> str:
+def _cause(why: Optional[BenefitCause], words: str) -> str:
     if not why:
         return ""
-    if why["cause"] == "protocol":
+    if why.cause == BenefitCause.PROTOCOL:
         return (f": the protocol, not the log, is the limit — over {words} sync=always + SLOG reaches "
-                f"{why['of_standard']:.0%} of sync=standard, which writes no ZIL")
-    return (f": over {words} the configuration with the SLOG keeps {why['slog_kept']:.2f}x of its local IOPS, the one "
-            f"without {why['noslog_kept']:.2f}x (geometric means over the matched thread steps) — the protocol's cost "
+                f"{why.of_standard:.0%} of sync=standard, which writes no ZIL")
+    return (f": over {words} the configuration with the SLOG keeps {why.slog_kept:.2f}x of its local IOPS, the one "
+            f"without {why.noslog_kept:.2f}x (geometric means over the matched thread steps) — the protocol's cost "
             "per IO weighs most on the faster configuration")
 
 
@@ -489,12 +490,18 @@ def difference_words(d: transport.Difference) -> str:
     return f"{d.key}: {d.local} vs {d.transport}"  # host, kernel, cpu
 
 
-def cost_worded(cost: Dict[str, Any]) -> Dict[str, Any]:
+def cost_worded(cost: transport.ProtocolCost) -> CostResult:
     """A protocol-cost comparison (analysis.transport.compare) as the ``slogqual.cost/1`` document: the
     transport, each pairing, each unmatched step, each difference and each SLOG-benefit entry in words."""
-    words = transport_words(cost["transport_words"])
-    return dict(cost, transport_words=words,
-                candidates=[dict(c, matched_by=pairing_words(c["matched_by"])) for c in cost["candidates"]],
-                unmatched_steps=[dict(u, why=unmatched_words(u["why"], words)) for u in cost["unmatched_steps"]],
-                differences=[difference_words(d) for d in cost["differences"]],
-                slog_benefit=[dict(e, sentence=benefit_over_transport(e, words)) for e in cost["slog_benefit"]])
+    words = transport_words(cost.transport_name)
+    return CostResult(
+        sources=cost.sources, transport=cost.transport, transport_words=words, load=cost.load,
+        local_scenario=cost.local_scenario, transport_scenario=cost.transport_scenario,
+        candidates=[CostCandidate(local=c.local, transport=c.transport, matched_by=pairing_words(c.pairing),
+                                  local_label=c.local_label, transport_label=c.transport_label)
+                    for c in cost.candidates],
+        unmatched_candidates=cost.unmatched_candidates, steps=cost.steps,
+        unmatched_steps=[UnmatchedCostStep(side=u.side, config=u.config, candidate=u.candidate, threads=u.threads,
+                                           why=unmatched_words(u.why, words)) for u in cost.unmatched_steps],
+        configs=cost.configs, differences=[difference_words(d) for d in cost.differences],
+        slog_benefit=[e.worded(benefit_over_transport(e, words)) for e in cost.slog_benefit])

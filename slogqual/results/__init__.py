@@ -157,7 +157,7 @@ class DeviceIdentity(ReadByKey, Table):
     """A device record (``slogqual.device/1``: slogqual.device.identify) where a document holds one: a
     scenario's ``pool.devices[path]``, a sweep's, qualification's or power cut's ``device``. The figures the
     store and the reports file a run under are fields; the rest of the record is kept as it came.
-    ``get``: analysis/scenario.py and analysis/transport.py still read ``model``/``class`` by key."""
+    ``get``: for readers handed a record that may be this or a plain dict (qualify.judge, the advisor)."""
 
     KEYS: ClassVar[Tuple[str, ...]] = ("model", "vendor", "serial", "firmware", "transport", "class", "link",
                                        "write_cache", "topology")
@@ -178,6 +178,11 @@ class DeviceIdentity(ReadByKey, Table):
         """The record as a document holds it (a dict, or None where there is none: every field None)."""
         return cls.from_dict(record if isinstance(record, dict) else {}, _schema.Checker("<device record>"),
                              "device")
+
+    @property
+    def wwn(self) -> Optional[Any]:
+        """The device's World Wide Name, where the record has one (a key of the record no field models)."""
+        return self.extra.get("wwn")
 
     @property
     def slot(self) -> Optional[str]:

@@ -33,9 +33,8 @@ def log_ops(vdevs: Optional[List[Dict[str, Any]]]) -> Optional[float]:
 
 
 @dataclass
-class StepLatency(ReadByKey, Table):
-    """A step's ``lat_us``: fio's completion latency of the load's writes, in µs (pool.engine). ``get``:
-    analysis/transport.py still reads ``mean`` by key."""
+class StepLatency(Table):
+    """A step's ``lat_us``: fio's completion latency of the load's writes, in µs (pool.engine)."""
 
     KEYS: ClassVar[Tuple[str, ...]] = ("mean", "p50", "p99", "p999", "max", "basis")
 
@@ -102,6 +101,149 @@ class LogSweep(ReadByKey, Table):
     @property
     def complete(self) -> bool:
         return self.status == STATUS_COMPLETE
+
+
+@dataclass
+class TransportSettings(Table):
+    """``transport.config``: the scenario's transport as the run used it (pool.transport.TransportConfig's
+    dict: the NFS settings over NFS, the LIO write cache over iSCSI, just the kind locally)."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("kind", "nfs_version", "nfs_threads", "nfs_mount_options", "iscsi_write_cache")
+
+    kind: Optional[str] = None  # local, iscsi, nfs
+    nfs_version: Optional[str] = None
+    nfs_threads: Optional[int] = None  # None: the server's count as it was
+    nfs_mount_options: Optional[List[str]] = None
+    iscsi_write_cache: Optional[bool] = None  # None: what LIO made of the zvol
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        return {"kind": check.text(d, "kind", where, required=False)}
+
+
+@dataclass
+class Attachment(Table):
+    """One of ``transport.attachments``, by configuration label: what the transport attached for it, as its
+    module (pool/transport/) records it: over iSCSI the target, IQN, portal and each LUN's zvol and disk,
+    over NFS the export and the mount's options, locally just the kind. The transport's own keys are kept
+    as they came (``extra``)."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("kind",)
+
+    kind: Optional[str] = None
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        return {"kind": check.text(d, "kind", where, required=False)}
+
+
+@dataclass
+class TransportRecord(Table):
+    """``transport``: the transport the run's load reached the pool by (``config``) and what it attached for
+    each configuration (``attachments``); absent in documents from before transports existed."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("config", "attachments")
+
+    config: Optional[TransportSettings] = None
+    attachments: Dict[str, Attachment] = field(default_factory=dict)
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        attachments = check.obj(d, "attachments", where, required=False) or {}
+        return {"config": TransportSettings.optional(d, "config", check, where),
+                "attachments": {label: Attachment.from_dict(rec, check, f"{where}.attachments[{label}]")
+                                for label, rec in attachments.items()}}
+
+    @property
+    def kind(self) -> Optional[str]:
+        """The transport's kind as the run recorded it (None where its config says none)."""
+        return self.config.kind if self.config is not None else None
+
+
+@dataclass
+class Drivers(Table):
+    """``drivers``: the fio clients (HOST:PORT) and the number of fio servers on loopback the run's steps were
+    driven by (pool.door); absent in documents from before it was recorded."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("clients", "fio_servers")
+
+    clients: List[str] = field(default_factory=list)
+    fio_servers: Optional[int] = None
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        return {"clients": check.texts(d, "clients", where),
+                "fio_servers": check.integer(d, "fio_servers", where, required=False, minimum=0)}
+
+    @classmethod
+    def of(cls, clients: List[str], fio_servers: int) -> "Drivers":
+        """The drivers of a run about to start."""
+        return cls(clients=list(clients), fio_servers=fio_servers)
+
+
+@dataclass
+class ConfigRecord(Table):
+    """One of ``scenario.configs``: a pool configuration the scenario measures (pool.scenario.PoolConfig)."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("name", "sync", "log", "logbias")
+
+    name: Optional[str] = None
+    sync: Optional[str] = None
+    log: Optional[str] = None
+    logbias: Optional[str] = None
+
+
+@dataclass
+class ScenarioParams(ReadByKey, Table):
+    """``scenario``: the parameters the run measured with (pool.scenario.Scenario.to_dict: the load, its
+    steps, the configurations, the transport, the command line's overrides). Values are kept as the file
+    has them; ``from_dict`` checks the ones every reader relies on (``name``, ``bs``, ``configs``). ``get``
+    and item access: the advisor (analysis/advisor.py, cli/advise.py, report/advice.py) still reads
+    ``write_sync``, ``kind``, ``bs``, ``threads``, ... by key, and lab/scenario.py writes ``source``."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("name", "description", "kind", "luns", "lun_size", "volblocksize", "recordsize",
+                                       "rw", "bs", "write_sync", "threads", "runtime_s", "ramp_s", "configs", "source",
+                                       "transport", "overrides")
+
+    name: str = ""
+    description: Optional[str] = None
+    kind: Optional[str] = None  # zvol (LUNs over iSCSI or local) or dataset (files)
+    luns: Optional[int] = None
+    lun_size: Optional[int] = None
+    volblocksize: Optional[int] = None
+    recordsize: Optional[int] = None
+    rw: Optional[str] = None
+    bs: int = 0
+    write_sync: Optional[str] = None  # none, dsync, fsync (absent or null: none)
+    threads: Optional[List[int]] = None  # per LUN, one step each
+    runtime_s: Optional[float] = None
+    ramp_s: Optional[float] = None
+    configs: List[ConfigRecord] = field(default_factory=list)
+    source: Optional[str] = None  # a shipped name or the TOML file (what --resume loads again)
+    transport: Optional[TransportSettings] = None  # absent before transports existed: local
+    overrides: Optional[Any] = None  # the load's shape given on the command line, by option (pool.door checks it)
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        check.text(d, "name", where)
+        check.integer(d, "bs", where, minimum=1)
+        check.items(d, "configs", where)
+        configs = [ConfigRecord.from_dict(c, check, f"{where}.configs[{i}]") if isinstance(c, dict) else c
+                   for i, c in enumerate(d["configs"])]
+        transport = d.get("transport")
+        return {"configs": configs,
+                "transport": TransportSettings.from_dict(transport, check, f"{where}.transport")
+                if isinstance(transport, dict) else transport}
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        """A value set by key (lab/scenario.py sets ``source``): the field's, or one the file kept besides."""
+        if key in self.KEYS:
+            setattr(self, self._attr(key), value)
+            self._absent = frozenset(getattr(self, "_absent", ())) - {key}
+        else:
+            if not hasattr(self, "_extra"):
+                self._extra = {}
+            self._extra[key] = value
 
 
 @dataclass
@@ -354,7 +496,7 @@ class ScenarioEnvironment:
 @dataclass
 class ScenarioResult:
     status: str
-    scenario: Dict[str, Any]  # the parameters it ran with (pool.scenario.Scenario.to_dict)
+    scenario: ScenarioParams  # the parameters it ran with (pool.scenario.Scenario.to_dict)
     quick: bool
     pool: PoolRecord
     environment: ScenarioEnvironment
@@ -364,6 +506,8 @@ class ScenarioResult:
     warnings: List[str] = field(default_factory=list)
     log_sweeps: Dict[str, Any] = field(default_factory=dict)
     origin: Optional[str] = None  # which command asked for the run (None: before the field existed)
+    drivers: Optional[Drivers] = None  # the fio clients and servers (None: before the field existed)
+    transport: Optional[TransportRecord] = None  # None: a document from before transports existed
     extra: Dict[str, Any] = field(default_factory=dict)
     schema: str = S.SCENARIO
     absent: frozenset = frozenset()  # optional keys the document did not have (kept absent by to_dict)
@@ -371,8 +515,8 @@ class ScenarioResult:
     _order: tuple = ()  # the keys in the order the document had them (to_dict keeps it)
 
     _MODELLED = ("schema", "status", "scenario", "quick", "pool", "environment", "steps", "error", "analysis",
-                 "warnings", "log_sweeps", "origin")
-    _OPTIONAL = ("error", "analysis", "warnings", "log_sweeps", "origin")
+                 "warnings", "log_sweeps", "origin", "drivers", "transport")
+    _OPTIONAL = ("error", "analysis", "warnings", "log_sweeps", "origin", "drivers", "transport")
     # the order a new document's keys are written in (the runner's, since the first version)
     _NEW_ORDER = ("schema", "status", "error", "scenario", "quick", "pool", "environment", "log_sweeps", "steps",
                   "skipped", "analysis", "warnings", "origin", "sweep_logs", "drivers", "transport")
@@ -381,32 +525,33 @@ class ScenarioResult:
     def new(cls, scenario: Dict[str, Any], quick: bool, pool: PoolRecord,
             environment: ScenarioEnvironment) -> "ScenarioResult":
         """A result about to be measured: status running, no steps yet."""
-        return cls(status=STATUS_RUNNING, scenario=scenario, quick=quick, pool=pool, environment=environment,
-                   steps=[], extra={"skipped": []}, _order=cls._NEW_ORDER)
+        return cls(status=STATUS_RUNNING, scenario=ScenarioParams.made(scenario, "scenario"), quick=quick, pool=pool,
+                   environment=environment, steps=[], extra={"skipped": []}, absent=frozenset({"drivers", "transport"}),
+                   _order=cls._NEW_ORDER)
 
     # --- what readers ask of it ----------------------------------------------------------------------
     @property
     def name(self) -> str:
-        return self.scenario["name"]
+        return self.scenario.name
 
     @property
     def bs(self) -> int:
         """The load's IO size in bytes."""
-        return int(self.scenario["bs"])
+        return int(self.scenario.bs)
 
     @property
     def source(self) -> str:
         """The scenario it ran: a shipped name or the TOML file (what --resume loads again)."""
-        return self.scenario["source"]
+        return self.scenario.source
 
     @property
     def luns(self) -> int:
-        return int(self.scenario["luns"])
+        return int(self.scenario.luns)
 
     @property
     def write_sync(self) -> str:
         """How the load's own writes ask for stability: none, dsync or fsync."""
-        return self.scenario.get("write_sync") or "none"
+        return self.scenario.write_sync or "none"
 
     @property
     def complete(self) -> bool:
@@ -474,43 +619,31 @@ class ScenarioResult:
     def sweep_logs(self, value: bool) -> None:
         self.extra["sweep_logs"] = bool(value)
 
-    @property
-    def drivers(self) -> Optional[Any]:
-        """The fio clients and servers the run was driven by, as recorded (None: before the field existed)."""
-        return self.extra.get("drivers")
-
-    @drivers.setter
-    def drivers(self, value: Dict[str, Any]) -> None:
-        self.extra["drivers"] = value
-
-    @property
-    def transport(self) -> Dict[str, Any]:
-        """``transport.config`` and ``transport.attachments`` ({} for a local run or an older document)."""
-        t = self.extra.get("transport")
-        return t if isinstance(t, dict) else {}
-
     def attach(self, label: str, config: Dict[str, Any], record: Dict[str, Any]) -> None:
-        """What the transport attached for one configuration (``transport.attachments[label]``)."""
-        self.extra.setdefault("transport", {"config": config, "attachments": {}})["attachments"][label] = record
+        """What the transport attached for one configuration (``transport.attachments[label]``); the first
+        attachment records the transport's ``config`` too. Both as the transport's modules made them, checked
+        as a loaded document's are."""
+        if self.transport is None:
+            self.transport = TransportRecord(config=TransportSettings.made(config, "transport.config"))
+        self.transport.attachments[label] = Attachment.made(record, f"transport.attachments[{label}]")
 
     @classmethod
     def from_dict(cls, doc: Any, source: str = "<document>") -> "ScenarioResult":
         doc = S.upgrade(doc, S.SCENARIO, source)
         c = S.Checker(source)
-        sc = c.obj(doc, "scenario")
-        c.text(sc, "name", "scenario")
-        c.integer(sc, "bs", "scenario", minimum=1)
-        c.items(sc, "configs", "scenario")
+        sc = ScenarioParams.from_dict(c.obj(doc, "scenario"), c, "scenario")
         pool = PoolRecord.from_dict(c.obj(doc, "pool"), c)
         environment = ScenarioEnvironment.from_dict(c.obj(doc, "environment"), c)
         steps = [ScenarioStep.from_dict(s, f"steps[{i}]", c) for i, s in enumerate(c.items(doc, "steps"))]
         analysis = c.obj(doc, "analysis", required=False)
         warnings = c.items(doc, "warnings", required=False)
+        drivers = Drivers.optional(doc, "drivers", c)
+        transport = TransportRecord.optional(doc, "transport", c)
         return cls(status=c.text(doc, "status", choices=STATUSES), scenario=sc, quick=c.get(doc, "quick", "", (bool,)),
                    pool=pool, environment=environment, steps=steps,
                    error=c.text(doc, "error", required=False), analysis=analysis, warnings=list(warnings),
                    log_sweeps=c.obj(doc, "log_sweeps", required=False) or {},
-                   origin=c.text(doc, "origin", required=False),
+                   origin=c.text(doc, "origin", required=False), drivers=drivers, transport=transport,
                    extra={k: v for k, v in doc.items() if k not in cls._MODELLED}, schema=doc["schema"],
                    absent=frozenset(k for k in cls._OPTIONAL if k not in doc), _order=tuple(doc))
 
@@ -520,8 +653,10 @@ class ScenarioResult:
 
     def to_dict(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"schema": self.schema, "status": self.status, "error": self.error,
-                             "scenario": self.scenario, "quick": self.quick, "pool": self.pool.to_dict(),
+                             "scenario": self.scenario.to_dict(), "quick": self.quick, "pool": self.pool.to_dict(),
                              "environment": self.environment.to_dict(), "log_sweeps": self.log_sweeps,
                              "steps": [s.to_dict() for s in self.steps], "analysis": self.analysis,
-                             "warnings": self.warnings, "origin": self.origin}
+                             "warnings": self.warnings, "origin": self.origin,
+                             "drivers": self.drivers.to_dict() if self.drivers is not None else None,
+                             "transport": self.transport.to_dict() if self.transport is not None else None}
         return _written(d, self.absent, self.extra, self._order)
