@@ -47,13 +47,42 @@ def derive(step: HostStep, copy: Optional[CopyCost]) -> HostStep:
         out.zfs_cpu_s_per_io = max(out.cpu_s_per_io - out.copy_s_per_io, 1e-9)
         out.cpu_ceiling_iops = step.cpus / out.zfs_cpu_s_per_io
     if copy is not None and out.lwb_bytes is not None:
-        wait_us = copy.one(out.lwb_bytes) * 1e6
+        # a write waits for its own lwb's copy, and — as far as the CPUs were busy — behind the other copies
+        # (the data vdevs' txg writes, other lwbs) that a real device's DMA would not put on a CPU
+        own = copy.one(out.lwb_bytes)
+        others = max(0.0, (out.copy_s_per_io or 0.0) - own) * (step.cpu_busy or 0.0)
+        wait_us = (own + others) * 1e6
         # never below a tenth of the measured time: a copy cost fitted above the write's own time says the
         # fit, not the path, is wrong there
         out.path_us = max(step.lat_us - wait_us, step.lat_us * 0.1)
-        out.path_ceiling_iops = step.threads / (out.path_us / 1e6)
-    ceilings = [c for c in (out.cpu_ceiling_iops, out.path_ceiling_iops) if c]
-    out.ceiling_iops = min(ceilings) if ceilings else None
+    return out
+
+
+def uncontended_path(steps: Sequence[HostStep]) -> Optional[float]:
+    """The software path of one writer alone, µs: the fewest-writer step's path, less the wait for CPUs its
+    own other writers kept busy (a path measured with the CPUs saturated by N writers is N writers' CPU work
+    in a row)."""
+    paths = sorted((s for s in steps if s.path_us), key=lambda s: s.threads)
+    if not paths:
+        return None
+    s = paths[0]
+    share = (s.cpu_busy or 0.0) / (s.cpus or 1)
+    return s.path_us / max(1.0, s.threads * share)
+
+
+def ceilings(steps: List[HostStep]) -> List[HostStep]:
+    """Each step's ceiling: the least of its CPU ceiling and its writers over the UNCONTENDED software path
+    (the fewest-writer step's: at more writers the path measured is mostly the wait for a CPU the RAM copies
+    kept busy, which the CPU ceiling already counts)."""
+    path = uncontended_path(steps)
+    out = []
+    for s in steps:
+        s = replace(s)
+        if path:
+            s.path_ceiling_iops = s.threads / (path / 1e6)
+        limits = [c for c in (s.cpu_ceiling_iops, s.path_ceiling_iops) if c]
+        s.ceiling_iops = min(limits) if limits else None
+        out.append(s)
     return out
 
 
@@ -97,4 +126,4 @@ def at_threads(steps: Sequence[HostStep], threads: int) -> Optional[HostStep]:
 
 
 def steps_from(steps: List[HostStep], copy: Optional[CopyCost]) -> List[HostStep]:
-    return [derive(s, copy) for s in steps]
+    return ceilings([derive(s, copy) for s in steps])

@@ -31,6 +31,11 @@ def register(sub) -> None:
     p.add_argument("--zils", type=in_range(limits.ZILS), default=1, help="zvols or datasets the writers spread over")
     p.add_argument("--runtime", type=in_range(limits.SCENARIO_RUNTIME_S), default=3.0, help="seconds per step")
     p.add_argument("--ramp", type=in_range(limits.RAMP_S), default=1.0, help="seconds before each step counts")
+    p.add_argument("--data", nargs="+", default=[], metavar="DEVICE",
+                   help="the pool's own data disks (written destructively: --destroy-data; else files in RAM)")
+    p.add_argument("--layout", choices=("stripe", "mirror", "raidz1", "raidz2"), default="stripe",
+                   help="with --data: their layout")
+    p.add_argument("--destroy-data", action="store_true", help="confirm that the --data devices may be overwritten")
     p.add_argument("--ram-dir", default="/dev/shm", help="a RAM file system (tmpfs) for the vdevs (default /dev/shm)")
     p.add_argument("-o", "--output", required=True, help="the host document to write (slogqual.host/1)")
     p.add_argument("--json", action="store_true", help="print the document, not the table")
@@ -41,7 +46,8 @@ def register(sub) -> None:
 def _run(args) -> int:
     req = HostProbeRequest(protocol=args.protocol, bs=args.bs, block_size=args.block_size, threads=list(args.threads),
                            zils=args.zils, runtime_s=args.runtime, ramp_s=args.ramp, ram_dir=args.ram_dir,
-                           output=args.output, argv=["slogqual", *sys.argv[1:]])
+                           output=args.output, argv=["slogqual", *sys.argv[1:]], data=list(args.data),
+                           layout=args.layout, destroy_data=args.destroy_data)
     doc = run_probe(req, Progress(quiet=args.quiet))
     if args.json:
         print(json.dumps(doc.to_dict(), indent=2))

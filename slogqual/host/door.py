@@ -12,6 +12,7 @@ Bad input and a host without ZFS are one line before anything is written (UsageE
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from slogqual import environment, owned
 from slogqual.analysis import host as host_analysis
 from slogqual.errors import SlogqualError, ToolError, UsageError
 from slogqual.outputs import check_output, json_document
-from slogqual.pool.builder import POOL_PREFIX
+from slogqual.pool.builder import LAYOUTS, POOL_PREFIX
 from slogqual.pool.engine import PoolScenarioRun, new_result
 from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import Progress
@@ -39,9 +40,10 @@ RAM_FILESYSTEMS = ("tmpfs", "ramfs")
 DIR_PREFIX = "slogqual-host-"
 DATA_FILES = 4  # a stripe of four: the data side far from the limit (txg sync into RAM)
 VDEV_BYTES = 1 << 30  # sparse; only what the load writes takes RAM
+LOG_BYTES = 256 * MiB  # the RAM log: ZIL blocks are freed at each txg and the space used again
 LUN_BYTES = 256 * MiB
 COPY_SIZES = (4096, 131072)  # the smallest and largest log block
-COPY_RUNTIME_S = 2.0
+COPY_BYTES = 256 * MiB
 CONFIG = PoolConfig("sync=always + perfect log", sync="always", log="single")
 
 
@@ -58,6 +60,9 @@ class HostProbeRequest:
     ram_dir: str = "/dev/shm"
     output: str = ""
     argv: Optional[List[str]] = None
+    data: List[str] = field(default_factory=list)  # the pool's own data disks (else files in RAM)
+    layout: str = "stripe"
+    destroy_data: bool = False
 
 
 def check(req: HostProbeRequest) -> HostProbeRequest:
@@ -75,9 +80,12 @@ def check(req: HostProbeRequest) -> HostProbeRequest:
         raise UsageError(f"--ram-dir {req.ram_dir}: no such directory (a tmpfs mount: the probe's vdevs live in RAM)")
     block = req.block_size or (16384 if req.protocol == "iscsi" else 131072)
     write_sync = req.write_sync or ("none" if req.protocol == "iscsi" else "dsync")
+    if req.layout not in LAYOUTS:
+        raise UsageError(f"--layout {req.layout!r}: use one of {', '.join(LAYOUTS)}")
     return HostProbeRequest(protocol=req.protocol, bs=req.bs, block_size=block, threads=sorted(set(req.threads)),
                             zils=req.zils, write_sync=write_sync, runtime_s=req.runtime_s, ramp_s=req.ramp_s,
-                            ram_dir=req.ram_dir, output=req.output, argv=req.argv)
+                            ram_dir=req.ram_dir, output=req.output, argv=req.argv, data=list(req.data),
+                            layout=req.layout, destroy_data=req.destroy_data)
 
 
 def ram_filesystem(directory: str) -> Optional[str]:
@@ -123,31 +131,47 @@ def _sparse(path: str, size: int) -> str:
     return path
 
 
-def measure_copy(directory: str) -> CopyCost:
-    """The CPU one write into this RAM costs, at the smallest and largest log block (fio, /proc/stat)."""
+def measure_copy(directory: str) -> Optional[CopyCost]:
+    """The CPU one write into this RAM costs, at the smallest and largest log block (fio, /proc/stat): each
+    run writes COPY_BYTES sequentially through a new sparse file, so every write lands on pages not yet
+    there, as the probe's vdev writes do (ZFS allocates anew: copy-on-write) — the page's allocation and
+    zeroing are part of the copy's cost, which a rewrite of pages that exist leaves out."""
     ios, cpu_s = [], []
     for size in COPY_SIZES:
-        path = os.path.join(directory, f"copy-{size}")
-        with open(path, "wb") as fh:  # written once first: the runs below copy into pages that exist
-            fh.write(b"\0" * (16 * MiB))
+        path = _sparse(os.path.join(directory, f"copy-{size}"), COPY_BYTES)
         before = procfs.cpu_times()
-        r = fio.run_job(fio.FioJob(bs=size, runtime_s=COPY_RUNTIME_S, mode="dsync", filename=path,
-                                   region_bytes=16 * MiB, direct=False, name="slogqual-host-copy"))
+        r = fio.run_fill(fio.FioFill(bytes_=COPY_BYTES, bs=size, iodepth=1, filename=path, direct=False,
+                                     name="slogqual-host-copy"))
         after = procfs.cpu_times()
         os.unlink(path)
-        if before is None or after is None:
-            raise UsageError("host probe: no /proc/stat to measure the copy's CPU with")
-        d = after - before
+        if before is None or after is None:  # FreeBSD: no /proc/stat — the ceiling rests on the path alone
+            return None
         ios.append(r.ios)
-        cpu_s.append(d.busy / procfs.USER_HZ)
-    return host_analysis.fit_copy(COPY_SIZES, ios, cpu_s)
+        cpu_s.append((after - before).busy / procfs.USER_HZ)
+    cost = host_analysis.fit_copy(COPY_SIZES, ios, cpu_s)
+    # the same bytes again over the pages the largest size's run made: a copy into memory that exists (what
+    # vdev_file's borrowed linear buffer costs), less the per-write part
+    size = COPY_SIZES[-1]
+    path = os.path.join(directory, "copy-again")
+    _sparse(path, COPY_BYTES)
+    fill = fio.FioFill(bytes_=COPY_BYTES, bs=size, iodepth=1, filename=path, direct=False, name="slogqual-host-copy")
+    fio.run_fill(fill)  # the pages made
+    before = procfs.cpu_times()
+    r = fio.run_fill(fill)
+    after = procfs.cpu_times()
+    os.unlink(path)
+    if before is not None and after is not None and r.ios:
+        per = (after - before).busy / procfs.USER_HZ / r.ios
+        cost.borrow_per_byte_s = max(0.0, per - cost.per_write_s) / size
+    return cost
 
 
-def _step(s) -> HostStep:
-    """A HostStep from one measured step of the probe's scenario (ScenarioStep)."""
+def _step(s, ram_data: bool = True) -> HostStep:
+    """A HostStep from one measured step of the probe's scenario (ScenarioStep). The data vdevs' writes count
+    (as copies to take out) only where they were RAM files; the pool's own disks write by DMA."""
     vdevs = s.extra.get("vdevs") or []
     logs = [v for v in vdevs if v.get("section") == "logs" and v.get("depth") == 1]
-    data = [v for v in vdevs if v.get("section") == "data" and v.get("depth") == 1]
+    data = [v for v in vdevs if v.get("section") == "data" and v.get("depth") == 1] if ram_data else []
     cpu = s.extra.get("cpu") or {}
     return HostStep(threads=s.threads, ios=s.ios, iops=s.iops, lat_us=float(s.lat_us.mean or 0.0),
                     cpu_busy=cpu.get("busy_share"), cpus=cpu.get("cpus"),
@@ -171,30 +195,48 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
     fio_version = fio.check_version().text
     owned.remove_stale(req.ram_dir, DIR_PREFIX)  # what a killed probe left (its pool went with its files)
     work = owned.make_dir(DIR_PREFIX, req.ram_dir)
+    with contextlib.ExitStack() as claims:
+        from slogqual import device as _device
+
+        for dev in req.data:  # the interlocks, before anything is written (as a scenario's)
+            claims.enter_context(_device.claim_for_writing(dev, req.destroy_data, exclusive=False))
+        try:
+            result = _measure(req, work, fstype, fio_version, output, progress)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    work = owned.make_dir(DIR_PREFIX, req.ram_dir)  # the copy alone, with the pool's RAM given back
     try:
-        data = [_sparse(os.path.join(work, f"data{i}"), VDEV_BYTES) for i in range(DATA_FILES)]
-        log = _sparse(os.path.join(work, "log"), VDEV_BYTES)
-        sc = scenario_for(req)
-        ident = {p: {"path": p, "kind": "file", "filesystem": fstype} for p in data + [log]}
-        result: ScenarioResult = new_result(sc, False, "stripe", data, [log], fio_version, req.argv, ident)
-        result.origin = "slogqual host-probe"
-        scenario_out = output + ".scenario.json"
-        check_output(scenario_out, "the host probe's scenario result", json_document(schema.prefix(schema.SCENARIO)))
-        run = PoolScenarioRun(sc, result, scenario_out, progress, f"{POOL_PREFIX}host-{os.getpid()}")
-        run.run()
         copy = measure_copy(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    steps = [_step(s) for s in result.steps]
+    steps = [_step(s, ram_data=not req.data) for s in result.steps]
     doc = HostProbeResult(
         workload=HostWorkload(protocol=req.protocol, bs=req.bs, block_size=req.block_size, write_sync=req.write_sync,
                               zils=req.zils, threads=list(req.threads)),
-        ram={"directory": req.ram_dir, "filesystem": fstype, "data_files": DATA_FILES, "vdev_bytes": VDEV_BYTES},
+        ram={"directory": req.ram_dir, "filesystem": fstype, "data_files": 0 if req.data else DATA_FILES,
+             "vdev_bytes": VDEV_BYTES, "log_bytes": LOG_BYTES, "data_devices": list(req.data), "layout": req.layout},
         copy=copy, steps=host_analysis.steps_from(steps, copy),
         environment=dict(environment.collect(fio_version, req.argv), openzfs_userland=userland),
-        runtime_s=req.runtime_s, ramp_s=req.ramp_s, scenario=scenario_out)
+        runtime_s=req.runtime_s, ramp_s=req.ramp_s, scenario=output + ".scenario.json")
     write_json_atomic(output, doc.to_dict())
     return doc
+
+
+def _measure(req: HostProbeRequest, work: str, fstype: Optional[str], fio_version: str, output: str,
+             progress: Progress) -> ScenarioResult:
+    """The probe's pool and its steps: the data disks given (else files in RAM), a log file in RAM."""
+    data = list(req.data) or [_sparse(os.path.join(work, f"data{i}"), VDEV_BYTES) for i in range(DATA_FILES)]
+    log = _sparse(os.path.join(work, "log"), LOG_BYTES)
+    sc = scenario_for(req)
+    files = ([] if req.data else data) + [log]
+    ident = {p: {"path": p, "kind": "file", "filesystem": fstype} if p in files else {"path": p} for p in data + [log]}
+    result: ScenarioResult = new_result(sc, False, req.layout if req.data else "stripe", data, [log],
+                                        fio_version, req.argv, ident)
+    result.origin = "slogqual host-probe"
+    scenario_out = output + ".scenario.json"
+    check_output(scenario_out, "the host probe's scenario result", json_document(schema.prefix(schema.SCENARIO)))
+    PoolScenarioRun(sc, result, scenario_out, progress, f"{POOL_PREFIX}host-{os.getpid()}").run()
+    return result
 
 
 __all__ = ["HostProbeRequest", "run_probe", "check", "SlogqualError"]

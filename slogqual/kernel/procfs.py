@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from slogqual.errors import ToolOutputError
 
@@ -220,3 +220,49 @@ def cpu_times(path: str = STAT) -> Optional[CpuTimes]:
             return parse_stat(fh.read())
     except (OSError, ToolOutputError):
         return None
+
+
+class CpuSampler:
+    """/proc/stat read every ``interval_s`` on a thread while a step runs, so that the CPU can be taken over
+    the step's measured window (after fio laid out its files and ramped), not over fio's whole run: a dataset
+    load's file layout alone cost more CPU than its measured seconds in the lab (issue #37's host probe)."""
+
+    def __init__(self, interval_s: float = 0.25, path: str = STAT):
+        import threading
+
+        self.interval_s, self.path = interval_s, path
+        self.samples: List[Tuple[float, CpuTimes]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="slogqual-cpu-sampler", daemon=True)
+
+    def _loop(self) -> None:
+        import time
+
+        while True:
+            t = cpu_times(self.path)
+            if t is not None:
+                self.samples.append((time.time(), t))
+            if self._stop.wait(self.interval_s):
+                return
+
+    def start(self) -> "CpuSampler":
+        self._thread.start()
+        return self
+
+    def stop(self) -> "CpuSampler":
+        self._stop.set()
+        self._thread.join(timeout=5)
+        t = cpu_times(self.path)
+        if t is not None:
+            import time
+            self.samples.append((time.time(), t))
+        return self
+
+    def between(self, start: float, end: float) -> Optional[Tuple[CpuTimes, float, float]]:
+        """(the CPU times over the samples nearest inside [start, end], their first and last time), or None
+        where fewer than two samples lie inside."""
+        inside = [(t, c) for t, c in self.samples if start <= t <= end]
+        if len(inside) < 2:
+            return None
+        (t0, c0), (t1, c1) = inside[0], inside[-1]
+        return c1 - c0, t0, t1

@@ -53,13 +53,21 @@ def _lat(stats: fio.FioLatency, sync: Optional[fio.FioLatency]) -> Dict[str, Opt
             for k, v in out.items()}
 
 
-def _cpu(before: procfs.CpuTimes, after: procfs.CpuTimes) -> Dict[str, Any]:
-    """The host's CPU over the step (fio's whole run, ramp included): a curve flat because the CPU was
-    busy is not flat because of its log device (/proc/stat; absent where there is none)."""
+def _cpu(before: procfs.CpuTimes, after: procfs.CpuTimes,
+         window: Optional[Tuple[procfs.CpuTimes, float, float]] = None) -> Dict[str, Any]:
+    """The host's CPU over the step: a curve flat because the CPU was busy is not flat because of its log
+    device (/proc/stat; absent where there is none). Over the measured window (``window``: the sampler's
+    times inside it) where it was sampled, else over fio's whole run (file layout and ramp included:
+    ``basis`` says which); the whole run's share is kept beside a window's."""
     d = after - before
     share = d.busy_share
-    return {"busy_share": None if share is None else round(share, 4), "cpus": d.cpus, "ticks": d.total,
-            "source": procfs.STAT}
+    run = {"busy_share": None if share is None else round(share, 4), "cpus": d.cpus, "ticks": d.total,
+           "source": procfs.STAT}
+    if window is None or window[0].busy_share is None:
+        return dict(run, basis="run")
+    w, t0, t1 = window
+    return {"busy_share": round(w.busy_share, 4), "cpus": w.cpus, "ticks": w.total, "source": procfs.STAT,
+            "basis": "window", "window_s": round(t1 - t0, 2), "run_busy_share": run["busy_share"]}
 
 
 def _bytes(n) -> str:
@@ -242,6 +250,7 @@ class PoolScenarioRun:
         started = environment.now_iso()
         before = witness.read()
         cpu_before = procfs.cpu_times()
+        sampler = procfs.CpuSampler().start()
         window = evidence.IostatWindow(pool.name).start()
         try:
             t0 = time.time()
@@ -252,10 +261,13 @@ class PoolScenarioRun:
                 report, r = None, fio.run_load(self._load(threads, targets))
             # the measured window: fio's last runtime_s seconds (after its start-up and ramp), by its own clock
             end = r.ended_ms / 1000 if r.ended_ms else time.time()
-            io = window.collect(max(t0 + sc.ramp_s, end - sc.runtime_s), end)
+            measured = (max(t0 + sc.ramp_s, end - sc.runtime_s), end)
+            io = window.collect(*measured)
         finally:
             window.stop()
+            sampler.stop()
         cpu_after = procfs.cpu_times()
+        cpu_window = sampler.between(*measured)
         zil = witness.read() - before
         vdevs = evidence.vdev_summary(io.rows) if io.rows else {"vdevs": [], "log_write_bytes_s": None,
                                                                   "log_write_ops_s": None}
@@ -266,7 +278,7 @@ class PoolScenarioRun:
             "started": started, "zil": zil.as_dict(), "zil_source": witness.source,
             "zil_slog_share": zil.slog_share, **vdevs,
             "iostat": {"reports": io.reports, "span": io.span, "inside_window": io.inside},
-            **({"cpu": _cpu(cpu_before, cpu_after)} if cpu_before and cpu_after else {}),
+            **({"cpu": _cpu(cpu_before, cpu_after, cpu_window)} if cpu_before and cpu_after else {}),
             **({"clients": [{"endpoint": c.endpoint, "ios": c.result.ios, "iops": c.result.iops,
                              "mbps": c.result.bw_bytes / MiB, "runtime_ms": c.result.runtime_ms,
                              "lat_us": _lat(c.result.write_lat, c.result.sync_lat)} for c in report.clients]}

@@ -302,7 +302,15 @@ def _extrapolated(f: Dict[str, Any]) -> str:
             "sizes (" + ", ".join(size_label(s) for s in x["swept"]) + "); sweep them for a measured figure")
 
 
+def _host_bound(f: Dict[str, Any]) -> str:
+    x = f["figures"][-1]
+    return (f"host-bound at {_threads(f)} threads: this host's own ceiling (the host probe: its ZFS with a perfect "
+            f"log, the RAM copies taken out) is below what the log could take — ≤ {x['iops']:.0f} IOPS at "
+            f"{x['threads']} threads, where the log alone would give {x['log_latency_iops']:.0f}")
+
+
 FINDING_WORDS: Dict[str, Callable[[Dict[str, Any]], str]] = {
+    A.Kind.HOST.value: _host_bound,
     A.Kind.LOG_LATENCY.value: _log_latency, A.Kind.LOG_BANDWIDTH.value: _log_bandwidth, A.Kind.POOL.value: _pool,
     A.Kind.INDIRECT.value: _indirect, A.Kind.NO_BENEFIT.value: _no_benefit, A.Kind.LOG_TOO_SMALL.value: _too_small,
     A.Kind.SHORT_LIFE.value: _short_life, A.Kind.POWER_LOSS_UNSAFE.value: _unsafe,
@@ -393,6 +401,9 @@ BOUND_WORDS = {
                 "the host can hold it lower",
     "data-sweeps": "the data side is its devices' QD1 sweeps: no figure of the pool or of the host's software path "
                    "between a write and the log, which can hold it lower (give --scenario, a measured pool)",
+    "log-concurrency": "more writers than one per intent log: the model's upper end of how many commits the log "
+                       "takes at once (every writer its own log block where flushes queue, half the writers a "
+                       "commit where a flush stops the queue)",
     "host-ceiling": "the host probe's ceiling binds: this host's ZFS with a perfect log, the RAM copies taken out "
                     "(slogqual host-probe), which no log device can pass",
 }

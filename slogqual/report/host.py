@@ -15,8 +15,12 @@ def _f(x, fmt="{:.0f}", none="-"):
 def table(doc: HostProbeResult) -> List[str]:
     w = doc.workload
     c = doc.copy
+    fs = doc.ram.get("filesystem") or "file system unknown"
+    data = doc.ram.get("data_devices") or []
+    vdevs = (f"the data disks {' '.join(data)} ({doc.ram.get('layout')}) and a log file in RAM ({fs})" if data
+             else f"every vdev a file in RAM ({fs})")
     out = [f"host probe: {w.protocol} {size_label(w.bs)} writes, block {size_label(w.block_size)}, "
-           f"{w.zils} intent log(s), every vdev a file in RAM ({doc.ram.get('filesystem') or 'file system unknown'})"]
+           f"{w.zils} intent log(s); {vdevs}"]
     if c is not None:
         out.append(f"copy into RAM alone: {c.per_write_s * 1e6:.1f} us a write + {c.per_byte_s * 1e9:.2f} ns a byte "
                    f"(fio at {', '.join(size_label(s) for s in c.sizes)}: {', '.join(map(str, c.ios))} IOs)")

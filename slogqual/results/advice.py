@@ -27,7 +27,7 @@ PROTOCOLS = ("iscsi", "nfs")
 BINDINGS = ("log-latency-bound", "log-bandwidth-bound", "pool-bound", "indirect-bypass", "host-bound")
 KINDS = BINDINGS + ("no-benefit", "log-too-small", "short-life", "extrapolated", "power-loss-unsafe",
                     "unmirrored-exposure", "no-power-loss-evidence", "host-cpu-saturated")
-UPPER_BOUNDS = ("host-cpu", "log-only", "data-sweeps", "host-ceiling")
+UPPER_BOUNDS = ("host-cpu", "log-only", "data-sweeps", "host-ceiling", "log-concurrency")
 
 
 def key(name: str, check: Any, required: bool = False) -> Any:

@@ -28,24 +28,28 @@ class CopyCost:
     sizes: List[int]
     ios: List[int]  # fio's IOs at each size
     cpu_s: List[float]  # the CPU seconds each size's run used (/proc/stat)
+    # a file vdev first copies the block out of its scattered buffer into a linear one (vdev_file.c:
+    # abd_borrow_buf_copy) before writing it: a memcpy into memory that exists, per byte (a rewrite, measured)
+    borrow_per_byte_s: float = 0.0
 
     def of(self, writes_s: float, bytes_s: float) -> float:
-        """CPU seconds per second that ``writes_s`` writes of ``bytes_s`` bytes a second into RAM cost."""
-        return max(0.0, self.per_write_s * writes_s + self.per_byte_s * bytes_s)
+        """CPU seconds per second that ``writes_s`` file-vdev writes of ``bytes_s`` bytes a second into RAM cost."""
+        return max(0.0, self.per_write_s * writes_s + (self.per_byte_s + self.borrow_per_byte_s) * bytes_s)
 
     def one(self, size: float) -> float:
-        """CPU seconds one write of ``size`` bytes costs."""
-        return max(0.0, self.per_write_s + self.per_byte_s * size)
+        """CPU seconds one file-vdev write of ``size`` bytes costs."""
+        return max(0.0, self.per_write_s + (self.per_byte_s + self.borrow_per_byte_s) * size)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"per_write_s": self.per_write_s, "per_byte_s": self.per_byte_s, "sizes": list(self.sizes),
+        return {"per_write_s": self.per_write_s, "per_byte_s": self.per_byte_s,
+                "borrow_per_byte_s": self.borrow_per_byte_s, "sizes": list(self.sizes),
                 "ios": list(self.ios), "cpu_s": list(self.cpu_s)}
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "CopyCost":
         return cls(per_write_s=float(d["per_write_s"]), per_byte_s=float(d["per_byte_s"]),
                    sizes=[int(x) for x in d["sizes"]], ios=[int(x) for x in d["ios"]],
-                   cpu_s=[float(x) for x in d["cpu_s"]])
+                   cpu_s=[float(x) for x in d["cpu_s"]], borrow_per_byte_s=float(d.get("borrow_per_byte_s") or 0.0))
 
 
 @dataclass
