@@ -61,3 +61,115 @@ def test_the_copy_cost_fit_takes_the_per_write_and_per_byte_parts_apart():
     # noise that would make the per-byte part negative puts it all per write
     c = host_analysis.fit_copy([4096, 8192], [1000, 1000], [0.050, 0.049])
     assert c.per_byte_s == 0 and c.per_write_s == pytest.approx(49.5e-6)
+
+
+HOST = os.path.join(FIXTURES, "lab-nfs-64k-data-disks.host.json")
+RAM_HOST = os.path.join(FIXTURES, "lab-nfs-64k.host.json")
+ADVISOR = os.path.join(os.path.dirname(FIXTURES), "advisor")
+SATA = os.path.join(ADVISOR, "iscsi-4k-lab.log0-sata-ssd.sweep.json")  # swept 4K..128K: the lwbs of 64K writes
+PMEM = os.path.join(ADVISOR, "iscsi-4k-lab.log1-nvdimm.sweep.json")
+HDD_4K_ONLY = os.path.join(ADVISOR, "lab-sweep-4k-hdd.json")
+
+
+def load(path):
+    with open(path) as fh:
+        return HostProbeResult.from_dict(json.load(fh), path)
+
+
+@pytest.mark.parametrize("path", [HOST, RAM_HOST])
+def test_a_recorded_probe_s_ceiling_is_the_least_of_its_cpu_and_path_ceilings_with_the_copies_out(path):
+    doc = load(path)
+    steps = host_analysis.steps_from(doc.steps, doc.copy)
+    path_1 = host_analysis.uncontended_path(steps)
+    for s in steps:
+        assert s.cpu_s_per_io == pytest.approx(s.cpu_busy * s.cpus / s.iops)
+        assert 0 < s.copy_s_per_io < s.cpu_s_per_io  # the copies are a part of the CPU, not all of it
+        assert s.zfs_cpu_s_per_io == pytest.approx(s.cpu_s_per_io - s.copy_s_per_io)
+        assert s.cpu_ceiling_iops == pytest.approx(s.cpus / s.zfs_cpu_s_per_io)
+        assert s.path_ceiling_iops == pytest.approx(s.threads / (path_1 / 1e6))
+        assert s.ceiling_iops == min(s.cpu_ceiling_iops, s.path_ceiling_iops)
+        # with the RAM's copies taken out the ceiling stands above what the RAM pool itself did
+        assert s.ceiling_iops > s.iops
+        assert s.records_per_lwb == pytest.approx(s.iops / s.log_writes_s)
+        # on the pool's own data disks only the log's blocks were RAM copies; in an all-RAM pool the data's too
+        logs_only = doc.copy.of(s.log_writes_s, s.log_bytes_s) / s.iops
+        if doc.ram.get("data_devices"):
+            assert s.data_writes_s is None and s.copy_s_per_io == pytest.approx(logs_only)
+        else:
+            assert s.data_bytes_s > 0 and s.copy_s_per_io > logs_only
+
+
+def advise(tmp_path, *args):
+    out = tmp_path / "advice.json"
+    p = slogqual("advise", *args, "--tunables", "defaults", "--json", "-o", str(out), cwd=tmp_path)
+    return p, (json.loads(out.read_text()) if out.exists() else None)
+
+
+def test_with_the_host_probe_every_figure_is_the_least_of_log_and_host_and_says_which(tmp_path):
+    p, doc = advise(tmp_path, "--log", SATA, PMEM, "--protocol", "nfs", "--bs", "64k", "--threads", "1,2,8",
+                    "--host", HOST)
+    assert p.returncode == 0, p.stderr
+    host = {s["threads"]: s for s in doc["host"]["steps"]}
+    assert doc["host"]["source"] == HOST
+    for c in doc["candidates"]:
+        for s in c["steps"]:
+            lim = s["limits"]
+            ceiling = host.get(s["threads"], {}).get("ceiling_iops")
+            if ceiling is None:  # 1 writer: not probed (2 and 8 were), no ceiling made up
+                assert lim["host_iops"] is None
+                continue
+            assert s["iops"] <= lim["host_iops"] + 0.1 and s["iops"] <= lim["log_latency_iops"] + 0.1
+            if s["binding"] == "host-bound":
+                assert s["upper_bound"] == "host-ceiling" and lim["host_iops"] < lim["log_latency_iops"]
+    # the NVDIMM's own stores cost the CPU: its host figure sits below the bare ceiling; the SATA log's does not
+    pmem = next(c for c in doc["candidates"] if c["class"] == "nvdimm")
+    sata = next(c for c in doc["candidates"] if c["class"] == "sata-ssd")
+    at8 = {c["class"]: next(s for s in c["steps"] if s["threads"] == 8)["limits"]["host_iops"] for c in (pmem, sata)}
+    assert at8["nvdimm"] < at8["sata-ssd"] == pytest.approx(host[8]["ceiling_iops"], abs=0.1)
+    text = slogqual("advise", "--advice", str(tmp_path / "advice.json"), cwd=tmp_path).stdout
+    assert text.splitlines()[0].startswith("host figure: the host probe (")
+
+
+def test_one_writer_is_the_software_path_plus_the_log_s_write_and_flush(tmp_path):
+    p, doc = advise(tmp_path, "--log", SATA, "--protocol", "nfs", "--bs", "64k", "--threads", "1", "--host", HOST)
+    assert p.returncode == 0, p.stderr
+    (s,) = doc["candidates"][0]["steps"]
+    path = host_analysis.uncontended_path(host_analysis.steps_from(load(HOST).steps, load(HOST).copy))
+    assert s["batch_basis"] == "one-writer" and s["path_us"] == pytest.approx(path, abs=0.1)
+    assert s["limits"]["log_latency_iops"] == pytest.approx(1e6 / s["commit_lat_us"], rel=1e-3)
+    assert s["commit_lat_us"] > path  # the path, then the log's own write+flush
+
+
+def test_a_probe_of_another_load_is_refused_in_one_line(tmp_path):
+    p, doc = advise(tmp_path, "--log", SATA, "--protocol", "iscsi", "--bs", "4k", "--threads", "1,2", "--host", HOST)
+    assert p.returncode == 2 and doc is None
+    assert len(p.stderr.strip().splitlines()) == 1 and "slogqual host-probe --protocol iscsi --bs 4K" in p.stderr
+
+
+def test_a_figure_from_lwb_sizes_the_sweep_never_wrote_is_neither_prediction_nor_bound(tmp_path):
+    # the seeded configuration of issue #37: a 4K-only sweep asked about 64 KiB writes (68K-128K lwbs)
+    p, doc = advise(tmp_path, "--log", HDD_4K_ONLY, "--protocol", "nfs", "--bs", "64k", "--threads", "1,4,16")
+    assert p.returncode == 0, p.stderr
+    for s in doc["candidates"][0]["steps"]:
+        assert s["extrapolated"] and s["upper_bound"] is None
+    text = slogqual("advise", "--advice", str(tmp_path / "advice.json"), cwd=tmp_path).stdout
+    assert "neither a prediction nor a bound; sweep the log up to 128K" in text
+    assert "≤" not in "".join(l for l in text.splitlines() if l.startswith(("1 ", "4 ", "16 ")))
+
+
+def test_the_host_document_is_kept_in_the_store_and_advise_reads_it_back_from_there(tmp_path):
+    from slogqual.store import Store
+
+    store = tmp_path / "store.db"
+    with Store(str(store)) as st:
+        run_id = st.record(load(HOST))
+    out = tmp_path / "advice.json"
+    p = slogqual("advise", "--log", SATA, "--protocol", "nfs", "--bs", "64k", "--threads", "2,8", "--tunables",
+                 "defaults", "--store", str(store), "--host", f"store:{run_id}", "--json", "-o", str(out), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    from_file = advise(tmp_path / "f", "--log", SATA, "--protocol", "nfs", "--bs", "64k", "--threads", "2,8",
+                       "--host", HOST) if (tmp_path / "f").mkdir() is None else None
+    stored = json.loads(out.read_text())
+    assert [s["iops"] for s in stored["candidates"][0]["steps"]] == \
+        [s["iops"] for s in from_file[1]["candidates"][0]["steps"]]
+    assert stored["host"]["source"].startswith(f"store:{run_id}")

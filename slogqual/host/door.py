@@ -63,6 +63,7 @@ class HostProbeRequest:
     data: List[str] = field(default_factory=list)  # the pool's own data disks (else files in RAM)
     layout: str = "stripe"
     destroy_data: bool = False
+    record_in_store: bool = True  # as every run: `advise --host store:ID` reads it back
 
 
 def check(req: HostProbeRequest) -> HostProbeRequest:
@@ -85,7 +86,7 @@ def check(req: HostProbeRequest) -> HostProbeRequest:
     return HostProbeRequest(protocol=req.protocol, bs=req.bs, block_size=block, threads=sorted(set(req.threads)),
                             zils=req.zils, write_sync=write_sync, runtime_s=req.runtime_s, ramp_s=req.ramp_s,
                             ram_dir=req.ram_dir, output=req.output, argv=req.argv, data=list(req.data),
-                            layout=req.layout, destroy_data=req.destroy_data)
+                            layout=req.layout, destroy_data=req.destroy_data, record_in_store=req.record_in_store)
 
 
 def ram_filesystem(directory: str) -> Optional[str]:
@@ -219,6 +220,9 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
         environment=dict(environment.collect(fio_version, req.argv), openzfs_userland=userland),
         runtime_s=req.runtime_s, ramp_s=req.ramp_s, scenario=output + ".scenario.json")
     write_json_atomic(output, doc.to_dict())
+    if req.record_in_store:
+        from slogqual import store
+        store.record_or_warn(doc, output)
     return doc
 
 

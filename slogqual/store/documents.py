@@ -16,19 +16,21 @@ from slogqual.errors import UsageError
 from slogqual.report import scenario as scenario_report
 from slogqual.results import DeviceIdentity, SweepResult, schema_of
 from slogqual.results import schema as S
+from slogqual.results.host import HostProbeResult
 from slogqual.results.powercut import PowercutResult
 from slogqual.results.qualification import QualificationResult, Summary
 from slogqual.results.scenario import AnalysisRecord, ScenarioResult
 
-Document = Union[SweepResult, ScenarioResult, QualificationResult, PowercutResult]
+Document = Union[SweepResult, ScenarioResult, QualificationResult, PowercutResult, HostProbeResult]
 
 KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION = "sweep", "scenario", "qualification"
 KIND_POWERCUT = "powercut"
-KINDS = (KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION, KIND_POWERCUT)
+KIND_HOST = "host"  # a host probe: this host's ZFS with a perfect log (advise --host store:ID)
+KINDS = (KIND_SWEEP, KIND_SCENARIO, KIND_QUALIFICATION, KIND_POWERCUT, KIND_HOST)
 SCHEMA_KINDS = {S.SWEEP: KIND_SWEEP, S.SCENARIO: KIND_SCENARIO, S.QUALIFICATION: KIND_QUALIFICATION,
-                S.POWERCUT: KIND_POWERCUT}
+                S.POWERCUT: KIND_POWERCUT, S.HOST: KIND_HOST}
 TYPES = {KIND_SWEEP: SweepResult, KIND_SCENARIO: ScenarioResult, KIND_QUALIFICATION: QualificationResult,
-         KIND_POWERCUT: PowercutResult}
+         KIND_POWERCUT: PowercutResult, KIND_HOST: HostProbeResult}
 TYPED = {kind: t.from_dict for kind, t in TYPES.items()}
 
 
@@ -116,6 +118,11 @@ def filed(document: Document) -> Filed:
         return _device(KIND_POWERCUT, device_of(document), target=document.target_path,
                        started=document.started, host=document.host, status=document.status,
                        verdict=document.verdict)
+    if isinstance(document, HostProbeResult):  # filed under the host, not a device
+        env = document.environment
+        return Filed(KIND_HOST, model=f"OpenZFS {env.get('openzfs_userland') or '?'}", device_class="host",
+                     target=document.ram.get("directory"), started=env.get("started"), host=env.get("host"),
+                     status=document.status)
     raise TypeError(f"the result store keeps sweeps, scenarios, qualifications and power cuts, not {document!r:.80}")
 
 
@@ -128,7 +135,15 @@ def summary(document: Document) -> str:
         return scenario_summary(document)
     if isinstance(document, QualificationResult):
         return qualification_summary(document)
+    if isinstance(document, HostProbeResult):
+        return host_summary(document)
     return powercut_words.summary(document)
+
+
+def host_summary(doc: HostProbeResult) -> str:
+    w = doc.workload
+    ceilings = ", ".join(f"{s.threads}: ≤ {s.ceiling_iops:.0f}" for s in doc.steps if s.ceiling_iops)
+    return f"host probe {w.protocol} {w.bs // 1024}K; ceiling IOPS by writers {ceilings or 'none'}"
 
 
 def sweep_summary(result: SweepResult) -> str:
