@@ -67,13 +67,13 @@ class Step:
 class Curve:
     config: str
     sync: str
-    log: str  # none | single | mirror | stripe
+    log: str  # none | single | mirror | stripe | special (the candidate as the special vdev, no log vdev)
     steps: List[Step] = field(default_factory=list)
     candidate: Optional[str] = None  # the log device of a single-SLOG curve, when candidates are compared
 
     @property
     def uses_slog(self) -> bool:
-        return self.log != "none"
+        return self.log not in ("none", "special")
 
 
 @dataclass

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 from slogqual.analysis import pair_ceiling
 from slogqual.analysis import pairs as _pairs
 from slogqual.analysis import scaling
+from slogqual.analysis import special as _special
 from slogqual.analysis.findings import PROBLEMS, Finding
 from slogqual.results.scenario import ScenarioResult, ScenarioStep
 
@@ -37,6 +38,8 @@ from slogqual.results.scenario import ScenarioResult, ScenarioStep
 # or its log vdev below half its own sweep at that size, rather than the log device or "not reached"; an
 # O_DSYNC load's sync=standard + SLOG curve is judged against sync=standard without a log (it was "nothing
 # to judge"), and the headline verdict is the fastest sync=always candidate's.
+# (Issue #39: ``special`` — the special-vdev curves, analysis.special — is added only where a result has them,
+# which no earlier result can; every key and sentence of the others is version 9's, so the version stands.)
 ANALYSIS_VERSION = 9
 
 
@@ -138,7 +141,8 @@ def analyse(result: ScenarioResult) -> Dict[str, Any]:
     load_is_sync = result.write_sync != "none"
     metric = metric_for(bs)
     cs = curves(result)
-    common = [c for c in cs if not c.uses_slog]  # what a SLOG curve is judged against: never another SLOG
+    # what a SLOG curve is judged against: never another SLOG, nor the ZIL on a special vdev (analysis.special)
+    common = [c for c in cs if not c.uses_slog and c.log != _special.SPECIAL]
     singles = [c for c in cs if c.log == "single"]
     pair_curves = [c for c in cs if _pairs.is_pair(c)]
     names = {c.candidate: _device_name(result, c.candidate) for c in singles if c.candidate}
@@ -192,6 +196,9 @@ def analyse(result: ScenarioResult) -> Dict[str, Any]:
     flat = scaling.saturation(base.steps, metric) if base and base.steps and not load_is_sync else None
     slower = scaling.slower_candidate(compared_candidates(singles), names, metric, flat=flat)
     out["findings"] = verdict_facts(v) + [p.to_dict() for p in problems] + ([slower.to_dict()] if slower else [])
+    special = _special.entries(result, metric)
+    if special:
+        out["special"] = special
     return out
 
 

@@ -15,6 +15,7 @@ from slogqual.pool.scenario import builtin_names, load_scenario
 from slogqual.process import EXIT_INTERRUPTED
 from slogqual.progress import Progress
 from slogqual.results.scenario import ScenarioResult
+from slogqual.cli.lab import select_zfs, zfs_option
 from slogqual.units import size_label
 from slogqual import limits
 from slogqual.cli.options import add_force, add_path_ceiling, guard_output, in_range, in_range_list
@@ -81,6 +82,7 @@ def register(sub) -> None:
     r.add_argument("--resume", metavar="RESULT", help="continue an interrupted run")
     r.add_argument("--lab", action="store_true",
                    help="run in the lab guest on emulated devices (default: data hdd hdd, log sata-ssd nvdimm)")
+    zfs_option(r)
     r.add_argument("--lab-data", nargs="+", metavar="CLASS", help="lab classes of the data devices")
     r.add_argument("--lab-log", nargs="+", metavar="CLASS",
                    help="lab classes of the log devices (with two or more, the striped and mirrored log "
@@ -194,6 +196,7 @@ def _overrides(args) -> dict:
 
 def _run_in_lab(args) -> int:
     from slogqual.lab import scenario as lab_scenario
+    select_zfs(args)  # --zfs: the lab of that OpenZFS (else $SLOGQUAL_LAB_ZFS, else 2.3)
     if args.data or args.log:
         raise UsageError("--lab uses emulated devices: name their classes with --lab-data/--lab-log, not --data/--log")
     if args.log_sweep:
@@ -217,6 +220,8 @@ def _run_in_lab(args) -> int:
 
 
 def cmd_run(args) -> int:
+    if getattr(args, "zfs", "") and not args.lab:
+        raise UsageError("--zfs picks the lab's OpenZFS: it goes with --lab (on host devices the loaded module runs)")
     if args.lab:
         if not args.scenario:
             raise UsageError("name a scenario")

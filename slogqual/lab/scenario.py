@@ -132,7 +132,8 @@ def _scenario_text(req: LabScenarioRequest) -> Optional[str]:
     """The user's scenario file checked as the guest will run it (with the overrides; against the lab
     devices named), and its text; None for a shipped scenario, which the guest loads by its name."""
     from slogqual.pool.builder import data_vdevs
-    from slogqual.pool.scenario import is_shipped, read_scenario, with_overrides
+    from slogqual.lab.image import selected_series
+    from slogqual.pool.scenario import check_special_version, is_shipped, read_scenario, with_overrides
     from slogqual.pool.variants import check_log_count
 
     scenario, text = read_scenario(req.scenario)  # a bad name or file is refused here, before a guest boots
@@ -140,6 +141,8 @@ def _scenario_text(req: LabScenarioRequest) -> Optional[str]:
         scenario = scenario.quick()
     scenario = with_overrides(scenario, req.overrides)
     check_log_count(scenario, len(req.logs))  # so is a run whose every SLOG needs a pair of logs
+    # and the ZIL on the special vdev in a lab of OpenZFS 2.3 (--zfs, $SLOGQUAL_LAB_ZFS)
+    check_special_version(scenario, {"module": selected_series()}, where="the lab's")
     data_vdevs(req.layout, [f"lab:{i}" for i in range(len(req.data))])  # and a layout the data cannot make
     if is_shipped(req.scenario):
         return None

@@ -50,7 +50,7 @@ def data_vdevs(layout: str, devices: List[str]) -> List[str]:
 
 
 def log_vdevs(mode: str, logs: List[str]) -> List[str]:
-    if mode == "none":
+    if mode in ("none", "special"):  # special: the candidate is the special vdev (special_vdevs), no log vdev
         return []
     if not logs:
         raise UsageError("this configuration needs a SLOG: name one with --log")
@@ -59,6 +59,16 @@ def log_vdevs(mode: str, logs: List[str]) -> List[str]:
     if len(logs) < 2:
         raise UsageError(f"a {mode} SLOG configuration needs two --log devices")
     return ["mirror", logs[0], logs[1]] if mode == "mirror" else list(logs)
+
+
+def special_vdevs(mode: str, logs: List[str]) -> List[str]:
+    """zpool's vdev grammar for the special vdev of a ``log = "special"`` configuration: the first candidate
+    (``["special", dev]``, after the data vdevs); [] for every other configuration."""
+    if mode != "special":
+        return []
+    if not logs:
+        raise UsageError("this configuration puts the log candidate on the special vdev: name one with --log")
+    return ["special", logs[0]]
 
 
 def physical_sector(device: str) -> Optional[int]:

@@ -24,8 +24,8 @@ from slogqual.errors import SlogqualError, ToolError, UsageError
 from slogqual.outputs import check_output, json_document
 from slogqual.pool import log_sweeps, variants
 from slogqual.pool.builder import LAYOUTS, POOL_PREFIX, ZFS_APIS, data_vdevs, safe_name
-from slogqual.pool.engine import SCENARIO_SCHEMA, PoolScenarioRun, new_result
-from slogqual.pool.scenario import Scenario, load_scenario, with_overrides
+from slogqual.pool.engine import SCENARIO_SCHEMA, PoolScenarioRun, check_loads, new_result
+from slogqual.pool.scenario import Scenario, check_special_version, load_scenario, with_overrides
 from slogqual.progress import Progress
 from slogqual.results.scenario import Drivers, ScenarioResult
 from slogqual.results.shelf import UnitPath
@@ -112,6 +112,9 @@ class _Plan:
 
 def _plan(req: ScenarioRequest) -> _Plan:
     plan = _plan_devices(req)
+    check_loads(plan.scenario)  # a dataset load that would run O_DIRECT (around the ZIL): refused now
+    if any(c.uses_special for c in plan.scenario.configs):  # the ZIL on the special vdev: OpenZFS 2.4 on
+        check_special_version(plan.scenario, _openzfs())
     plan.clients, plan.fio_servers = _drivers(req, plan.document)
     drivers = len(plan.clients) + plan.fio_servers
     if drivers > plan.scenario.luns:
@@ -173,8 +176,8 @@ def _plan_devices(req: ScenarioRequest) -> _Plan:
     if not data:
         raise UsageError("name the data devices with --data (or use --lab)")
     data_vdevs(req.layout, data)  # a layout the data devices cannot make: refused before anything is written
-    if any(c.uses_slog for c in scenario.configs) and not logs:
-        raise UsageError("this scenario has SLOG configurations: name the candidate(s) with --log")
+    if any(c.needs_candidate for c in scenario.configs) and not logs:
+        raise UsageError("this scenario has SLOG (or special-vdev) configurations: name the candidate(s) with --log")
     variants.check_log_count(scenario, len(logs))
     if len(set(data + logs)) != len(data + logs):
         raise UsageError("a device is named twice")

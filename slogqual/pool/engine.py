@@ -15,13 +15,13 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Type
 from slogqual import environment
 from slogqual.analysis import scenario as scenario_analysis
 from slogqual.report import scenario as scenario_report
-from slogqual.errors import MeasurementError, ResultWriteError, SlogqualError
+from slogqual.errors import MeasurementError, ResultWriteError, SlogqualError, UsageError
 from slogqual.pool import evidence, log_sweeps
 from slogqual.pool.held_open import HeldOpen
 from slogqual.pool import transport
 from slogqual.pool import variants as _variants
 from slogqual.tools import fio_client
-from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, wait_for_device
+from slogqual.pool.builder import ThrowawayPool, ashift_for, data_vdevs, log_vdevs, special_vdevs, wait_for_device
 from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import Progress
 from slogqual.results import (STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_RUNNING, schema,
@@ -29,6 +29,7 @@ from slogqual.results import (STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED
 from slogqual.results.scenario import PoolRecord, ScenarioEnvironment, ScenarioResult, ScenarioStep, SkippedConfig
 from slogqual.kernel import procfs
 from slogqual.tools import fio
+from slogqual.tools import zfs_tunables
 from slogqual.units import MiB
 
 SCENARIO_SCHEMA = schema.SCENARIO
@@ -73,6 +74,38 @@ def _cpu(before: procfs.CpuTimes, after: procfs.CpuTimes,
 def _bytes(n) -> str:
     """A ZIL byte count for a progress line: an unknown one (the kstat lacks the row) is 'unknown'."""
     return "unknown" if n is None else f"{n} B"
+
+
+DIRECT_DATASET = ("a dataset load with O_DIRECT (fio direct=1) goes around the ZIL on OpenZFS 2.3 and later "
+                  "(Direct IO, zfs_dio_enabled=1 on Linux): its writes are made in place and logged indirectly, "
+                  "not the log an NFS client's writes exercise; dataset loads run buffered")
+
+
+def step_load(sc: Scenario, threads: int, targets: List[str]) -> fio.FioLoad:
+    """The fio load of one step: O_DIRECT on zvols (a LUN's initiator bypasses the page cache), buffered on a
+    dataset's files, as an NFS server writes them. A dataset load that came out O_DIRECT is refused
+    (``check_direct``)."""
+    common = dict(rw=sc.rw, bs=sc.bs, threads_per_lun=threads, runtime_s=sc.runtime_s, ramp_s=sc.ramp_s,
+                  write_sync=sc.write_sync)
+    if sc.kind == "zvol":
+        return check_direct(fio.FioLoad(devices=targets, direct=True, **common))
+    # each thread its own file; the LUN's size is shared by its threads
+    per_thread = max(sc.bs * 16, (sc.lun_size // threads) // sc.bs * sc.bs)
+    return check_direct(fio.FioLoad(directory=targets[0], files=sc.luns, file_size=per_thread, direct=False, **common))
+
+
+def check_direct(load: fio.FioLoad) -> fio.FioLoad:
+    """``load``, unless it writes a dataset's files with O_DIRECT: refused in one line (DIRECT_DATASET)."""
+    if load.directory and load.direct:
+        raise UsageError(DIRECT_DATASET)
+    return load
+
+
+def check_loads(sc: Scenario) -> None:
+    """Every step's load of ``sc`` as the run will build it, checked before anything is written (pool.door)."""
+    targets = ["/dev/zvol/check"] * sc.luns if sc.kind == "zvol" else ["/check"]
+    for t in sc.threads:
+        step_load(sc, t, targets)
 
 
 class PoolScenarioRun:
@@ -161,7 +194,7 @@ class PoolScenarioRun:
                     continue
                 config, candidate = variant.config, variant.candidate
                 label = config.name + (f" [{candidate}]" if candidate else "")
-                with self._pool(config, list(variant.logs)) as pool:
+                with self._parameters(config), self._pool(config, list(variant.logs)) as pool:
                     r.pool.zfs_api = pool.api_name  # how the zvols/datasets were created
                     targets, datasets = self._luns(pool)
                     witness = evidence.ZilWitness(pool.name, datasets)
@@ -192,6 +225,9 @@ class PoolScenarioRun:
             measured["candidate"] = variant.candidate
             measured["transport"] = sc.transport.kind
             measured["log_devices"] = log_vdevs(config.log, list(variant.logs))
+            if config.uses_special:
+                measured["special_devices"] = special_vdevs(config.log, list(variant.logs))[1:]
+                measured["zil_special_is_slog"] = int(config.zil_special_is_slog is not False)
             step = ScenarioStep.measured(measured)
             self.result.steps.append(step)
             self.save()
@@ -199,11 +235,20 @@ class PoolScenarioRun:
                               f"{step.p99_us or 0:.0f} us; ZIL to log {_bytes(step.slog_bytes)}, "
                               f"to pool {_bytes(step.normal_bytes)}")
 
+    @staticmethod
+    def _parameters(config: PoolConfig):
+        """The module parameters a configuration runs with, the values found put back after its steps: a
+        special-vdev configuration's ``zil_special_is_slog`` (pool.door refused the run before OpenZFS 2.4)."""
+        if not config.uses_special:
+            return contextlib.nullcontext()
+        return zfs_tunables.setting("zil_special_is_slog", int(config.zil_special_is_slog is not False))
+
     def _pool(self, config: PoolConfig, logs: List[str]) -> ThrowawayPool:
-        """A pool for one variant: ``logs`` are the log devices it gets (none, the candidate, the pair)."""
+        """A pool for one variant: ``logs`` are the log devices it gets (none, the candidate, the pair; a
+        special-vdev configuration's candidate is its special vdev)."""
         pool = self.result.pool
         fs_props = dict(pool.fs_properties, sync=config.sync, logbias=config.logbias)
-        return ThrowawayPool(name=self.pool_name, vdevs=data_vdevs(pool.layout, pool.data),
+        return ThrowawayPool(name=self.pool_name, vdevs=data_vdevs(pool.layout, pool.data) + special_vdevs(config.log, logs),
                              logs=log_vdevs(config.log, logs),
                              zfs_api=self.zfs_api,
                              properties={"ashift": str(pool.ashift)}, fs_properties=fs_props)
@@ -217,14 +262,7 @@ class PoolScenarioRun:
         return [pool.mountpoint(ds)], [ds]
 
     def _load(self, threads: int, targets: List[str]) -> fio.FioLoad:
-        sc = self.scenario
-        common = dict(rw=sc.rw, bs=sc.bs, threads_per_lun=threads, runtime_s=sc.runtime_s, ramp_s=sc.ramp_s,
-                      write_sync=sc.write_sync)
-        if sc.kind == "zvol":
-            return fio.FioLoad(devices=targets, direct=True, **common)
-        # each thread its own file; the LUN's size is shared by its threads
-        per_thread = max(sc.bs * 16, (sc.lun_size // threads) // sc.bs * sc.bs)
-        return fio.FioLoad(directory=targets[0], files=sc.luns, file_size=per_thread, direct=False, **common)
+        return step_load(self.scenario, threads, targets)
 
     def _client_loads(self, threads: int, targets: List[str]):
         """The step's load split over the fio clients: each client a contiguous block of the LUNs (zvols /

@@ -31,30 +31,48 @@ KINDS = ("zvol", "dataset")
 RWS = ("randwrite", "write")
 WRITE_SYNCS = ("none", "dsync", "fsync")
 SYNCS = ("standard", "always", "disabled")
-LOGS = ("none", "single", "mirror", "stripe")
+LOGS = ("none", "single", "mirror", "stripe", "special")
+SPECIAL = "special"  # the log candidate as the pool's special vdev, no log vdev: the ZIL on the special (2.4)
 
 _TOP_KEYS = {"name", "description", "kind", "luns", "lun_size", "volblocksize", "recordsize", "rw", "bs",
              "write_sync", "threads", "runtime", "ramp", "config", "quick", "transport", "nfs_version",
              "nfs_threads", "nfs_mount_options", "iscsi_write_cache"}
 _QUICK_KEYS = {"luns", "lun_size", "threads", "runtime", "ramp"}
-_CONFIG_KEYS = {"name", "sync", "log", "logbias"}
+_CONFIG_KEYS = {"name", "sync", "log", "logbias", "zil_special_is_slog"}
 
 
 @dataclass(frozen=True)
 class PoolConfig:
-    """One way to run the load: the pool's sync property and its log vdev layout."""
+    """One way to run the load: the pool's sync property and its log vdev layout; ``log = "special"``: the
+    log candidate is the pool's special vdev instead, with the module parameter ``zil_special_is_slog`` set
+    to ``zil_special_is_slog`` (1 by default, 0 its off switch) for the configuration's steps."""
 
     name: str
     sync: str = "standard"
-    log: str = "none"  # none | single | mirror | stripe
+    log: str = "none"  # none | single | mirror | stripe | special
     logbias: str = "latency"
+    zil_special_is_slog: Optional[bool] = None  # with log = "special" only: True unless the file says false
 
     @property
     def uses_slog(self) -> bool:
+        """A log vdev: the pool gets one (or two) of the candidates as its SLOG."""
+        return self.log not in ("none", SPECIAL)
+
+    @property
+    def uses_special(self) -> bool:
+        """The candidate as the pool's special vdev (no log vdev)."""
+        return self.log == SPECIAL
+
+    @property
+    def needs_candidate(self) -> bool:
+        """The pool is built with a --log candidate (as its log or as its special vdev)."""
         return self.log != "none"
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"name": self.name, "sync": self.sync, "log": self.log, "logbias": self.logbias}
+        d = {"name": self.name, "sync": self.sync, "log": self.log, "logbias": self.logbias}
+        if self.uses_special:
+            d["zil_special_is_slog"] = self.zil_special_is_slog is not False
+        return d
 
 
 @dataclass(frozen=True)
@@ -255,9 +273,15 @@ def parse_scenario(table: Dict[str, Any], source: str) -> Scenario:
         if cname in names:
             raise c.fail(where + "name", f"repeats the configuration name {cname!r}")
         names.add(cname)
-        configs.append(PoolConfig(name=cname, sync=c.choice(cfg, "sync", SYNCS, "standard", where),
-                                  log=c.choice(cfg, "log", LOGS, "none", where),
-                                  logbias=c.choice(cfg, "logbias", ("latency", "throughput"), "latency", where)))
+        log = c.choice(cfg, "log", LOGS, "none", where)
+        special_is_slog = cfg.get("zil_special_is_slog")
+        if special_is_slog is not None and log != SPECIAL:
+            raise c.fail(where + "zil_special_is_slog", f"applies to log = \"{SPECIAL}\", not {log!r}")
+        if special_is_slog is not None and not isinstance(special_is_slog, bool):
+            raise c.fail(where + "zil_special_is_slog", f"must be true or false, not {special_is_slog!r}")
+        configs.append(PoolConfig(name=cname, sync=c.choice(cfg, "sync", SYNCS, "standard", where), log=log,
+                                  logbias=c.choice(cfg, "logbias", ("latency", "throughput"), "latency", where),
+                                  zil_special_is_slog=(special_is_slog is not False) if log == SPECIAL else None))
     quick = table.get("quick", {})
     if not isinstance(quick, dict):
         raise c.fail("quick", "must be a table")
@@ -279,6 +303,26 @@ def parse_scenario(table: Dict[str, Any], source: str) -> Scenario:
         ramp_s=c.seconds(table, "ramp", required=False) or 0.0, configs=configs, source=source,
         quick_overrides=overrides, transport=_transport(c, table, kind),
     )
+
+
+def check_special_version(scenario: Scenario, openzfs: Dict[str, Any], where: str = "this host's") -> None:
+    """A scenario with a special-vdev configuration needs the ZIL on the special vdev (OpenZFS 2.4,
+    ``zil_special_is_slog``): on an older module it is refused in one line naming the version found, and
+    where the version cannot be read that is said (``openzfs``: tools.zfs.openzfs_versions' dict)."""
+    from slogqual.tools import zfs_tunables
+
+    special = [c.name for c in scenario.configs if c.uses_special]
+    if not special:
+        return
+    module = openzfs.get("module")
+    what = f"{scenario.name}: configuration {special[0]!r} (log = \"{SPECIAL}\") needs OpenZFS 2.4 or later " \
+           f"(the ZIL on the special vdev, zil_special_is_slog)"
+    found = zfs_tunables.has("zil_special_is_slog", module)
+    if found is None:
+        why = openzfs.get("error") or "zfs --version names no module"
+        raise UsageError(f"{what}; {where} OpenZFS module version is unknown ({str(why)[:120]})")
+    if not found:
+        raise UsageError(f"{what}; {where} OpenZFS module is {module}")
 
 
 def builtin_names() -> List[str]:

@@ -1,6 +1,7 @@
 """Which pools a scenario run builds: each configuration with the log devices it gets.
 
-A single-SLOG configuration runs once per --log candidate, so the candidates are compared on the same
+A single-SLOG configuration (and a special-vdev one, ``log = "special"``: the candidate as the pool's special
+vdev) runs once per --log candidate, so the candidates are compared on the same
 pool and load. A mirror or stripe of two logs runs once per PAIR of candidates (in the order given):
 with exactly two candidates that is one run, labelled as before (no candidate), so results of that
 shape resume unchanged; with three or more each pair is its own run, labelled with both devices. With
@@ -50,9 +51,9 @@ def plan(configs: Sequence[PoolConfig], logs: Sequence[str]) -> Tuple[List[Varia
     out: List[Variant] = []
     skipped: List[Dict[str, Any]] = []
     for c in configs:
-        if c.log == "single" and len(logs) > 1:
+        if c.log in ("single", "special") and len(logs) > 1:  # special: each candidate the special vdev
             out += [Variant(c, dev, (dev,)) for dev in logs]
-        elif c.log == "single":
+        elif c.log in ("single", "special"):
             out.append(Variant(c, logs[0] if logs else None, tuple(logs[:1])))
         elif needs_pair(c) and len(logs) < 2:
             skipped.append({"config": c.name, "log": c.log, "reason": skip_reason(c, logs)})
@@ -71,8 +72,9 @@ def skip_warning(entry: Dict[str, Any]) -> str:
 
 
 def all_slogs_need_pairs(configs: Sequence[PoolConfig]) -> bool:
-    """Every SLOG configuration is a mirror or stripe (and there is at least one)."""
-    slogs = [c for c in configs if c.uses_slog]
+    """Every configuration built with a candidate (a SLOG, or the special vdev) is a mirror or stripe of two
+    logs (and there is at least one)."""
+    slogs = [c for c in configs if c.needs_candidate]
     return bool(slogs) and all(needs_pair(c) for c in slogs)
 
 

@@ -68,12 +68,19 @@ def pair_lines(a: Dict[str, Any]) -> List[str]:
     return out
 
 
+def special_lines(a: Dict[str, Any]) -> List[str]:
+    """Each special-vdev configuration's ZIL: where its blocks went, and against the SLOG and no log."""
+    return [f"ZIL on the special vdev {e['device']} ({e['config']}): {line}" for e in a.get("special") or []
+            for line in e.get("said") or []]
+
+
 def verdict_lines(result: ScenarioResult) -> List[str]:
     """What the run printed after its table: the verdict by today's rules (a complete result only)."""
     a = current(result)
     if not (a and result.complete):
         return []
-    return ["", f"verdict: {a['verdict']}", f"bottleneck: {a['bottleneck']}"] + candidate_lines(a) + pair_lines(a)
+    return (["", f"verdict: {a['verdict']}", f"bottleneck: {a['bottleneck']}"] + candidate_lines(a) + pair_lines(a)
+            + special_lines(a))
 
 
 # --- the report's section --------------------------------------------------------------------------------
@@ -141,7 +148,7 @@ def scenario_section(result: ScenarioResult, path: str) -> ScenarioSection:
     metric = (a or {}).get("metric") or scenario_analysis.metric_for(result.bs)
     if a and result.complete:
         verdicts = [Verdict("Scenario verdict", a["verdict"], "neutral"), Verdict("Bottleneck", a["bottleneck"], "neutral")]
-        said, details, problems = candidate_lines(a) + pair_lines(a), list(a.get("details") or []), list(a.get("problems") or [])
+        said, details, problems = candidate_lines(a) + pair_lines(a) + special_lines(a), list(a.get("details") or []), list(a.get("problems") or [])
     else:
         why = f"the run is {result.status}" + (f": {result.error}" if result.error else "")
         verdicts = [Verdict("Scenario verdict", f"none: {why} (its steps so far are below)", "neutral")]
@@ -262,6 +269,43 @@ def _pair(entry: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def _mib(n: Optional[float]) -> str:
+    return "?" if n is None else f"{n / (1 << 20):.2f} MiB"
+
+
+def _ratios(steps: List[Dict[str, Any]], key: str, metric: str) -> str:
+    return ", ".join(f"{r[key]:.2f}x at {r['threads']} threads" for r in steps if r.get(key) is not None) \
+        or f"no step at the same thread count ({metric})"
+
+
+def special_said(e: Dict[str, Any]) -> List[str]:
+    """The words of one special-vdev entry (analysis.special): the ZIL's bytes and where they went, then the
+    comparison with the dedicated SLOG of the same device and with no log, step by step."""
+    steps, metric = e.get("steps") or [], e.get("metric") or "iops"
+    zil = [r["zil_bytes"] for r in steps if r.get("zil_bytes") is not None]
+    param = e.get("zil_special_is_slog")
+    out = [f"zil_special_is_slog={'?' if param is None else param}; the ZIL wrote "
+           f"{_mib(sum(zil)) if zil else '? (the kstat lacked the rows)'} over {len(steps)} step(s), "
+           f"{_mib(e['slog_class_bytes'])} of it counted as slog"
+           + (" (2.4 counts the special vdev's ZIL blocks as normal)" if not e.get("slog_class_bytes") else
+              ": a log class this pool does not have — this module did not count as 2.4 does")]
+    for r in steps:
+        share = "?" if r.get("special_share") is None else f"{r['special_share']:.0%}"
+        out.append(f"{r['threads']} threads: zpool iostat saw the special vdev write "
+                   f"{_mib(r.get('special_write_bytes_s'))}/s and the data vdevs {_mib(r.get('data_write_bytes_s'))}/s "
+                   f"({share} of their writes on the special vdev; txg writes included)")
+    if e.get("slog_config"):
+        out.append(f"against the dedicated SLOG of the same device ({e['slog_config']}): "
+                   f"{_ratios(steps, 'of_slog', metric)} its {metric}")
+    else:
+        out.append("no dedicated SLOG of the same device measured at this sync: nothing to compare with")
+    if e.get("none_config"):
+        out.append(f"against no log ({e['none_config']}): {_ratios(steps, 'of_none', metric)} its {metric}")
+    else:
+        out.append("no configuration without a log measured at this sync: nothing to compare with")
+    return out
+
+
 def worded(facts: Dict[str, Any]) -> Dict[str, Any]:
     """An analysis (analysis.scenario.analyse) with its sentences, in the stored layout."""
     found = _facts(facts)
@@ -273,6 +317,8 @@ def worded(facts: Dict[str, Any]) -> Dict[str, Any]:
     slower = of_kind(found, _SLOWER)
     if slower:
         top = _insert_after(top, "pairs", {"slower_log": wording.word(slower[0])})
+    if facts.get("special"):
+        top["special"] = [dict(e, said=special_said(e)) for e in facts["special"]]
     return top
 
 

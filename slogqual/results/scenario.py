@@ -22,7 +22,7 @@ from slogqual.results.shelf import UnitPath
 
 STATUSES = (STATUS_RUNNING, STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED)
 SYNCS = ("standard", "always", "disabled")
-LOGS = ("none", "single", "mirror", "stripe")
+LOGS = ("none", "single", "mirror", "stripe", "special")  # special: the candidate as the special vdev, no log
 
 
 def log_ops(vdevs: Optional[List[Dict[str, Any]]]) -> Optional[float]:
@@ -30,6 +30,13 @@ def log_ops(vdevs: Optional[List[Dict[str, Any]]]) -> Optional[float]:
     if vdevs is None:
         return None
     return sum(float(v["write_ops_s"]) for v in vdevs if v.get("section") == "logs" and v.get("depth") == 1)
+
+
+def _section_bytes(vdevs: Optional[List[Dict[str, Any]]], section: str) -> Optional[float]:
+    """Write bytes/s of one section's top-level vdevs (depth 1), from a step's ``vdevs`` list."""
+    if not vdevs:
+        return None
+    return sum(float(v["write_bytes_s"]) for v in vdevs if v.get("section") == section and v.get("depth") == 1)
 
 
 @dataclass
@@ -185,12 +192,13 @@ class Drivers(Table):
 class ConfigRecord(Table):
     """One of ``scenario.configs``: a pool configuration the scenario measures (pool.scenario.PoolConfig)."""
 
-    KEYS: ClassVar[Tuple[str, ...]] = ("name", "sync", "log", "logbias")
+    KEYS: ClassVar[Tuple[str, ...]] = ("name", "sync", "log", "logbias", "zil_special_is_slog")
 
     name: Optional[str] = None
     sync: Optional[str] = None
     log: Optional[str] = None
     logbias: Optional[str] = None
+    zil_special_is_slog: Optional[bool] = None  # log = "special" only (absent elsewhere)
 
 
 @dataclass
@@ -317,6 +325,29 @@ class ScenarioStep:
         """The log vdevs as zpool was given them (``["mirror", a, b]``, ``[a, b]``, ``[a]``); [] unrecorded."""
         v = self.extra.get("log_devices")
         return list(v) if isinstance(v, list) else []
+
+    @property
+    def special_devices(self) -> List[str]:
+        """A special-vdev configuration's special vdev (the candidate); [] for every other step."""
+        v = self.extra.get("special_devices")
+        return list(v) if isinstance(v, list) else []
+
+    @property
+    def zil_special_is_slog(self) -> Optional[int]:
+        """The module parameter a special-vdev step ran with (1, 0); None for every other step."""
+        v = self.extra.get("zil_special_is_slog")
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    @property
+    def special_write_bytes_s(self) -> Optional[float]:
+        """The special vdevs' writes over the window (zpool iostat's ``special`` section, top-level rows: every
+        write, the ZIL's and the txg's); None where the step recorded no per-vdev rows."""
+        return _section_bytes(self.extra.get("vdevs"), "special")
+
+    @property
+    def data_write_bytes_s(self) -> Optional[float]:
+        """The data vdevs' writes over the window (the top-level rows outside every section)."""
+        return _section_bytes(self.extra.get("vdevs"), "data")
 
     @property
     def transport(self) -> Optional[str]:

@@ -39,3 +39,8 @@ def disks(text: str) -> List[str]:
 def get(*names: str) -> Dict[str, str]:
     proc = _run.run(argv(*names), timeout=30, typed_timeout=True, check=True)
     return _run.parse_output(proc, parse)
+
+
+def set_value(name: str, value: str) -> None:
+    """``sysctl NAME=VALUE`` (root): ToolFailedError when the kernel refuses it."""
+    _run.run([PROGRAM, f"{name}={value}"], timeout=30, typed_timeout=True, check=True)

@@ -1,0 +1,59 @@
+"""The ZIL on the special vdev in the OpenZFS 2.4 lab (issue #39): one guest runs tests/lab_jobs/special-vdev.toml
+(the nvme as the special vdev with zil_special_is_slog 1 and 0, as a dedicated SLOG, and none, under sync=always)
+and the result must say where the ZIL went: with the candidate as the special vdev, the ZIL's bytes are counted
+under the normal class (2.4's counting), none under slog, and zpool iostat saw the special vdev write; the
+dedicated SLOG's bytes are counted as slog. Relations only, never absolute figures.
+
+Skipped, saying why, unless the 2.4 lab is built (`SLOGQUAL_LAB_ZFS=2.4 contrib/lab/build.sh`), as
+tests/test_lab_zfs24.py decides. The guest runs the `slogqual` installed on the host (its view of / over 9p):
+run it from a checkout whose slogqual has ``log = "special"``.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from slogqual.lab import image
+
+pytestmark = pytest.mark.lab
+
+TOML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "special-vdev.toml")
+SPECIAL, OFF = "sync=always, ZIL on the special vdev", "sync=always, special vdev, zil_special_is_slog=0"
+SLOG, NONE = "sync=always + SLOG", "sync=always, no SLOG"
+
+
+def test_the_zil_goes_to_the_special_vdev_on_2_4_counted_as_normal(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("the lab needs root (QEMU's 9p share of / and nbdkit sockets)")
+    why = image.missing_reason(zfs="2.4")
+    if why:
+        pytest.skip(why)
+    out = tmp_path / "special.json"
+    env = dict(os.environ, SLOGQUAL_LAB_ZFS="")
+    proc = subprocess.run([sys.executable, "-m", "slogqual", "scenario", "run", TOML, "--lab", "--zfs", "2.4",
+                           "--lab-data", "hdd", "hdd", "--lab-log", "nvme", "-o", str(out)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=3600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "complete"
+    assert image.series_of(doc["environment"]["openzfs"]["module"]) == "2.4"
+    steps = {}
+    for s in doc["steps"]:
+        steps.setdefault(s["config"], []).append(s)
+    assert set(steps) == {SPECIAL, OFF, SLOG, NONE}
+    for config, param in ((SPECIAL, 1), (OFF, 0)):
+        for s in steps[config]:
+            assert s["log"] == "special" and s["zil_special_is_slog"] == param and s["log_devices"] == []
+            assert s["zil"]["slog_bytes"] == 0 and s["zil"]["normal_bytes"] > 0, s["zil"]  # 2.4's counting
+            special = [v for v in s["vdevs"] if v["section"] == "special" and v["depth"] == 1]
+            assert len(special) == 1 and special[0]["write_bytes_s"] > 0, s["vdevs"]
+            assert not [v for v in s["vdevs"] if v["section"] == "logs"]
+    for s in steps[SLOG]:
+        assert s["zil"]["slog_bytes"] > 0 and not [v for v in s["vdevs"] if v["section"] == "special"]
+    (e,) = [x for x in doc["analysis"]["special"] if x["config"] == SPECIAL]
+    assert (e["slog_config"], e["none_config"], e["slog_class_bytes"]) == (SLOG, NONE, 0)
+    assert all(r["of_slog"] is not None and r["of_none"] is not None for r in e["steps"])
+    assert "ZIL on the special vdev" in proc.stdout + proc.stderr  # the words printed after the table
