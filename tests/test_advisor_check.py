@@ -1,0 +1,68 @@
+"""The advisor against lab configurations nobody fitted (issue #37), from recordings: contrib/advisor_check drew
+them by seed (test draw 2026: each log class x each load, a seeded layout; the fitting draw 1129 other classes
+and writer counts, kept apart), each prediction written in the guest before its pool ran, then measured.
+tests/fixtures/advisor/check/README.md says how they were made; docs/advisor.md has the table."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECK = os.path.join(HERE, "fixtures", "advisor", "check")
+TEST_DRAW = os.path.join(CHECK, "test-2026")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "contrib", "advisor_check"))
+
+import table  # noqa: E402  contrib/advisor_check/table.py: the rule a figure is held to
+
+
+def configs(draw):
+    with open(os.path.join(draw, "plan.json")) as fh:
+        return json.load(fh)["configs"]
+
+
+def test_the_test_draw_is_not_the_fitting_draw():
+    fit = {(c["name"], tuple(c["threads"])) for c in configs(os.path.join(CHECK, "fit-1129"))}
+    test = {(c["name"], tuple(c["threads"])) for c in configs(TEST_DRAW)}
+    assert not fit & test
+    assert not {t for _, ts in fit for t in ts} & {t for _, ts in test for t in ts}  # not one writer count shared
+    assert {c["name"] for c in configs(TEST_DRAW)} == {f"{cls}-{p}" for cls in ("hdd", "sas-ssd", "nvme", "nvdimm")
+                                                       for p in ("iscsi-4k", "nfs-64k")}
+
+
+@pytest.mark.parametrize("name", [c["name"] for c in configs(TEST_DRAW)])
+def test_each_prediction_was_written_before_its_pool_ran_and_is_what_this_model_says(tmp_path, name):
+    d = os.path.join(TEST_DRAW, "lab", name)
+    written = open(os.path.join(d, "advice.txt")).readline().split()[1]
+    with open(os.path.join(d, "run.json")) as fh:
+        run = json.load(fh)
+    assert written < min(s["started"] for s in run["steps"])[:19], (written, name)
+    c = next(c for c in configs(TEST_DRAW) if c["name"] == name)
+    out = tmp_path / "advice.json"
+    p = subprocess.run([sys.executable, "-m", "slogqual", "advise", "--log", os.path.join(d, "log.sweep.json"),
+                        "--data", *[os.path.join(d, "data.sweep.json")] * len(c["data"]), "--layout", c["layout"],
+                        "--protocol", c["protocol"], "--bs", c["bs"], "--threads", ",".join(map(str, c["threads"])),
+                        "--tunables", "defaults", "--host", os.path.join(d, "host.json"), "-o", str(out)],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    with open(os.path.join(d, "advice.json")) as fh:
+        recorded = json.load(fh)
+    now = json.loads(out.read_text())
+    pick = [("threads", "iops", "binding", "upper_bound")]
+    assert [[s.get(k) for k in pick[0]] for s in now["candidates"][0]["steps"]] == \
+        [[s.get(k) for k in pick[0]] for s in recorded["candidates"][0]["steps"]]
+
+
+def test_what_the_test_draw_held_is_not_lost():
+    """The test draw's figures, each held to the rule (a prediction within ±20 %, or a bound not passed and no
+    more than 1.5x): 14 of 24 held when this model predicted them (docs/advisor.md says which failed and why).
+    A change of the model must hold at least as many on these recordings, and every one-writer figure but the
+    two that failed (an NVDIMM's host ceiling passed by 9 %, a SAS SSD 21 % low at 64 KiB)."""
+    rows = [(c["name"], r) for c, r, why in table.rows(TEST_DRAW) if r is not None]
+    assert len(rows) == 24
+    held = [(n, r["threads"]) for n, r in rows if table.held(r)]
+    assert len(held) >= 14, held
+    one_writer = {n for n, r in rows if r["threads"] == 1 and not table.held(r)}
+    assert one_writer <= {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k"}, one_writer
