@@ -501,7 +501,7 @@ def data_from_scenario(result: ScenarioResult, name: str) -> DataSide:
                 for s in result.steps if s.sync == sync and s.log == "none"]
 
     std, nolog = ceilings("standard"), ceilings("always")
-    if (result.scenario.get("write_sync") or "none") != "none":
+    if (result.scenario.write_sync or "none") != "none":
         # the load asks for every write to be stable (O_DSYNC/O_SYNC, as NFS's stable writes): sync=standard
         # commits each one through the ZIL too — on the data disks without a log vdev, like sync=always. It is
         # not the pool's ZIL-free ceiling (this result measured none) but another figure without a log vdev

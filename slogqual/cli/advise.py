@@ -118,24 +118,28 @@ def _saved(args) -> Dict[str, Any]:
 
 
 def _workload(args, scenario: Optional[ScenarioResult]) -> A.Workload:
-    sc = scenario.scenario if scenario is not None else {}  # the parameters the scenario ran with
-    protocol = args.protocol or {"zvol": "iscsi", "dataset": "nfs"}.get(sc.get("kind"))
+    sc = scenario.scenario if scenario is not None else None  # the parameters the scenario ran with
+
+    def ran(name: str):
+        return getattr(sc, name, None) if sc is not None else None
+
+    protocol = args.protocol or {"zvol": "iscsi", "dataset": "nfs"}.get(ran("kind"))
     if protocol is None:
         raise UsageError("give the workload's --protocol (iscsi or nfs) and --bs, or a --scenario result to take them from")
     if protocol not in A.PROTOCOLS:
         raise UsageError(f"unknown protocol {protocol!r}: use iscsi (zvols) or nfs (a dataset)")
-    bs = args.bs or sc.get("bs")
+    bs = args.bs or ran("bs")
     if not bs:
         raise UsageError("the workload needs its IO size: --bs (e.g. 4k)")
     if protocol == "iscsi":
-        block = args.volblocksize or sc.get("volblocksize") or 16384
+        block = args.volblocksize or ran("volblocksize") or 16384
     else:
-        block = args.recordsize or sc.get("recordsize") or 131072
-    luns = int(sc.get("luns") or 1)
+        block = args.recordsize or ran("recordsize") or 131072
+    luns = int(ran("luns") or 1)
     if args.threads:
         threads = args.threads
-    elif sc.get("threads"):
-        threads = [int(n) * luns for n in sc["threads"]]
+    elif ran("threads"):
+        threads = [int(n) * luns for n in ran("threads")]
     else:
         raise UsageError("the workload needs its thread counts: --threads 1,2,4,8")
     zils = args.zils if args.zils is not None else (luns if protocol == "iscsi" and sc else 1)

@@ -381,7 +381,7 @@ PROTOCOL_KIND = {"iscsi": "zvol", "nfs": "dataset"}  # what a scenario's LUNs ar
 def verifies(advice: AdviceResult, scenario: ScenarioResult) -> bool:
     """Whether the scenario measured the advice's load (IO size, zvols or files) with a candidate as its log."""
     w = advice.workload
-    kind = scenario.scenario.get("kind")
+    kind = scenario.scenario.kind
     return (scenario.bs == w["io_size"] and (kind is None or kind == PROTOCOL_KIND.get(w["protocol"]))
             and bool({c.path for c in advice.candidates} & set(scenario.log_paths)))
 

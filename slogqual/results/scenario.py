@@ -205,9 +205,9 @@ class ConfigRecord(Table):
 class ScenarioParams(ReadByKey, Table):
     """``scenario``: the parameters the run measured with (pool.scenario.Scenario.to_dict: the load, its
     steps, the configurations, the transport, the command line's overrides). Values are kept as the file
-    has them; ``from_dict`` checks the ones every reader relies on (``name``, ``bs``, ``configs``). ``get``
-    and item access: the advisor (analysis/advisor.py, cli/advise.py, report/advice.py) still reads
-    ``write_sync``, ``kind``, ``bs``, ``threads``, ... by key, and lab/scenario.py writes ``source``."""
+    has them; ``from_dict`` checks the ones every reader relies on (``name``, ``bs``, ``configs``). Every reader
+    takes its fields; item access is kept for one writer, lab/scenario.py, which sets ``source`` (and
+    ``get`` for documents' own callers outside this package)."""
 
     KEYS: ClassVar[Tuple[str, ...]] = ("name", "description", "kind", "luns", "lun_size", "volblocksize", "recordsize",
                                        "rw", "bs", "write_sync", "threads", "runtime_s", "ramp_s", "configs", "source",
