@@ -626,22 +626,48 @@ def _path_us(host: Optional[HostProbeResult]) -> Optional[float]:
     return host_analysis.uncontended_path(host.steps) if host is not None else None
 
 
+def _host_commits(sweep: SweepResult, n: int, zils: int) -> Tuple[float, str, Optional[int]]:
+    """(records per commit, its basis, commits in flight at once or None) of the host-aware model."""
+    per_zil = n / max(zils, 1)
+    if per_zil <= 1:
+        return 1.0, "one-writer", None
+    if _parallel_flushes(sweep):
+        return 1.0, "parallel", n
+    # the upper end: every writer of the ZIL in the commit (measured: 1.9 records a log block at 2 writers on
+    # the lab's SATA SSD at 4 KiB, contrib/advisor_check fitting draw 1129)
+    return max(1.0, per_zil), "all-the-writers", max(1, zils)
+
+
+def _host_latency_limit(sweep: SweepResult, shape: LogShape, t: Tunables, n: int, b: float, path: float,
+                        commit: float, concurrency: Optional[int]) -> Tuple[float, float]:
+    """(the log's latency limit, the commit time it rests on) of the host-aware model: every writer's own commit,
+    overlapping (Little's law: n writers, each the software path and its lwb's write+flush), and where a flush
+    stops the queue at most one commit of b records per ZIL at a time on the device."""
+    one = lwb_writes(shape.bytes_per_io, t)
+    alone = path + max(sweep_at(sweep.points, x).mean_us for x in one)
+    limit = n / (alone / 1e6)
+    if concurrency is not None and not _parallel_flushes(sweep):
+        limit = min(limit, concurrency * b / ((commit - path) / 1e6))
+    return limit, (alone if concurrency is None else commit)
+
+
+def _host_ceiling(hs: Optional[HostStep], sweep: SweepResult, write_flush_us: float, b: float) -> Optional[float]:
+    """The host probe's ceiling at this step; a pmem log's writes are the CPU's own stores, so its write+flush
+    time per IO joins ZFS's CPU per IO there."""
+    ceiling = hs.ceiling_iops if hs is not None else None
+    if ceiling and _cpu_writes(sweep):
+        ceiling = 1.0 / (1.0 / ceiling + (write_flush_us / 1e6) / b / (hs.cpus or 1))
+    return ceiling
+
+
 def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int]], shape: LogShape, w: Workload,
                   t: Tunables, data: DataSide, host: Optional[HostProbeResult] = None) -> Tuple[Dict[str, Any], set]:
     """One thread count's prediction (the step's dict) and the lwb sizes it took from outside the sweep."""
     b, batch_basis, hs = _host_batch(host, n, w.zils)
     path = _path_us(host) or 0.0
-    per_zil = n / max(w.zils, 1)
     concurrency = None
-    if host is not None:  # the host-aware model (module doc, "With the host probe")
-        if per_zil <= 1:
-            b, batch_basis = 1.0, "one-writer"
-        elif _parallel_flushes(sweep):
-            b, batch_basis, concurrency = 1.0, "parallel", n
-        else:
-            # the upper end: every writer of the ZIL in the commit (measured: 1.9 records a log block at 2
-            # writers on the lab's SATA SSD at 4 KiB, contrib/advisor_check fitting draw 1129)
-            b, batch_basis, concurrency = max(1.0, per_zil), "all-the-writers", max(1, w.zils)
+    if host is not None:  # the host-aware model (docs/advisor.md, "The host's own ceiling")
+        b, batch_basis, concurrency = _host_commits(sweep, n, w.zils)
     writes = lwb_writes(int(math.ceil(b * shape.bytes_per_io)), t)
     at = {s: sweep_at(sweep.points, s) for s in set(writes)}  # a long commit is many lwbs of one size
     figs = [at[s] for s in writes]
@@ -662,25 +688,14 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
     commit_p99 = head + last.p99_us if last.p99_us is not None else None
     lat_limit = _iops(b, commit)
     if host is not None:
-        # every writer's own commit, overlapping (Little's law: n writers, each a path and its lwb's write+flush)
-        one = lwb_writes(shape.bytes_per_io, t)
-        alone = path + max(sweep_at(sweep.points, x).mean_us for x in one)
-        lat_limit = n / (alone / 1e6)
-        if concurrency is not None and not _parallel_flushes(sweep):
-            # and where a flush stops the queue, one commit of b records per ZIL at a time on the device
-            lat_limit = min(lat_limit, concurrency * b / ((commit - path) / 1e6))
-        commit = alone if concurrency is None else commit
+        lat_limit, commit = _host_latency_limit(sweep, shape, t, n, b, path, commit, concurrency)
     bytes_per_io = sum(writes) / b
     bw_limit = bw[0] * (1 << 20) / bytes_per_io if bw else None
     # bandwidth-bound: most of the commit's bytes go in lwb writes at sizes where the device already runs
     # at AT_BANDWIDTH of its best MiB/s (its QD1 write+flush at that size)
     at_bw_bytes = sum(s for s, f in zip(writes, figs)
                       if bw and not f.extrapolated and s / (f.mean_us / 1e6) / (1 << 20) >= AT_BANDWIDTH * bw[0])
-    host_ceiling = hs.ceiling_iops if hs is not None else None
-    if host_ceiling and _cpu_writes(sweep):
-        # a pmem log's writes are the CPU's own stores: its write+flush time per IO joins ZFS's CPU per IO
-        cpus = hs.cpus or 1
-        host_ceiling = 1.0 / (1.0 / host_ceiling + (last.mean_us / 1e6) / b / cpus)
+    host_ceiling = _host_ceiling(hs, sweep, last.mean_us, b)
     value, binding = _binding(shape, ceiling, without, lat_limit, bw_limit, at_bw_bytes >= 0.5 * sum(writes),
                               host_ceiling)
     log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH)
@@ -712,10 +727,10 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
         # sync=standard's figure was the host's CPU, which the log's copy of every byte makes busier still
         "upper_bound": _upper_bound(binding, saturated, ceiling, shape, host is not None),
     }
-    if concurrency is not None and binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH) and not step["upper_bound"]:
+    if concurrency is not None and log_bound and not step["upper_bound"]:
         # more writers than one per ZIL: how many commits fly at once, and how full, is the model's upper
-        # end (every writer its own lwb on a device whose flushes queue; half the writers a commit where a
-        # flush stops the queue) — measured pools ran below it, never above (docs/advisor.md)
+        # end (every writer its own lwb on a device whose flushes queue; all the ZIL's writers in a commit
+        # where a flush stops the queue) — the recorded pools ran at or below it (docs/advisor.md)
         step["upper_bound"] = "log-concurrency"
     outside = {f.size for f in figs if f.extrapolated}
     if outside:  # a figure from sizes the sweep never wrote is neither a prediction nor a bound (issue #37)
