@@ -1,0 +1,48 @@
+"""The host probe in the lab guest (issue #37): real OpenZFS, the pool's own (emulated) data disks, a RAM log.
+Relations only: the ZIL went to the RAM log, the copies were measured and taken out, the ceiling stands above
+what the RAM-log pool itself did, and the advice takes it."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import need_lab
+
+pytestmark = pytest.mark.lab
+
+SWEEP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "advisor",
+                     "iscsi-4k-lab.log0-sata-ssd.sweep.json")
+
+
+def test_the_host_probe_measures_the_zfs_of_the_guest_and_the_advice_is_bounded_by_it(tmp_path):
+    need_lab()
+    out = tmp_path / "lab"
+    proc = subprocess.run([sys.executable, "-m", "slogqual", "lab", "run", "--quiet", "-d", "hdd", "-d", "hdd", "-o",
+                           str(out), "--", "sh", "-c", "slogqual host-probe --protocol iscsi --bs 4k --threads 1,4 "
+                           "--runtime 2 --ramp 1 --data $SLOGQUAL_LAB_DEVICES --destroy-data --quiet -o host.json"],
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads((out / "host.json").read_text())
+    assert doc["schema"] == "slogqual.host/1" and doc["workload"]["protocol"] == "iscsi"
+    assert doc["ram"]["filesystem"] == "tmpfs" and len(doc["ram"]["data_devices"]) == 2
+    copy = doc["copy"]
+    assert copy["per_byte_s"] > 0 and copy["borrow_per_byte_s"] > 0 and min(copy["ios"]) > 0
+    scenario = json.loads((out / "host.json.scenario.json").read_text())
+    assert [s["threads"] for s in doc["steps"]] == [1, 4] == [s["threads"] for s in scenario["steps"]]
+    for s, raw in zip(doc["steps"], scenario["steps"]):
+        assert raw["zil"]["slog_bytes"] > 0 and raw["zil"]["normal_bytes"] == 0  # every ZIL block to the RAM log
+        assert raw["cpu"]["basis"] == "window"  # the CPU over the measured window, not fio's whole run
+        assert s["ios"] > 0 and s["log_writes_s"] > 0 and s["data_writes_s"] is None  # the data disks copy nothing
+        assert 0 < s["zfs_cpu_s_per_io"] < s["cpu_s_per_io"]
+        assert s["ceiling_iops"] > s["iops"]  # with the log's copies out, above what the RAM-log pool did
+    advice = tmp_path / "advice.json"
+    p = subprocess.run([sys.executable, "-m", "slogqual", "advise", "--log", SWEEP, "--protocol", "iscsi", "--bs", "4k",
+                        "--threads", "1,4", "--tunables", "defaults", "--host", str(out / "host.json"), "-o",
+                        str(advice)], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0].startswith("host figure: the host probe (")
+    steps = json.loads(advice.read_text())["candidates"][0]["steps"]
+    assert all(s["iops"] <= s["limits"]["host_iops"] + 0.1 for s in steps)
