@@ -446,8 +446,13 @@ def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tm
     assert all((s.get("cpu") or {}).get("busy_share") is not None for s in doc["steps"]), doc["steps"]
     p_best = max((s for s in doc["steps"] if (s["config"], s.get("candidate")) == ("sync=always + SLOG", pmem)),
                  key=lambda s: s["mbps"])
-    assert p_best["mbps"] / p_low["mbps"] > 1.15, [(s["threads"], s["mbps"], s["ios"], s["cpu"]) for s in doc["steps"]
-                                                   if s.get("candidate") == pmem]
+    # Or the host set the pace from the first step and the verdict says so (issue #37): slowed run 16, two CPU hogs,
+    # the NVDIMM's steps 11.8 / 11.9 / 11.4 MiB/s at 100 / 97 / 90 % guest CPU while sync=standard rose 14.5 -> 46
+    # (its log vdev at 3 % of its sweep): the analysis named the host (host-limit), not the log.
+    pmem_steps = [(s["threads"], s["mbps"], s["ios"], s["cpu"]) for s in doc["steps"] if s.get("candidate") == pmem]
+    pmem_findings = {f["kind"] for c in a["candidates"] if c["device"] == pmem for f in c["findings"]}
+    host_paced = p_low["cpu"]["busy_share"] >= HOST_SATURATED and "host-limit" in pmem_findings
+    assert p_best["mbps"] / p_low["mbps"] > 1.15 or host_paced, (pmem_steps, pmem_findings)
 
     # the advisor (issue #29) from this run's own evidence — the capped log's sweep (--sweep-logs: 4K ... 128K in
     # this guest, before the pools) and the run's sync=standard steps — predicts the capped log's top step, where
