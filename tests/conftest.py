@@ -100,13 +100,13 @@ def engine_summary(engine, tmp_path, start, write, flush, elapsed_ns=None, inter
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices)")
 
 
-def need_lab() -> None:
+def need_lab(zfs=None) -> None:
     """Skip unless a lab guest can boot here: root (QEMU's 9p share of / and nbdkit sockets) and the
-    built lab image (contrib/lab/build.sh)."""
+    built lab image (contrib/lab/build.sh; ``zfs="2.4"``: the one built for that OpenZFS)."""
     if os.geteuid() != 0:
         pytest.skip("the lab needs root (QEMU's 9p share of / and nbdkit sockets)")
     from slogqual.lab.image import missing_reason
-    reason = missing_reason()
+    reason = missing_reason(zfs=zfs) if zfs else missing_reason()
     if reason:
         pytest.skip(reason)
 

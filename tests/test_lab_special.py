@@ -16,6 +16,8 @@ import sys
 
 import pytest
 
+from conftest import need_lab
+
 from slogqual.lab import image
 
 pytestmark = pytest.mark.lab
@@ -26,11 +28,7 @@ SLOG, NONE = "sync=always + SLOG", "sync=always, no SLOG"
 
 
 def test_the_zil_goes_to_the_special_vdev_on_2_4_counted_as_normal(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root (QEMU's 9p share of / and nbdkit sockets)")
-    why = image.missing_reason(zfs="2.4")
-    if why:
-        pytest.skip(why)
+    need_lab(zfs="2.4")
     out = tmp_path / "special.json"
     env = dict(os.environ, SLOGQUAL_LAB_ZFS="")
     proc = subprocess.run([sys.executable, "-m", "slogqual", "scenario", "run", TOML, "--lab", "--zfs", "2.4",

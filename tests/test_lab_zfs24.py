@@ -15,7 +15,7 @@ import os
 
 import pytest
 
-from conftest import fixture_path, read_fixture, slogqual
+from conftest import need_lab, fixture_path, read_fixture, slogqual
 from slogqual.errors import UsageError
 from slogqual.lab import image
 from slogqual.tools import kstat, zfs, zfs_tunables
@@ -168,11 +168,7 @@ def test_the_cli_refuses_a_version_not_built_before_writing(tmp_path):
 
 @pytest.mark.lab
 def test_the_2_4_guest_runs_a_2_4_userland_on_its_module(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root (QEMU's 9p share of / and nbdkit sockets)")
-    why = image.missing_reason(zfs="2.4")
-    if why:
-        pytest.skip(why)
+    need_lab(zfs="2.4")
     img = image.LabImage.load(zfs="2.4")
     out = tmp_path / "out"
     r = slogqual("lab", "run", "--zfs", "2.4", "-q", "-d", "hdd", "-o", out, "--",
