@@ -173,3 +173,15 @@ def test_the_host_document_is_kept_in_the_store_and_advise_reads_it_back_from_th
     assert [s["iops"] for s in stored["candidates"][0]["steps"]] == \
         [s["iops"] for s in from_file[1]["candidates"][0]["steps"]]
     assert stored["host"]["source"].startswith(f"store:{run_id}")
+
+
+def test_a_sweep_point_s_cpu_per_write_is_what_the_point_took_over_the_quiet_before_it():
+    # ticks as /proc/stat counts them (USER_HZ 100), two CPUs: a quiet settle 5 % busy, then a point 40 % busy
+    cpu = host_analysis.write_cpu(idle_busy=10, idle_total=200, busy=160, total=400, cpus=2, ios=1000, hz=100)
+    assert cpu["baseline_share"] == pytest.approx(0.05) and cpu["busy_share"] == pytest.approx(0.40)
+    assert cpu["s_per_io"] == pytest.approx((160 - 0.05 * 400) / 100 / 1000)
+    assert cpu["basis"] == "system-less-baseline"
+    # a settle too short to be a baseline subtracts nothing, and says so; no IOs, no figure
+    short = host_analysis.write_cpu(idle_busy=1, idle_total=20, busy=160, total=400, cpus=2, ios=1000, hz=100)
+    assert short["basis"] == "system" and short["s_per_io"] > cpu["s_per_io"]
+    assert host_analysis.write_cpu(0, 200, 160, 400, 2, 0, 100) is None

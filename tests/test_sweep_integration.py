@@ -66,6 +66,10 @@ def test_file_target_json_and_quiet(tmp_path):
     doc = json.loads(proc.stdout)
     assert doc["target"] == {"path": str(img), "kind": "file", "size": 16 << 20}
     assert doc == load(tmp_path / "r.json")
+    # the host's CPU per write+flush of each point: what a log's own path takes from ZFS (advise --host)
+    for p in doc["points"]:
+        cpu = p["cpu"]
+        assert cpu["ios"] == p["ios"] and 0 < cpu["busy_share"] <= 1 and cpu["s_per_io"] >= 0
 
 
 def test_dsync_mode_and_diskinfo_format(tmp_path):

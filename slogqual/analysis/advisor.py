@@ -326,6 +326,7 @@ class Fig:
     write_us: Optional[float]
     ios: int
     extrapolated: bool = False
+    cpu_us: Optional[float] = None  # the host's CPU per write+flush (the sweep's point.cpu), where measured
 
 
 def _ci(p: SweepPoint) -> Tuple[Optional[float], Optional[float]]:
@@ -342,7 +343,8 @@ def _ci(p: SweepPoint) -> Tuple[Optional[float], Optional[float]]:
 def _fig(p: SweepPoint) -> Fig:
     lo, hi = _ci(p)
     return Fig(size=p.size, mean_us=p.lat_us.mean, lo_us=lo, hi_us=hi, p99_us=p.lat_us.p99,
-               write_us=p.write_lat_us.mean if p.write_lat_us else None, ios=p.ios)
+               write_us=p.write_lat_us.mean if p.write_lat_us else None, ios=p.ios,
+               cpu_us=p.cpu["s_per_io"] * 1e6 if p.cpu and p.cpu.get("s_per_io") is not None else None)
 
 
 def _mix(a: Optional[float], b: Optional[float], f: float) -> Optional[float]:
@@ -370,7 +372,8 @@ def sweep_at(points: Sequence[SweepPoint], size: int) -> Fig:
         k = size / pts[-1].size
         scale = lambda v: None if v is None else v * k  # noqa: E731
         return Fig(size=size, mean_us=f.mean_us * k, lo_us=scale(f.lo_us), hi_us=scale(f.hi_us),
-                   p99_us=scale(f.p99_us), write_us=scale(f.write_us), ios=f.ios, extrapolated=True)
+                   p99_us=scale(f.p99_us), write_us=scale(f.write_us), ios=f.ios, extrapolated=True,
+                   cpu_us=scale(f.cpu_us))
     for lo, hi in zip(pts, pts[1:]):
         if lo.size == size:
             return _fig(lo)
@@ -379,7 +382,8 @@ def sweep_at(points: Sequence[SweepPoint], size: int) -> Fig:
             f = (math.log(size) - math.log(lo.size)) / (math.log(hi.size) - math.log(lo.size))
             return Fig(size=size, mean_us=_mix(a.mean_us, b.mean_us, f), lo_us=_mix(a.lo_us, b.lo_us, f),
                        hi_us=_mix(a.hi_us, b.hi_us, f), p99_us=_mix(a.p99_us, b.p99_us, f),
-                       write_us=_mix(a.write_us, b.write_us, f), ios=min(a.ios, b.ios))
+                       write_us=_mix(a.write_us, b.write_us, f), ios=min(a.ios, b.ios),
+                       cpu_us=_mix(a.cpu_us, b.cpu_us, f))
     return _fig(pts[-1])
 
 
@@ -651,13 +655,22 @@ def _host_latency_limit(sweep: SweepResult, shape: LogShape, t: Tunables, n: int
     return limit, (alone if concurrency is None else commit)
 
 
-def _host_ceiling(hs: Optional[HostStep], sweep: SweepResult, write_flush_us: float, b: float) -> Optional[float]:
-    """The host probe's ceiling at this step; a pmem log's writes are the CPU's own stores, so its write+flush
-    time per IO joins ZFS's CPU per IO there."""
-    ceiling = hs.ceiling_iops if hs is not None else None
-    if ceiling and _cpu_writes(sweep):
-        ceiling = 1.0 / (1.0 / ceiling + (write_flush_us / 1e6) / b / (hs.cpus or 1))
-    return ceiling
+def _host_ceiling(hs: Optional[HostStep], sweep: SweepResult, figs: Sequence[Fig], write_flush_us: float,
+                  b: float) -> Optional[float]:
+    """The host probe's ceiling at this step, with the CPU the log device itself takes per IO added to ZFS's
+    own: the probe's log was RAM, a real log's driver and interrupts (in the lab: the device's emulation on the
+    guest's vCPU) cost CPU per write+flush, which the sweep measured (``point.cpu``). Where the sweep has no
+    CPU figure, a pmem log's write+flush time counts as CPU (its writes are the CPU's own stores)."""
+    if hs is None or not hs.ceiling_iops:
+        return None
+    cpus = hs.cpus or 1
+    if figs and all(f.cpu_us is not None for f in figs) and hs.cpu_ceiling_iops:
+        device_s = sum(f.cpu_us for f in figs) / 1e6 / b
+        cpu = 1.0 / (1.0 / hs.cpu_ceiling_iops + device_s / cpus)
+        return min(c for c in (cpu, hs.path_ceiling_iops) if c)
+    if _cpu_writes(sweep):
+        return 1.0 / (1.0 / hs.ceiling_iops + (write_flush_us / 1e6) / b / cpus)
+    return hs.ceiling_iops
 
 
 def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int]], shape: LogShape, w: Workload,
@@ -695,7 +708,7 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
     # at AT_BANDWIDTH of its best MiB/s (its QD1 write+flush at that size)
     at_bw_bytes = sum(s for s, f in zip(writes, figs)
                       if bw and not f.extrapolated and s / (f.mean_us / 1e6) / (1 << 20) >= AT_BANDWIDTH * bw[0])
-    host_ceiling = _host_ceiling(hs, sweep, last.mean_us, b)
+    host_ceiling = _host_ceiling(hs, sweep, figs, last.mean_us, b)
     value, binding = _binding(shape, ceiling, without, lat_limit, bw_limit, at_bw_bytes >= 0.5 * sum(writes),
                               host_ceiling)
     log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH)

@@ -24,6 +24,7 @@ from typing import List, Optional, Sequence
 from slogqual.results.host import CopyCost, HostStep
 
 LOG_SECTION = "logs"
+MIN_BASELINE_TICKS = 50  # a settle shorter than half a second a CPU gives no baseline worth subtracting
 
 
 def derive(step: HostStep, copy: Optional[CopyCost]) -> HostStep:
@@ -127,3 +128,22 @@ def at_threads(steps: Sequence[HostStep], threads: int) -> Optional[HostStep]:
 
 def steps_from(steps: List[HostStep], copy: Optional[CopyCost]) -> List[HostStep]:
     return ceilings([derive(s, copy) for s in steps])
+
+
+def write_cpu(idle_busy: int, idle_total: int, busy: int, total: int, cpus: int, ios: int,
+              hz: int) -> Optional[dict]:
+    """The CPU one write+flush of a QD1 sweep point took on this host, from /proc/stat's ticks: over the
+    point (``busy`` of ``total`` ticks, all CPUs) less what the host was busy with anyway, the share it
+    was busy over the quiet settle before the point (``idle_busy`` of ``idle_total``). What the device's
+    driver and its interrupts cost (and, in the lab, the emulation of the device on the guest's vCPU): the
+    CPU a real log takes from ZFS beside the probe's ceiling, which ran its log in RAM. None without ticks
+    or IOs."""
+    if ios <= 0 or total <= 0 or cpus <= 0:
+        return None
+    baseline = idle_busy / idle_total if idle_total >= MIN_BASELINE_TICKS * cpus else None
+    own = busy - (baseline or 0.0) * total
+    return {"busy_s": round(busy / hz, 3), "window_s": round(total / hz / cpus, 3), "cpus": cpus,
+            "busy_share": round(busy / total, 4),
+            "baseline_share": round(baseline, 4) if baseline is not None else None,
+            "s_per_io": round(max(own, 0.0) / hz / ios, 9), "ios": ios,
+            "basis": "system-less-baseline" if baseline is not None else "system"}

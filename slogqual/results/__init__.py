@@ -239,6 +239,7 @@ class SweepPoint:
     collapse: Optional[Dict[str, Any]] = None  # --sustain: where bandwidth fell below half of its start
     thermal: Optional[Dict[str, Any]] = None  # SMART temperature/throttling before and after the point
     wear: Optional[Dict[str, Any]] = None  # the device's endurance counters before and after (analysis.wear)
+    cpu: Optional[Dict[str, Any]] = None  # the host's CPU per write+flush over the point (analysis.host.write_cpu)
 
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)
@@ -277,7 +278,7 @@ class SweepPoint:
 
 
 # Keys a point has only when measured so (left out when absent: readers from before them never saw them).
-_OPTIONAL_POINT_KEYS = ("mean_ci95_us", "precision", "over_time", "collapse", "thermal", "wear")
+_OPTIONAL_POINT_KEYS = ("mean_ci95_us", "precision", "over_time", "collapse", "thermal", "wear", "cpu")
 _OVER_TIME_COLUMNS = ("t_s", "ios", "mean_us", "p99_us", "max_us", "mbps")
 
 
@@ -386,8 +387,12 @@ class SweepResult:
                     for k in LATENCY_KEYS[1:]:
                         c.number(lat, k, f"{at}.{key}", required=False, minimum=0)
             c.items(p, "notes", at, required=False)
-            for key in ("mean_ci95_us", "precision", "collapse", "thermal", "wear"):
+            for key in ("mean_ci95_us", "precision", "collapse", "thermal", "wear", "cpu"):
                 c.obj(p, key, at, required=False)
+            cpu = p.get("cpu")
+            if cpu is not None:
+                c.number(cpu, "s_per_io", f"{at}.cpu", minimum=0)
+                c.number(cpu, "busy_share", f"{at}.cpu", minimum=0)
             ci = p.get("mean_ci95_us")
             if ci is not None:
                 for k in ("lo", "hi", "half_width"):

@@ -43,6 +43,8 @@ from slogqual.sweep import target as targets
 from slogqual.analysis import overtime, percentiles, precision
 from slogqual.report import powerloss
 from slogqual.analysis import wear
+from slogqual.analysis import host as host_analysis
+from slogqual.kernel import procfs
 from slogqual.report import sweep as sweep_words
 from slogqual.tools import fio, pairbench
 from slogqual.units import MAX_SUSTAIN_BYTES, MiB, size_label
@@ -393,6 +395,16 @@ def point_from_pair(size: int, r: pairbench.PairResult, started: str,
     return point
 
 
+def point_cpu(quiet: Optional[procfs.CpuTimes], before: Optional[procfs.CpuTimes],
+              after: Optional[procfs.CpuTimes], ios: int) -> Optional[Dict[str, Any]]:
+    """The host's CPU per write+flush of a point (analysis.host.write_cpu); None without /proc/stat."""
+    if quiet is None or before is None or after is None:
+        return None
+    settled, measured = before - quiet, after - before
+    return host_analysis.write_cpu(settled.busy, settled.total, measured.busy, measured.total, after.cpus, ios,
+                                   procfs.USER_HZ)
+
+
 def settle(seconds: float, stop: Optional[threading.Event] = None) -> None:
     """diskinfo's T0(): flush dirty data system-wide and let the device go idle. ``stop`` (a unit of a
     parallel run) cuts the pause as an interrupt cuts a lone run's sleep."""
@@ -601,12 +613,15 @@ class SyncWriteSweep:
                 if self.stop is not None and self.stop.is_set():
                     raise KeyboardInterrupt
                 self.progress.begin(f"{self.target.path} {size_label(size)}", i, len(todo), estimate)
+                quiet = procfs.cpu_times()
                 settle(self.params.settle_s, self.stop)
                 started = environment.now_iso()
                 before = thermal_snapshot(self.target)
                 try:
                     with watch:
+                        cpu_before = procfs.cpu_times()
                         point = self._measure(size, started)
+                        point.cpu = point_cpu(quiet, cpu_before, procfs.cpu_times(), point.ios)
                 except MeasurementError as exc:
                     result.status, result.error = STATUS_FAILED, str(exc)
                     changed = watch.check()
