@@ -1015,10 +1015,12 @@ def mirror_advice(data_rate: float, rate_basis: RateBasis, t: Tunables, power: O
 def advise(candidates: Sequence[Tuple[str, SweepResult]], w: Workload, t: Tunables, data: DataSide,
            endurance: Optional[Endurance] = None, origin: Optional[str] = None,
            power: Optional[Dict[str, PowerLoss]] = None, host: Optional[HostProbeResult] = None,
-           host_source: Optional[str] = None) -> Dict[str, Any]:
+           host_source: Optional[str] = None, special: Optional[Tuple[str, SweepResult]] = None) -> Dict[str, Any]:
     """The ``slogqual.advice/1`` document's facts (a dict; slogqual.report.advice.document makes the document
     of it, its words and assumptions, and slogqual.results.advice types that). ``power``: the candidates'
-    power-loss evidence by sweep name (the mirror advice; every candidate gets one)."""
+    power-loss evidence by sweep name (the mirror advice; every candidate gets one). ``special``: the pool's
+    special vdev device's sweep (analysis.advisor_special: the ZIL on it beside each candidate)."""
+    from slogqual.analysis import advisor_special  # it builds on this module's model
     from slogqual.results.schema import ADVICE
 
     check_workload(w, t)
@@ -1044,7 +1046,9 @@ def advise(candidates: Sequence[Tuple[str, SweepResult]], w: Workload, t: Tunabl
     return {"schema": ADVICE, "model_version": MODEL_VERSION, "workload": w.to_dict(), "tunables": t.to_dict(),
             "endurance": endurance.to_dict() if endurance else None, "data": data.to_dict(),
             "candidates": cands, "warnings": warnings, "origin": origin,
-            **({"host": host_summary(host, host_source)} if host is not None else {})}
+            **({"host": host_summary(host, host_source)} if host is not None else {}),
+            **({"special": advisor_special.answer(special[0], special[1], w, t, data, cands, host)}
+               if special is not None else {})}
 
 
 def check_host(host: HostProbeResult, w: Workload) -> None:

@@ -37,6 +37,9 @@ def register(sub) -> None:
                    help="a scenario result of the real pool: its sync=standard steps cap the prediction, its "
                         "sync=always-without-SLOG steps are the comparison (and its load is the default workload)")
     g.add_argument("--data", nargs="+", metavar="SWEEP.json", help="sweeps of the data devices")
+    p.add_argument("--special", metavar="SWEEP.json",
+                   help="the sweep of the pool's special vdev device (or store:ID): the ZIL on it beside each log "
+                        "candidate, on OpenZFS 2.4 with zil_special_is_slog at 1 and 0, and before 2.4")
     p.add_argument("--host", metavar="HOST.json",
                    help="this host's own ceiling, from `slogqual host-probe` with the same load (a file or store:ID): "
                         "each figure becomes the least of the log, the data side and the host; batching and the "
@@ -218,8 +221,12 @@ def build(args) -> Dict[str, Any]:
         else:
             data = A.DataSide("none", A.DataOrigin("none"))
         host_where, host = _host(args.host, args.store) if getattr(args, "host", None) else (None, None)
+        special = _sweep(args.special, args.store) if getattr(args, "special", None) else None
+        if special is not None:
+            A.check_log_sweep(special[1], special[0])
         return A.advise(logs, w, t, data, endurance, origin="slogqual advise",
-                        power=_power_loss(args.powercut or [], logs, args.store), host=host, host_source=host_where)
+                        power=_power_loss(args.powercut or [], logs, args.store), host=host, host_source=host_where,
+                        special=special)
     except A.AdviceInputError as exc:
         raise UsageError(str(exc)) from None
 
@@ -258,7 +265,7 @@ def run(args) -> int:
     if args.advice is None and not args.log:
         raise UsageError("give the log candidates' sweeps with --log (or a saved advice with --advice)")
     inputs = (list(args.log or []) + list(args.data or []) + list(args.powercut or [])
-              + [args.scenario, args.verify, args.rate_history, args.advice])
+              + [args.special, args.scenario, args.verify, args.rate_history, args.advice])
     if args.output:
         out = guard_output(args, args.output, "advice", ours=S.prefix(S.ADVICE), inputs=inputs)
     if args.plot:

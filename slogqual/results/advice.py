@@ -261,6 +261,51 @@ class CandidateAdvice(Part):
 
 
 @dataclass
+class SpecialSetting(Part):
+    """One thread count's figure for the ZIL on a special vdev under one OpenZFS setting (analysis.advisor_special)."""
+
+    threads: int = key("threads", "integer", required=True)
+    iops: Optional[float] = key("iops", "number")
+    binding: Optional[str] = key("binding", "text")
+    upper_bound: Optional[str] = key("upper_bound", "text")
+    extrapolated: Optional[List[int]] = key("extrapolated", "list")  # lwb sizes the sweep never wrote
+
+
+@dataclass
+class SpecialAdvice(Part):
+    """Special vdev or SLOG? The special device, its figures under each OpenZFS setting, each log candidate beside."""
+
+    sweep: Optional[str] = key("sweep", "text", required=True)
+    path: Optional[str] = key("path", "text")
+    model: Optional[str] = key("model", "text")
+    device_class: Optional[str] = key("class", "text")
+    indirect_without_slog: Optional[bool] = key("indirect_without_slog", "flag")
+    settings: Dict[str, Any] = key("settings", "object", required=True)
+    versus: List[Dict[str, Any]] = key("versus", "list", required=True)
+    lab_ratio: Optional[List[float]] = key("lab_ratio", "list")
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str, c: S.Checker) -> "SpecialAdvice":
+        out = super().from_dict(d, where, c)
+        settings = {}
+        for name in out.settings:
+            if name not in SPECIAL_SETTINGS:
+                raise c.fail(f"{where}.settings", f"unknown setting {name!r}; known: {', '.join(SPECIAL_SETTINGS)}")
+            settings[name] = [SpecialSetting.from_dict(x, f"{where}.settings.{name}[{i}]", c)
+                              for i, x in enumerate(c.items(out.settings, name, f"{where}.settings"))]
+        out.settings = settings  # typed; the document's own dict is left as it was read
+        return out
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = super().to_dict()
+        d["settings"] = {k: [x.to_dict() for x in v] for k, v in self.settings.items()}
+        return d
+
+
+SPECIAL_SETTINGS = ("2.4-special-is-slog", "2.4-special-not-slog", "before-2.4")
+
+
+@dataclass
 class AdviceResult:
     workload: Dict[str, Any]
     tunables: Dict[str, Any]
@@ -269,11 +314,13 @@ class AdviceResult:
     assumptions: List[str]
     warnings: List[str]
     origin: Optional[str] = None
+    special: Optional[SpecialAdvice] = None  # advise --special: the ZIL on the pool's special vdev
     extra: Dict[str, Any] = field(default_factory=dict)
     schema: str = S.ADVICE
     _order: tuple = ()  # the keys in the order the document had them (to_dict keeps it)
 
-    _MODELLED = ("schema", "workload", "tunables", "data", "candidates", "assumptions", "warnings", "origin")
+    _MODELLED = ("schema", "workload", "tunables", "data", "candidates", "assumptions", "warnings", "origin",
+                 "special")
 
     @classmethod
     def from_dict(cls, doc: Any, source: str = "<document>") -> "AdviceResult":
@@ -293,6 +340,8 @@ class AdviceResult:
         return cls(workload=w, tunables=t, data=c.obj(doc, "data"), candidates=cands,
                    assumptions=c.texts(doc, "assumptions", required=True), warnings=c.texts(doc, "warnings"),
                    origin=c.text(doc, "origin", required=False),
+                   special=SpecialAdvice.from_dict(doc["special"], "special", c) if doc.get("special") is not None
+                   else None,
                    extra={k: v for k, v in doc.items() if k not in cls._MODELLED}, schema=doc["schema"],
                    _order=tuple(doc))
 
@@ -310,6 +359,8 @@ class AdviceResult:
         out.update({"data": self.data, "assumptions": self.assumptions,
                     "candidates": [x.to_dict() for x in self.candidates], "warnings": self.warnings,
                     "origin": self.origin})
+        if self.special is not None:
+            out["special"] = self.special.to_dict()
         for k, v in self.extra.items():
             out.setdefault(k, v)
         return _ordered(out, self._order)

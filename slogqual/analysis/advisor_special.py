@@ -1,0 +1,85 @@
+"""Special vdev or SLOG? (issue #39): what a pool's ZIL does on its special vdev beside a dedicated log, as
+facts for report/advice.py to word. Pure: the advisor's own model on the special device's sweep.
+
+OpenZFS 2.4 (openzfs/zfs#17505) allocates the ZIL of a pool with a special vdev and no log vdev on the special
+vdev, and with ``zil_special_is_slog`` at 1 (its default) logs each write as it would to a SLOG (its data copied
+into the log). So the special device's sweep, run through the log model, is what the ZIL can do there — and no
+more: the special vdev also takes the pool's metadata and small blocks at every txg sync, which a dedicated log
+of the same device never sees. Every figure is therefore an upper bound (``special-shared``); the lab's
+measurement of the same device as special vdev and as dedicated log (docs/scenarios.md, OpenZFS 2.4.4) ran the
+special 0.80-1.00x of the log.
+
+Three answers, one per OpenZFS setting, since the advice cannot know which the user's pool will run:
+
+- ``2.4, zil_special_is_slog=1``: the log model on the special's sweep, each figure an upper bound;
+- ``2.4, zil_special_is_slog=0``: writes ZFS logs indirectly without a SLOG (larger than
+  zfs_immediate_write_sz on a dataset, a zvol's full blocks) wait for their data on the pool as without a log;
+  the others as above;
+- ``before 2.4``: the ZIL stays off the special vdev (log, then the normal class): as without a log.
+
+Each log candidate's predicted figure is then set beside the special's at every thread count.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+from slogqual.analysis import advisor as A
+from slogqual.results import SweepResult
+
+SHARED = "special-shared"  # the upper bound's name: the special vdev's own metadata and small-block writes
+SETTINGS = ("2.4-special-is-slog", "2.4-special-not-slog", "before-2.4")
+LAB_RATIO = (0.80, 1.00)  # the special vdev / the same device as a dedicated log, measured (docs/scenarios.md)
+
+
+def _without(data: A.DataSide, n: int) -> Optional[Dict[str, Any]]:
+    c = A._at_threads(data.without_slog, n)
+    return {"iops": round(c.iops, 1), "basis": c.basis} if c is not None else None
+
+
+def _as_special(step: Dict[str, Any]) -> Dict[str, Any]:
+    """A log-model step on the special's sweep as the special's figure: an upper bound (its own bound kept when it
+    already was one — the host's ceiling binds the special as much as a log), never a prediction."""
+    bound = step.get("upper_bound") or (None if step.get("extrapolated") else SHARED)
+    return {"threads": step["threads"], "iops": step["iops"], "binding": step["binding"], "upper_bound": bound,
+            "extrapolated": step.get("extrapolated"), "host_iops": step["limits"].get("host_iops"),
+            "log_latency_iops": step["limits"]["log_latency_iops"]}
+
+
+def setting_steps(setting: str, model: List[Dict[str, Any]], indirect: bool,
+                  data: A.DataSide) -> List[Dict[str, Any]]:
+    """Per thread count the figure under one OpenZFS setting (module doc)."""
+    out = []
+    for s in model:
+        n = s["threads"]
+        if setting == "before-2.4" or (setting == "2.4-special-not-slog" and indirect):
+            w = _without(data, n)
+            out.append({"threads": n, "iops": w["iops"] if w else None, "binding": "as-without-log",
+                        "basis": w["basis"] if w else None, "upper_bound": None})
+        else:
+            out.append(_as_special(s))
+    return out
+
+
+def answer(name: str, sweep: SweepResult, w: A.Workload, t: A.Tunables, data: A.DataSide,
+           candidates: Sequence[Dict[str, Any]], host=None) -> Dict[str, Any]:
+    """The special vdev's answer: its device, the three settings' steps, and each candidate's figure over the
+    special's at every thread count both have (``ratio`` > 1: the dedicated log would be faster)."""
+    model = A.predict_candidate(name, sweep, w, t, data, None, host)
+    # what zfs_log_write / zvol_log_write do without a SLOG (zil_special_is_slog=0 makes the special no SLOG)
+    indirect = A.log_shape(w, t, slog=False).state == "indirect"
+    settings = {s: setting_steps(s, model["steps"], indirect, data) for s in SETTINGS}
+    special = {s["threads"]: s for s in settings["2.4-special-is-slog"]}
+    versus = []
+    for c in candidates:
+        rows = []
+        for s in c["steps"]:
+            sp = special.get(s["threads"])
+            if sp is None or not sp["iops"]:
+                continue
+            rows.append({"threads": s["threads"], "log_iops": s["iops"], "log_upper_bound": s.get("upper_bound"),
+                         "special_iops": sp["iops"], "ratio": round(s["iops"] / sp["iops"], 3)})
+        versus.append({"sweep": c["sweep"], "path": c["path"], "class": c["class"], "steps": rows})
+    return {"sweep": name, "path": model["path"], "model": model["model"], "class": model["class"],
+            "indirect_without_slog": indirect, "settings": settings, "versus": versus,
+            "lab_ratio": list(LAB_RATIO)}
