@@ -545,3 +545,36 @@ def test_nfs_over_knfsd_and_the_kernel_client_in_the_lab(zfs_guest):
             assert s["zil"]["slog_bytes"] == 0, s
         else:
             assert s["zil"]["slog_bytes"] > 0, s
+
+
+DIRECT_IO_WRITES = 128  # tests/lab_jobs/direct_io.sh's writes per mode, 128 KiB each (zfs_guest.py passes it)
+
+
+def _zil_delta(d, direct):
+    from slogqual.tools.kstat import parse_kstat
+
+    before = parse_kstat((d / f"zil-before-{direct}.txt").read_text())
+    after = parse_kstat((d / f"zil-after-{direct}.txt").read_text())
+    return {k: after[k] - before[k] for k in after if isinstance(after[k], int) and k in before}
+
+
+def test_an_o_direct_dataset_write_goes_indirect_and_skips_the_log_where_a_buffered_one_is_copied_in(zfs_guest):
+    """The Direct IO trap (issue #39), on the guest's real OpenZFS: with zfs_dio_enabled at 1 (Linux's default
+    since 2.3) an O_DIRECT write to a dataset is written in place and logged indirectly — its data never reaches
+    the log vdev — where the same buffered write is copied into the log. A dataset load run O_DIRECT does not
+    exercise the log as an NFS client's writes do: the runner runs dataset loads buffered and refuses O_DIRECT
+    (pool.engine.check_loads). Relations of the ZIL kstat (tests/lab_jobs/direct_io.sh)."""
+    d, rc, log = zfs_guest.job("direct-io")
+    assert rc == "0", log
+    assert (d / "dio_enabled.txt").read_text().strip() == "1"
+    for direct in (0, 1):
+        job = json.loads((d / f"fio-{direct}.json").read_text())["jobs"][0]["write"]
+        assert job["total_ios"] == DIRECT_IO_WRITES and job["io_bytes"] == DIRECT_IO_WRITES * 128 * 1024
+    buffered, o_direct = _zil_delta(d, 0), _zil_delta(d, 1)
+    # buffered: every 128 KiB write copied into log blocks (need-copy records), written on the log vdev
+    assert buffered["zil_itx_needcopy_count"] >= DIRECT_IO_WRITES and buffered["zil_itx_indirect_count"] == 0
+    assert buffered["zil_itx_metaslab_slog_bytes"] >= DIRECT_IO_WRITES * 128 * 1024
+    # O_DIRECT: the same writes logged indirectly, a block pointer each, the data written in place
+    assert o_direct["zil_itx_indirect_count"] >= DIRECT_IO_WRITES
+    assert o_direct["zil_itx_needcopy_count"] == 0 and o_direct["zil_itx_copied_count"] == 0
+    assert o_direct["zil_itx_metaslab_slog_bytes"] < buffered["zil_itx_metaslab_slog_bytes"] / 20

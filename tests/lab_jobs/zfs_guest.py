@@ -54,6 +54,8 @@ JOBS = [
     ("scenario-interrupt-iscsi", ["python3", os.path.join(HERE, "scenario_interrupt.py"), seed,
                                   "iscsi-4k-randwrite-lio", "--fio-servers", "2"], {}),
     ("teardown-interrupt", ["python3", os.path.join(HERE, "teardown_interrupt.py"), seed], {}),
+    # the Direct IO trap (issue #39): buffered vs O_DIRECT 128 KiB writes on a dataset, the ZIL kstat of each
+    ("direct-io", ["sh", os.path.join(HERE, "direct_io.sh"), devs[0], devs[2], "128"], {}),
     # the zvol held open by the scenario runner: its opens never fail with errno 512 (pool/held_open.py)
     ("held-open", ["python3", os.path.join(HERE, "held_open_contention.py"), devs[0]], {}),
 ]
