@@ -9,6 +9,7 @@ import json
 import os
 import sys
 
+from slogqual.errors import SlogqualError
 from slogqual.analysis import advisor
 from slogqual.results.advice import AdviceResult
 from slogqual.results.scenario import ScenarioResult
@@ -30,7 +31,7 @@ def rows(outdir):
         try:
             advice = AdviceResult.load(os.path.join(d, "advice.json"))
             run = ScenarioResult.from_dict(json.load(open(os.path.join(d, "run.json"))), "run.json")
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, SlogqualError) as exc:  # a configuration the guest could not finish
             yield c, None, f"missing: {exc}"
             continue
         cand = advice.candidates[0]

@@ -39,8 +39,25 @@ from slogqual.kernel import procfs, sysfs
 from slogqual.tools import blkid, findmnt, wipefs, zpool
 from slogqual.tools import spawn as _run
 
-# Processes that open every block device briefly after it changes (udev's watch rule); not users.
+# Processes that open every block device briefly after it changes (udev's watch rule); not users. The programs
+# udev's rules run for such an event (ata_id, scsi_id, blkid, cdrom_id) are its children and just as brief: the
+# lab's sweep of a disk a destroyed pool had just released was refused over "pid 3775 (ata_id)".
 TRANSIENT_PROBERS = {"systemd-udevd", "(udev-worker)", "udevd"}
+
+
+def _parent(pid: str, proc: str) -> Optional[str]:
+    """The parent pid of ``pid`` from /proc/PID/stat (its 4th field, after the parenthesised comm)."""
+    text = sysfs.read(os.path.join(proc, pid, "stat")) or ""
+    rest = text.rpartition(")")[2].split()
+    return rest[1] if len(rest) > 1 and rest[1].isdigit() else None
+
+
+def transient_prober(pid: str, proc: str = "/proc") -> bool:
+    """Whether ``pid`` is udev itself or a program one of udev's workers runs for an event."""
+    if (sysfs.read(os.path.join(proc, pid, "comm")) or "?") in TRANSIENT_PROBERS:
+        return True
+    parent = _parent(pid, proc)
+    return parent is not None and (sysfs.read(os.path.join(proc, parent, "comm")) or "?") in TRANSIENT_PROBERS
 
 
 # --- the individual checks (block devices) -----------------------------------------------------
@@ -109,10 +126,9 @@ def open_by_processes(devnums: Set[str], proc: str = "/proc") -> List[str]:
             except OSError:
                 continue
             if stat.S_ISBLK(st.st_mode) and f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}" in devnums:
-                comm = (sysfs.read(os.path.join(proc, pid, "comm")) or "?")
-                if comm in TRANSIENT_PROBERS:
-                    break  # udev's blkid probe after a close-for-write: reads for milliseconds, then closes
-                users.append(f"pid {pid} ({comm})")
+                if transient_prober(pid, proc):
+                    break  # udev's probe after a close-for-write: reads for milliseconds, then closes
+                users.append(f"pid {pid} ({sysfs.read(os.path.join(proc, pid, 'comm')) or '?'})")
                 break
     return users
 
