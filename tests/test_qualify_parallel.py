@@ -63,7 +63,7 @@ FIGURES = {
     ".precondition.mbps",
     # a point's figures; its notes and interval follow from its IO count (too few IOs: neither)
     ".points[].lat_us", ".points[].write_lat_us", ".points[].flush_lat_us", ".points[].iops", ".points[].mbps",
-    ".points[].ios", ".points[].over_time", ".points[].mean_ci95_us", ".points[].notes",
+    ".points[].ios", ".points[].over_time", ".points[].mean_ci95_us", ".points[].notes", ".points[].cpu",
 }
 TIMING = {".started", ".finished", ".environment.started", ".points[].started", ".points[].runtime_ms",
           ".precondition.seconds"}

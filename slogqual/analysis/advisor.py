@@ -58,6 +58,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from slogqual import limits
 from slogqual.analysis import host as host_analysis
 from slogqual.analysis import scaling, wear
+from slogqual.analysis import advisor_special
 from slogqual.results import SweepPoint, SweepResult
 from slogqual.results.advice import AdviceResult
 from slogqual.results.host import HostProbeResult, HostStep
@@ -1020,7 +1021,6 @@ def advise(candidates: Sequence[Tuple[str, SweepResult]], w: Workload, t: Tunabl
     of it, its words and assumptions, and slogqual.results.advice types that). ``power``: the candidates'
     power-loss evidence by sweep name (the mirror advice; every candidate gets one). ``special``: the pool's
     special vdev device's sweep (analysis.advisor_special: the ZIL on it beside each candidate)."""
-    from slogqual.analysis import advisor_special  # it builds on this module's model
     from slogqual.results.schema import ADVICE
 
     check_workload(w, t)
@@ -1047,8 +1047,16 @@ def advise(candidates: Sequence[Tuple[str, SweepResult]], w: Workload, t: Tunabl
             "endurance": endurance.to_dict() if endurance else None, "data": data.to_dict(),
             "candidates": cands, "warnings": warnings, "origin": origin,
             **({"host": host_summary(host, host_source)} if host is not None else {}),
-            **({"special": advisor_special.answer(special[0], special[1], w, t, data, cands, host)}
-               if special is not None else {})}
+            **({"special": _special(special, w, t, data, cands, host)} if special is not None else {})}
+
+
+def _special(special: Tuple[str, SweepResult], w: Workload, t: Tunables, data: DataSide,
+             cands: List[Dict[str, Any]], host: Optional[HostProbeResult]) -> Dict[str, Any]:
+    """Special vdev or SLOG? The special device as a log by this model, set beside the candidates by
+    analysis.advisor_special."""
+    model = predict_candidate(special[0], special[1], w, t, data, None, host)
+    # zil_special_is_slog=0 makes the special no SLOG: what zfs_log_write / zvol_log_write do without one
+    return advisor_special.answer(model, log_shape(w, t, slog=False).state == "indirect", cands)
 
 
 def check_host(host: HostProbeResult, w: Workload) -> None:

@@ -24,17 +24,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
-from slogqual.analysis import advisor as A
-from slogqual.results import SweepResult
-
 SHARED = "special-shared"  # the upper bound's name: the special vdev's own metadata and small-block writes
 SETTINGS = ("2.4-special-is-slog", "2.4-special-not-slog", "before-2.4")
 LAB_RATIO = (0.80, 1.00)  # the special vdev / the same device as a dedicated log, measured (docs/scenarios.md)
-
-
-def _without(data: A.DataSide, n: int) -> Optional[Dict[str, Any]]:
-    c = A._at_threads(data.without_slog, n)
-    return {"iops": round(c.iops, 1), "basis": c.basis} if c is not None else None
 
 
 def _as_special(step: Dict[str, Any]) -> Dict[str, Any]:
@@ -46,29 +38,25 @@ def _as_special(step: Dict[str, Any]) -> Dict[str, Any]:
             "log_latency_iops": step["limits"]["log_latency_iops"]}
 
 
-def setting_steps(setting: str, model: List[Dict[str, Any]], indirect: bool,
-                  data: A.DataSide) -> List[Dict[str, Any]]:
-    """Per thread count the figure under one OpenZFS setting (module doc)."""
+def setting_steps(setting: str, model: List[Dict[str, Any]], indirect: bool) -> List[Dict[str, Any]]:
+    """Per thread count the figure under one OpenZFS setting (module doc); the no-log figure is the data side's
+    own at that thread count (the model step's ``without_slog_iops``)."""
     out = []
     for s in model:
-        n = s["threads"]
         if setting == "before-2.4" or (setting == "2.4-special-not-slog" and indirect):
-            w = _without(data, n)
-            out.append({"threads": n, "iops": w["iops"] if w else None, "binding": "as-without-log",
-                        "basis": w["basis"] if w else None, "upper_bound": None})
+            out.append({"threads": s["threads"], "iops": s.get("without_slog_iops"), "binding": "as-without-log",
+                        "basis": s.get("without_slog_basis"), "upper_bound": None})
         else:
             out.append(_as_special(s))
     return out
 
 
-def answer(name: str, sweep: SweepResult, w: A.Workload, t: A.Tunables, data: A.DataSide,
-           candidates: Sequence[Dict[str, Any]], host=None) -> Dict[str, Any]:
-    """The special vdev's answer: its device, the three settings' steps, and each candidate's figure over the
-    special's at every thread count both have (``ratio`` > 1: the dedicated log would be faster)."""
-    model = A.predict_candidate(name, sweep, w, t, data, None, host)
-    # what zfs_log_write / zvol_log_write do without a SLOG (zil_special_is_slog=0 makes the special no SLOG)
-    indirect = A.log_shape(w, t, slog=False).state == "indirect"
-    settings = {s: setting_steps(s, model["steps"], indirect, data) for s in SETTINGS}
+def answer(model: Dict[str, Any], indirect: bool, candidates: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+    """The special vdev's answer from ``model``, the advisor's prediction for the special device as a log
+    (analysis.advisor.predict_candidate), and ``indirect``, whether ZFS logs this load's writes indirectly without
+    a SLOG: the three settings' steps, and each candidate's figure over the special's at every thread count both
+    have (``ratio`` > 1: the dedicated log would be faster)."""
+    settings = {s: setting_steps(s, model["steps"], indirect) for s in SETTINGS}
     special = {s["threads"]: s for s in settings["2.4-special-is-slog"]}
     versus = []
     for c in candidates:
@@ -80,6 +68,6 @@ def answer(name: str, sweep: SweepResult, w: A.Workload, t: A.Tunables, data: A.
             rows.append({"threads": s["threads"], "log_iops": s["iops"], "log_upper_bound": s.get("upper_bound"),
                          "special_iops": sp["iops"], "ratio": round(s["iops"] / sp["iops"], 3)})
         versus.append({"sweep": c["sweep"], "path": c["path"], "class": c["class"], "steps": rows})
-    return {"sweep": name, "path": model["path"], "model": model["model"], "class": model["class"],
+    return {"sweep": model["sweep"], "path": model["path"], "model": model["model"], "class": model["class"],
             "indirect_without_slog": indirect, "settings": settings, "versus": versus,
             "lab_ratio": list(LAB_RATIO)}

@@ -105,7 +105,7 @@ def register(sub) -> None:
 MODEL_INPUTS = ("log", "scenario", "data", "layout", "disks", "protocol", "bs", "volblocksize", "recordsize",
                 "threads", "zils", "rate_history", "rate", "tunables", "zfs_immediate_write_sz", "zil_slog_bulk",
                 "logbias", "zil_maxblocksize", "zil_maxcopied", "zfs_txg_timeout", "zfs_dirty_data_max", "tbw",
-                "dwpd", "warranty_years", "hours_per_day", "powercut", "host")
+                "dwpd", "warranty_years", "hours_per_day", "powercut", "host", "special")
 
 
 def _saved(args) -> Dict[str, Any]:
