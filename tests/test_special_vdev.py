@@ -9,6 +9,7 @@ would record them — the ZIL's bytes under the normal class (2.4's counting), t
 recorded iostat rows of a pool with one."""
 
 import json
+import os
 import shutil
 
 import pytest
@@ -166,6 +167,50 @@ def test_the_parameter_is_set_for_the_block_and_put_back(tmp_path):
         with zfs_tunables.setting("zil_special_is_slog", 1, str(old)):
             pass
     assert not (old / "zil_special_is_slog").exists()
+
+
+def _freebsd_sysctl(tmp_path, monkeypatch, known):
+    """A ``sysctl`` on PATH keeping FreeBSD's answers for ``known`` ({oid: value}) in a file: ``sysctl OID`` prints
+    ``OID: value``, ``sysctl OID=V`` sets it, an OID it does not know is ``unknown oid`` and exit 1 (FreeBSD's
+    sysctl(8) does not exist here; its output form is what tools/freebsd/sysctl.parse reads). Every call is logged."""
+    state = tmp_path / "state"
+    state.write_text("".join(f"{k}: {v}\n" for k, v in known.items()))
+    prog = tmp_path / "sysctl"
+    prog.write_text(f"""#!/bin/sh
+echo "$@" >> {tmp_path}/argv.log
+case "$1" in
+  *=*) oid=${{1%%=*}}; value=${{1#*=}}
+       grep -q "^$oid: " {state} || {{ echo "sysctl: unknown oid '$oid'" >&2; exit 1; }}
+       sed -i "s|^$oid: .*|$oid: $value|" {state}; echo "$oid: changed" ;;
+  *) grep "^$1: " {state} || {{ echo "sysctl: unknown oid '$1'" >&2; exit 1; }} ;;
+esac
+""")
+    prog.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.setattr(zfs_tunables.sys, "platform", "freebsd14")
+    return state
+
+
+def test_on_freebsd_the_parameter_is_its_sysctl_set_for_the_block_and_put_back(tmp_path, monkeypatch):
+    state = _freebsd_sysctl(tmp_path, monkeypatch, {"vfs.zfs.zil.special_is_slog": 1, "vfs.zfs.dio_enabled": 0})
+    assert zfs_tunables.read_one("zfs_dio_enabled") == 0  # FreeBSD's default, unlike Linux's
+    with pytest.raises(KeyboardInterrupt):
+        with zfs_tunables.setting("zil_special_is_slog", 0) as found:
+            assert found == 1 and "vfs.zfs.zil.special_is_slog: 0" in state.read_text()
+            raise KeyboardInterrupt
+    assert "vfs.zfs.zil.special_is_slog: 1" in state.read_text()
+    calls = (tmp_path / "argv.log").read_text().splitlines()
+    assert calls == ["vfs.zfs.dio_enabled", "vfs.zfs.zil.special_is_slog", "vfs.zfs.zil.special_is_slog=0",
+                     "vfs.zfs.zil.special_is_slog=1"]
+
+
+def test_on_a_freebsd_before_2_4_the_missing_sysctl_is_named_and_nothing_is_set(tmp_path, monkeypatch):
+    state = _freebsd_sysctl(tmp_path, monkeypatch, {"vfs.zfs.dio_enabled": 0})
+    with pytest.raises(MeasurementError, match="no vfs.zfs.zil.special_is_slog"):
+        with zfs_tunables.setting("zil_special_is_slog", 1):
+            pass
+    assert state.read_text() == "vfs.zfs.dio_enabled: 0\n"
+    assert (tmp_path / "argv.log").read_text().splitlines() == ["vfs.zfs.zil.special_is_slog"]
 
 
 # ---- where the ZIL blocks went ------------------------------------------------------------------
