@@ -1,12 +1,14 @@
 """The advisor against configurations nobody fitted (issue #37): draw them by a seed, boot one lab guest with
 every device they need, and in it make each prediction before its pool runs (guest_job.py).
 
-    python3 contrib/advisor_check/run.py SEED OUTDIR [--fit]
+    python3 contrib/advisor_check/run.py SEED OUTDIR [--fit] [--slowed]
 
 The draw: each log class of LOG_CLASSES x each load of LOADS, in a seeded order, each with a seeded layout
 (stripe or mirror) of DATA hdd data disks; writers 1, 4 and 16. --fit draws FIT_COUNT configurations of
 FIT_CLASSES at FIT_THREADS writers instead: the recordings a model may be fitted on, never a test point. The plan is written to
 OUTDIR/plan.json before the guest boots; `python3 contrib/advisor_check/table.py OUTDIR` makes the table.
+--slowed runs the whole draw on a host slowed as the lab tier's proof is (tests/conftest.SlowHost: a busy-looping
+process per host core and fio's sync writes on the host's disk); what they got is written to OUTDIR/slowed.json.
 """
 
 import json
@@ -54,7 +56,19 @@ def main(argv):
     for d in plan["devices"]:
         cmd += ["-d", d]
     cmd += ["--", "python3", os.path.join(HERE, "guest_job.py"), json.dumps(plan)]
-    return subprocess.run(cmd).returncode
+    if "--slowed" not in argv:
+        return subprocess.run(cmd).returncode
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests"))
+    from conftest import SlowHost  # the lab tier's own slowed host, so the two are slowed alike
+
+    os.makedirs(os.path.join(out, "busy-disk"), exist_ok=True)
+    slow = SlowHost(os.path.join(out, "busy-disk"))
+    try:
+        code = subprocess.run(cmd).returncode
+    finally:
+        with open(os.path.join(out, "slowed.json"), "w") as fh:
+            json.dump(slow.stop(), fh, indent=2)
+    return code
 
 
 if __name__ == "__main__":
