@@ -65,13 +65,17 @@ def test_a_shared_path_caps_its_units_together_and_a_slow_slot_is_slower_alone(t
     together = _bw(out / "together.json")
     fast, slow, outside = names[:2], names[2], names[3]
     figures = {"alone": alone, "together": together}
-    for n in names:  # every figure rests on enough IOs for a counting error of a few per cent
-        assert alone[n][1] >= 16 and together[n][1] >= 4, figures
-    # alone: the siblings at the path's ceiling (not above it), the slow slot at its own cap
+    # a guest too starved to carry the path's ceiling on one unit alone shows no shared ceiling: said, not judged
+    # (slowed run 17, beside another lab guest and a hog per core: 0.13 and 0.54 MiB/s alone on a 3 MiB/s path,
+    # 5 and 22 IOs — asking for the IO count first failed the run over what this skip is for)
     for n in fast:
         if alone[n][0] < 0.8 * CEILING:
             pytest.skip(f"this guest carried {alone[n][0] / MiB:.1f} MiB/s on {n} alone, below the path's "
                         f"{CEILING / MiB:.0f} MiB/s ceiling: too slow to show a shared ceiling ({figures})")
+    for n in names:  # every figure rests on enough IOs for a counting error of a few per cent
+        assert alone[n][1] >= 16 and together[n][1] >= 4, figures
+    # alone: the siblings at the path's ceiling (not above it), the slow slot at its own cap
+    for n in fast:
         assert alone[n][0] <= CEILING * BURST * 1.05, figures
     assert alone[slow][0] <= SLOW * BURST * 1.05 and alone[slow][0] < 0.5 * min(alone[n][0] for n in fast), figures
     assert 0.8 * CEILING <= alone[outside][0] <= CEILING * BURST * 1.05, figures  # its own slot, as fast as the path
