@@ -75,3 +75,13 @@ def test_a_version_that_names_none_is_one_line_before_anything_is_written(tmp_pa
                        capture_output=True, text=True)
     assert p.returncode == 2 and p.stderr == "slogqual: --zfs latest: not an OpenZFS version (e.g. 2.3 or 2.4.4)\n"
     assert not (tmp_path / "a.json").exists()
+
+
+def test_the_module_version_is_read_as_the_lab_guests_recorded_it(tmp_path):
+    from conftest import fixture_path
+    from slogqual.tools import zfs_tunables
+
+    for series in ("2.3", "2.4"):
+        found = zfs_tunables.module_version(fixture_path("zfs", series, "sys-module-zfs-version.txt"))
+        assert zfs_tunables.series(found) == tuple(int(x) for x in series.split("."))
+    assert zfs_tunables.module_version(str(tmp_path / "no-module")) is None  # no module loaded: unknown
