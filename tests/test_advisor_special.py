@@ -55,3 +55,33 @@ def test_an_unknown_setting_in_a_saved_advice_is_refused_naming_it(tmp_path):
     doc["special"]["settings"]["2.5-guess"] = []
     with pytest.raises(DocumentError, match="2.5-guess"):
         AdviceResult.from_dict(doc)
+
+
+@pytest.mark.parametrize("zfs,setting", [("2.4.4", "2.4-special-is-slog"), ("2.3", "before-2.4"), (None, None)])
+def test_the_openzfs_the_pool_runs_is_said_and_picks_the_special_s_setting(tmp_path, zfs, setting):
+    text, doc = advise(tmp_path, "--log", SAS, "--special", NVME, "--protocol", "iscsi", "--bs", "4k",
+                       *(["--zfs", zfs] if zfs else []))
+    assert doc["tunables"]["zfs_version"] == zfs and doc["special"]["applies"] == setting
+    assert doc["tunables"]["sources"]["zfs_version"] == ("option" if zfs else "unknown")  # --tunables defaults
+    line = text.splitlines()[1]  # after the host line: which OpenZFS the advice is for, never guessed
+    assert line.startswith(f"OpenZFS {zfs} (option)" if zfs else "OpenZFS: unknown (give --zfs VERSION")
+    marked = [l for l in text.splitlines() if "← this pool" in l]
+    assert len(marked) == (1 if setting else 0)
+
+
+def test_a_version_that_names_none_is_one_line_before_anything_is_written(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "slogqual", "advise", "--log", SAS, "--protocol", "iscsi", "--bs", "4k",
+                        "--threads", "1", "--zfs", "latest", "-o", str(tmp_path / "a.json")],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and p.stderr == "slogqual: --zfs latest: not an OpenZFS version (e.g. 2.3 or 2.4.4)\n"
+    assert not (tmp_path / "a.json").exists()
+
+
+def test_the_module_version_is_read_as_the_lab_guests_recorded_it(tmp_path):
+    from conftest import fixture_path
+    from slogqual.tools import zfs_tunables
+
+    for series in ("2.3", "2.4"):
+        found = zfs_tunables.module_version(fixture_path("zfs", series, "sys-module-zfs-version.txt"))
+        assert zfs_tunables.series(found) == tuple(int(x) for x in series.split("."))
+    assert zfs_tunables.module_version(str(tmp_path / "no-module")) is None  # no module loaded: unknown

@@ -113,6 +113,7 @@ def kernel_imports_no_tools(rel, name):
 # starts no process: it reads the machine slogqual runs on, and analysis works on facts handed to it (a
 # result's recorded paths), never on the live host.
 LEAF_FOUNDATIONS = ("slogqual.analysis", "slogqual.results", "slogqual.units", "slogqual.errors", "slogqual.limits",
+                    "slogqual.versions",
                     "slogqual.process")
 
 

@@ -114,6 +114,8 @@ class Tunables:
     zil_maxcopied: int = 7680
     zfs_txg_timeout: float = 5.0
     zfs_dirty_data_max: Optional[int] = None  # bytes; None: not given (the per-txg figure is rate x timeout)
+    zfs_version: Optional[str] = None  # the OpenZFS the pool runs (--zfs, or this host's module); None: unknown
+    zil_special_is_slog: Optional[int] = None  # 2.4's, where this host's module has it; None: not read
     #: where each value came from ("option", "host /sys/module/zfs/parameters", "default"); empty: not said
     sources: Dict[str, str] = field(default_factory=dict)
 
@@ -1056,7 +1058,8 @@ def _special(special: Tuple[str, SweepResult], w: Workload, t: Tunables, data: D
     analysis.advisor_special."""
     model = predict_candidate(special[0], special[1], w, t, data, None, host)
     # zil_special_is_slog=0 makes the special no SLOG: what zfs_log_write / zvol_log_write do without one
-    return advisor_special.answer(model, log_shape(w, t, slog=False).state == "indirect", cands)
+    return advisor_special.answer(model, log_shape(w, t, slog=False).state == "indirect", cands,
+                                  advisor_special.applies(t.zfs_version, t.zil_special_is_slog))
 
 
 def check_host(host: HostProbeResult, w: Workload) -> None:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from slogqual.versions import openzfs_series
+
 SHARED = "special-shared"  # the upper bound's name: the special vdev's own metadata and small-block writes
 SETTINGS = ("2.4-special-is-slog", "2.4-special-not-slog", "before-2.4")
 LAB_RATIO = (0.80, 1.00)  # the special vdev / the same device as a dedicated log, measured (docs/scenarios.md)
@@ -51,11 +53,23 @@ def setting_steps(setting: str, model: List[Dict[str, Any]], indirect: bool) -> 
     return out
 
 
-def answer(model: Dict[str, Any], indirect: bool, candidates: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+def applies(version: Optional[str], special_is_slog: Optional[int]) -> Optional[str]:
+    """The setting the pool's OpenZFS runs: before 2.4, or 2.4 with zil_special_is_slog as read (its default 1
+    where not read); None where the version is unknown (then no setting is picked: all three are shown)."""
+    found = openzfs_series(version)
+    if found is None:
+        return None
+    if found < (2, 4):
+        return "before-2.4"
+    return "2.4-special-not-slog" if special_is_slog == 0 else "2.4-special-is-slog"
+
+
+def answer(model: Dict[str, Any], indirect: bool, candidates: Sequence[Dict[str, Any]],
+           setting: Optional[str] = None) -> Dict[str, Any]:
     """The special vdev's answer from ``model``, the advisor's prediction for the special device as a log
     (analysis.advisor.predict_candidate), and ``indirect``, whether ZFS logs this load's writes indirectly without
     a SLOG: the three settings' steps, and each candidate's figure over the special's at every thread count both
-    have (``ratio`` > 1: the dedicated log would be faster)."""
+    have (``ratio`` > 1: the dedicated log would be faster); ``setting``: the one the pool's OpenZFS runs, if known."""
     settings = {s: setting_steps(s, model["steps"], indirect) for s in SETTINGS}
     special = {s["threads"]: s for s in settings["2.4-special-is-slog"]}
     versus = []
@@ -70,4 +84,4 @@ def answer(model: Dict[str, Any], indirect: bool, candidates: Sequence[Dict[str,
         versus.append({"sweep": c["sweep"], "path": c["path"], "class": c["class"], "steps": rows})
     return {"sweep": model["sweep"], "path": model["path"], "model": model["model"], "class": model["class"],
             "indirect_without_slog": indirect, "settings": settings, "versus": versus,
-            "lab_ratio": list(LAB_RATIO)}
+            "lab_ratio": list(LAB_RATIO), "applies": setting}

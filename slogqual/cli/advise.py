@@ -67,6 +67,9 @@ def register(sub) -> None:
     t.add_argument("--tunables", choices=("auto", "host", "defaults"), default="auto",
                    help="auto (default): this host's module parameters where it has OpenZFS loaded, else 2.3's "
                         "defaults; host: refuse without them; defaults: 2.3's defaults")
+    t.add_argument("--zfs", metavar="VERSION",
+                   help="the OpenZFS the pool runs, e.g. 2.3 or 2.4.4 (default: this host's module with --tunables "
+                        "auto/host; else unknown, and the advice says so)")
     t.add_argument("--zfs-immediate-write-sz", type=in_range(limits.IMMEDIATE_WRITE_SZ),
                    help="bytes (default 32768)")
     t.add_argument("--zil-slog-bulk", type=in_range(limits.ZIL_SLOG_BULK), help=f"bytes (default {64 << 20})")
@@ -105,7 +108,7 @@ def register(sub) -> None:
 MODEL_INPUTS = ("log", "scenario", "data", "layout", "disks", "protocol", "bs", "volblocksize", "recordsize",
                 "threads", "zils", "rate_history", "rate", "tunables", "zfs_immediate_write_sz", "zil_slog_bulk",
                 "logbias", "zil_maxblocksize", "zil_maxcopied", "zfs_txg_timeout", "zfs_dirty_data_max", "tbw",
-                "dwpd", "warranty_years", "hours_per_day", "powercut", "host", "special")
+                "dwpd", "warranty_years", "hours_per_day", "powercut", "host", "special", "zfs")
 
 
 def _saved(args) -> Dict[str, Any]:
@@ -179,7 +182,25 @@ def _tunables(args, host=None) -> A.Tunables:
         values["zfs_dirty_data_max"] = args.zfs_dirty_data_max
         sources["zfs_dirty_data_max"] = "option"
     sources["logbias"] = "option" if args.logbias is not None else "default (OpenZFS 2.3)"
-    return A.Tunables(logbias=args.logbias or "latency", sources=sources, **values)
+    version, sources["zfs_version"] = _zfs_version(args, use_host is not None)
+    special = zfs_tunables.read_one("zil_special_is_slog") if use_host is not None and not args.zfs else None
+    if special is not None:
+        sources["zil_special_is_slog"] = f"host {zfs_tunables.where()}"
+    return A.Tunables(logbias=args.logbias or "latency", sources=sources, zfs_version=version,
+                      zil_special_is_slog=special, **values)
+
+
+def _zfs_version(args, read_host: bool) -> Tuple[Optional[str], str]:
+    """(the OpenZFS version the advice is for, where it came from): --zfs, else this host's loaded module (not
+    with --tunables defaults), else unknown."""
+    from slogqual.tools import zfs_tunables
+
+    if args.zfs is not None:
+        if zfs_tunables.series(args.zfs) is None:
+            raise UsageError(f"--zfs {args.zfs}: not an OpenZFS version (e.g. 2.3 or 2.4.4)")
+        return args.zfs, "option"
+    found = zfs_tunables.module_version() if read_host else None
+    return (found, "host module") if found else (None, "unknown")
 
 
 def _endurance(args) -> Optional[A.Endurance]:

@@ -13,6 +13,7 @@ from tabulate import tabulate
 
 from slogqual.analysis import advisor as A
 from slogqual.analysis import wear
+from slogqual.versions import openzfs_series
 from slogqual.report.markup import esc, items, kv, md_kv, md_table, table
 from slogqual.results.advice import AdviceResult, CandidateAdvice, StepPrediction
 from slogqual.results.scenario import ScenarioResult
@@ -91,7 +92,7 @@ MODEL_NOTE = ("model: docs/advisor.md (percentiles are not predicted; 'IOPS if p
 
 def table_text(advice: AdviceResult) -> str:
     """What `slogqual advise` prints."""
-    lines = first_lines(advice) + [workload_line(advice)]
+    lines = first_lines(advice) + [zfs_line(advice.tunables), workload_line(advice)]
     for c in advice.candidates:
         lines += ["", candidate_line(c), tabulate([step_row(s) for s in c.steps], headers=STEP_HEADERS,
                                                   disable_numparse=True)]
@@ -114,11 +115,30 @@ def _special_cell(s) -> str:
     return ("≤ " if s.upper_bound else "~" if s.extrapolated else "") + _f(s.iops)
 
 
+def zfs_line(tunables: Dict[str, Any]) -> str:
+    """Which OpenZFS the advice is for, where that came from, and what the model's 2.3 sources mean for it."""
+    version = tunables.get("zfs_version")
+    source = (tunables.get("sources") or {}).get("zfs_version", "given")
+    if not version:
+        return ("OpenZFS: unknown (give --zfs VERSION, or advise where the pool's module is loaded): the model "
+                "follows 2.3's sources (zfs_log_write, zvol_log_write, the lwb sizes)")
+    found = openzfs_series(version) or (0, 0)
+    head = f"OpenZFS {version} ({source}): "
+    if found < (2, 3):
+        return head + "older than the 2.3 sources the model follows; its figures are not checked for this release"
+    if found == (2, 3):
+        return head + "the release whose sources the model follows"
+    return head + ("the model follows 2.3's sources; 2.4 counts the ZIL's record headers in its write throttle "
+                   "(openzfs/zfs#17373) and allocates closed log blocks exactly (#17613, RAIDZ/dRAID logs): "
+                   "neither changes a single or mirrored log's lwb sizes")
+
+
 def special_lines(sp) -> List[str]:
     """Special vdev or SLOG? (analysis.advisor_special): the ZIL on the special vdev under each OpenZFS setting,
     each log candidate beside it, and why the special's figures are bounds."""
     threads = [s.threads for s in sp.settings["2.4-special-is-slog"]]
-    rows = [[SPECIAL_SETTING_WORDS[name], *[_special_cell(s) for s in steps]] for name, steps in sp.settings.items()]
+    rows = [[SPECIAL_SETTING_WORDS[name] + (" ← this pool" if name == sp.applies else ""),
+             *[_special_cell(s) for s in steps]] for name, steps in sp.settings.items()]
     for v in sp.versus:
         by = {r["threads"]: r for r in v["steps"]}
         rows.append([f"dedicated log {v['path'] or v['sweep']} ({v['class'] or '?'})",

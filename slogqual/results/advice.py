@@ -283,6 +283,7 @@ class SpecialAdvice(Part):
     settings: Dict[str, Any] = key("settings", "object", required=True)
     versus: List[Dict[str, Any]] = key("versus", "list", required=True)
     lab_ratio: Optional[List[float]] = key("lab_ratio", "list")
+    applies: Optional[str] = key("applies", "text")  # the setting the pool's OpenZFS runs; None: version unknown
 
     @classmethod
     def from_dict(cls, d: Any, where: str, c: S.Checker) -> "SpecialAdvice":

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import sys
 from dataclasses import dataclass
 from typing import Dict, Iterator, Optional, Tuple
 
+from slogqual.versions import openzfs_series
 from slogqual.tools import spawn as _run
 
 LINUX_ROOT = "/sys/module/zfs/parameters"
@@ -61,13 +61,7 @@ VERSIONED = {
     "zfs_dio_enabled": Parameter("zfs_dio_enabled", "vfs.zfs.dio_enabled", (2, 3)),
 }
 
-_SERIES = re.compile(r"(\d+)\.(\d+)")
-
-
-def series(version: Optional[str]) -> Optional[Tuple[int, int]]:
-    """(2, 4) of an OpenZFS version such as '2.4.4-1~bpo13+1' or 'zfs-kmod-2.3.2'; None when it names none."""
-    m = _SERIES.search(version or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
+series = openzfs_series  # (2, 4) of "2.4.4-1~bpo13+1" (slogqual.versions)
 
 
 def has(key: str, version: Optional[str]) -> Optional[bool]:
@@ -129,6 +123,28 @@ def read_host() -> Optional[Dict[str, int]]:
     if sys.platform.startswith("freebsd"):
         return read_freebsd()
     return read_linux()
+
+
+VERSION_FILE = "/sys/module/zfs/version"
+VERSION_SYSCTL = "vfs.zfs.version.module"
+
+
+def module_version(path: str = VERSION_FILE) -> Optional[str]:
+    """The loaded OpenZFS module's version ('2.4.4-1~bpo13+1'): /sys/module/zfs/version on Linux, sysctl
+    vfs.zfs.version.module on FreeBSD; None where no module is loaded or it cannot be read."""
+    if sys.platform.startswith("freebsd"):
+        from slogqual.errors import ToolError
+        from slogqual.tools.freebsd import sysctl
+
+        try:
+            return sysctl.get(VERSION_SYSCTL).get(VERSION_SYSCTL) or None
+        except (ToolError, OSError, ValueError):
+            return None
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            return fh.read().strip() or None
+    except OSError:
+        return None
 
 
 def where() -> str:
