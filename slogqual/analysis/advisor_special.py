@@ -1,5 +1,6 @@
 """Special vdev or SLOG? (issue #39): what a pool's ZIL does on its special vdev beside a dedicated log, as
-facts for report/advice.py to word. Pure: the advisor's own model on the special device's sweep.
+facts for report/advice.py to word. Pure: it sets out the advisor's own prediction for the special device as a
+log (analysis.advisor._special makes it) under each OpenZFS setting.
 
 OpenZFS 2.4 (openzfs/zfs#17505) allocates the ZIL of a pool with a special vdev and no log vdev on the special
 vdev, and with ``zil_special_is_slog`` at 1 (its default) logs each write as it would to a SLOG (its data copied
@@ -9,7 +10,8 @@ of the same device never sees. Every figure is therefore an upper bound (``speci
 measurement of the same device as special vdev and as dedicated log (docs/scenarios.md, OpenZFS 2.4.4) ran the
 special 0.80-1.00x of the log.
 
-Three answers, one per OpenZFS setting, since the advice cannot know which the user's pool will run:
+Three answers, one per OpenZFS setting (``applies`` names the one the pool runs where its version is known —
+``advise --zfs``, or this host's module — and is None otherwise):
 
 - ``2.4, zil_special_is_slog=1``: the log model on the special's sweep, each figure an upper bound;
 - ``2.4, zil_special_is_slog=0``: writes ZFS logs indirectly without a SLOG (larger than
