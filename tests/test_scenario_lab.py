@@ -494,7 +494,7 @@ def test_iscsi_over_lio_and_open_iscsi_in_the_lab(zfs_guest):
         assert len(rec["luns"]) == doc["scenario"]["luns"]
         assert all(lun["disk"].startswith("/dev/sd") and lun["zvol"].startswith("/dev/zvol/slogqual-")
                    for lun in rec["luns"]), rec
-        assert rec["negotiated"] and rec["versions"]["targetcli"]
+        assert rec["negotiated"] and rec["versions"]["lio"] and rec["target"] == "LIO (configfs)", rec
     for s in doc["steps"]:
         assert s["transport"] == "iscsi"
         # two fio servers on loopback drove every step, one LUN each: the merged IOPS are their sum (up to

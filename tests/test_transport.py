@@ -20,7 +20,8 @@ from slogqual.pool.transport import local as tlocal
 from slogqual.pool.transport import nfs as tnfs
 from slogqual.pool.transport.teardown import Undo
 from slogqual.kernel import procfs
-from slogqual.tools import exportfs, iscsiadm, mount, nfsd, nfsmount, targetcli
+from slogqual.tools import exportfs, iscsiadm, mount, nfsd, nfsmount
+from slogqual.kernel import lio
 from slogqual.tools.freebsd import ctld, nfsserver
 
 POOL = "slogqual-iscsi-4k-randwrite-4242"
@@ -95,44 +96,85 @@ def test_local_hands_the_targets_through():
 
 # --- LIO and open-iscsi ----------------------------------------------------------------------------------
 
-def test_lio_plan_builds_backstores_then_one_loopback_target_with_luns_and_one_acl():
-    plan = tiscsi.setup_plan(POOL, ZVOLS, INITIATOR, write_cache=False)
+def _lio_tree(root):
+    """What LIO made, relative to the configfs root: directories (/), symlinks (-> target, relative) and
+    attribute files (= value)."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in sorted(dirnames + filenames):
+            p = os.path.join(dirpath, n)
+            rel = os.path.relpath(p, root)
+            if os.path.islink(p):
+                out.append(f"{rel} -> {os.path.relpath(os.readlink(p), root)}")
+            elif os.path.isdir(p):
+                out.append(rel + "/")
+            else:
+                out.append(f"{rel} = {open(p).read().strip()}")
+    return sorted(out)
+
+
+def test_lio_through_configfs_makes_backstores_then_one_loopback_target_with_luns_and_one_acl(tmp_path):
+    """The objects rtslib makes for targetcli's commands, in a directory standing in for the kernel's configfs
+    (its default groups made on the way): a block backstore per zvol on an HBA of its own, the target's one
+    TPG with a portal on loopback only, a LUN per backstore, the initiator's ACL with every LUN mapped, the TPG
+    enabled without CHAP. Every name made is ours. The lab's iSCSI job runs it against the real kernel."""
+    root = str(tmp_path)
+    os.makedirs(os.path.join(root, "core", "fileio_0"))  # another program's backstore: its index is taken
     iqn = tp.iqn_for(POOL)
-    assert all(argv[0] == "targetcli" for argv in plan)
-    assert plan[0] == ["targetcli", "/backstores/block", "create", f"name={POOL}-lun0", f"dev={ZVOLS[0]}"]
-    assert plan[1] == ["targetcli", f"/backstores/block/{POOL}-lun0", "set", "attribute", "emulate_write_cache=0"]
-    creates = [a for a in plan if a[2] == "create"]
-    assert [a[1] for a in creates] == ["/backstores/block"] * 3 + ["/iscsi", f"/iscsi/{iqn}/tpg1/portals"] + \
-        [f"/iscsi/{iqn}/tpg1/luns"] * 3 + [f"/iscsi/{iqn}/tpg1/acls"]
-    # the default 0.0.0.0 portal goes before ours is made: nothing listens beyond loopback
-    i_del = plan.index(targetcli.delete_default_portal_argv(iqn))
-    i_portal = plan.index(["targetcli", f"/iscsi/{iqn}/tpg1/portals", "create", "127.0.0.1", "3260"])
-    assert i_del < i_portal
-    assert plan[-1] == ["targetcli", f"/iscsi/{iqn}/tpg1/acls", "create", INITIATOR]
-    luns = [a for a in plan if a[1].endswith("/luns")]
-    assert [a[3:] for a in luns] == [[f"/backstores/block/{POOL}-lun{i}", f"lun={i}"] for i in range(3)]
-    for argv in plan:  # every name made is ours
-        assert all(POOL in a for a in argv if a.startswith(("name=", "/backstores/block/", "/iscsi/")))
+    names = [tp.backstore_name(POOL, i) for i in range(len(ZVOLS))]
+    for name, dev in zip(names, ZVOLS):
+        lio.create_block(name, dev, root)
+        lio.set_write_cache(name, False, root)
+    lio.create_target(iqn, root)
+    lio.create_portal(iqn, "127.0.0.1", 3260, root)
+    for i, name in enumerate(names):
+        lio.create_lun(iqn, i, name, root)
+    lio.create_acl(iqn, INITIATOR, [0, 1, 2], root)
+    lio.enable(iqn, root)
+    tree = _lio_tree(root)
+    tpg = f"iscsi/{iqn}/tpgt_1"
+    for i, (name, dev) in enumerate(zip(names, ZVOLS)):
+        so = f"core/iblock_{i + 1}/{name}"  # index 0 is the other program's
+        assert f"{so}/udev_path = {dev}" in tree and f"{so}/enable = 1" in tree
+        assert f"{so}/control = readonly=0" in tree  # the last control written: udev_path= came first
+        assert f"{so}/attrib/emulate_write_cache = 0" in tree
+        assert f"{tpg}/lun/lun_{i}/{name} -> {so}" in tree
+        assert f"{tpg}/acls/{INITIATOR}/lun_{i}/lun_{i} -> {tpg}/lun/lun_{i}" in tree
+        assert lio.block_backstore_dir(name, root).endswith(so) and lio.write_cache(name, root) is False
+    assert [t for t in tree if t.startswith(f"{tpg}/np/") and t != f"{tpg}/np/"] == [f"{tpg}/np/127.0.0.1:3260/"]
+    assert f"{tpg}/enable = 1" in tree and f"{tpg}/attrib/authentication = 0" in tree
+    open(os.path.join(root, "version"), "w").write("Target Engine Core ConfigFS Infrastructure v5.0 on Linux\n")
+    assert lio.version(root).startswith("Target Engine Core ConfigFS Infrastructure v5.0")
+    assert lio.iscsi_target_exists(iqn, root) and not lio.iscsi_target_exists(tp.iqn_for("slogqual-other"), root)
+    for t in tree:  # every backstore and target made carries the pool's name
+        parts = t.split("/")
+        if parts[0] == "core" and len(parts) > 2 and parts[1] != "fileio_0" and parts[2]:
+            assert POOL in parts[2], t
+        if parts[0] == "iscsi" and parts[1]:
+            assert POOL in parts[1], t
+    # torn down as rtslib does: the target (ACLs, LUNs, portal, TPG) first, then the backstores and their HBAs
+    assert lio.delete_target(iqn, root) and not lio.delete_target(iqn, root)
+    for name in names:
+        assert lio.delete_block(name, root) and not lio.delete_block(name, root)
+    # only what was there before, and the fabric
+    assert [t for t in _lio_tree(root) if not t.startswith("version")] == ["core/", "core/fileio_0/", "iscsi/"]
 
 
-def test_lio_plan_without_a_write_cache_setting_leaves_lio_s_own():
-    assert not any("emulate_write_cache" in " ".join(a) for a in tiscsi.setup_plan(POOL, ZVOLS, INITIATOR))
+def test_lio_refuses_to_take_over_what_exists(tmp_path):
+    root = str(tmp_path)
+    iqn = tp.iqn_for(POOL)
+    lio.create_target(iqn, root)
+    with pytest.raises(FileExistsError):
+        lio.create_target(iqn, root)
+    with pytest.raises(FileNotFoundError):  # a LUN over a backstore that is not there
+        lio.create_lun(iqn, 0, tp.backstore_name(POOL, 0), root)
 
 
-def test_targetcli_never_touches_the_user_s_preferences(tmp_path):
-    assert targetcli.env(str(tmp_path))["TARGETCLI_HOME"] == str(tmp_path)
-
-
-def test_lio_configfs_readers(tmp_path):
-    # a constructed configfs tree (said so): the kernel's layout core/iblock_N/NAME/attrib/...
-    d = tmp_path / "core" / "iblock_1" / f"{POOL}-lun0" / "attrib"
-    d.mkdir(parents=True)
-    (d / "emulate_write_cache").write_text("1\n")
-    (tmp_path / "iscsi" / tp.iqn_for(POOL)).mkdir(parents=True)
-    assert targetcli.block_backstore_dir(f"{POOL}-lun0", str(tmp_path)).endswith(f"iblock_1/{POOL}-lun0")
-    assert targetcli.write_cache(f"{POOL}-lun0", str(tmp_path)) is True
-    assert targetcli.write_cache(f"{POOL}-lun1", str(tmp_path)) is None
-    assert targetcli.iscsi_target_exists(tp.iqn_for(POOL), str(tmp_path))
+def test_lio_never_sweeps_a_configfs_directory_with_children():
+    """On the kernel's configfs a directory that will not go is a child object someone made: never swept away
+    as a plain directory's files are."""
+    assert lio._is_configfs("/sys/kernel/config/target/iscsi/x")
+    assert not lio._is_configfs("/tmp/x")
 
 
 def test_initiator_argv_names_our_target_and_the_loopback_portal_only():

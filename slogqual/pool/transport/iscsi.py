@@ -1,25 +1,24 @@
-"""transport = "iscsi" on Linux: the zvols behind LIO (targetcli-fb), logged in with open-iscsi on loopback.
+"""transport = "iscsi" on Linux: the zvols behind LIO (its configfs tree, written directly: kernel/lio.py), logged
+in with open-iscsi on loopback.
 
-Setup, each step's undo recorded as soon as it is done: one block backstore per zvol
-(``slogqual-<pool>-lunN``), one target ``iqn.2003-01.org.slogqual:<pool>`` with a portal on
-127.0.0.1:3260 only (targetcli's default 0.0.0.0 portal is removed first), a LUN per backstore and an
-ACL for this host's initiator name; then the initiator: a node record for our target and portal alone
-(``iscsiadm -m node -o new``: a sendtargets discovery would rewrite the records of every target that
-portal lists, ours or not), login, and the session's disks found in ``iscsiadm -m session -P 3``.
-Teardown: logout, the node record, the target, the backstores, in that order. iscsid is started (and
-stopped) only when none runs.
+Setup, each step's undo recorded before it is made and done only where it came to exist: one block backstore
+per zvol (``slogqual-<pool>-lunN``), one target ``iqn.2003-01.org.slogqual:<pool>`` with a portal on
+127.0.0.1:3260 only, a LUN per backstore and an ACL for this host's initiator name with every LUN mapped, the
+TPG enabled without CHAP; then the initiator: a node record for our target and portal alone (``iscsiadm -m node
+-o new``: a sendtargets discovery would rewrite the records of every target that portal lists, ours or not),
+login, and the session's disks found in ``iscsiadm -m session -P 3``. Teardown: logout, the node record, the
+target, the backstores, in that order. iscsid is started (and stopped) only when none runs; LIO's core module
+is loaded (and configfs mounted) only where it is not.
 
 The result records the target's IQN, portal, LUN -> zvol -> disk mapping, the write cache LIO
 exposes (emulate_write_cache) and the cache type the initiator's sd driver sees, the negotiated
-iSCSI parameters, and the versions of targetcli, iscsiadm and the kernel modules.
+iSCSI parameters, and the versions of iscsiadm and the kernel modules.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 import time
 from typing import Dict, Iterator, List, Optional
 
@@ -28,29 +27,13 @@ from slogqual.errors import MeasurementError, SlogqualError, UsageError
 from slogqual.pool.transport import ISCSI_PORT, LOOPBACK, Attached, backstore_name, iqn_for
 from slogqual.pool.transport.teardown import Undo
 from slogqual.tools import iscsiadm as _iscsiadm
+from slogqual.tools import modprobe as _modprobe
+from slogqual.tools import mount as _mount
+from slogqual.kernel import lio as _lio
 from slogqual.kernel import procfs as _procfs
-from slogqual.tools import targetcli as _targetcli
 
 KERNEL_MODULES = ("target_core_mod", "target_core_iblock", "iscsi_target_mod", "iscsi_tcp", "libiscsi",
                   "scsi_transport_iscsi")
-
-
-def setup_plan(pool_name: str, devices: List[str], initiator: str,
-               write_cache: Optional[bool] = None) -> List[List[str]]:
-    """The target's argv lists in order (the initiator's follow at run time)."""
-    iqn = iqn_for(pool_name)
-    plan = []
-    for i, dev in enumerate(devices):
-        plan.append(_targetcli.create_block_argv(backstore_name(pool_name, i), dev))
-        if write_cache is not None:
-            plan.append(_targetcli.set_write_cache_argv(backstore_name(pool_name, i), write_cache))
-    plan.append(_targetcli.create_target_argv(iqn))
-    plan.append(_targetcli.delete_default_portal_argv(iqn))
-    plan.append(_targetcli.create_portal_argv(iqn, LOOPBACK, ISCSI_PORT))
-    for i in range(len(devices)):
-        plan.append(_targetcli.create_lun_argv(iqn, backstore_name(pool_name, i), i))
-    plan.append(_targetcli.create_acl_argv(iqn, initiator))
-    return plan
 
 
 def initiator_name(path: str = _iscsiadm.INITIATOR_NAME_FILE) -> str:
@@ -73,7 +56,7 @@ def module_versions(root: str = "/sys/module") -> Dict[str, Optional[str]]:
         if not os.path.isdir(d):
             out[mod] = None
             continue
-        out[mod] = _targetcli.read_attribute(os.path.join(d, "version")) or "loaded"
+        out[mod] = _lio.read(os.path.join(d, "version")) or "loaded"
     out["kernel"] = os.uname().release
     return out
 
@@ -86,7 +69,7 @@ def disk_cache_type(disk: str, root: str = "/sys/block") -> Optional[str]:
     except OSError:
         return None
     for entry in entries:
-        value = _targetcli.read_attribute(os.path.join(base, entry, "cache_type"))
+        value = _lio.read(os.path.join(base, entry, "cache_type"))
         if value:
             return value
     return None
@@ -127,6 +110,26 @@ def _logout_settled(iqn: str, settle_s: float) -> None:
         time.sleep(0.5)
 
 
+CONFIGFS_MOUNT = "/sys/kernel/config"
+
+
+def lio_ready() -> None:
+    """LIO's configfs tree there: configfs mounted and target_core_mod loaded where they are not (what rtslib
+    does before its first command); one line where the kernel has no LIO."""
+    if _lio.ready():
+        return
+    try:
+        _modprobe.load("target_core_mod")  # configfs with it, where that is a module too: then it can be mounted
+        if not os.path.ismount(CONFIGFS_MOUNT):
+            _mount.mount(_mount.Mount("configfs", CONFIGFS_MOUNT, "configfs"))
+    except SlogqualError as exc:
+        raise UsageError(f"transport = \"iscsi\" needs the kernel's LIO target (target_core_mod under configfs): "
+                         f"{exc}") from None
+    if not _lio.ready():
+        raise UsageError(f"transport = \"iscsi\" needs the kernel's LIO target: {_lio.CONFIGFS} is not there "
+                         "after loading target_core_mod")
+
+
 @contextlib.contextmanager
 def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = None,
            login_timeout: float = 60.0) -> Iterator[Attached]:
@@ -134,37 +137,32 @@ def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = Non
     order. Everything made is undone on exit."""
     if not devices:
         raise UsageError("an iSCSI transport needs at least one zvol")
-    tcli, iadm = _targetcli.check_version(), _iscsiadm.check_version()
+    iadm = _iscsiadm.check_version()
     initiator = initiator_name()
     iqn = iqn_for(pool_name)
     names = [backstore_name(pool_name, i) for i in range(len(devices))]
-    if _targetcli.iscsi_target_exists(iqn) or any(_targetcli.block_backstore_dir(n) for n in names):
+    lio_ready()
+    if _lio.iscsi_target_exists(iqn) or any(_lio.block_backstore_dir(n) for n in names):
         raise UsageError(f"an iSCSI target {iqn} (or its backstores) already exists; slogqual will not touch it")
     undo = Undo()
-    home = tempfile.mkdtemp(prefix=f"{pool_name}-targetcli-")
-    undo.push(f"remove {home}", lambda: shutil.rmtree(home, ignore_errors=True))
     try:
         iscsid = None
-        for argv in setup_plan(pool_name, devices, initiator, write_cache):
-            if argv == _targetcli.delete_default_portal_argv(iqn):
-                # present only where targetcli's auto_add_default_portal made it: a failure is no harm
-                _targetcli.delete_default_portal(iqn, home)
-                continue
-            # the undo is recorded BEFORE the step and is conditional: an interrupt that lands while targetcli
-            # runs (measured in the lab: a seeded SIGINT left our target behind when the undo came after)
-            # still has the thing removed if it came to exist
-            if argv[1] == "/backstores/block" and argv[2] == "create":
-                name = argv[3].split("=", 1)[1]
-                undo.push(f"delete backstore {name}", lambda name=name: _targetcli.block_backstore_dir(name) and
-                          _targetcli.targetcli(_targetcli.delete_block_argv(name), home))
-            elif argv[1] == "/iscsi" and argv[2] == "create":
-                undo.push(f"delete target {iqn}", lambda: _targetcli.iscsi_target_exists(iqn) and
-                          _targetcli.targetcli(_targetcli.delete_target_argv(iqn), home))
-            _targetcli.targetcli(argv, home)
-            if argv[1] == "/backstores/block" and argv[2] == "create" and not _targetcli.block_backstore_dir(name):
-                raise MeasurementError(f"targetcli did not create backstore {name} (configfs has none)")
-            if argv[1] == "/iscsi" and argv[2] == "create" and not _targetcli.iscsi_target_exists(iqn):
-                raise MeasurementError(f"targetcli did not create target {iqn} (configfs has none)")
+        # each undo is recorded BEFORE its step and is conditional: an interrupt that lands between the kernel
+        # making the object and this process knowing it (measured in the lab with targetcli: a seeded SIGINT
+        # left our target behind when the undo came after) still has it removed if it came to exist
+        with interrupts.held():  # milliseconds: the objects made whole, never half
+            for name, dev in zip(names, devices):
+                undo.push(f"delete backstore {name}", lambda name=name: _lio.delete_block(name))
+                _lio.create_block(name, dev)
+                if write_cache is not None:
+                    _lio.set_write_cache(name, write_cache)
+            undo.push(f"delete target {iqn}", lambda: _lio.delete_target(iqn))
+            _lio.create_target(iqn)
+            _lio.create_portal(iqn, LOOPBACK, ISCSI_PORT)
+            for i, name in enumerate(names):
+                _lio.create_lun(iqn, i, name)
+            _lio.create_acl(iqn, initiator, list(range(len(names))))
+            _lio.enable(iqn)
         if not _procfs.running("iscsid"):
             iscsid = _iscsiadm.iscsid().start()  # in its own session (see there why)
             undo.push("stop the iscsid slogqual started", iscsid.stop)
@@ -184,14 +182,15 @@ def attach(pool_name: str, devices: List[str], write_cache: Optional[bool] = Non
         session = _wait_for_disks(iqn, len(devices), login_timeout)
         disks = session.disks()
         record = {
-            "kind": "iscsi", "target": "LIO (targetcli-fb)", "iqn": iqn,
+            "kind": "iscsi", "target": "LIO (configfs)", "iqn": iqn,
             "portal": _iscsiadm.portal(LOOPBACK, ISCSI_PORT), "initiator": initiator,
             "luns": [{"lun": i, "zvol": dev, "backstore": names[i], "disk": f"/dev/{disks[i]}",
-                      "target_write_cache": _targetcli.write_cache(names[i]),
+                      "target_write_cache": _lio.write_cache(names[i]),
                       "initiator_cache_type": disk_cache_type(disks[i])} for i, dev in enumerate(devices)],
             "write_cache_requested": write_cache, "negotiated": dict(session.params),
             "iscsid_started": iscsid is not None,
-            "versions": {"targetcli": tcli.text, "iscsiadm": iadm.text, "modules": module_versions()},
+            "versions": {"lio": _lio.version(), "iscsiadm": iadm.text,
+                         "modules": module_versions()},
         }
         yield Attached([f"/dev/{disks[i]}" for i in range(len(devices))], record)
     finally:
