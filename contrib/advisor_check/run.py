@@ -1,12 +1,13 @@
 """The advisor against configurations nobody fitted (issue #37): draw them by a seed, boot one lab guest with
 every device they need, and in it make each prediction before its pool runs (guest_job.py).
 
-    python3 contrib/advisor_check/run.py SEED OUTDIR [--fit] [--slowed]
+    python3 contrib/advisor_check/run.py SEED OUTDIR [--fit] [--slowed] [--first N]
 
 The draw: each log class of LOG_CLASSES x each load of LOADS, in a seeded order, each with a seeded layout
 (stripe or mirror) of DATA hdd data disks; writers 1, 4 and 16. --fit draws FIT_COUNT configurations of
 FIT_CLASSES at FIT_THREADS writers instead: the recordings a model may be fitted on, never a test point. The plan is written to
 OUTDIR/plan.json before the guest boots; `python3 contrib/advisor_check/table.py OUTDIR` makes the table.
+--first N keeps the first N configurations of the seeded order (a short draw: each costs the guest ~3 minutes).
 --slowed runs the whole draw on a host slowed as the lab tier's proof is (tests/conftest.SlowHost: a busy-looping
 process per host core and fio's sync writes on the host's disk); what they got is written to OUTDIR/slowed.json.
 """
@@ -46,6 +47,14 @@ def draw(seed: int, fit: bool):
 def main(argv):
     seed, out = int(argv[0]), os.path.abspath(argv[1])
     plan = draw(seed, "--fit" in argv)
+    if "--first" in argv:
+        plan["configs"] = plan["configs"][:int(argv[argv.index("--first") + 1])]
+        used = sorted({i for c in plan["configs"] for i in c["data"] + [c["log"]]})
+        keep = {old: new for new, old in enumerate(used)}  # only the devices the kept configurations use
+        plan["devices"] = [plan["devices"][i] for i in used]
+        for c in plan["configs"]:
+            c["log"], c["data"] = keep[c["log"]], [keep[i] for i in c["data"]]
+        plan["first"] = len(plan["configs"])
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "plan.json"), "w") as fh:
         json.dump(plan, fh, indent=2)
