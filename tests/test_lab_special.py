@@ -4,8 +4,8 @@ and the result must say where the ZIL went: with the candidate as the special vd
 under the normal class (2.4's counting), none under slog, and zpool iostat saw the special vdev write; the
 dedicated SLOG's bytes are counted as slog. Relations only, never absolute figures.
 
-Skipped, saying why, unless the 2.4 lab is built (`SLOGQUAL_LAB_ZFS=2.4 contrib/lab/build.sh`), as
-tests/test_lab_zfs24.py decides. The guest runs the `slogqual` installed on the host (its view of / over 9p):
+Run last and after the 2.4 lab's background build (contrib/lab/build.sh's default), skipped, saying why,
+unless the 2.4 lab is built, as tests/test_lab_zfs24.py decides. The guest runs the `slogqual` installed on the host (its view of / over 9p):
 run it from a checkout whose slogqual has ``log = "special"``.
 """
 
@@ -20,7 +20,7 @@ from conftest import need_lab
 
 from slogqual.lab import image
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.zfs24]
 
 TOML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_jobs", "special-vdev.toml")
 SPECIAL, OFF = "sync=always, ZIL on the special vdev", "sync=always, special vdev, zil_special_is_slog=0"

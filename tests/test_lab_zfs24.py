@@ -6,8 +6,8 @@ userland and a module of one version; the ZIL's module parameters read. They pic
 a cache directory laid out as contrib/lab/build.sh lays it (manifests only: nothing boots).
 
 The one lab test (marked ``lab``) boots the OpenZFS 2.4 guest and runs `zpool version` in it: module and
-userland must agree. It is skipped, saying why, where the 2.4 lab is not built — CI builds only the default
-(2.3); `SLOGQUAL_LAB_ZFS=2.4 contrib/lab/build.sh` builds it.
+userland must agree. contrib/lab/build.sh builds 2.4 in the background after 2.3 (its default), so the test
+runs last (marked ``zfs24``) and waits for that build; it is skipped, saying why, where the 2.4 lab is not built.
 """
 
 import json
@@ -135,6 +135,41 @@ def test_a_version_not_built_is_one_line_naming_the_build(tmp_path, monkeypatch)
         image.LabImage.load(str(tmp_path))
 
 
+def test_a_background_build_under_way_is_said_and_waited_for_and_a_failed_one_names_its_log(tmp_path, monkeypatch):
+    """contrib/lab/build.sh's default builds 2.4 in the background after 2.3, its pid in zfs-2.4.building while it
+    runs (a real process here: a sleep), its exit status in zfs-2.4.build.rc once over. While it runs the 2.4 lab
+    is 'being built' (not 'not built'), and the tests' need_lab waits for it to end before it judges."""
+    import subprocess
+    import conftest
+    monkeypatch.delenv(image.ZFS_ENV, raising=False)
+    monkeypatch.setenv("SLOGQUAL_LAB_CACHE", str(tmp_path))
+    monkeypatch.setenv("SLOGQUAL_TEST_LAB_BUILD_WAIT", "120")  # a bound on the wait, far above the sleep's 6 s
+    _build(tmp_path, "k_zfs-2.3.2", "current", OLD_23)
+    # the build is no child of the test run (build.sh's background job, reparented): a sleep left by a shell that
+    # exits (a zombie not yet reaped counts as ended either way)
+    pid = int(subprocess.run(["sh", "-c", "sleep 6 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True,
+                             check=True).stdout)
+    try:
+        (tmp_path / "zfs-2.4.building").write_text(f"{pid}\n")
+        bg = image.background_build("2.4")
+        assert bg["pid"] == pid and bg["rc"] is None and bg["log"] == str(tmp_path / "zfs-2.4.build.log")
+        why = image.missing_reason(zfs="2.4")
+        assert "being built in the background" in why and str(pid) in why, why
+        if os.geteuid() == 0:  # need_lab skips at once without root, before it looks at the lab
+            with pytest.raises(pytest.skip.Exception):
+                conftest.need_lab(zfs="2.4")  # waits while the build runs, then: still not built, a skip
+            assert image.background_build("2.4")["pid"] is None  # it did not judge before the build was over
+    finally:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    assert image.background_build("2.4")["pid"] is None  # a pid file left behind by a dead build is no build
+    (tmp_path / "zfs-2.4.build.rc").write_text("2\n")
+    why = image.missing_reason(zfs="2.4")
+    assert "background build failed (exit 2" in why and "zfs-2.4.build.log" in why and "\n" not in why, why
+
+
 def test_a_link_at_the_other_version_is_refused(tmp_path, monkeypatch):
     """`current` is the 2.3 lab: one pointing at a 2.4 build is not taken for it."""
     monkeypatch.delenv(image.ZFS_ENV, raising=False)
@@ -167,6 +202,7 @@ def test_the_cli_refuses_a_version_not_built_before_writing(tmp_path):
 # ---- the 2.4 guest ----------------------------------------------------------------------------
 
 @pytest.mark.lab
+@pytest.mark.zfs24
 def test_the_2_4_guest_runs_a_2_4_userland_on_its_module(tmp_path):
     need_lab(zfs="2.4")
     img = image.LabImage.load(zfs="2.4")

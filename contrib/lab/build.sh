@@ -28,8 +28,15 @@
 #   4. writes lab.json (the manifest slogqual reads: module and userland versions) and points
 #      ${CACHE}/current (2.3) or ${CACHE}/zfs-2.4 (2.4) at the build. A 2.4 build never moves `current`.
 #
+# Without SLOGQUAL_LAB_ZFS it builds both: 2.3 now, then 2.4 in the background at the lowest CPU and IO
+# priority (nice 19, ionice idle) — its pid in ${CACHE}/zfs-2.4.building while it runs, its output in
+# ${CACHE}/zfs-2.4.build.log and its exit status in ${CACHE}/zfs-2.4.build.rc — and returns: README's test
+# command starts while 2.4 builds on the cores the lab's guests leave idle, and its 2.4 tests run last, waiting
+# for it (tests/conftest.need_lab). SLOGQUAL_LAB_BACKGROUND=0 builds both in the foreground instead.
+#
 # Environment:
-#   SLOGQUAL_LAB_ZFS         OpenZFS series to build: 2.3 (default) or 2.4
+#   SLOGQUAL_LAB_ZFS         OpenZFS series to build: 2.3 or 2.4 (one, in the foreground); unset: both, as above
+#   SLOGQUAL_LAB_BACKGROUND  0: without SLOGQUAL_LAB_ZFS, build 2.4 after 2.3 in the foreground
 #   SLOGQUAL_LAB_CACHE       cache directory (default /var/cache/slogqual/lab)
 #   SLOGQUAL_LAB_KERNEL      guest kernel release, e.g. 6.1.0-56-amd64 (default: the one the lab was built
 #                            for before, else what linux-headers-amd64 depends on in the mirror now)
@@ -40,7 +47,33 @@
 set -euo pipefail
 
 CACHE=${SLOGQUAL_LAB_CACHE:-/var/cache/slogqual/lab}
-SERIES=${SLOGQUAL_LAB_ZFS:-2.3}
+if [ -z "${SLOGQUAL_LAB_ZFS:-}" ]; then  # both labs (see above): 2.3 now, 2.4 after it
+  SLOGQUAL_LAB_ZFS=2.3 bash "$0"
+  if [ "${SLOGQUAL_LAB_BACKGROUND:-1}" = 0 ]; then
+    exec env SLOGQUAL_LAB_ZFS=2.4 bash "$0"
+  fi
+  BUILDING="$CACHE/zfs-2.4.building"
+  if [ -s "$BUILDING" ] && kill -0 "$(cat "$BUILDING")" 2>/dev/null; then
+    echo "lab-build: OpenZFS 2.4: a background build is under way (pid $(cat "$BUILDING")), log $CACHE/zfs-2.4.build.log" >&2
+    exit 0
+  fi
+  mkdir -p "$CACHE"
+  rm -f "$CACHE/zfs-2.4.build.rc" "$BUILDING"
+  # its own session (a Ctrl-C of this script's terminal does not reach it), stdin closed; it removes its pid file
+  # as it ends, after writing its exit status
+  setsid nice -n 19 ionice -c 3 bash -c 'echo $$ > "$2.building"; SLOGQUAL_LAB_ZFS=2.4 bash "$1" > "$2.build.log" 2>&1;
+    echo $? > "$2.build.rc"; rm -f "$2.building"' _ "$0" "$CACHE/zfs-2.4" < /dev/null > /dev/null 2>&1 &
+  # the build writes its own pid (setsid may fork, so $! need not be it): wait for that, or for its end
+  for _ in $(seq 50); do [ -s "$BUILDING" ] || [ -e "$CACHE/zfs-2.4.build.rc" ] && break; sleep 0.1; done
+  if [ -e "$CACHE/zfs-2.4.build.rc" ]; then  # over already: a cache hit, or a failure it says in its log
+    echo "lab-build: OpenZFS 2.4: $(tail -n 1 "$CACHE/zfs-2.4.build.log" | sed "s/^lab-build: //") (exit $(cat "$CACHE/zfs-2.4.build.rc"))" >&2
+  else
+    echo "lab-build: OpenZFS 2.4: building in the background (nice 19, idle IO; pid $(cat "$BUILDING" 2>/dev/null))," \
+      "log $CACHE/zfs-2.4.build.log; the tests that need it run last and wait for it" >&2
+  fi
+  exit 0
+fi
+SERIES=$SLOGQUAL_LAB_ZFS
 ZFS_SUITE=${SLOGQUAL_LAB_ZFS_SUITE:-bookworm-backports}
 JOBS=${SLOGQUAL_LAB_JOBS:-$(nproc 2>/dev/null || echo 2)}
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -8,6 +8,8 @@ Layout (``$SLOGQUAL_LAB_CACHE``, default ``/var/cache/slogqual/lab``)::
                                             (2.4: userland/, the OpenZFS userland the guest runs)
     current -> <kernel release>_zfs-2.3...  the default lab (OpenZFS 2.3, the host's userland)
     zfs-2.4 -> <kernel release>_zfs-2.4...  the OpenZFS 2.4 lab
+    zfs-2.4.building, .build.log, .build.rc a background build of 2.4 (build.sh's default: after 2.3, at the
+                                            lowest priority): its pid while it runs, its output, its exit status
 
 Which one a run boots: ``--zfs`` of `slogqual lab`, else ``$SLOGQUAL_LAB_ZFS``, else 2.3 (``current``).
 """
@@ -48,6 +50,35 @@ def build_hint(series: str) -> str:
     return f"build it with SLOGQUAL_LAB_ZFS={series} contrib/lab/build.sh (as root)"
 
 
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def background_build(series: str, cache: str = "") -> dict:
+    """A background build of ``series`` (contrib/lab/build.sh's default builds 2.4 after 2.3 that way):
+    {"pid": N while it runs else None, "log": its output, "rc": its exit status once ended else None}."""
+    base = os.path.join(cache or cache_dir(), LINKS.get(series, series))
+    out = {"pid": None, "log": base + ".build.log", "rc": None}
+    try:
+        with open(base + ".building", encoding="utf-8") as fh:
+            pid = int(fh.read().strip())
+        os.kill(pid, 0)  # there (signal 0 sends nothing)
+        if not _zombie(pid):  # ended, only not reaped yet: no build
+            out["pid"] = pid
+    except (OSError, ValueError):
+        pass
+    try:
+        with open(base + ".build.rc", encoding="utf-8") as fh:
+            out["rc"] = int(fh.read().strip())
+    except (OSError, ValueError):
+        pass
+    return out
+
+
 def series_of(version: str) -> str:
     """'2.4' of a Debian OpenZFS version such as '2.4.4-1~bpo13+1'; '' when it has no major.minor."""
     parts = version.split(".")
@@ -77,6 +108,11 @@ class LabImage:
         manifest = os.path.join(link, "lab.json")
         if not os.path.exists(manifest):
             what = "the lab image" if series == DEFAULT_SERIES else f"the OpenZFS {series} lab image"
+            bg = background_build(series, cache)
+            if bg["pid"] is not None:
+                raise UsageError(f"{what} is being built in the background (pid {bg['pid']}, log {bg['log']})")
+            if bg["rc"]:
+                hint = f"its background build failed (exit {bg['rc']}, log {bg['log']}); {hint}"
             raise UsageError(f"{what} is not built ({manifest} missing): {hint}")
         root = os.path.realpath(link)
         try:
