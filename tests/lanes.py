@@ -11,8 +11,8 @@ loadgroup`); this plugin decides what goes together and in what order:
   power-cut tests of the host and of the lab together (both look for ``slogqual-powercut-`` processes);
 - the lab tests that boot a guest of their own are groups of one, so they spread over the lanes;
 - the order: the shared ZFS guest first (the longest unit: it must start at once), then the host tests,
-  then the other lab tests longest first — so the lanes end together — and the OpenZFS 2.4 guests last
-  (marked ``zfs24``: contrib/lab/build.sh's default builds that lab in the background while the rest runs).
+  then the other lab tests longest first — so the lanes end together — the OpenZFS 2.4 guests after the long
+  ones (marked ``zfs24``: contrib/lab/build.sh's default builds that lab in the background while the rest runs).
 
 Each worker writes the group of every test it collected to a file; the controller's scheduler (xdist's
 load-by-scope, with these groups as the scopes) reads them. (xdist's own ``xdist_group`` marks work by
@@ -49,6 +49,10 @@ LAB_SECONDS = {
     "test_the_host_probe_measures_the_zfs_of_the_guest_and_the_advice_is_bounded_by_it": 90,
 }
 LAB_SECONDS_DEFAULT = 25
+# where the 2.4 guests go among the other lab tests (ordered by these seconds): after every lab test longer than
+# this. Last of all, the special-vdev test ran alone for 121 s while the other lane stood idle (cold run of
+# 2026-11-29: 2.4's background build had ended 600 s into the tests, long before); first, a lane could wait for it
+ZFS24_AFTER_S = 60
 
 
 def distributed(config) -> bool:
@@ -69,8 +73,8 @@ def group_of(item) -> str:
 
 
 def _rank(item, group: str):
-    if item.get_closest_marker("zfs24"):  # last: the 2.4 lab may still be building in the background
-        return (3, -LAB_SECONDS.get(item.originalname or item.name, LAB_SECONDS_DEFAULT))
+    if item.get_closest_marker("zfs24"):  # the 2.4 lab may still be building in the background: after the long
+        return (2, -ZFS24_AFTER_S)  # lab tests have started, before the short ones that even the lanes' ends
     if group == "shared-zfs-guest":
         return (0, 0)
     if group == "powercut":

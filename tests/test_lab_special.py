@@ -4,7 +4,7 @@ and the result must say where the ZIL went: with the candidate as the special vd
 under the normal class (2.4's counting), none under slog, and zpool iostat saw the special vdev write; the
 dedicated SLOG's bytes are counted as slog. Relations only, never absolute figures.
 
-Run last and after the 2.4 lab's background build (contrib/lab/build.sh's default), skipped, saying why,
+Run after the 2.4 lab's background build (contrib/lab/build.sh's default), skipped, saying why,
 unless the 2.4 lab is built, as tests/test_lab_zfs24.py decides. The guest runs the `slogqual` installed on the host (its view of / over 9p):
 run it from a checkout whose slogqual has ``log = "special"``.
 """

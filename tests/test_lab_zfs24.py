@@ -7,7 +7,7 @@ a cache directory laid out as contrib/lab/build.sh lays it (manifests only: noth
 
 The one lab test (marked ``lab``) boots the OpenZFS 2.4 guest and runs `zpool version` in it: module and
 userland must agree. contrib/lab/build.sh builds 2.4 in the background after 2.3 (its default), so the test
-runs last (marked ``zfs24``) and waits for that build; it is skipped, saying why, where the 2.4 lab is not built.
+runs after the long lab tests (marked ``zfs24``) and waits for that build; it is skipped, saying why, where the 2.4 lab is not built.
 """
 
 import json

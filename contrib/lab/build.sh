@@ -31,7 +31,7 @@
 # Without SLOGQUAL_LAB_ZFS it builds both: 2.3 now, then 2.4 in the background at the lowest CPU and IO
 # priority (nice 19, ionice idle) — its pid in ${CACHE}/zfs-2.4.building while it runs, its output in
 # ${CACHE}/zfs-2.4.build.log and its exit status in ${CACHE}/zfs-2.4.build.rc — and returns: README's test
-# command starts while 2.4 builds on the cores the lab's guests leave idle, and its 2.4 tests run last, waiting
+# command starts while 2.4 builds on the cores the lab's guests leave idle, and its 2.4 tests run after the long lab tests, waiting
 # for it (tests/conftest.need_lab). SLOGQUAL_LAB_BACKGROUND=0 builds both in the foreground instead.
 #
 # Environment:
@@ -69,7 +69,7 @@ if [ -z "${SLOGQUAL_LAB_ZFS:-}" ]; then  # both labs (see above): 2.3 now, 2.4 a
     echo "lab-build: OpenZFS 2.4: $(tail -n 1 "$CACHE/zfs-2.4.build.log" | sed "s/^lab-build: //") (exit $(cat "$CACHE/zfs-2.4.build.rc"))" >&2
   else
     echo "lab-build: OpenZFS 2.4: building in the background (nice 19, idle IO; pid $(cat "$BUILDING" 2>/dev/null))," \
-      "log $CACHE/zfs-2.4.build.log; the tests that need it run last and wait for it" >&2
+      "log $CACHE/zfs-2.4.build.log; the tests that need it wait for it" >&2
   fi
   exit 0
 fi
