@@ -22,6 +22,8 @@ import os
 import uuid
 from typing import List, Optional
 
+from slogqual.kernel.sysfs import read  # one attribute, stripped; None when absent
+
 CONFIGFS = "/sys/kernel/config/target"
 TPG = "tpgt_1"  # targetcli's one TPG per target
 MAX_HBA_INDEX = 1 << 20  # rtslib's own limit on backstore (HBA) indexes
@@ -31,14 +33,6 @@ def _write(path: str, value: str) -> None:
     """One configfs attribute (the kernel takes the whole value in one write)."""
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(value)
-
-
-def read(path: str) -> Optional[str]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read().strip()
-    except OSError:
-        return None
 
 
 def _mkdir(path: str) -> None:

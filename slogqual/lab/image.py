@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass
 
 from slogqual.errors import UsageError
+from slogqual.versions import openzfs_series
 
 DEFAULT_CACHE = "/var/cache/slogqual/lab"
 BUILD_HINT = "build it with contrib/lab/build.sh (as root)"
@@ -81,8 +82,8 @@ def background_build(series: str, cache: str = "") -> dict:
 
 def series_of(version: str) -> str:
     """'2.4' of a Debian OpenZFS version such as '2.4.4-1~bpo13+1'; '' when it has no major.minor."""
-    parts = version.split(".")
-    return ".".join(parts[:2]) if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() else ""
+    found = openzfs_series(version)
+    return f"{found[0]}.{found[1]}" if found else ""
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from slogqual.tools import modprobe as _modprobe
 from slogqual.tools import mount as _mount
 from slogqual.kernel import lio as _lio
 from slogqual.kernel import procfs as _procfs
+from slogqual.kernel import sysfs as _sysfs
 
 KERNEL_MODULES = ("target_core_mod", "target_core_iblock", "iscsi_target_mod", "iscsi_tcp", "libiscsi",
                   "scsi_transport_iscsi")
@@ -56,7 +57,7 @@ def module_versions(root: str = "/sys/module") -> Dict[str, Optional[str]]:
         if not os.path.isdir(d):
             out[mod] = None
             continue
-        out[mod] = _lio.read(os.path.join(d, "version")) or "loaded"
+        out[mod] = _sysfs.read(os.path.join(d, "version")) or "loaded"
     out["kernel"] = os.uname().release
     return out
 
@@ -69,7 +70,7 @@ def disk_cache_type(disk: str, root: str = "/sys/block") -> Optional[str]:
     except OSError:
         return None
     for entry in entries:
-        value = _lio.read(os.path.join(base, entry, "cache_type"))
+        value = _sysfs.read(os.path.join(base, entry, "cache_type"))
         if value:
             return value
     return None
