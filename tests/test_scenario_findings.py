@@ -46,10 +46,13 @@ def test_version_6_analyses_are_written_again_word_for_word_with_the_facts_besid
     stored = ScenarioResult.load(path).analysis
     assert stored["version"] == 6
     now = analysed(path)
-    assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 9
+    assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 10
+    renamed = (Kind.HOST_LIMIT.value, Kind.UNATTRIBUTED.value)
 
-    def host_named(entry):  # version 9 names the host where a SLOG peak ran its CPU saturated (issue #37)
-        return any(f["kind"] == Kind.HOST_LIMIT.value for f in entry.get("findings") or [])
+    def host_named(entry):  # version 9 names the host where a SLOG peak ran its CPU saturated (issue #37); version
+        # 10 says the log device by elimination as such, or that nothing measured tells it from the pool and host
+        return any(f["kind"] in renamed or (f["kind"] == Kind.LOG_BOUND.value and f["figures"].get("basis") ==
+                                            "elimination") for f in entry.get("findings") or [])
 
     def words(a, named):  # version 8 adds a pair's "ceiling" (analysis.pair_ceiling); every other word is version 6's
         out = {k: v for k, v in a.items() if k not in ("findings", "version") and not (k == "bottleneck" and named(a))}
@@ -59,11 +62,18 @@ def test_version_6_analyses_are_written_again_word_for_word_with_the_facts_besid
         return out
     assert words(now, host_named) == words(stored, lambda e: host_named(now) if e is stored else any(
         host_named(c) and c["device"] == e.get("device") for c in now["candidates"]))
-    for entry in [now] + now["candidates"]:
-        if host_named(entry):  # what version 6 said there was the log device or "not reached"
-            (f,) = [f for f in entry["findings"] if f["kind"] == Kind.HOST_LIMIT.value]
+    olds = {c.get("device"): c["bottleneck"] for c in stored["candidates"]}
+    for entry, old in [(now, stored["bottleneck"])] + [(c, olds.get(c.get("device"))) for c in now["candidates"]]:
+        if not host_named(entry):
+            continue
+        (f,) = [f for f in entry["findings"] if f["kind"] in renamed + (Kind.LOG_BOUND.value,)]
+        if f["kind"] == Kind.HOST_LIMIT.value:  # what version 6 said there was the log device or "not reached"
             assert f["figures"]["cpu_busy"] >= 0.9 or f["figures"]["log_share"] < 0.5
             assert entry["bottleneck"].startswith("the host, not the log device")
+        elif f["kind"] == Kind.UNATTRIBUTED.value:
+            assert old.startswith("the log device:") and entry["bottleneck"].startswith("not told apart:")
+        else:  # the same words, with what they rest on
+            assert entry["bottleneck"].startswith(old + " (by elimination")
     # every sentence stored is the wording of a stored fact
     fs = facts(now)
     assert now["verdict"] == wording.effect(fs) and now["bottleneck"] == wording.limit(fs)
@@ -110,17 +120,21 @@ def test_one_nvdimm_local_and_over_iscsi_keeps_up_with_sync_standard(path, of_st
     assert fs[1].figures["peak"] / fs[1].figures["baseline_peak"] == pytest.approx(fs[1].figures["of_standard"])
 
 
-def test_nfs_sync_load_names_the_log_device_and_judges_no_sync_standard_slog():
+def test_nfs_sync_load_tells_nothing_apart_without_a_sweep_and_judges_no_sync_standard_slog():
     a = analysed(NFS)
     fs = facts(a)
-    assert kinds(fs) == [Kind.SPEEDUP, Kind.LOG_BOUND, Kind.KNEE]
+    # O_DSYNC: sync=standard goes through the ZIL, so it rules out neither the pool nor the host, and the run had
+    # no sweep of its log: the SLOG curve's flat top is not told apart (version 10; it was "the log device")
+    assert kinds(fs) == [Kind.SPEEDUP, Kind.UNATTRIBUTED, Kind.KNEE]
     assert fs[0].figures["of_standard"] is None  # O_DSYNC: sync=standard goes through the ZIL, no ceiling
-    assert (fs[1].figures["threads"], fs[1].figures["size"], fs[1].figures["size_basis"]) == (2, 65536, "load")
+    assert (fs[1].figures["threads"], fs[1].figures["zil_free_scaling"]) == (2, False)
+    assert a["bottleneck"].startswith("not told apart: sync=always + SLOG stops scaling at 2 threads (12 MiB/s); no run "
+                                      "without the ZIL (sync=standard) still scaling rules out the pool or the host")
     # sync=standard + SLOG of an O_DSYNC load commits through the ZIL too: judged against sync=standard without a
     # log (version 9; it was "nothing to judge" beside the other candidate's benefit, issue #37), never the headline
     by_sync = {c["sync"]: c for c in a["candidates"]}
     assert [kinds(Finding.from_dict(d) for d in c["findings"]) for c in a["candidates"]] == \
-        [[Kind.SPEEDUP, Kind.LOG_BOUND, Kind.KNEE]] * 2
+        [[Kind.SPEEDUP, Kind.UNATTRIBUTED, Kind.KNEE]] * 2
     doc = ScenarioResult.load(NFS)
     peak = {cfg: max(s.iops for s in doc.steps if s.config == cfg) for cfg in {s.config for s in doc.steps}}
     std_slog = by_sync["standard"]

@@ -228,7 +228,8 @@ def test_the_log_device_is_still_named_when_sync_standard_keeps_scaling():
               curve("no", "always", "none", [(2, 100), (8, 300)])]
     v = verdict(curves, "iops")
     assert v.limit.kind is Kind.LOG_BOUND and v.limit.figures["threads"] == 2 and v.effect.figures["flat_threads"] is None
-    assert wording.limit(v.findings) == "the log device: slog stops scaling at 2 threads"
+    assert wording.limit(v.findings) == ("the log device: slog stops scaling at 2 threads (by elimination: "
+                                         "sync=standard, which writes no ZIL, still scaled; no sweep of the log was given)")
     # the SLOG stops scaling (at 2) before sync=standard does (at 8), though its peak, by 1 %, is at 8
     curves[0] = curve("std", "standard", "none", [(2, 1000), (8, 2500), (16, 2550)])
     assert verdict(curves, "iops").limit.kind is Kind.LOG_BOUND
@@ -243,7 +244,9 @@ def test_the_log_device_is_still_named_when_sync_standard_keeps_scaling():
                                                    "920 IOPS); sync=standard, which writes no ZIL, stopped scaling at 2")
     # a synchronous load: sync=standard uses the ZIL too and is no ZIL-free ceiling, so no pool/host rule
     curves[0] = curve("std", "standard", "none", [(2, 1500), (8, 1500)])
-    assert verdict(curves, "iops", load_is_sync=True).limit.kind is Kind.LOG_BOUND
+    told = verdict(curves, "iops", load_is_sync=True).limit
+    assert told.kind is Kind.UNATTRIBUTED and not told.figures["zil_free_scaling"]  # nothing rules out pool or host
+    assert verdict(curves, "iops", load_is_sync=True, log_sweep_lat_us=300.0).limit.kind is Kind.LOG_BOUND
     assert verdict(curves, "iops").limit.kind is Kind.HOST_BOUND
 
 
@@ -384,6 +387,18 @@ def test_the_host_is_named_where_the_slog_peak_ran_its_cpu_saturated_or_the_log_
         return verdict([std, slog, noslog], "iops", load_bs=4096, log=log)
 
     assert judged().limit.kind is Kind.LOG_BOUND and judged(cpu=0.6).limit.kind is Kind.LOG_BOUND
+    assert judged(cpu=0.6).limit.figures["basis"] == "elimination"
+    # busy, not saturated, and no sweep of the log: the host is not ruled out, so the log device is not named
+    # (issue #37: the NVDIMM NFS-like run of draw 5203 at 84-88 % busy was "the log device")
+    between = judged(cpu=0.86).limit
+    assert between.kind is Kind.UNATTRIBUTED and between.figures["zil_free_scaling"] and between.figures["host_busy"]
+    assert wording.word(between) == (
+        "not told apart: sync=always + SLOG stops scaling at 4 threads (1200 IOPS, the host's CPU 86% busy); "
+        "sync=standard still scaled, but the host's CPU was 86% busy, and no sweep of the log device was given to "
+        "compare its writes with — the log device, the pool or the host could each have set it (sweep the log: "
+        "--sweep-logs in the lab, --log-sweep)")
+    swept = judged(cpu=0.86, log=LogEvidence(SweepFigure(16384, 10.0, 1600.0), observed_mbps=9.5, observed_size=16384))
+    assert swept.limit.kind is Kind.LOG_BANDWIDTH  # at its sweep: the log device, measured
     busy = judged(cpu=0.97).limit
     assert busy.kind is Kind.HOST_LIMIT and busy.figures["cpu_busy"] == 0.97 and busy.figures["cpu_saturated"]
     assert busy.figures["threads"] == 16 and busy.figures["peak"] == 1250

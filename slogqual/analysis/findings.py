@@ -26,6 +26,9 @@ class Kind(str, Enum):
     LOG_BOUND = "log-bound"  # the SLOG curve stops scaling while sync=standard does not
     NOT_REACHED = "not-reached"  # still rising at the last thread step
     HOST_LIMIT = "host-limit"  # the SLOG's peak ran the host's CPU saturated, or the log far below its sweep
+    # the SLOG curve stops scaling, but nothing measured tells the log device from the pool or the host: no
+    # sweep of the log, and no ZIL-free run still scaling (or one, with the host's CPU busy)
+    UNATTRIBUTED = "unattributed"
     # what the SLOG bought sync=always (one per verdict: the "verdict" sentence)
     FASTER_WITHOUT_SLOG = "faster-without-slog"
     BUYS_NOTHING = "buys-nothing"
@@ -52,7 +55,7 @@ class Kind(str, Enum):
 
 # The kinds a verdict's bottleneck may be, and its sentence.
 LIMITS = (Kind.NOTHING_TO_JUDGE, Kind.POOL_BOUND, Kind.HOST_BOUND, Kind.RISING_ON_PLATEAU, Kind.LOG_BANDWIDTH,
-          Kind.LOG_BOUND, Kind.NOT_REACHED, Kind.HOST_LIMIT)
+          Kind.LOG_BOUND, Kind.NOT_REACHED, Kind.HOST_LIMIT, Kind.UNATTRIBUTED)
 EFFECTS = (Kind.NOTHING_TO_JUDGE, Kind.FASTER_WITHOUT_SLOG, Kind.BUYS_NOTHING, Kind.SPEEDUP, Kind.NO_COMPARISON)
 DETAILS = (Kind.SATURATED_AT, Kind.KNEE)
 PROBLEMS = (Kind.SLOG_UNUSED, Kind.SPILL, Kind.LOG_WITHOUT_SLOG)

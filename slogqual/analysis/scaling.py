@@ -36,6 +36,11 @@ HOST_SATURATED = 0.9
 # written with: the device waited on the software path between the write and the log (copy, checksum, lwb,
 # vdev queue), not the other way round.
 FAR_BELOW_SWEEP = 0.5
+# Without a sweep of the log device, a SLOG curve that stops scaling is the log device's doing only by
+# elimination: a ZIL-free run (sync=standard) still scaling rules out the pool, and a host below this busy
+# share rules out the host. Above it the host is not ruled out (issue #37: an NVDIMM log's NFS-like run
+# stopped at 1 writer with the guest's CPU 84-88 % busy, and the verdict named the log device).
+HOST_BUSY = 0.75
 
 
 @dataclass
@@ -372,7 +377,8 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
     elif host is not None:
         limit = host
     else:
-        limit = _log_limit(m, sized, slog, ps, k, observed if matches_bw else None, log_sweep_mbps, log_sweep_lat_us, log)
+        limit = _log_limit(m, sized, slog, ps, k, observed if matches_bw else None, log_sweep_mbps, log_sweep_lat_us, log,
+                           zil_free_scaling=pb is not None and (flat is None or (k is not None and flat.threads > k.threads)))
     found.insert(0, limit)
 
     found.insert(0, _effect(m, slog, ps, noslog, pn, base, pb, benefit, of_std,
@@ -398,17 +404,28 @@ def _host_limit(m: Dict[str, Any], sized: Dict[str, Any], slog: Curve, ps: Step,
 
 def _log_limit(m: Dict[str, Any], sized: Dict[str, Any], slog: Curve, ps: Step, k: Optional[Knee],
                at_bandwidth: Optional[float], sweep_mbps: Optional[float], sweep_lat_us: Optional[float],
-               log: Optional[LogEvidence]) -> Finding:
+               log: Optional[LogEvidence], zil_free_scaling: bool = False) -> Finding:
     """The log device as the limit: its bandwidth where the log vdev wrote at its sweep's (``at_bandwidth``,
-    the MiB/s seen), else where the SLOG curve stopped scaling, else not reached yet."""
+    the MiB/s seen), else where the SLOG curve stopped scaling — named with its sweep, or by elimination
+    (``zil_free_scaling``: sync=standard measured and still scaling past the SLOG curve's knee, and the host's
+    CPU below HOST_BUSY);
+    else ``unattributed`` (what is missing, said) — else not reached yet."""
     if at_bandwidth is not None:
         return Finding(Kind.LOG_BANDWIDTH, dict(sized, observed_mbps=at_bandwidth, sweep_mbps=sweep_mbps,
                                                 observed_size=log.observed_size if log is not None else None),
                        (_ref(slog, ps),))
     if k and k.saturated:
-        return Finding(Kind.LOG_BOUND, dict(m, **sized, config=slog.config, threads=k.threads,
-                                            sweep_lat_us=sweep_lat_us or None),
-                       tuple(_ref(slog, s) for s in slog.steps if s.threads >= k.threads))
+        at = tuple(_ref(slog, s) for s in slog.steps if s.threads >= k.threads)
+        swept = bool(sweep_lat_us or sweep_mbps)
+        cpu = max((s.cpu_busy for s in slog.steps if s.threads >= k.threads and s.cpu_busy is not None), default=None)
+        host_busy = cpu is not None and cpu >= HOST_BUSY
+        if swept or (zil_free_scaling and not host_busy):
+            return Finding(Kind.LOG_BOUND, dict(m, **sized, config=slog.config, threads=k.threads,
+                                                sweep_lat_us=sweep_lat_us or None,
+                                                basis="sweep" if swept else "elimination", cpu_busy=cpu), at)
+        return Finding(Kind.UNATTRIBUTED, dict(m, config=slog.config, threads=k.threads, value=k.value,
+                                               cpu_busy=cpu, host_busy=host_busy, zil_free_scaling=zil_free_scaling),
+                       at)
     return Finding(Kind.NOT_REACHED, dict(m, config=slog.config, threads=ps.threads, peak=ps.value(m["metric"])),
                    (_ref(slog, ps),))
 

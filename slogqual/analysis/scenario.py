@@ -40,7 +40,11 @@ from slogqual.results.scenario import ScenarioResult, ScenarioStep
 # to judge"), and the headline verdict is the fastest sync=always candidate's.
 # (Issue #39: ``special`` — the special-vdev curves, analysis.special — is added only where a result has them,
 # which no earlier result can; every key and sentence of the others is version 9's, so the version stands.)
-ANALYSIS_VERSION = 9
+# 10 (issue #37): the log device is named where a SLOG curve stops scaling only on evidence — its sweep, or by
+# elimination (sync=standard, no ZIL, still scaling past that step and the host's CPU below 75 % busy; said so in
+# the words) — else ``unattributed``: "not told apart", with what was missing. Version 9 named the log device
+# of a run with neither (an NVDIMM NFS-like run at 84-88 % CPU, advisor draw 5203).
+ANALYSIS_VERSION = 10
 
 
 def metric_for(bs: int) -> str:

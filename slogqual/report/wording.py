@@ -96,7 +96,23 @@ def _log_bound(f: Finding) -> str:
     words = f"the log device: {x['config']} stops scaling at {x['threads']} threads"
     if x.get("sweep_lat_us"):
         words += f" (its QD1 sync write at {_at_size(x)} takes {x['sweep_lat_us']:.0f} µs)"
+    elif x.get("basis") == "elimination":
+        words += (" (by elimination: sync=standard, which writes no ZIL, still scaled"
+                  + (f" and the host's CPU was {x['cpu_busy']:.0%} busy" if x.get("cpu_busy") is not None else "")
+                  + "; no sweep of the log was given)")
     return words
+
+
+def _unattributed(f: Finding) -> str:
+    x, unit = f.figures, _unit(f)
+    busy = f", the host's CPU {x['cpu_busy']:.0%} busy" if x.get("cpu_busy") is not None else ""
+    if x.get("zil_free_scaling"):
+        why = f"sync=standard still scaled, but the host's CPU was {x['cpu_busy']:.0%} busy"
+    else:
+        why = "no run without the ZIL (sync=standard) still scaling rules out the pool or the host"
+    return (f"not told apart: {x['config']} stops scaling at {x['threads']} threads ({x['value']:.0f} {unit}{busy}); "
+            f"{why}, and no sweep of the log device was given to compare its writes with — the log device, "
+            "the pool or the host could each have set it (sweep the log: --sweep-logs in the lab, --log-sweep)")
 
 
 def _not_reached(f: Finding) -> str:
@@ -312,6 +328,7 @@ def _pair_ceiling(f: Finding) -> str:
 WORDS: Dict[Kind, Callable[[Finding], str]] = {
     Kind.POOL_BOUND: _pool_bound, Kind.HOST_BOUND: _host_bound, Kind.RISING_ON_PLATEAU: _rising_on_plateau,
     Kind.LOG_BANDWIDTH: _log_bandwidth, Kind.LOG_BOUND: _log_bound, Kind.NOT_REACHED: _not_reached, Kind.HOST_LIMIT: _host_limit,
+    Kind.UNATTRIBUTED: _unattributed,
     Kind.FASTER_WITHOUT_SLOG: _faster_without, Kind.BUYS_NOTHING: _buys_nothing, Kind.SPEEDUP: _speedup,
     Kind.NO_COMPARISON: _no_comparison, Kind.SATURATED_AT: _saturated_at, Kind.KNEE: _knee,
     Kind.SLOG_UNUSED: _slog_unused, Kind.SPILL: _spill, Kind.LOG_WITHOUT_SLOG: _log_without_slog,
