@@ -20,7 +20,9 @@ HELD = {"test-2026": (14, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k"}),
         # on the slowed host (a busy-looping process per core and the busy disk, as the lab tier's proof)
         "test-4111-slowed": (12, {"sas-ssd-nfs-64k", "sas-ssd-iscsi-4k", "nvme-iscsi-4k", "nvdimm-nfs-64k"}),
         # a short draw (run.py --first 2: the seeded order's first two configurations), the model unchanged
-        "test-5203-first2": (3, set())}
+        "test-5203-first2": (3, set()),
+        # another short draw (--first 3), the advisor model unchanged; run with the scenario analysis version 10
+        "test-6917-first3": (5, set())}
 DRAWS = [os.path.join(CHECK, name) for name in HELD]
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "contrib", "advisor_check"))
 
