@@ -13,8 +13,9 @@
 #
 # What it does, once:
 #   1. adds Debian's `contrib` component (bookworm, bookworm-backports) and installs, with services kept
-#      from starting (policy-rc.d): qemu-system-x86, busybox-static, udev, targetcli-fb, open-iscsi,
-#      nfs-kernel-server and dbus (the real iSCSI/NFS transports, run in the guest), the kernel headers for the
+#      from starting (policy-rc.d): qemu-system-x86, busybox-static, udev, open-iscsi and
+#      nfs-kernel-server (the real iSCSI/NFS transports, run in the guest; LIO's target is written through
+#      configfs by slogqual itself, so neither targetcli nor the D-Bus it asks is needed), the kernel headers for the
 #      guest ABI, and (2.3) OpenZFS's userland (zfsutils-linux, python3-pyzfs) from bookworm-backports. The
 #      guest runs the HOST's root filesystem read-only over virtio-9p, so this userland is the 2.3 guest's.
 #      2.4 asks trixie and trixie-backports through an apt configuration of its own under ${CACHE}/apt
@@ -95,7 +96,7 @@ GUEST_USERLAND=/.slogqual-zfs
 command -v apt-get >/dev/null || die "apt-get not found"
 
 HOST_PROGRAMS=(qemu-system-x86_64 busybox /lib/systemd/systemd-udevd udevadm fio nbdkit cpio depmod
-               targetcli iscsiadm iscsid rpc.nfsd rpc.mountd exportfs rpcbind mount.nfs dbus-daemon)
+               iscsiadm iscsid rpc.nfsd rpc.mountd exportfs rpcbind mount.nfs)
 # 2.3's guest runs the host's OpenZFS userland; 2.4's brings its own.
 [ "$SERIES" = 2.3 ] && HOST_PROGRAMS+=(zpool zfs)
 
@@ -228,9 +229,9 @@ apt_install() {  # apt_install [apt options...] -- packages...
 apt_install -- qemu-system-x86 qemu-utils busybox-static udev kmod cpio gzip fio nbdkit libnbd-bin \
   binutils make gcc "linux-headers-$KREL"
 # The real protocols' userland, run in the guest over its own loopback (scenario transport iscsi / nfs):
-# LIO's targetcli (which asks a system D-Bus), open-iscsi, knfsd's nfs-utils. Their services are kept from
-# starting on the host (policy-rc.d): only the guest runs them.
-apt_install -- targetcli-fb open-iscsi nfs-kernel-server dbus
+# open-iscsi, knfsd's nfs-utils (LIO's target: slogqual/kernel/lio.py writes configfs, no targetcli). Their
+# services are kept from starting on the host (policy-rc.d): only the guest runs them.
+apt_install -- open-iscsi nfs-kernel-server
 
 # ---- 2. resolve the build key; keep the .debs --------------------------------------------------
 DEBS="$CACHE/debs"
