@@ -185,3 +185,23 @@ def test_a_sweep_point_s_cpu_per_write_is_what_the_point_took_over_the_quiet_bef
     short = host_analysis.write_cpu(idle_busy=1, idle_total=20, busy=160, total=400, cpus=2, ios=1000, hz=100)
     assert short["basis"] == "system" and short["s_per_io"] > cpu["s_per_io"]
     assert host_analysis.write_cpu(0, 200, 160, 400, 2, 0, 100) is None
+
+
+def test_a_window_that_saw_no_log_write_takes_the_zil_kstats_count_over_the_step():
+    """Recorded on the slowed host (tests/fixtures/host/README.md): zpool iostat's one report inside the 2-second
+    window of the 1-writer step shows the log writing nothing, the ZIL kstats 1,146 log blocks in the step. The
+    probe takes the kstats' count over fio's run (ramp + runtime) there; the 4-writer step keeps iostat's figure."""
+    from slogqual.host.door import _step
+    from slogqual.results.scenario import ScenarioResult
+
+    doc = ScenarioResult.load(os.path.join(FIXTURES, "lab-iscsi-4k-slowed-stalled-window.scenario.json"))
+    one, four = doc.steps
+    logs = [v for v in one.extra["vdevs"] if v["section"] == "logs"]
+    assert [v["write_ops_s"] for v in logs] == [0] and one.zil.slog_count > 1000  # the stalled window, as recorded
+    s1, s4 = _step(one, ram_data=False, ramp_s=1.0), _step(four, ram_data=False, ramp_s=1.0)
+    span = one.extra["runtime_ms"] / 1000 + 1.0
+    assert s1.log_basis == "zil-kstats" and s1.log_writes_s == pytest.approx(one.zil.slog_count / span)
+    assert s1.log_bytes_s == pytest.approx(one.zil.slog_bytes / span) and s1.log_writes_s > 0
+    assert s4.log_basis == "iostat" and s4.log_writes_s == four.extra["log_write_ops_s"] > 0
+    derived = host_analysis.steps_from([s1, s4], None)
+    assert all(d.records_per_lwb and d.lwb_bytes for d in derived)  # figures the copy is taken out by

@@ -167,17 +167,30 @@ def measure_copy(directory: str) -> Optional[CopyCost]:
     return cost
 
 
-def _step(s, ram_data: bool = True) -> HostStep:
+def _log_rates(s, logs, ramp_s: float):
+    """(log writes a second, log bytes a second, basis) of a step: zpool iostat's over the measured window, unless
+    its window saw no log write while the ZIL kstats counted log blocks over the step — a slowed guest's one
+    report inside a 2-second window covered a stalled second (slowed lab tier, 2026-11-29: 0 writes in the window,
+    1,146 log blocks in the step); then the kstats' count over fio's run (ramp and runtime)."""
+    writes = float(sum(v["write_ops_s"] for v in logs)) if logs else None
+    written = float(sum(v["write_bytes_s"] for v in logs)) if logs else None
+    blocks, span = s.zil.slog_count, (s.extra.get("runtime_ms") or 0) / 1000 + ramp_s
+    if not writes and blocks and s.zil.slog_bytes and span > 0:
+        return blocks / span, s.zil.slog_bytes / span, "zil-kstats"
+    return writes, written, "iostat" if logs else None
+
+
+def _step(s, ram_data: bool = True, ramp_s: float = 0.0) -> HostStep:
     """A HostStep from one measured step of the probe's scenario (ScenarioStep). The data vdevs' writes count
     (as copies to take out) only where they were RAM files; the pool's own disks write by DMA."""
     vdevs = s.extra.get("vdevs") or []
     logs = [v for v in vdevs if v.get("section") == "logs" and v.get("depth") == 1]
     data = [v for v in vdevs if v.get("section") == "data" and v.get("depth") == 1] if ram_data else []
     cpu = s.extra.get("cpu") or {}
+    log_writes_s, log_bytes_s, log_basis = _log_rates(s, logs, ramp_s)
     return HostStep(threads=s.threads, ios=s.ios, iops=s.iops, lat_us=float(s.lat_us.mean or 0.0),
                     cpu_busy=cpu.get("busy_share"), cpus=cpu.get("cpus"),
-                    log_writes_s=float(sum(v["write_ops_s"] for v in logs)) if logs else None,
-                    log_bytes_s=float(sum(v["write_bytes_s"] for v in logs)) if logs else None,
+                    log_writes_s=log_writes_s, log_bytes_s=log_bytes_s, log_basis=log_basis,
                     data_writes_s=float(sum(v["write_ops_s"] for v in data)) if data else None,
                     data_bytes_s=float(sum(v["write_bytes_s"] for v in data)) if data else None,
                     itx=s.zil.itx_count, lwbs=s.zil.slog_count, commits=s.zil.commit_writer_count,
@@ -210,7 +223,7 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
         copy = measure_copy(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    steps = [_step(s, ram_data=not req.data) for s in result.steps]
+    steps = [_step(s, ram_data=not req.data, ramp_s=req.ramp_s) for s in result.steps]
     doc = HostProbeResult(
         workload=HostWorkload(protocol=req.protocol, bs=req.bs, block_size=req.block_size, write_sync=req.write_sync,
                               zils=req.zils, threads=list(req.threads)),

@@ -70,6 +70,7 @@ class HostStep:
     lwbs: Optional[int]
     commits: Optional[int]
     commit_calls: Optional[int] = None  # zil_commit calls (one a sync write)
+    log_basis: Optional[str] = None  # where log_writes_s came from: "iostat" (the window) or "zil-kstats" (the step)
     # derived (slogqual.analysis.host)
     cpu_s_per_io: Optional[float] = None  # all the CPU the step used, per write
     copy_s_per_io: Optional[float] = None  # of which the RAM vdevs' copies
