@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from slogqual import paths
-from slogqual.errors import MeasurementError, ToolError, ToolFailedError, UsageError
+from slogqual.errors import MeasurementError, SlogqualError, ToolError, ToolFailedError, UsageError
 from slogqual.tools import lzc as _lzc
 from slogqual.tools import udevadm as _udevadm
 from slogqual.tools import zfs as _zfs
@@ -197,6 +197,17 @@ class ThrowawayPool:
     def destroy(self) -> None:
         """Destroy the pool if this object made it, then remove its mount directory."""
         last, interrupted = None, False
+        if self.created:
+            # fio's last close of a zvol it wrote makes udev probe it (inotify's close-after-write): let that
+            # probe end first. OpenZFS 2.3 fails a destroy that meets it (retried below); 2.4 waits for the
+            # zvol's last close instead (its minors are removed once their users are gone, openzfs/zfs#16364),
+            # and a cold CI run's 2.4 guest went idle for good between two configurations' pools (2026-11-29)
+            try:
+                _udevadm.settle(10)
+            except SlogqualError:
+                pass  # a udevadm that hangs or fails: destroy as before
+            except KeyboardInterrupt:
+                interrupted = True
         # a zvol opened by udev for a moment makes destroy fail: retry
         for attempt in range(5 if self.created else 0):
             try:
