@@ -298,6 +298,40 @@ def test_qualify_runs_scenarios_through_the_library_not_the_cli(tmp_path, monkey
     assert doc["environment"]["argv"] == ["slogqual", "qualify", "test"]
 
 
+def test_scenario_runtime_and_ramp_without_a_scenario_to_run_are_bad_input(tmp_path, profile, store_env):
+    # --scenario-runtime/--scenario-ramp shape the scenarios qualify runs itself (--data, --lab): alone they
+    # would change nothing, so they are one line and exit 2 before anything is written; a value out of range too
+    for args, words in ((["--scenario-runtime", "2"], "add --data DEV"), (["--scenario-ramp", "0"], "add --data DEV"),
+                        (["--scenario-runtime", "0", "--data", "/dev/null"], "--scenario-runtime")):
+        proc = slogqual("qualify", "nbd+unix:///?socket=/nonexistent", "--profile", profile, "--out", tmp_path / "o",
+                        *args, *FAST, env=store_env)
+        assert proc.returncode == 2 and words in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, (
+            args, proc.stderr)
+        assert not (tmp_path / "o").exists()
+
+
+def test_the_scenario_steps_qualify_runs_take_the_runtime_and_ramp_given(tmp_path, monkeypatch, store_env):
+    # --scenario-runtime 2 --scenario-ramp 0 over nfs-sync's --quick 5 s and 1 s: the scenario document (saved
+    # before its first pool, which cannot be built from 4 MiB files here) holds them as overrides
+    from slogqual.progress import Progress
+    from slogqual.qualify import profile as P
+    from slogqual.qualify import engine as qrun
+
+    monkeypatch.setenv("SLOGQUAL_STORE", store_env["SLOGQUAL_STORE"])
+    path = tmp_path / "s.toml"
+    path.write_text(PROFILE + '\n[[criterion]]\ncheck = "slog_benefit @ nfs-sync >= 1"\n')
+    devs = [tmp_path / f"{n}.img" for n in ("d0", "d1", "log")]
+    for d in devs:
+        d.write_bytes(b"\0" * (4 << 20))
+    opts = qrun.Options(profile=P.load(str(path)), devices=[str(devs[2])], out_dir=str(tmp_path), destroy_data=True,
+                        data=[str(d) for d in devs[:2]], scenario_quick=True,
+                        scenario_overrides={"runtime": 2.0, "ramp": 0.0}, argv=["slogqual", "qualify", "test"])
+    qrun.scenario_entries(opts, str(devs[2]), "log", {}, Progress(quiet=True))
+    sc = load(tmp_path / "log.scenario-nfs-sync.json")["scenario"]
+    assert (sc["runtime_s"], sc["ramp_s"]) == (2.0, 0.0) and sc["overrides"] == {"runtime": 2.0, "ramp": 0.0}
+    assert sc["threads"] == [1, 4]  # the rest is --quick's
+
+
 @needs_root
 def test_a_junit_report_that_cannot_be_written_keeps_the_verdict(tmp_path, profile, store_env):
     # the JUnit file's filesystem is full (a 64 KiB tmpfs, filled): the qualification still PASSes with

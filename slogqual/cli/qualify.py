@@ -43,6 +43,11 @@ def register(sub) -> None:
     p.add_argument("--data", type=named("a device"), nargs="+", default=[], metavar="DEV",
                    help="data devices for the profile's pool scenarios, with DEV as the SLOG (destroys their data)")
     p.add_argument("--scenario-quick", action="store_true", help="with --data: run the scenarios' --quick variant")
+    p.add_argument("--scenario-runtime", type=in_range(limits.SCENARIO_RUNTIME_S), metavar="SECONDS",
+                   help="with --data or --lab: seconds measured per scenario step, in place of the scenario's (and "
+                        "--quick's); recorded in the scenario result")
+    p.add_argument("--scenario-ramp", type=in_range(limits.RAMP_S), metavar="SECONDS",
+                   help="with --data or --lab: seconds before each scenario step is measured, likewise")
     p.add_argument("--scenario-result", type=named("a file"), action="append", default=[], metavar="FILE",
                    help="a slogqual.scenario/1 result to judge scenario criteria by (repeatable)")
     p.add_argument("--powercut", type=named("a file"), metavar="FILE",
@@ -77,7 +82,10 @@ def _request(args) -> QualifyRequest:
         precondition=args.precondition, quick_bytes=parse_size(args.quick_bytes), max_rounds=args.max_rounds,
         round_runtime_s=args.round_runtime, sizes=parse_sizes(args.sizes) if args.sizes else None,
         runtime_s=args.runtime, settle_s=args.settle, lab=args.lab, data=list(args.data),
-        scenario_quick=args.scenario_quick, scenario_results=list(args.scenario_result), powercut=args.powercut,
+        scenario_quick=args.scenario_quick,
+        scenario_overrides={k: v for k, v in (("runtime", args.scenario_runtime), ("ramp", args.scenario_ramp))
+                            if v is not None},
+        scenario_results=list(args.scenario_result), powercut=args.powercut,
         destroy_data=args.destroy_data, labels={"model": args.model, "serial": args.serial, "firmware": args.firmware},
         store=args.store, record_in_store=not args.no_store, html=not args.no_html,
         argv=["slogqual", *sys.argv[1:]], parallel=args.parallel, skip_refused=args.skip_refused, probe=args.probe,

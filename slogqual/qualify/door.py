@@ -71,6 +71,8 @@ class QualifyRequest:
     lab: bool = False
     data: List[str] = field(default_factory=list)
     scenario_quick: bool = False
+    #: the scenario steps' runtime and ramp over the scenario's (pool.scenario.OVERRIDES' keys runtime, ramp)
+    scenario_overrides: Dict[str, float] = field(default_factory=dict)
     scenario_results: List[str] = field(default_factory=list)
     powercut: Optional[str] = None
     destroy_data: bool = False
@@ -191,6 +193,9 @@ def _plan(req: QualifyRequest) -> Options:
     powercut = PowercutResult.load(req.powercut) if req.powercut else None
     if req.lab and req.data:
         raise UsageError("--lab runs the scenarios on emulated devices: it does not take --data")
+    if req.scenario_overrides and not (req.lab or req.data):
+        raise UsageError("--scenario-runtime and --scenario-ramp set the steps of the scenarios qualify runs: "
+                         "add --data DEV... (or --lab)")
     sizes = list(req.sizes) if req.sizes else list(prof.sizes)
     if req.sizes:
         profiles.check_sizes(prof, sizes, "--sizes")
@@ -217,6 +222,7 @@ def _plan(req: QualifyRequest) -> Options:
         round_runtime_s=req.round_runtime_s if req.round_runtime_s is not None else prof.round_runtime_s,
         max_rounds=req.max_rounds if req.max_rounds is not None else prof.max_rounds,
         quick_bytes=req.quick_bytes, lab=req.lab, data=list(req.data), scenario_quick=req.scenario_quick,
+        scenario_overrides=dict(req.scenario_overrides),
         scenario_results=scenario_results,
         labels={k: req.labels.get(k) for k in ("model", "serial", "firmware")},
         argv=list(req.argv), fio_version=fio_version, powercut=powercut, powercut_path=req.powercut,

@@ -52,6 +52,7 @@ class Options:
     lab: bool = False
     data: List[str] = field(default_factory=list)
     scenario_quick: bool = False
+    scenario_overrides: Dict[str, float] = field(default_factory=dict)  # --scenario-runtime, --scenario-ramp
     scenario_results: Dict[str, ScenarioEvidence] = field(default_factory=dict)  # name -> --scenario-result
     labels: Dict[str, str] = field(default_factory=dict)  # model/serial/firmware given by the user
     argv: List[str] = field(default_factory=list)
@@ -157,7 +158,8 @@ def scenario_entries(opts: Options, spec: str, stem: str, lab_cache: Dict[str, S
                     path = os.path.join(opts.out_dir, f"scenario-{name}-lab.json")
                     progress.say(f"scenario {name}: running in the lab (--quick)")
                     from slogqual.lab import scenario as lab_scenario
-                    req = lab_scenario.LabScenarioRequest(scenario=name, output=path, quick=True, quiet=True)
+                    req = lab_scenario.LabScenarioRequest(scenario=name, output=path, quick=True, quiet=True,
+                                                          overrides=dict(opts.scenario_overrides))
                     entry = _entry(lambda: lab_scenario.run_scenario(req), path)
                     entry.source = "the QEMU lab (--quick)"
                     entry.note = entry.note or "measured on the lab's emulated devices, not on the device under test"
@@ -167,7 +169,8 @@ def scenario_entries(opts: Options, spec: str, stem: str, lab_cache: Dict[str, S
             path = os.path.join(opts.out_dir, f"{stem}.scenario-{name}.json")
             progress.say(f"scenario {name}: data {' '.join(opts.data)}, log {spec}")
             req = ScenarioRequest(scenario=name, data=list(opts.data), logs=[spec], output=path,
-                                  quick=opts.scenario_quick, destroy_data=opts.destroy_data,
+                                  quick=opts.scenario_quick, overrides=dict(opts.scenario_overrides),
+                                  destroy_data=opts.destroy_data,
                                   origin=f"slogqual qualify (profile {opts.profile.name}, device {spec})",
                                   argv=opts.argv)
             entry = _entry(lambda: run_scenario(req), path)  # quiet: its progress is not this run's

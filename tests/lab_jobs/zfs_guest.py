@@ -40,10 +40,12 @@ JOBS = [
     # the real protocols (issue #17): knfsd + the NFS client over the guest's loopback (2-second steps: the
     # tests read the evidence, not the rate); LIO + open-iscsi in the iSCSI interrupt job below
     ("nfs-sync-knfsd", scenario("nfs-sync-knfsd") + ["--runtime", "2", "--ramp", "0"], {}),
-    # nfs-sync through `slogqual qualify`: the scenario is a library call from qualify (no CLI inside)
+    # nfs-sync through `slogqual qualify`: the scenario is a library call from qualify (no CLI inside); its steps
+    # 3 s with no ramp (--scenario-runtime/--scenario-ramp over quick's 5 s and 1 s: 101 s of this guest's time
+    # before, 2026-11-29), long enough for two of zpool iostat's 1 s reports of the log vdev inside each step
     ("nfs-sync", ["slogqual", "qualify", devs[2], "--profile", os.path.join(HERE, "nfs-qualify.toml"),
-                  "--out", "q", "--data", devs[0], devs[1], "--scenario-quick", "--destroy-data", "--quiet",
-                  "--settle", "0", "--no-html"], {}),
+                  "--out", "q", "--data", devs[0], devs[1], "--scenario-quick", "--scenario-runtime", "3",
+                  "--scenario-ramp", "0", "--destroy-data", "--quiet", "--settle", "0", "--no-html"], {}),
     # pyzfs is packaged for Debian's own python3, not for the interpreter slogqual runs under
     ("pool-apis", ["/usr/bin/python3", os.path.join(HERE, "pool_apis.py")], {"PYTHONPATH": REPO}),
     ("scenario-interrupt", ["python3", os.path.join(HERE, "scenario_interrupt.py"), seed], {}),
