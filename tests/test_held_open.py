@@ -126,8 +126,7 @@ def test_ctrl_c_at_random_moments_never_loses_a_descriptor(tmp_path):
         # the shooter's last SIGINT may still be pending in the interpreter (its C handler ran, the Python one
         # not yet): handle it here, with this handler, before pytest's is back — a pending one raised
         # KeyboardInterrupt in pytest's own code and crashed the worker on a loaded host (cold CI run, 2026-11-29)
-        for _ in range(5):
-            time.sleep(0.01)
+        time.sleep(0.05)  # (a signal arriving in the sleep runs the handler at once: one sleep is enough)
         signal.signal(signal.SIGINT, previous)
     assert interrupted > 50, (interrupted, cycles)  # the signals did land inside HeldOpen
     assert open_fds() == before, (interrupted, cycles)

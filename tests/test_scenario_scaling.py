@@ -393,7 +393,7 @@ def test_the_host_is_named_where_the_slog_peak_ran_its_cpu_saturated_or_the_log_
     between = judged(cpu=0.86).limit
     assert between.kind is Kind.UNATTRIBUTED and between.figures["zil_free_scaling"] and between.figures["host_busy"]
     assert wording.word(between) == (
-        "not told apart: sync=always + SLOG stops scaling at 4 threads (1200 IOPS, the host's CPU 86% busy); "
+        "not told apart: sync=always + SLOG stops scaling at 4 threads (1200 IOPS); "
         "sync=standard still scaled, but the host's CPU was 86% busy, and no sweep of the log device was given to "
         "compare its writes with — the log device, the pool or the host could each have set it (sweep the log: "
         "--sweep-logs in the lab, --log-sweep)")

@@ -106,8 +106,8 @@ def _log_bound(f: Finding) -> str:
 def _unattributed(f: Finding) -> str:
     x, unit = f.figures, _unit(f)
     busy = f", the host's CPU {x['cpu_busy']:.0%} busy" if x.get("cpu_busy") is not None else ""
-    if x.get("zil_free_scaling"):
-        why = f"sync=standard still scaled, but the host's CPU was {x['cpu_busy']:.0%} busy"
+    if x.get("zil_free_scaling"):  # the CPU share is said here, once, as the reason: not in the figures too
+        busy, why = "", f"sync=standard still scaled, but the host's CPU was {x['cpu_busy']:.0%} busy"
     else:
         why = "no run without the ZIL (sync=standard) still scaling rules out the pool or the host"
     return (f"not told apart: {x['config']} stops scaling at {x['threads']} threads ({x['value']:.0f} {unit}{busy}); "
