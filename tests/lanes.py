@@ -44,6 +44,7 @@ LAB_SECONDS = {
     "test_a_stripe_of_two_logs_behind_a_shared_cap_reaches_the_cap_not_twice_a_member": 95,
     "test_sweep_in_the_lab_orders_the_classes": 72,
     "test_a_calibrated_cap_binds_on_a_slowed_host": 60,
+    "test_a_guest_that_hangs_says_what_its_tasks_were_blocked_on": 60,
     "test_check_pool_with_log_and_zil_evidence": 40,
     "test_the_zil_goes_to_the_special_vdev_on_2_4_counted_as_normal": 124,
     "test_the_host_probe_measures_the_zfs_of_the_guest_and_the_advice_is_bounded_by_it": 90,

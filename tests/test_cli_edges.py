@@ -110,6 +110,10 @@ def test_any_interval_outside_1ms_to_an_hour_is_refused(arena, interval):
     ["qualify", "TARGET", "--round-runtime", "inf", "--no-store"],
     ["qualify", "TARGET", "--max-rounds", str(10 ** 30), "--no-store"],
     ["scenario", "run", "nfs-sync", "--fio-servers", "100000"],
+    ["scenario", "run", "nfs-sync", "--lab", "--lab-timeout", "0"],
+    ["scenario", "run", "nfs-sync", "--lab-timeout", "60"],  # without --lab: nothing to bound
+    ["qualify", "TARGET", "--scenario-runtime", "0", "--no-store"],
+    ["qualify", "TARGET", "--scenario-ramp", "-1", "--no-store"],
     ["lab", "run", "--cpus", "0", "--", "true"],
     ["lab", "run", "--cpus", "100000", "--", "true"],
     ["lab", "run", "--memory", str(10 ** 12), "--", "true"],
@@ -117,7 +121,9 @@ def test_any_interval_outside_1ms_to_an_hour_is_refused(arena, interval):
 ])
 def test_other_commands_bound_their_numbers(arena, argv):
     argv = [arena["target"] if a == "TARGET" else a for a in argv]
-    refused(argv, [arena["target"], arena["store"]])
+    text = refused(argv, [arena["target"], arena["store"]])
+    named = [a for a in argv if a in ("--lab-timeout", "--scenario-runtime", "--scenario-ramp")]
+    assert all(n in text for n in named), text  # refused for the option given, not for something else
 
 
 # --- powercut (issue #28): a backing-file size that overflowed or left an empty file, cycles for ever ------

@@ -124,6 +124,39 @@ def test_run_passes_status_devices_and_results(tmp_path):
     assert (out / "lab-console.log").exists() and (out / "lab-marks").exists()
 
 
+# A job that hangs for good: a writer blocked (uninterruptible, D) on an ext4 the job froze, then the job sleeps
+HANGING_JOB = """set -e
+modprobe ext4
+mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$SLOGQUAL_LAB_DEVICES" 65536
+mkdir -p /tmp/frozen && mount -t ext4 "$SLOGQUAL_LAB_DEVICES" /tmp/frozen && fsfreeze -f /tmp/frozen
+sh -c 'echo blocked > /tmp/frozen/file' &
+echo "hang-test: a writer is blocked on the frozen filesystem"
+exec sleep 100000
+"""
+
+
+def test_a_guest_that_hangs_says_what_its_tasks_were_blocked_on(tmp_path):
+    """A guest still running at the run's timeout is asked what its tasks are blocked on before it is killed
+    (stage2.sh's hang_watch, over the job share): the one line of the failure names the report, and the report
+    has the blocked writer with its kernel stack (the freeze it waits for), sysrq-w's dump and every process.
+    The timeout leaves the guest twice the time a slowed host took to reach its job (23 s of uptime, run 21)."""
+    out = tmp_path / "out"
+    proc = slogqual("lab", "run", "--timeout", "50", "-q", "-d", "hdd", "-o", str(out), "--", "sh", "-c", HANGING_JOB,
+                    timeout=300)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    report = out / "lab-hang.txt"
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"slogqual: the lab guest did not finish within 50 s; what its tasks were blocked on: {report}"), proc.stderr
+    console = (out / "lab-console.log").read_text()
+    assert "hang-test: a writer is blocked" in console, console[-2000:]  # kept, though the run failed
+    text = report.read_text()
+    blocked = text.split("== tasks in uninterruptible sleep (D)")[1].split("== every process")[0]
+    writer = [b for b in blocked.split("\n-- pid ")[1:] if "echo blocked > /tmp/frozen/file" in b]
+    assert len(writer) == 1 and "mnt_want_write" in writer[0], blocked  # the stack: waiting for the frozen fs
+    assert "sysrq: Show Blocked State" in text and "sleep 100000" in text.split("== every process")[1]
+    assert (out / "lab-marks").exists()
+
+
 def test_sigint_leaves_no_process_and_no_files(tmp_path):
     labtmp = tmp_path / "labtmp"
     labtmp.mkdir()

@@ -33,13 +33,18 @@ def test_the_zil_goes_to_the_special_vdev_on_2_4_counted_as_normal(tmp_path):
     env = dict(os.environ, SLOGQUAL_LAB_ZFS="")
     try:
         # 125-167 s measured (unslowed, slowed); a guest that hangs is ended (its QEMU dies with the run) within
-        # 15 minutes rather than an hour: a cold CI run of 2026-11-29 saw this guest go idle after the first
-        # configuration's two steps (the pool's teardown or the next one's creation under 2.4.4) and never end
+        # 14 minutes rather than an hour, and says what its tasks were blocked on (--lab-timeout: the guest's
+        # lab-hang.txt): a cold CI run of 2026-11-29 saw this guest go idle after the first configuration's two
+        # steps (the pool's teardown or the next one's creation under 2.4.4) and never end
         proc = subprocess.run([sys.executable, "-m", "slogqual", "scenario", "run", TOML, "--lab", "--zfs", "2.4",
-                               "--lab-data", "hdd", "hdd", "--lab-log", "nvme", "-o", str(out)],
+                               "--lab-data", "hdd", "hdd", "--lab-log", "nvme", "--lab-timeout", "840", "-o", str(out)],
                               capture_output=True, text=True, cwd=tmp_path, timeout=900, env=env)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"the 2.4 special-vdev guest did not end in {exc.timeout:.0f} s: {(exc.stderr or b'')[-2000:]!r}")
+    hang = tmp_path / "special.json.lab" / "lab-hang.txt"
+    if hang.exists():  # what the hung guest's tasks were blocked on, into the failure
+        blocked = hang.read_text(errors="replace").split("== every process")[0]
+        pytest.fail(f"the 2.4 special-vdev guest hung: {proc.stderr.strip().splitlines()[-1]}\n{blocked[-6000:]}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(out.read_text())
     assert doc["status"] == "complete"

@@ -87,6 +87,9 @@ def register(sub) -> None:
     r.add_argument("--lab-log", nargs="+", metavar="CLASS",
                    help="lab classes of the log devices (with two or more, the striped and mirrored log "
                         "configurations run per pair; with one they are skipped)")
+    r.add_argument("--lab-timeout", type=in_range(limits.TIMEOUT_S), metavar="S",
+                   help="with --lab: give up on the guest after S seconds (default 3600), keeping what its tasks "
+                        "were blocked on (OUTPUT.lab/lab-hang.txt)")
     r.add_argument("--clients", default="", metavar="HOST[:PORT],...",
                    help="drive each step from these fio servers (`fio --server` on each client host; the LUNs are "
                         "split among them; per-client and merged figures are kept)")
@@ -212,7 +215,8 @@ def _run_in_lab(args) -> int:
         scenario=args.scenario, output=out, force=args.force, quick=args.quick, measure_log_sweeps=args.sweep_logs,
         quiet=args.quiet, data=args.lab_data or lab_scenario.DEFAULT_DATA,
         logs=args.lab_log or lab_scenario.DEFAULT_LOG, layout=args.layout, overrides=_overrides(args),
-        progress=None if args.quiet else sys.stderr)
+        progress=None if args.quiet else sys.stderr,
+        **({"timeout": float(args.lab_timeout)} if args.lab_timeout is not None else {}))
     outcome = lab_scenario.run_scenario(request)
     print(f"slogqual: result: {outcome.path}", file=sys.stderr)
     _print(outcome.document, args.json)
@@ -222,6 +226,8 @@ def _run_in_lab(args) -> int:
 def cmd_run(args) -> int:
     if getattr(args, "zfs", "") and not args.lab:
         raise UsageError("--zfs picks the lab's OpenZFS: it goes with --lab (on host devices the loaded module runs)")
+    if args.lab_timeout is not None and not args.lab:
+        raise UsageError("--lab-timeout bounds the lab guest: it goes with --lab")
     if args.lab:
         if not args.scenario:
             raise UsageError("name a scenario")

@@ -66,6 +66,9 @@ def guest_path() -> str:
     return ":".join(parts)
 
 
+# the guest's answer to a run that timed out (stage2.sh's hang_watch): the request, the report, the wait for it
+HANG_REQUEST, HANG_REPORT, HANG_WAIT_S = "hang.request", "hang.txt", 30.0
+
 RATE_BURST_S = "0.5"  # nbdkit rate filter burstiness (rate-seconds a device may burst after idling)
 
 COVERED = ("/run", "/tmp", "/var/tmp")  # the guest mounts a fresh tmpfs on each (stage2.sh)
@@ -321,29 +324,57 @@ class LabRun:
                          calibration=calibration)
 
     def _pump(self, console_path: str, t0: float) -> str:
-        chunks = []
+        chunks: List[str] = []
         with open(console_path, "w", encoding="utf-8", errors="replace") as logf:
             assert self.qemu.stdout is not None
             fd = self.qemu.stdout.fileno()
             while True:
                 if time.monotonic() - t0 > self.timeout:
-                    raise SlogqualError(f"the lab guest did not finish within {self.timeout:.0f} s")
+                    self._hung(fd, chunks, logf)
                 ready, _, _ = select.select([fd], [], [], 1.0 if self.watch is None else 0.2)
                 if self.watch is not None and self.cut_at is None:
                     self.watch(self)
-                if not ready:
-                    continue
-                data = os.read(fd, 65536)
-                if not data:
+                if ready and not self._console(fd, chunks, logf):
                     break
-                text = data.decode("utf-8", errors="replace")
-                chunks.append(text)
-                logf.write(text)
-                if self.echo is not None:
-                    self.echo.write(text)
-                    self.echo.flush()
         self.qemu.wait(timeout=60)  # its console closed: it is exiting
         return "".join(chunks)
+
+    def _console(self, fd: int, chunks: List[str], logf: TextIO) -> bool:
+        """Read what the console has (select said it is ready); False once it is closed."""
+        data = os.read(fd, 65536)
+        if not data:
+            return False
+        text = data.decode("utf-8", errors="replace")
+        chunks.append(text)
+        logf.write(text)
+        if self.echo is not None:
+            self.echo.write(text)
+            self.echo.flush()
+        return True
+
+    def _hung(self, fd: int, chunks: List[str], logf: TextIO) -> None:
+        """The guest ran past the timeout: ask it what its tasks are blocked on (stage2.sh's hang_watch answers
+        through the job share within HANG_WAIT_S), keep that and the console among the results, and fail
+        naming them — a guest that went idle for good (a cold CI run's 2.4 guest, 2026-11-29) then says where."""
+        said = ""
+        if self.mode == "run":
+            self._write(HANG_REQUEST, f"{self.timeout:.0f}\n")
+            report = os.path.join(self.job_dir, HANG_REPORT)
+            deadline = time.monotonic() + HANG_WAIT_S
+            while time.monotonic() < deadline and not os.path.exists(report):
+                ready, _, _ = select.select([fd], [], [], 0.5)
+                if ready and not self._console(fd, chunks, logf):
+                    break
+            if self.output_dir:
+                dest = os.path.abspath(self.output_dir)
+                os.makedirs(dest, exist_ok=True)
+                self._lab_files(dest, "".join(chunks))
+                if os.path.exists(report):
+                    shutil.copyfile(report, os.path.join(dest, "lab-hang.txt"))
+                    said = f"; what its tasks were blocked on: {os.path.join(dest, 'lab-hang.txt')}"
+                else:
+                    said = f"; it did not say what its tasks were blocked on within {HANG_WAIT_S:.0f} s"
+        raise SlogqualError(f"the lab guest did not finish within {self.timeout:.0f} s{said}")
 
     def power_cut(self, indices: Sequence[int]) -> None:
         """The power cut: SIGKILL the nbdkit of each device named (its cache filter's blocks are gone, its
@@ -385,12 +416,16 @@ class LabRun:
                 shutil.copytree(s, d, dirs_exist_ok=True)
             else:
                 shutil.copy2(s, d)
+        self._lab_files(dest, console)
+        return dest
+
+    def _lab_files(self, dest: str, console: str) -> None:
+        """The run's own record beside the job's results: its marks, devices, calibration, topology, console."""
         for name in ("marks", "devices.json", "calibration.json", "topology.json"):
             if os.path.exists(os.path.join(self.job_dir, name)):
                 shutil.copyfile(os.path.join(self.job_dir, name), os.path.join(dest, f"lab-{name}"))
         with open(os.path.join(dest, "lab-console.log"), "w", encoding="utf-8") as fh:
             fh.write(console)
-        return dest
 
     # -- clean-up ------------------------------------------------------------------------------
     def cleanup(self) -> None:

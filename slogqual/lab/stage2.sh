@@ -147,6 +147,30 @@ if [ -n "${LAB_CALIBRATE:-}" ]; then
   LAB_CALIBRATE="$LAB_CALIBRATE" "$LAB_PYTHON" -m slogqual.lab.calibrate > /dev/ttyS0 2>&1 || { say "calibration failed"; finish 125; }
   mark calibrate
 fi
+# The host's run reaching its timeout asks (hang.request in the job share) what the guest's tasks are blocked on,
+# and this answers in hang.txt before the guest is killed (slogqual/lab/runner.py): a job that hangs says where.
+hang_watch() {
+  while [ ! -e /lab/hang.request ]; do sleep 3; done
+  {
+    read -r up _ < /proc/uptime
+    echo "slogqual lab: the guest's tasks at ${up} s of uptime, asked by the host at its timeout"
+    echo "== tasks in uninterruptible sleep (D), each with its kernel stack"
+    for d in /proc/[0-9]*; do
+      st=$(sed -n 's/^State:[[:space:]]*//p' "$d/status" 2>/dev/null)
+      case "$st" in
+        D*) echo "-- pid ${d#/proc/} ($st): $(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)"; cat "$d/stack" 2>/dev/null ;;
+      esac
+    done
+    echo "== every process"
+    ps -eo pid,ppid,stat,wchan:32,etime,args 2>&1
+    echo "== the kernel's log, with sysrq-w's blocked tasks last"
+    echo w > /proc/sysrq-trigger
+    dmesg 2>&1 | tail -n 400
+    echo "== OpenZFS's debug log, its last 200 lines"
+    tail -n 200 /proc/spl/kstat/zfs/dbgmsg 2>&1
+  } > /lab/hang.tmp 2>&1
+  mv /lab/hang.tmp /lab/hang.txt
+}
 mkdir -p /lab/out
 cd /lab/out
 if [ "$LAB_MODE" = shell ]; then
@@ -154,6 +178,7 @@ if [ "$LAB_MODE" = shell ]; then
   setsid -c /bin/bash -l <> /dev/ttyS0 >&0 2>&1
   st=$?
 else
+  hang_watch < /dev/null > /dev/null 2>&1 &
   sh /lab/job.sh < /dev/null > /dev/ttyS0 2>&1
   st=$?
 fi
