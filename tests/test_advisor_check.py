@@ -22,7 +22,10 @@ HELD = {"test-2026": (14, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k"}),
         # a short draw (run.py --first 2: the seeded order's first two configurations), the model unchanged
         "test-5203-first2": (3, set()),
         # another short draw (--first 3), the advisor model unchanged; run with the scenario analysis version 10
-        "test-6917-first3": (5, set())}
+        "test-6917-first3": (5, set()),
+        # a third short draw (--first 3), the model unchanged: two NVDIMM logs whose host ceiling the pool passed
+        # by 3-15 % (a bound, not held), so both one-writer figures missed
+        "test-8231-first3": (2, {"nvdimm-nfs-64k", "nvdimm-iscsi-4k"})}
 DRAWS = [os.path.join(CHECK, name) for name in HELD]
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "contrib", "advisor_check"))
 
