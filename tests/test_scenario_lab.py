@@ -433,11 +433,17 @@ def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tm
     assert rise < (1 + KNEE_GAIN_PER_DOUBLING) ** doublings, (c_low, c_top)
     if c_low is capped_steps[0]:
         assert rise * (1 + counting) < (1 + KNEE_GAIN_PER_DOUBLING) ** doublings, (c_low, c_top, counting)
-    # the pool is not what flattens the capped log: sync=standard rises past the capped log's knee. Its own knee,
-    # where the guest's CPU ends it, comes later or not at all (in lanes, with a second guest on the host's other
-    # core: 28.4 -> 62.6 -> 74.2 MiB/s, the guest 99.9 % busy, a knee at 8 threads; alone it rose to the top)
-    std_knee = knees["sync=standard"]
-    assert not std_knee["saturated"] or std_knee["threads"] > first, knees
+    # the pool is not what flattens the capped log: sync=standard rises past the capped log's knee. Where it is flat
+    # from (scaling.saturation: every later step short of 10 % a doubling, counting error included; a curve that
+    # dips and rises again is not flat), where the guest's CPU ends it, comes later or not at all (in lanes, with a
+    # second guest on the host's other core: 28.4 -> 62.6 -> 74.2 MiB/s, the guest 99.9 % busy, flat from 8 threads;
+    # alone it rose to the top). Not the simple knee, the first doubling short of 10 %: slowed run 22 (2026-11-29)
+    # went 19.5 -> 22.9 -> 46.8 MiB/s at 2, 8, 32 threads, the guest 97-99 % busy — a "knee" at 2, then twice as much
+    from slogqual.analysis.scaling import Step, saturation
+    std_steps = [Step(threads=s["threads"], iops=s["iops"], mbps=s["mbps"], ios=s["ios"])
+                 for s in doc["steps"] if s["config"] == "sync=standard"]
+    std_flat = saturation(std_steps, "mbps")
+    assert std_flat is None or std_flat.threads > first, (knees, [(s.threads, round(s.mbps, 1)) for s in std_steps])
 
     # the NVDIMM log goes past the capped log's cap, its ZIL stayed on the log vdev (no "spilled" problem),
     # and the slower-candidate sentence names the capped log
