@@ -60,8 +60,9 @@ def register(subparsers) -> None:
                                    "them), copy the results to --output and exit with COMMAND's status.")
     common(r)
     r.add_argument("--output", "-o", type=named("a directory"), default="lab-out", metavar="DIR", help="where the results go (default ./lab-out)")
-    r.add_argument("--timeout", type=in_range(limits.TIMEOUT_S), default=3600, metavar="S", help="give up after S seconds (default 3600), keeping what the guest's tasks were "
-                        "blocked on (OUTPUT/lab-hang.txt)")
+    r.add_argument("--timeout", type=in_range(limits.TIMEOUT_S), default=3600, metavar="S",
+                   help="give up after S seconds (default 3600), keeping what the guest's tasks were blocked on "
+                        "(OUTPUT/lab-hang.txt)")
     r.add_argument("--quiet", "-q", action="store_true", help="do not copy the guest console to stdout")
     r.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND...")
     r.set_defaults(func=cmd_run)
