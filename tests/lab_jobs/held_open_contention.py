@@ -7,7 +7,7 @@ at least HELD_FACTOR times as many opens as there were per failure (were the hel
 failing would have a chance of e**-5, under 1 %).
 
 (Until 2026-11-29 the loops were shell loops of `zpool list`, each process taking the lock once: the first
-failure came after 1,700-27,000 opens, 1-23 s, and the held phase ran three times as long — 100 s of the shared
+failure came after 1,100-15,500 opens, 1.3-23 s in six runs (docs/lab.md), and the held phase ran three times as long — 100 s of the shared
 guest's time. A `zpool list -H 0.001` repeats in one process: one open in 27-106 failed, four runs.)
 
     python3 held_open_contention.py DEVICE      (writes held.json in the working directory)
