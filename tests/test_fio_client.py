@@ -256,15 +256,25 @@ def test_stopping_a_server_mid_job_ends_the_job_it_forked(tmp_path):
     job.write_text(fio.job_file(fio.FioLoad(rw="randwrite", bs=4096, threads_per_lun=1, runtime_s=60,
                                             devices=[str(target)], direct=False)))
     server = fc.FioServer().start()
-    controller = None
+    controller, exited = None, []
     try:
-        controller = _run.Background(fc.build_argv([(server.endpoint, str(job))])).start()
-        deadline = time.monotonic() + 20
-        # by this server's own mark: another lane's fio servers (tests/lanes.py) are none of this test's
-        while len([p for p in fc.running_servers(server.mark) if p != server.pid]) < 1 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        group = fc.running_servers(server.mark)
-        assert len(group) >= 2, "the server never forked its job"
+        # A controller that gave up before the server forked (its own error, on stderr) is said and
+        # started once more: this test is about ending the server, not about the controller's connect.
+        # Never seen here; the CI run of stop 44 saw no fork in 20 s and kept no word of why.
+        for attempt in range(2):
+            controller = _run.Background(fc.build_argv([(server.endpoint, str(job))]), capture_stdout=True).start()
+            deadline = time.monotonic() + 60
+            # by this server's own mark: another lane's fio servers (tests/lanes.py) are none of this test's
+            while (len([p for p in fc.running_servers(server.mark) if p != server.pid]) < 1
+                   and time.monotonic() < deadline and controller.running()):
+                time.sleep(0.05)
+            group = fc.running_servers(server.mark)
+            if len(group) >= 2 or controller.running():
+                break
+            exited.append((controller.returncode(), controller.stdout_text()[-2000:], controller.stderr_tail()))
+            controller.stop()
+        assert len(group) >= 2, ("the server never forked its job", "server running:", server.process.running(),
+                                 "controllers that exited (status, stdout, stderr):", exited)
     finally:
         t0 = time.monotonic()
         server.stop()
