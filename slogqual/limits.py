@@ -96,6 +96,7 @@ RUNTIME_S = Range(0, MAX_SUSTAIN_S, "seconds", above=True)  # --runtime, --max-r
 SETTLE_S = Range(0, 3600.0, "seconds")  # --settle: an hour (beyond it time.sleep overflows on the way)
 SCENARIO_RUNTIME_S = Range(1, MAX_SUSTAIN_S, "seconds")  # a scenario step: fio's runtime is whole seconds
 RAMP_S = Range(0, 3600.0, "seconds")  # a scenario step's ramp before fio measures
+PROBE_REPEATS = Range(1, 20, "passes", integer=True)  # host-probe --repeats: passes over the thread counts
 INTERVAL_MS = Range(1.0, 3600 * 1000.0, "ms")  # --interval (slogqual.analysis.overtime)
 TIMEOUT_S = Range(0, 7 * 24 * 3600.0, "seconds", above=True)  # lab --timeout: a week, time.sleep takes it
 

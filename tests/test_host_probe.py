@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from dataclasses import replace
 
 from slogqual.analysis import host as host_analysis
 from slogqual.results.host import HostProbeResult
@@ -46,6 +47,7 @@ def test_a_ram_dir_that_is_not_in_ram_is_refused_before_anything(tmp_path):
     (["--threads", "1,3", "--zils", "2"], "multiple of --zils"),
     (["--ram-dir", "/nonexistent-slogqual"], "no such directory"),
     (["--bs", "4q"], "--bs"),
+    (["--repeats", "0"], "--repeats"),
 ])
 def test_bad_input_is_one_line(tmp_path, args, words):
     p = slogqual("host-probe", *args, "-o", str(tmp_path / "h.json"), cwd=tmp_path)
@@ -205,3 +207,59 @@ def test_a_window_that_saw_no_log_write_takes_the_zil_kstats_count_over_the_step
     assert s4.log_basis == "iostat" and s4.log_writes_s == four.extra["log_write_ops_s"] > 0
     derived = host_analysis.steps_from([s1, s4], None)
     assert all(d.records_per_lwb and d.lwb_bytes for d in derived)  # figures the copy is taken out by
+
+
+SIX = os.path.join(FIXTURES, "lab-iscsi-4k-six-probes")
+
+
+def test_each_writer_count_keeps_its_best_pass_and_the_document_says_every_pass(tmp_path):
+    """Six one-pass probes of one shape in one guest (tests/fixtures/host/README.md) as six passes: each thread
+    count keeps the pass with the highest ceiling, says which and every pass's ceiling; the first pass at one
+    writer, in a fresh guest, was the lowest and is not the one kept."""
+    probes = [load(os.path.join(SIX, f"p{i}.json")) for i in range(1, 7)]
+    passes = [host_analysis.steps_from(p.steps, p.copy) for p in probes]
+    best = host_analysis.best_of(passes)
+    assert [s.threads for s in best] == [1, 4, 16]
+    for s in best:
+        mine = [next(x for x in p if x.threads == s.threads) for p in passes]
+        assert s.pass_ceilings_iops == [x.ceiling_iops for x in mine]
+        assert s.ceiling_iops == max(s.pass_ceilings_iops) == mine[s.probe_pass - 1].ceiling_iops
+        assert s.iops == mine[s.probe_pass - 1].iops  # the pass's own step, not a mix of passes
+    one = best[0]
+    assert one.pass_ceilings_iops[0] == min(one.pass_ceilings_iops) and one.probe_pass != 1
+    # one pass: its steps as they are
+    assert [(s.threads, s.ceiling_iops, s.probe_pass) for s in host_analysis.best_of(passes[:1])] == \
+        [(s.threads, s.ceiling_iops, None) for s in passes[0]]
+    # the document keeps every pass and reads back the same
+    doc = probes[0]
+    doc.steps, doc.passes = best, passes
+    doc.pass_scenarios = [f"h.json.scenario{'' if n == 1 else f'.pass{n}'}.json" for n in range(1, 7)]
+    again = HostProbeResult.from_dict(json.loads(json.dumps(doc.to_dict())), "round trip")
+    assert again.to_dict() == doc.to_dict() and len(again.passes) == 6
+    from slogqual.report import host as host_words
+    table = host_words.table(again)
+    row = table[-2]  # sixteen writers, before the closing line
+    every = " / ".join(f"{c:.0f}" for c in best[-1].pass_ceilings_iops)
+    assert "6 passes over the writer counts" in table[2] and row.endswith(f"{best[-1].probe_pass:>4}  {every}"), row
+
+
+def test_the_advisor_takes_the_best_pass_s_ceiling(tmp_path):
+    """The advice rests on each count's best pass: the same as a one-pass document of those steps, and at one
+    writer above what the first pass alone gave (the first pass, in a fresh guest, ran lowest)."""
+    probes = [load(os.path.join(SIX, f"p{i}.json")) for i in range(1, 7)]
+    passes = [host_analysis.steps_from(p.steps, probes[0].copy) for p in probes]  # one probe: one copy measured
+
+    def host_iops(name, steps, every=()):
+        doc = load(os.path.join(SIX, "p1.json"))
+        doc.steps, doc.passes = steps, list(every)
+        host = tmp_path / f"{name}.json"
+        host.write_text(json.dumps(doc.to_dict()))
+        p, advice = advise(tmp_path, "--log", PMEM, "--protocol", "iscsi", "--bs", "4k", "--threads", "1,4,16",
+                           "--host", str(host))
+        assert p.returncode == 0, p.stderr
+        return [s["limits"]["host_iops"] for s in advice["candidates"][0]["steps"]]
+
+    best = host_analysis.best_of(passes)
+    every = host_iops("every", best, passes)
+    assert every == host_iops("best-only", [replace(s, probe_pass=None, pass_ceilings_iops=None) for s in best])
+    assert every[0] > host_iops("first", passes[0])[0]

@@ -22,7 +22,7 @@ def test_the_host_probe_measures_the_zfs_of_the_guest_and_the_advice_is_bounded_
     out = tmp_path / "lab"
     proc = subprocess.run([sys.executable, "-m", "slogqual", "lab", "run", "--quiet", "-d", "hdd", "-d", "hdd", "-o",
                            str(out), "--", "sh", "-c", "slogqual host-probe --protocol iscsi --bs 4k --threads 1,4 "
-                           "--runtime 2 --ramp 1 --data $SLOGQUAL_LAB_DEVICES --destroy-data --quiet -o host.json"],
+                           "--runtime 2 --ramp 1 --repeats 2 --data $SLOGQUAL_LAB_DEVICES --destroy-data --quiet -o host.json"],
                           capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads((out / "host.json").read_text())
@@ -30,14 +30,25 @@ def test_the_host_probe_measures_the_zfs_of_the_guest_and_the_advice_is_bounded_
     assert doc["ram"]["filesystem"] == "tmpfs" and len(doc["ram"]["data_devices"]) == 2
     copy = doc["copy"]
     assert copy["per_byte_s"] > 0 and copy["borrow_per_byte_s"] > 0 and min(copy["ios"]) > 0
-    scenario = json.loads((out / "host.json.scenario.json").read_text())
-    assert [s["threads"] for s in doc["steps"]] == [1, 4] == [s["threads"] for s in scenario["steps"]]
-    for s, raw in zip(doc["steps"], scenario["steps"]):
-        assert raw["zil"]["slog_bytes"] > 0 and raw["zil"]["normal_bytes"] == 0  # every ZIL block to the RAM log
-        assert raw["cpu"]["basis"] == "window"  # the CPU over the measured window, not fio's whole run
-        assert s["ios"] > 0 and s["log_writes_s"] > 0 and s["data_writes_s"] is None  # the data disks copy nothing
-        assert 0 < s["zfs_cpu_s_per_io"] < s["cpu_s_per_io"]
-        assert s["ceiling_iops"] > s["iops"]  # with the log's copies out, above what the RAM-log pool did
+    # two passes, each its own pool and scenario document; each writer count keeps its best pass
+    assert [os.path.basename(p) for p in doc["pass_scenarios"]] == ["host.json.scenario.json",
+                                                                     "host.json.scenario.pass2.json"]
+    assert doc["scenario"] == doc["pass_scenarios"][0]
+    assert len(doc["passes"]) == 2
+    for n, (name, steps) in enumerate(zip(doc["pass_scenarios"], doc["passes"]), 1):
+        scenario = json.loads((out / os.path.basename(name)).read_text())
+        assert [s["threads"] for s in steps] == [1, 4] == [s["threads"] for s in scenario["steps"]]
+        for s, raw in zip(steps, scenario["steps"]):
+            assert raw["zil"]["slog_bytes"] > 0 and raw["zil"]["normal_bytes"] == 0  # every ZIL block to the RAM log
+            assert raw["cpu"]["basis"] == "window"  # the CPU over the measured window, not fio's whole run
+            assert s["ios"] == raw["ios"] > 0 and s["log_writes_s"] > 0 and s["data_writes_s"] is None  # DMA disks
+            assert 0 < s["zfs_cpu_s_per_io"] < s["cpu_s_per_io"]
+            assert s["ceiling_iops"] > s["iops"]  # with the log's copies out, above what the RAM-log pool did
+    for s in doc["steps"]:
+        every = [next(x for x in p if x["threads"] == s["threads"]) for p in doc["passes"]]
+        assert s["pass_ceilings_iops"] == [x["ceiling_iops"] for x in every]
+        assert s["ceiling_iops"] == max(s["pass_ceilings_iops"]) and s == dict(every[s["probe_pass"] - 1], **{
+            "probe_pass": s["probe_pass"], "pass_ceilings_iops": s["pass_ceilings_iops"]})
     advice = tmp_path / "advice.json"
     p = subprocess.run([sys.executable, "-m", "slogqual", "advise", "--log", SWEEP, "--protocol", "iscsi", "--bs", "4k",
                         "--threads", "1,4", "--tunables", "defaults", "--host", str(out / "host.json"), "-o",

@@ -31,6 +31,9 @@ def register(sub) -> None:
     p.add_argument("--zils", type=in_range(limits.ZILS), default=1, help="zvols or datasets the writers spread over")
     p.add_argument("--runtime", type=in_range(limits.SCENARIO_RUNTIME_S), default=3.0, help="seconds per step")
     p.add_argument("--ramp", type=in_range(limits.RAMP_S), default=1.0, help="seconds before each step counts")
+    p.add_argument("--repeats", type=in_range(limits.PROBE_REPEATS), default=3,
+                   help="passes over the thread counts, each its own pool; each count keeps its best pass (default 3: "
+                        "a first pass in a fresh host ran low)")
     p.add_argument("--data", nargs="+", default=[], metavar="DEVICE",
                    help="the pool's own data disks (written destructively: --destroy-data; else files in RAM)")
     p.add_argument("--layout", choices=("stripe", "mirror", "raidz1", "raidz2"), default="stripe",
@@ -45,7 +48,8 @@ def register(sub) -> None:
 
 def _run(args) -> int:
     req = HostProbeRequest(protocol=args.protocol, bs=args.bs, block_size=args.block_size, threads=list(args.threads),
-                           zils=args.zils, runtime_s=args.runtime, ramp_s=args.ramp, ram_dir=args.ram_dir,
+                           zils=args.zils, runtime_s=args.runtime, ramp_s=args.ramp, repeats=args.repeats,
+                           ram_dir=args.ram_dir,
                            output=args.output, argv=["slogqual", *sys.argv[1:]], data=list(args.data),
                            layout=args.layout, destroy_data=args.destroy_data)
     doc = run_probe(req, Progress(quiet=args.quiet))

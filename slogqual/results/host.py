@@ -82,6 +82,10 @@ class HostStep:
     cpu_ceiling_iops: Optional[float] = None  # cpus / zfs_cpu_s_per_io
     path_ceiling_iops: Optional[float] = None  # writers / path
     ceiling_iops: Optional[float] = None  # the least of the two: what no log can take this host past
+    # where the probe ran its steps more than once (``--repeats``): the pass this step is from (1-based) and
+    # every pass's ceiling at this thread count, in order — the step kept is the pass with the highest
+    probe_pass: Optional[int] = None
+    pass_ceilings_iops: Optional[List[float]] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return dict(self.__dict__)
@@ -123,13 +127,18 @@ class HostProbeResult:
     ramp_s: float = 0.0
     scenario: Optional[str] = None  # the probe's own scenario document (the raw steps), beside this one
     status: str = "complete"
+    # every pass over the thread counts (``--repeats``, each its own pool), their steps derived as ``steps``;
+    # ``steps`` keeps each thread count's best pass (slogqual.analysis.host.best_of); [] in a one-pass document
+    passes: List[List[HostStep]] = field(default_factory=list)
+    pass_scenarios: List[str] = field(default_factory=list)  # each pass's scenario document (the first: ``scenario``)
     schema: str = schema.HOST
 
     def to_dict(self) -> Dict[str, Any]:
         return {"schema": self.schema, "status": self.status, "workload": self.workload.to_dict(),
                 "runtime_s": self.runtime_s, "ramp_s": self.ramp_s, "ram": dict(self.ram),
                 "copy": self.copy.to_dict() if self.copy else None, "steps": [s.to_dict() for s in self.steps],
-                "scenario": self.scenario, "environment": dict(self.environment)}
+                "scenario": self.scenario, "environment": dict(self.environment),
+                "passes": [[s.to_dict() for s in p] for p in self.passes], "pass_scenarios": list(self.pass_scenarios)}
 
     @classmethod
     def from_dict(cls, d: Any, source: str = "<document>") -> "HostProbeResult":
@@ -140,7 +149,9 @@ class HostProbeResult:
                        steps=[HostStep.from_dict(s) for s in d.get("steps") or []],
                        environment=dict(d.get("environment") or {}), runtime_s=float(d.get("runtime_s") or 0),
                        ramp_s=float(d.get("ramp_s") or 0), scenario=d.get("scenario"),
-                       status=d.get("status", "complete"), schema=d["schema"])
+                       status=d.get("status", "complete"), schema=d["schema"],
+                       passes=[[HostStep.from_dict(s) for s in p] for p in d.get("passes") or []],
+                       pass_scenarios=[str(x) for x in d.get("pass_scenarios") or []])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise schema.DocumentError(f"{source}: not a host probe document ({type(exc).__name__}: {exc})") from None
 
