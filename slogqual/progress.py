@@ -56,3 +56,22 @@ class UnitProgress(Progress):
 
     def end(self, summary: str) -> None:
         super().end(f"{self.path}: {summary.strip()}")
+
+
+class PassProgress(Progress):
+    """Several passes over the same steps (the host probe's ``--repeats``): each line says which pass, the ETA
+    counts the passes still to come, and every finished step of every pass informs it (a pass's start does not
+    forget them)."""
+
+    def __init__(self, parent: Progress, passes: int):
+        super().__init__(parent.stream, parent.quiet)
+        self.passes, self.n = passes, 1
+
+    def reset(self) -> None:
+        pass  # the steps of the passes before are the best estimate of this one's
+
+    def begin(self, what: str, index: int, total: int, estimate_s: float) -> None:
+        self._t0 = time.monotonic()
+        left = total - index + 1 + (self.passes - self.n) * total
+        self.say(f"pass {self.n}/{self.passes}: {what} ({index}/{total}) "
+                 f"ETA {format_duration(self.eta(left, estimate_s))}")

@@ -263,3 +263,25 @@ def test_the_advisor_takes_the_best_pass_s_ceiling(tmp_path):
     every = host_iops("every", best, passes)
     assert every == host_iops("best-only", [replace(s, probe_pass=None, pass_ceilings_iops=None) for s in best])
     assert every[0] > host_iops("first", passes[0])[0]
+
+
+def test_the_passes_progress_says_which_pass_and_counts_the_passes_to_come_in_its_eta():
+    import io
+    from slogqual.progress import PassProgress, Progress
+
+    stream = io.StringIO()
+    each = PassProgress(Progress(stream), passes=2)
+    for n in (1, 2):
+        each.n = n
+        each.reset()  # as the scenario engine does at each pass's start
+        for i in (1, 2, 3):
+            each.begin("host-probe-iscsi [perfect log] 4 thread(s)/LUN x 1 LUNs", i, 3, estimate_s=10)
+            each.end("1000 IOPS")
+    lines = [l for l in stream.getvalue().splitlines() if " ETA " in l]
+    assert [l.split(": ", 2)[1] for l in lines] == ["pass 1/2"] * 3 + ["pass 2/2"] * 3
+    assert lines[0].endswith("(1/3) ETA 1:00")  # six steps to go at the estimate before any step finished
+    assert lines[3].endswith("(1/3) ETA 0:00")  # the first pass's steps (instant here) kept as the estimate
+    quiet = io.StringIO()
+    q = PassProgress(Progress(quiet, quiet=True), passes=3)
+    q.begin("x", 1, 1, 1.0)
+    assert quiet.getvalue() == ""

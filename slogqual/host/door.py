@@ -30,7 +30,7 @@ from slogqual.outputs import check_output, json_document
 from slogqual.pool.builder import LAYOUTS, POOL_PREFIX
 from slogqual.pool.engine import PoolScenarioRun, new_result
 from slogqual.pool.scenario import PoolConfig, Scenario
-from slogqual.progress import Progress
+from slogqual.progress import PassProgress, Progress
 from slogqual.results import schema, write_json_atomic
 from slogqual.results.host import CopyCost, HostProbeResult, HostStep, HostWorkload
 from slogqual.results.scenario import ScenarioResult
@@ -226,9 +226,12 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
 
         for dev in req.data:  # the interlocks, before anything is written (as a scenario's)
             claims.enter_context(_device.claim_for_writing(dev, req.destroy_data, exclusive=False))
+        each = PassProgress(progress, req.repeats) if req.repeats > 1 else progress
         for n in range(1, req.repeats + 1):
+            if isinstance(each, PassProgress):
+                each.n = n
             try:
-                passes.append(_measure(req, work, fstype, fio_version, scenario_path(output, n), progress))
+                passes.append(_measure(req, work, fstype, fio_version, scenario_path(output, n), each))
             finally:
                 shutil.rmtree(work, ignore_errors=True)
             work = owned.make_dir(DIR_PREFIX, req.ram_dir)  # the next pass's files, or the copy's
