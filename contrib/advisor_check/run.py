@@ -1,13 +1,15 @@
 """The advisor against configurations nobody fitted (issue #37): draw them by a seed, boot one lab guest with
 every device they need, and in it make each prediction before its pool runs (guest_job.py).
 
-    python3 contrib/advisor_check/run.py SEED OUTDIR [--fit] [--slowed] [--first N]
+    python3 contrib/advisor_check/run.py SEED OUTDIR [--fit] [--slowed] [--first N] [--runtime S]
 
 The draw: each log class of LOG_CLASSES x each load of LOADS, in a seeded order, each with a seeded layout
 (stripe or mirror) of DATA hdd data disks; writers 1, 4 and 16. --fit draws FIT_COUNT configurations of
 FIT_CLASSES at FIT_THREADS writers instead: the recordings a model may be fitted on, never a test point. The plan is written to
 OUTDIR/plan.json before the guest boots; `python3 contrib/advisor_check/table.py OUTDIR` makes the table.
 --first N keeps the first N configurations of the seeded order (a short draw: each costs the guest ~3 minutes).
+--runtime S: the pools' steps and the host probe's that long (default 5 s and the probe's own 3 s): a 5-second step
+is one txg period, and whether a txg sync falls inside it is chance (docs/advisor.md, draw 9413).
 --slowed runs the whole draw on a host slowed as the lab tier's proof is (tests/conftest.SlowHost: a busy-looping
 process per host core and fio's sync writes on the host's disk); what they got is written to OUTDIR/slowed.json.
 """
@@ -55,6 +57,8 @@ def main(argv):
         for c in plan["configs"]:
             c["log"], c["data"] = keep[c["log"]], [keep[i] for i in c["data"]]
         plan["first"] = len(plan["configs"])
+    if "--runtime" in argv:  # longer steps, for the pools and the host probe alike (several txg periods)
+        plan["runtime"] = plan["probe_runtime"] = float(argv[argv.index("--runtime") + 1])
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "plan.json"), "w") as fh:
         json.dump(plan, fh, indent=2)
