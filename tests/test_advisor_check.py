@@ -28,7 +28,10 @@ HELD = {"test-2026": (14, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k"}),
         "test-8231-first3": (2, {"nvdimm-nfs-64k", "nvdimm-iscsi-4k"}),
         # a fourth short draw (--first 4), the model unchanged, the host probe's three passes (each writer count its
         # best): the two NVDIMM logs' one-writer bounds held; an HDD's and an NVDIMM's 16 and a SAS SSD's 4 too loose
-        "test-9413-first4": (9, set())}
+        "test-9413-first4": (9, set()),
+        # a fifth (--first 3) with 15-second steps for the pools and the probe (run.py --runtime 15): the NVDIMM's three
+        # held with no dip; the SAS SSD's one-writer prediction 21 % above the pool (a txg's writes in every step)
+        "test-7707-first3-15s": (6, {"sas-ssd-iscsi-4k"})}
 DRAWS = [os.path.join(CHECK, name) for name in HELD]
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "contrib", "advisor_check"))
 
