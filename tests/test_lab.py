@@ -303,7 +303,12 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path, busy_host_disk):
     # 200 T + 20 writes (2 % for the guest's clock against QEMU's, one IO in flight)
     t_s = capped["runtime_ms"] / 1000
     assert 0.6 * 200 * t_s <= capped["ios"] <= 1.02 * 200 * t_s + 20 + 1, (capped["ios"], t_s)
-    assert capped["lat_us"]["mean"] > pts["nvme"]["lat_us"]["mean"]
+    # the cap is what held it: where the same NVMe uncapped ran above the cap, the capped one is the slower. Not
+    # where the host held the NVMe below the cap itself (slowed lab tier, 2026-11-30: the uncapped NVMe's mean
+    # write+flush 5.75 ms — 174 a second, its median 0.45 ms — against the capped one's 5.30 ms)
+    nvme = pts["nvme"]
+    if nvme["ios"] / (nvme["runtime_ms"] / 1000) > 1.1 * 200:
+        assert capped["lat_us"]["mean"] > nvme["lat_us"]["mean"], (capped["lat_us"], nvme["lat_us"])
     defs = _devices.load()
     # the delay is never skipped (the lower bound holds anywhere); on a host whose CPUs are taken (the slowed lab
     # tier) nbdkit's delayed writes also wait for a CPU to wake on — the hdd's 8 ms measured 17.3 ms added
