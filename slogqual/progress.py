@@ -59,9 +59,9 @@ class UnitProgress(Progress):
 
 
 class PassProgress(Progress):
-    """Several passes over the same steps (the host probe's ``--repeats``): each line says which pass, the ETA
-    counts the passes still to come, and every finished step of every pass informs it (a pass's start does not
-    forget them)."""
+    """Several passes over the same steps (the host probe's ``--repeats``): each line says which pass (where
+    there is more than one), the ETA counts the passes still to come, and every finished step of every pass
+    informs it (a pass's start does not forget them)."""
 
     def __init__(self, parent: Progress, passes: int):
         super().__init__(parent.stream, parent.quiet)
@@ -73,5 +73,5 @@ class PassProgress(Progress):
     def begin(self, what: str, index: int, total: int, estimate_s: float) -> None:
         self._t0 = time.monotonic()
         left = total - index + 1 + (self.passes - self.n) * total
-        self.say(f"pass {self.n}/{self.passes}: {what} ({index}/{total}) "
-                 f"ETA {format_duration(self.eta(left, estimate_s))}")
+        which = f"pass {self.n}/{self.passes}: " if self.passes > 1 else ""
+        self.say(f"{which}{what} ({index}/{total}) ETA {format_duration(self.eta(left, estimate_s))}")

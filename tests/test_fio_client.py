@@ -261,7 +261,7 @@ def test_stopping_a_server_mid_job_ends_the_job_it_forked(tmp_path):
         # A controller that gave up before the server forked (its own error, on stderr) is said and
         # started once more: this test is about ending the server, not about the controller's connect.
         # Never seen here; the CI run of stop 44 saw no fork in 20 s and kept no word of why.
-        for attempt in range(2):
+        for _ in range(2):
             controller = _run.Background(fc.build_argv([(server.endpoint, str(job))]), capture_stdout=True).start()
             deadline = time.monotonic() + 60
             # by this server's own mark: another lane's fio servers (tests/lanes.py) are none of this test's

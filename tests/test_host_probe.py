@@ -281,6 +281,10 @@ def test_the_passes_progress_says_which_pass_and_counts_the_passes_to_come_in_it
     assert [l.split(": ", 2)[1] for l in lines] == ["pass 1/2"] * 3 + ["pass 2/2"] * 3
     assert lines[0].endswith("(1/3) ETA 1:00")  # six steps to go at the estimate before any step finished
     assert lines[3].endswith("(1/3) ETA 0:00")  # the first pass's steps (instant here) kept as the estimate
+    one = io.StringIO()
+    single = PassProgress(Progress(one), passes=1)
+    single.begin("host-probe-iscsi", 1, 2, estimate_s=10)
+    assert one.getvalue() == "slogqual: host-probe-iscsi (1/2) ETA 0:20\n"  # one pass: no pass to name
     quiet = io.StringIO()
     q = PassProgress(Progress(quiet, quiet=True), passes=3)
     q.begin("x", 1, 1, 1.0)

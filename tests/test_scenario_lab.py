@@ -72,7 +72,8 @@ def zfs_guest(tmp_path_factory):
 
 def test_a_held_zvol_never_fails_to_open(zfs_guest):
     """The fix for fio's "error 512" (docs/lab.md), on real OpenZFS: with zvol_open_timeout_ms at 0 and the
-    pool namespace lock kept busy (a second pool exported and imported over and over), opening a zvol nothing holds fails with errno 512, again and again; while
+    pool namespace lock kept busy (a second pool exported and imported over and over), opening a zvol nothing
+    holds fails with errno 512, again and again; while
     slogqual.pool.held_open holds it (as the scenario runner does for every step), five times as many opens as
     there were per failure all succeed (tests/lab_jobs/held_open_contention.py): were they as likely to fail,
     none failing would have a chance under 1 %."""

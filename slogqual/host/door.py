@@ -226,10 +226,9 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
 
         for dev in req.data:  # the interlocks, before anything is written (as a scenario's)
             claims.enter_context(_device.claim_for_writing(dev, req.destroy_data, exclusive=False))
-        each = PassProgress(progress, req.repeats) if req.repeats > 1 else progress
+        each = PassProgress(progress, req.repeats)
         for n in range(1, req.repeats + 1):
-            if isinstance(each, PassProgress):
-                each.n = n
+            each.n = n
             try:
                 passes.append(_measure(req, work, fstype, fio_version, scenario_path(output, n), each))
             finally:
@@ -274,7 +273,6 @@ def _measure(req: HostProbeRequest, work: str, fstype: Optional[str], fio_versio
     result: ScenarioResult = new_result(sc, False, req.layout if req.data else "stripe", data, [log],
                                         fio_version, req.argv, ident)
     result.origin = "slogqual host-probe"
-    check_output(scenario_out, "the host probe's scenario result", json_document(schema.prefix(schema.SCENARIO)))
     PoolScenarioRun(sc, result, scenario_out, progress, f"{POOL_PREFIX}host-{os.getpid()}").run()
     return result
 

@@ -85,7 +85,7 @@ class HostStep:
     # where the probe ran its steps more than once (``--repeats``): the pass this step is from (1-based) and
     # every pass's ceiling at this thread count, in order — the step kept is the pass with the highest
     probe_pass: Optional[int] = None
-    pass_ceilings_iops: Optional[List[float]] = None
+    pass_ceilings_iops: Optional[List[Optional[float]]] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return dict(self.__dict__)
