@@ -321,6 +321,9 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path, busy_host_disk):
         assert upper is None or added_ms[c] <= upper * want, f"{c}: added {added_ms[c]:.2f} ms, configured {want} ms"
 
 
+# the full tier (docs/testing.md): a claim about a slowed host, checked where the host is slowed; in README's command
+# it slowed the other lane's guest for its ~110 s, and beside that guest it often had too few IOs to judge (a skip)
+@pytest.mark.full
 def test_a_calibrated_cap_binds_on_a_slowed_host(tmp_path, slow_host):
     """Issue #26: the capped-ssd's cap is a share of what the device carries uncapped in its own guest, so it
     binds on any host. On a host slowed on purpose — a CPU hog on every core and fio keeping the disk busy —

@@ -6,8 +6,8 @@ own (`CLASS@PATH:RATE`) below the path's, the path's below twice one member's: M
 PATH_CAP 3 MiB/s, so one member alone runs at its own cap, the stripe of both at the path's, and twice a
 member (5 MiB/s) is out of reach. The path's ceiling is declared to slogqual (`--path-ceiling`), as a user
 who knows an element sysfs cannot rate would. The data disk (`hdd`) is not behind the path. The guest runs
-tests/lab_jobs/stripe-128k.toml (one `sync=always + striped SLOG` step of 128 KiB writes) with --sweep-logs,
-so the result holds each member's own sweep (its bandwidth: analysis.advisor.bandwidth) and each device's
+tests/lab_jobs/stripe-128k.toml (one `sync=always + striped SLOG` step of 128 KiB writes, then one mirrored) with
+--sweep-logs, so the result holds each member's own sweep (its bandwidth: analysis.advisor.bandwidth) and each device's
 path as the guest's sysfs shows it (pool.devices[dev].topology).
 
 What is asserted: each member alone swept at its own cap; the stripe's log vdevs wrote at the path's cap
@@ -83,7 +83,7 @@ def test_a_stripe_of_two_logs_behind_a_shared_cap_reaches_the_cap_not_twice_a_me
 
     # the finding: the stripe reached the shared path's (declared) ceiling, below 2 x its slowest member, and
     # the element both members share named
-    (entry,) = analysis["pairs"]
+    (entry,) = [p for p in analysis["pairs"] if p["log"] == "stripe"]
     (found,) = [Finding.from_dict(f) for f in entry["findings"] if f["kind"] == Kind.PAIR_CEILING.value]
     x = found.figures
     assert x["measured_mbps"] * MiB == pytest.approx(measured)
@@ -96,4 +96,20 @@ def test_a_stripe_of_two_logs_behind_a_shared_cap_reaches_the_cap_not_twice_a_me
     paths = {d: [e.key for e in result.topology(d).elements] for d in members + [data]}
     assert all(shared["key"] in paths[m] for m in members) and shared["key"] not in paths[data], paths
     assert f"{shared['label']} (declared {DECLARED})" in entry["ceiling"], entry["ceiling"]
-    assert result.analysis["pairs"][0]["ceiling"] == entry["ceiling"]  # what the run itself stored and printed
+    stored = [p for p in result.analysis["pairs"] if p["log"] == "stripe"]
+    assert [p["ceiling"] for p in stored] == [entry["ceiling"]]  # what the run itself stored and printed
+
+    # mirrored: zpool iostat's log section shows the mirror and its two legs, which wrote the same ZIL blocks
+    # (the mirror's own row is the legs' sum: its depth-1 row, the legs depth 2)
+    (mstep,) = [s for s in result.steps if s.log == "mirror"]
+    assert mstep.log_devices == ["mirror"] + members and mstep.slog_bytes, mstep.to_dict()
+    logs = [v for v in mstep.extra["vdevs"] if v["section"] == "logs"]
+    assert [v["depth"] for v in logs] == [1, 2, 2] and logs[0]["name"].startswith("mirror"), logs
+    a, b = (v["write_bytes_s"] for v in logs[1:])
+    assert a > 0 and b > 0 and abs(a - b) <= TOLERANCE * max(a, b), (a, b, logs)
+    # behind the one path both legs' writes cross it: the legs' sum at the path's cap, each leg at half of it, and
+    # the mirror's pair-ceiling finding says the shared path, not the slowest member, held it
+    assert abs(logs[0]["write_bytes_s"] - PATH_CAP) <= TOLERANCE * PATH_CAP, logs
+    (mirror,) = [p for p in analysis["pairs"] if p["log"] == "mirror"]
+    (mfound,) = [Finding.from_dict(f) for f in mirror["findings"] if f["kind"] == Kind.PAIR_CEILING.value]
+    assert mfound.figures["reached"] == "shared-path", mfound.figures

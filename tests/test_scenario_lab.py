@@ -94,6 +94,9 @@ def interrupt_report(guest: ZfsGuest, job: str, report: str) -> dict:
     return json.loads((d / report).read_text())
 
 
+# the full tier (docs/testing.md): ~250 s of a lane; its striped and mirrored logs' evidence is this test's alone,
+# the rest (the --lab path, two candidates, --sweep-logs, the verdicts) the wide pool's and the shared guest's too
+@pytest.mark.full
 def test_iscsi_4k_quick_in_the_lab(tmp_path, busy_host_disk):
     """The whole quick scenario while fio keeps the host's disk busy with sync writes (a shared CI
     machine): the relations below hold because no emulated device's speed depends on the host disk."""

@@ -38,8 +38,9 @@ JOBS = [
     # ramp left without a report inside the window (CI of the stop after 4b363f5: log_write_bytes_s 0)
     ("iscsi-128k-seqwrite", scenario("iscsi-128k-seqwrite"), {}),
     # the real protocols (issue #17): knfsd + the NFS client over the guest's loopback (2-second steps: the
-    # tests read the evidence, not the rate); LIO + open-iscsi in the iSCSI interrupt job below
-    ("nfs-sync-knfsd", scenario("nfs-sync-knfsd") + ["--runtime", "2", "--ramp", "0"], {}),
+    # tests read the evidence, not the rate; one thread step, 8 a LUN: each configuration's pool, export and mount
+    # cost ~13 s of the guest, its second step ~3 s more); LIO + open-iscsi in the iSCSI interrupt job below
+    ("nfs-sync-knfsd", scenario("nfs-sync-knfsd") + ["--runtime", "2", "--ramp", "0", "--threads", "8"], {}),
     # nfs-sync through `slogqual qualify`: the scenario is a library call from qualify (no CLI inside); its steps
     # 3 s with no ramp (--scenario-runtime/--scenario-ramp over quick's 5 s and 1 s: 101 s of this guest's time
     # before, 2026-11-29), long enough for two of zpool iostat's 1 s reports of the log vdev inside each step
