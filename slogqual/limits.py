@@ -143,6 +143,9 @@ ZIL_SLOG_BULK = Range(0, TiB, size=True)  # zil_slog_bulk: a commit's bytes at s
 # tunable's own reason is lowering it (36K on fragmented pools, openzfs/zfs#8865)
 ZIL_MAXBLOCKSIZE = Range(4096, 16 * MiB, size=True, multiple=4096)
 ZIL_MAXCOPIED = Range(0, 16 * MiB, size=True)  # zil_maxcopied: capped by the lwb's data room in the kernel
+# zfs_commit_timeout_pct: a uint share of the last lwb's latency (zil.c takes at least 1); past 1000 an open lwb waits
+# ten of its own latencies, no setting anyone runs
+COMMIT_TIMEOUT_PCT = Range(0, 1000, "percent", integer=True)
 # zfs_dirty_data_max: OpenZFS sets 10 % of RAM (at most zfs_dirty_data_max_max, 4 GiB by default); 16 MiB
 # is below that of any host it runs on (slogqual's smallest lab guest, 256 MiB, has 25.6), so a smaller
 # figure is a unit slip (MiB given as bytes), and a 1 TiB one a quarter of a 4 TiB host

@@ -677,7 +677,7 @@ def test_the_kernels_parameters_are_read_as_the_lab_guest_wrote_them(tmp_path):
     root = fixture_path("zfs_tunables", "parameters")
     assert zfs_tunables.read_linux(root) == {
         "zfs_immediate_write_sz": 32768, "zil_slog_bulk": 64 << 20, "zil_maxblocksize": 131072,
-        "zil_maxcopied": 7680, "zfs_txg_timeout": 5, "zfs_dirty_data_max": 100541644}
+        "zil_maxcopied": 7680, "zfs_txg_timeout": 5, "zfs_dirty_data_max": 100541644, "zfs_commit_timeout_pct": 10}
     # 2.3.2's values are the model's defaults: a host with this module changes no figure, only the sources
     t = A.Tunables()
     assert all(getattr(t, k) == v for k, v in zfs_tunables.read_linux(root).items() if k != "zfs_dirty_data_max")

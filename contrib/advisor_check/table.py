@@ -24,12 +24,14 @@ def held(row):
     return abs(row["error"]) <= PREDICTION
 
 
-def rows(outdir):
+def rows(outdir, advice_of=None):
+    """Each configuration's rows; ``advice_of(config)``: the advice document to judge in place of the one the
+    guest wrote before the pool (the current model's, made again from the same recorded inputs)."""
     plan = json.load(open(os.path.join(outdir, "plan.json")))
     for c in plan["configs"]:
         d = os.path.join(outdir, "lab", c["name"])
         try:
-            advice = AdviceResult.load(os.path.join(d, "advice.json"))
+            advice = AdviceResult.load(advice_of(c) if advice_of else os.path.join(d, "advice.json"))
             run = ScenarioResult.from_dict(json.load(open(os.path.join(d, "run.json"))), "run.json")
         except (OSError, ValueError, SlogqualError) as exc:  # a configuration the guest could not finish
             yield c, None, f"missing: {exc}"

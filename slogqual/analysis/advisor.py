@@ -36,7 +36,9 @@ The lab's own evidence for commit batching (tests/fixtures/advisor/iscsi-4k-lab-
 with 4 writers per zvol on the 3 ms SATA SSD, 1,958 IOs went in 1,024 log blocks (1.9 records per
 commit, half the writers); with 1 writer per zvol, 1,159 IOs in 1,379 blocks (no batching). The model
 takes half the waiting writers of a ZIL per commit (the others wait for the commit in flight and join
-the next), at least one.
+the next), at least one. With a host probe (model 2, docs/advisor.md), on a log whose flush stops its queue
+(ATA), one ZIL's batch is what ``zfs_commit_timeout_pct`` of the last block's latency gathers
+(``zil_commit_waiter``): ``_timeout_batch``.
 
 The host. A scenario result's steps carry the host's CPU busy share (``/proc/stat`` over the step). Where
 the ``sync=standard`` step at a thread count ran the host's CPU at least ``HOST_SATURATED`` busy, that
@@ -67,7 +69,7 @@ from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 
 # Bump when the model changes what it predicts for the same inputs.
-MODEL_VERSION = 1
+MODEL_VERSION = 2  # 2: an ATA log's records per commit from the commit timeout (issue #37)
 
 PROTOCOLS = ("iscsi", "nfs")
 LAYOUTS = ("stripe", "mirror", "raidz1", "raidz2", "raidz3")
@@ -113,6 +115,9 @@ class Tunables:
     zil_maxblocksize: int = 131072
     zil_maxcopied: int = 7680
     zfs_txg_timeout: float = 5.0
+    # an open log block waits this share of the last one's latency for more records before it is written, where
+    # the ZIL's writers run in parallel (zil.c: zil_commit_waiter, zl_parallel); 10 in 2.2-2.4
+    zfs_commit_timeout_pct: int = 10
     zfs_dirty_data_max: Optional[int] = None  # bytes; None: not given (the per-txg figure is rate x timeout)
     zfs_version: Optional[str] = None  # the OpenZFS the pool runs (--zfs, or this host's module); None: unknown
     zil_special_is_slog: Optional[int] = None  # 2.4's, where this host's module has it; None: not read
@@ -645,6 +650,28 @@ def _host_commits(sweep: SweepResult, n: int, zils: int) -> Tuple[float, str, Op
     return max(1.0, per_zil), "all-the-writers", max(1, zils)
 
 
+def _timeout_batch(sweep: SweepResult, shape: LogShape, t: Tunables, n: int, cpu_us: float) -> Tuple[float, float]:
+    """(records per commit, the commit's device time in µs) where one commit at a time is on a serial-flush log
+    and the open log block closes on the commit timeout, not full (small copied records): zil.c keeps the block
+    open for zfs_commit_timeout_pct of the last block's latency (issue to flush done, its wait on the device
+    included). The writers a finished block wakes come back one after another, each after its CPU work (cpu_us:
+    the host probe's CPU per write), so a block gathers 1 + T/cpu_us records; with every writer waiting in one of
+    n/b blocks in flight on the device, a block's latency is (n/b) x D and T = pct x (n/b) x D, whence
+    b = (1 + sqrt(1 + 4 pct n D / cpu_us)) / 2, at most n. D is the sweep's write+flush at the commit's own lwb
+    size, so the two are solved together (a fixed point: b grows the lwb, the lwb's D grows b)."""
+    pct = max(t.zfs_commit_timeout_pct, 1) / 100.0
+    b, device_us = 1.0, 0.0
+    for _ in range(32):
+        writes = lwb_writes(int(math.ceil(b * shape.bytes_per_io)), t)
+        device_us = max(sweep_at(sweep.points, x).mean_us for x in writes)
+        nxt = min(float(n), (1.0 + math.sqrt(1.0 + 4.0 * pct * n * device_us / cpu_us)) / 2.0)
+        if abs(nxt - b) < 1e-3:
+            b = nxt
+            break
+        b = nxt
+    return b, device_us
+
+
 def _host_latency_limit(sweep: SweepResult, shape: LogShape, t: Tunables, n: int, b: float, path: float,
                         commit: float, concurrency: Optional[int]) -> Tuple[float, float]:
     """(the log's latency limit, the commit time it rests on) of the host-aware model: every writer's own commit,
@@ -684,6 +711,14 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
     concurrency = None
     if host is not None:  # the host-aware model (docs/advisor.md, "The host's own ceiling")
         b, batch_basis, concurrency = _host_commits(sweep, n, w.zils)
+        cpu_us = 1e6 / hs.cpu_ceiling_iops if hs is not None and hs.cpu_ceiling_iops else None
+        if batch_basis == "all-the-writers" and w.zils == 1 and shape.state in ("copied", "need-copy") and cpu_us:
+            # one ZIL on a serial-flush log: the commit timeout sets the batch (_timeout_batch, model 2), a
+            # prediction for small (copied) records, whose block closes on the timeout; large (need-copy) ones fill
+            # their block before it, so there it is the upper end; several ZILs sharing one such log were never
+            # measured and keep model 1's upper end (all the writers)
+            b, _ = _timeout_batch(sweep, shape, t, n, cpu_us)
+            batch_basis = "commit-timeout" if shape.state == "copied" else "commit-timeout-full"
     writes = lwb_writes(int(math.ceil(b * shape.bytes_per_io)), t)
     at = {s: sweep_at(sweep.points, s) for s in set(writes)}  # a long commit is many lwbs of one size
     figs = [at[s] for s in writes]
@@ -717,9 +752,17 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
     log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH)
     saturated = ceiling is not None and ceiling.host_saturated
     rng = None
+
+    def lat_at(c: float) -> float:
+        """The log's latency limit at another commit time (the sweep's interval, its p99), by the same rule as
+        the figure: with overlapping commits (the host-aware model) the software path is not in each one's time."""
+        if host is not None and concurrency is not None:
+            return _host_latency_limit(sweep, shape, t, n, b, path, c, concurrency)[0]
+        return _iops(b, c)
+
     if log_bound and commit_lo is not None and commit_hi is not None:
         cap = bw_limit if bw_limit is not None else float("inf")
-        rng = [min(_iops(b, commit_hi), cap), min(_iops(b, commit_lo), cap)]
+        rng = [min(lat_at(commit_hi), cap), min(lat_at(commit_lo), cap)]
     step = {
         "threads": n, "batch": round(b, 3), "batch_basis": batch_basis, "path_us": round(path, 1) if path else None,
         "lwb_writes": writes, "log_bytes_per_io": round(bytes_per_io, 1),
@@ -733,7 +776,7 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
                    "pool_ios": ceiling.ios if ceiling else None,
                    "host_iops": round(host_ceiling, 1) if host_ceiling else None},
         "iops": round(value, 1), "iops_range": [round(x, 1) for x in rng] if rng else None,
-        "iops_if_p99_bound": round(min(_iops(b, commit_p99), value), 1) if commit_p99 and log_bound else None,
+        "iops_if_p99_bound": round(min(lat_at(commit_p99), value), 1) if commit_p99 and log_bound else None,
         "mbps": round(value * w.io_size / (1 << 20), 3), "binding": binding.value,
         "without_slog_iops": round(without.iops, 1) if without else None,
         "without_slog_basis": without.basis if without else None,
@@ -743,7 +786,7 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
         # sync=standard's figure was the host's CPU, which the log's copy of every byte makes busier still
         "upper_bound": _upper_bound(binding, saturated, ceiling, shape, host is not None),
     }
-    if concurrency is not None and log_bound and not step["upper_bound"]:
+    if concurrency is not None and log_bound and not step["upper_bound"] and batch_basis != "commit-timeout":
         # more writers than one per ZIL: how many commits fly at once, and how full, is the model's upper
         # end (every writer its own lwb on a device whose flushes queue; all the ZIL's writers in a commit
         # where a flush stops the queue) — the recorded pools ran at or below it (docs/advisor.md)
@@ -826,6 +869,7 @@ def _findings(steps: List[Dict[str, Any]], peak: Dict[str, Any], extrapolated: s
                                  "lwb_write": max(s["lwb_writes"]), "lwb_writes": s["lwb_writes"],
                                  "lwbs": len(s["lwb_writes"]),
                                  "commit_lat_us": s["commit_lat_us"], "sweep_ios": s["sweep_ios"],
+                                 "batch": s["batch"], "batch_basis": s["batch_basis"],
                                  **s["limits"]} for s in ss]})
     if peak.get("benefit") is not None and peak["benefit"] < NO_BENEFIT:
         out.append({"kind": Kind.NO_BENEFIT.value, "threads": [peak["threads"]],

@@ -77,6 +77,8 @@ def register(sub) -> None:
     t.add_argument("--zil-maxblocksize", type=in_range(limits.ZIL_MAXBLOCKSIZE), help="bytes (default 131072)")
     t.add_argument("--zil-maxcopied", type=in_range(limits.ZIL_MAXCOPIED), help="bytes (default 7680)")
     t.add_argument("--zfs-txg-timeout", type=in_range(limits.TXG_TIMEOUT_S), help="seconds (default 5)")
+    t.add_argument("--zfs-commit-timeout-pct", type=in_range(limits.COMMIT_TIMEOUT_PCT),
+                   help="percent of the last log block's latency an open one waits for more records (default 10)")
     t.add_argument("--zfs-dirty-data-max", type=in_range(limits.DIRTY_DATA_MAX),
                    help="bytes (caps a txg's data; default: not applied, even when the host has it: give it to "
                         "apply it)")
@@ -107,8 +109,8 @@ def register(sub) -> None:
 #: the options the prediction is computed from (a saved --advice carries them all): their dest names
 MODEL_INPUTS = ("log", "scenario", "data", "layout", "disks", "protocol", "bs", "volblocksize", "recordsize",
                 "threads", "zils", "rate_history", "rate", "tunables", "zfs_immediate_write_sz", "zil_slog_bulk",
-                "logbias", "zil_maxblocksize", "zil_maxcopied", "zfs_txg_timeout", "zfs_dirty_data_max", "tbw",
-                "dwpd", "warranty_years", "hours_per_day", "powercut", "host", "special", "zfs")
+                "logbias", "zil_maxblocksize", "zil_maxcopied", "zfs_txg_timeout", "zfs_commit_timeout_pct",
+                "zfs_dirty_data_max", "tbw", "dwpd", "warranty_years", "hours_per_day", "powercut", "host", "special", "zfs")
 
 
 def _saved(args) -> Dict[str, Any]:
@@ -155,7 +157,8 @@ def _workload(args, scenario: Optional[ScenarioResult]) -> A.Workload:
                       rate_mbps=args.rate, rate_history=iostat_history.read(args.rate_history) if args.rate_history else None)
 
 
-HOST_TUNABLES = ("zfs_immediate_write_sz", "zil_slog_bulk", "zil_maxblocksize", "zil_maxcopied", "zfs_txg_timeout")
+HOST_TUNABLES = ("zfs_immediate_write_sz", "zil_slog_bulk", "zil_maxblocksize", "zil_maxcopied", "zfs_txg_timeout",
+                 "zfs_commit_timeout_pct")
 
 
 def _tunables(args, host=None) -> A.Tunables:

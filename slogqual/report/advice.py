@@ -289,9 +289,13 @@ def _threads(f: Dict[str, Any]) -> str:
 
 def _log_latency(f: Dict[str, Any]) -> str:
     x = f["figures"][-1]
+    timed = [y for y in f["figures"] if str(y.get("batch_basis") or "").startswith("commit-timeout")]
+    gathered = ", ".join(f"{y['batch']:.1f} of {y['threads']} writers" for y in timed)
+    batch = (f"; the log's flush stops its queue, so one commit at a time, each of the records the commit timeout "
+             f"gathers ({gathered})") if timed else ""
     return (f"log-latency-bound at {_threads(f)} threads: each commit waits for the log's write+flush "
             f"({x['commit_lat_us']:.0f} µs for lwb writes of " + "+".join(size_label(v) for v in x["lwb_writes"])
-            + f", from {x['sweep_ios']} swept IOs); "
+            + f", from {x['sweep_ios']} swept IOs){batch}; "
             f"{x['iops']:.0f} IOPS at {x['threads']} threads")
 
 
@@ -472,8 +476,9 @@ BOUND_WORDS = {
     "data-sweeps": "the data side is its devices' QD1 sweeps: no figure of the pool or of the host's software path "
                    "between a write and the log, which can hold it lower (give --scenario, a measured pool)",
     "log-concurrency": "more writers than one per intent log: the model's upper end of how many commits the log "
-                       "takes at once (every writer its own log block where flushes queue, half the writers a "
-                       "commit where a flush stops the queue)",
+                       "takes at once and how full (every writer its own log block where flushes queue; where a "
+                       "flush stops the queue, one commit at a time of all the ZIL's writers, or for large records "
+                       "of as many as the commit timeout gathers)",
     "host-ceiling": "the host probe's ceiling binds: this host's ZFS with a perfect log, the RAM copies taken out "
                     "(slogqual host-probe), which no log device can pass",
 }

@@ -123,7 +123,8 @@ class StepPrediction(Part):
 
     threads: int = key("threads", "integer", required=True)
     batch: Optional[float] = key("batch", "number")
-    batch_basis: Optional[str] = key("batch_basis", "text")  # host-probe (measured) | assumed
+    # host-probe (measured) | assumed | one-writer | parallel | all-the-writers | commit-timeout[-full] (model 2)
+    batch_basis: Optional[str] = key("batch_basis", "text")
     path_us: Optional[float] = key("path_us", "number")  # the software path the host probe measured
     lwb_writes: Optional[List[int]] = key("lwb_writes", "list")
     log_bytes_per_io: Optional[float] = key("log_bytes_per_io", "number")
@@ -336,6 +337,7 @@ class AdviceResult:
         for k in ("zfs_immediate_write_sz", "zil_slog_bulk", "zil_maxblocksize", "zil_maxcopied"):
             c.integer(t, k, "tunables", minimum=0)
         c.number(t, "zfs_txg_timeout", "tunables", minimum=0)
+        c.integer(t, "zfs_commit_timeout_pct", "tunables", required=False, minimum=0)  # model 2's; older lack it
         c.text(t, "logbias", "tunables", choices=("latency", "throughput"))
         cands = [CandidateAdvice.from_dict(x, f"candidates[{i}]", c) for i, x in enumerate(c.items(doc, "candidates"))]
         return cls(workload=w, tunables=t, data=c.obj(doc, "data"), candidates=cands,

@@ -32,6 +32,7 @@ PARAMETERS = {
     "zil_maxblocksize": ("zil_maxblocksize", "vfs.zfs.zil.maxblocksize"),
     "zil_maxcopied": ("zil_maxcopied", "vfs.zfs.zil.maxcopied"),
     "zfs_txg_timeout": ("zfs_txg_timeout", "vfs.zfs.txg.timeout"),
+    "zfs_commit_timeout_pct": ("zfs_commit_timeout_pct", "vfs.zfs.commit_timeout_pct"),
     "zfs_dirty_data_max": ("zfs_dirty_data_max", "vfs.zfs.dirty_data_max"),
 }
 

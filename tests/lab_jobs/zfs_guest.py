@@ -34,9 +34,10 @@ def scenario(name):
 
 
 JOBS = [
-    # quick's own 5-second steps: its test reads the log vdev's zpool iostat rate, which a 2-second step with no
-    # ramp left without a report inside the window (CI of the stop after 4b363f5: log_write_bytes_s 0)
-    ("iscsi-128k-seqwrite", scenario("iscsi-128k-seqwrite"), {}),
+    # 3-second steps, no ramp, as the nfs-sync job below: its test reads the log vdev's zpool iostat rate, which a
+    # 2-second step with no ramp left without a report inside the window (CI of the stop after 4b363f5:
+    # log_write_bytes_s 0); three seconds hold two of its 1 s reports (quick's own 5 s and 1 s ramp: ~18 s more)
+    ("iscsi-128k-seqwrite", scenario("iscsi-128k-seqwrite") + ["--runtime", "3", "--ramp", "0"], {}),
     # the real protocols (issue #17): knfsd + the NFS client over the guest's loopback (2-second steps: the
     # tests read the evidence, not the rate; one thread step, 8 a LUN: each configuration's pool, export and mount
     # cost ~13 s of the guest, its second step ~3 s more); LIO + open-iscsi in the iSCSI interrupt job below
