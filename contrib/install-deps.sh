@@ -64,4 +64,9 @@ for need in "psycopg psycopg>=3.1" "xdist pytest-xdist>=3" "ziglang ziglang"; do
     python3 -m pip install "${pip_flags[@]}" "$requirement"
   fi
 done
+# The tree's bytecode, as pip compiles a regular install's (an editable one it leaves as source). A lab guest reads
+# this tree over 9p and, finding no .pyc (PYTHONDONTWRITEBYTECODE on the host, a fresh clone), compiled the package
+# anew at every boot: 8.7 s for the first `slogqual scenario run --help` in a guest, 4.2 s for the second (measured
+# 2026-11-30, docs/lab.md). A .pyc older than its source is only ignored, so an edited tree stays right.
+python3 -m compileall -q -j 0 slogqual > /dev/null || echo "install-deps: compileall failed (the lab runs, slower)" >&2
 echo "install-deps: ready in ${SECONDS} s" >&2
