@@ -33,7 +33,11 @@ HELD = {"test-2026": (14, 17, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k"}),
         "test-9413-first4": (9, 10, set()),
         # a fifth (--first 3) with 15-second steps for the pools and the probe (run.py --runtime 15): the NVDIMM's three
         # held with no dip; the SAS SSD's one-writer prediction 21 % above the pool (a txg's writes in every step)
-        "test-7707-first3-15s": (6, 7, {"sas-ssd-iscsi-4k"})}
+        "test-7707-first3-15s": (6, 7, {"sas-ssd-iscsi-4k"}),
+        # the first draw of model 2 (--first 4, seed chosen as the first whose first four held an HDD log), nobody
+        # fitted it: the HDD's three held (+3, -7, -9 %); the NVMe's and SAS SSD's host bounds 1.5-1.9x the pools and
+        # the SAS SSD's and the NVDIMM's one-writer figures missed, the guest 93-100 % busy far below the probe
+        "test-28037-first4": (5, 5, {"sas-ssd-iscsi-4k", "nvdimm-nfs-64k"})}
 DRAWS = [os.path.join(CHECK, name) for name in HELD]
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "contrib", "advisor_check"))
 
