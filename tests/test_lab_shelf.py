@@ -78,10 +78,14 @@ def test_a_shared_path_caps_its_units_together_and_a_slow_slot_is_slower_alone(t
     for n in fast:
         assert alone[n][0] <= CEILING * BURST * 1.05, figures
     assert alone[slow][0] <= SLOW * BURST * 1.05 and alone[slow][0] < 0.5 * min(alone[n][0] for n in fast), figures
-    # its own slot, as fast as the path: never above its cap, and at the path's speed in one of its two runs — a
-    # five-second run alone can lose a third to a hiccup of the guest's one vCPU (landing CI of stop 42: 2.03 MiB/s
-    # alone, 78 IOs, while its siblings just ran 3.05 and 3.04 and it ran 2.92 together); a slot capped lower fails
-    assert max(alone[outside][0], together[outside][0]) >= 0.8 * CEILING, figures
+    # its own slot, as fast as the path: never above its cap, and at the path's speed in one of its runs in this
+    # guest — fio's alone and together, slogqual's probe alone at both depths (below) — a five-second run alone can
+    # lose a third to a hiccup of the guest's one vCPU (landing CI of stop 42: 2.03 MiB/s alone, 78 IOs, while its
+    # siblings just ran 3.05 and 3.04 and it ran 2.92 together; slowed run 24: 1.57 alone and 2.29 together, then
+    # 3.06 and 3.13 in the probe); a slot capped lower is below 0.8 of the path in every one of them
+    (shelf_path,) = (out / "sweep").glob("slogqual-shelf-*.json")
+    probed = [size["alone"][f"/dev/{outside}"] for size in json.loads(shelf_path.read_text())["sizes"]]
+    assert max(alone[outside][0], together[outside][0], *probed) >= 0.8 * CEILING, (figures, probed)
     assert max(alone[outside][0], together[outside][0]) <= CEILING * BURST * 1.05, figures
     # together: the three behind the path share its ceiling, far below the sum of their alone figures
     shared = sum(together[n][0] for n in names[:3])

@@ -487,7 +487,19 @@ def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tm
     from slogqual.results.advice import AdviceResult
     rows = {r["threads"]: r for r in advisor.verify(AdviceResult.from_dict(document(advice)), result)}
     assert rows[top * luns]["binding"] == "log-bandwidth-bound", rows
-    assert abs(rows[top * luns]["error"]) <= 0.20, (rows, [p.size for p in sweep.points])
+    # The sweep read the capped log over its cap by the rate filter's burst: RATE_BURST_S of cap at the start of
+    # each size's run, after the settle pause refilled the bucket (tests/test_lab.py's calibrated-cap test holds a
+    # sweep to the same allowance), which the pool's steps — 10 s after a 2 s ramp that drains it — never get. The
+    # prediction, resting on the sweep's bandwidth, carries that share; it is held to ±20 % with it taken out,
+    # and only as far as the burst explains (slowed run 24: the 128 KiB point 4.57 MiB/s on a 4.17 cap, x1.096,
+    # the prediction +21.1 %, +10 % without the burst).
+    from slogqual.lab.runner import RATE_BURST_S
+    best = max(p.mbps for p in sweep.points) * 2**20
+    allowed = 1 + float(RATE_BURST_S) / sweep.params["runtime_s"]
+    burst = min(max(best / cap, 1.0), allowed)
+    r = rows[top * luns]
+    error = r["predicted_iops"] / burst / r["measured_iops"] - 1
+    assert abs(error) <= 0.20, (rows, burst, [(p.size, p.mbps) for p in sweep.points])
 
 
 def _peak(doc, config):
