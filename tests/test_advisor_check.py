@@ -41,6 +41,7 @@ HELD = {"test-2026": (14, 17, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k"}),
 DRAWS = [os.path.join(CHECK, name) for name in HELD]
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "contrib", "advisor_check"))
 
+import readvise  # noqa: E402  contrib/advisor_check/readvise.py: the advise command line of a recorded configuration
 import table  # noqa: E402  contrib/advisor_check/table.py: the rule a figure is held to
 
 
@@ -67,11 +68,7 @@ def advise_now(draw, name, out):
     made it before the pool: the same command line, on this host."""
     d = os.path.join(draw, "lab", name)
     c = next(c for c in configs(draw) if c["name"] == name)
-    p = subprocess.run([sys.executable, "-m", "slogqual", "advise", "--log", os.path.join(d, "log.sweep.json"),
-                        "--data", *[os.path.join(d, "data.sweep.json")] * len(c["data"]), "--layout", c["layout"],
-                        "--protocol", c["protocol"], "--bs", c["bs"], "--threads", ",".join(map(str, c["threads"])),
-                        "--tunables", "defaults", "--host", os.path.join(d, "host.json"), "-o", str(out)],
-                       capture_output=True, text=True, cwd=os.path.dirname(str(out)))
+    p = subprocess.run(readvise.advise_argv(d, c, out), capture_output=True, text=True, cwd=os.path.dirname(str(out)))
     assert p.returncode == 0, p.stderr
     return json.loads(open(out).read())
 

@@ -10,6 +10,16 @@ import subprocess
 import sys
 
 
+def advise_argv(d, c, out, force=False):
+    """The `slogqual advise` command line that predicts configuration ``c`` of a check from its recorded inputs in
+    ``d`` (its log's and data disk's sweeps, its host probe), written to ``out`` — the one the guest ran."""
+    return [sys.executable, "-m", "slogqual", "advise", "--log", os.path.join(d, "log.sweep.json"),
+            "--data", *[os.path.join(d, "data.sweep.json")] * len(c["data"]), "--layout", c["layout"],
+            "--protocol", c["protocol"], "--bs", c["bs"], "--threads", ",".join(map(str, c["threads"])),
+            "--tunables", "defaults", "--host", os.path.join(d, "host.json"), *(["--force"] if force else []),
+            "-o", str(out)]
+
+
 def main(argv):
     out = argv[0]
     plan = json.load(open(os.path.join(out, "plan.json")))
@@ -18,11 +28,8 @@ def main(argv):
         return 2
     for c in plan["configs"]:
         d = os.path.join(out, "lab", c["name"])
-        subprocess.run([sys.executable, "-m", "slogqual", "advise", "--log", os.path.join(d, "log.sweep.json"),
-                        "--data", *[os.path.join(d, "data.sweep.json")] * len(c["data"]), "--layout", c["layout"],
-                        "--protocol", c["protocol"], "--bs", c["bs"], "--threads", ",".join(map(str, c["threads"])),
-                        "--tunables", "defaults", "--host", os.path.join(d, "host.json"), "--force",
-                        "-o", os.path.join(d, "advice.json")], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(advise_argv(d, c, os.path.join(d, "advice.json"), force=True), check=True,
+                       stdout=subprocess.DEVNULL)
     return 0
 
 
