@@ -43,6 +43,7 @@ LAB_SECONDS = {
     "test_in_guest_device_tests_pass_in_the_lab": 95,
     "test_a_stripe_of_two_logs_behind_a_shared_cap_reaches_the_cap_not_twice_a_member": 115,
     "test_sweep_in_the_lab_orders_the_classes": 72,
+    "test_sweep_in_the_2_4_lab_orders_the_classes": 72,
     "test_a_calibrated_cap_binds_on_a_slowed_host": 60,
     "test_a_guest_that_hangs_says_what_its_tasks_were_blocked_on": 60,
     "test_check_pool_with_log_and_zil_evidence": 40,

@@ -233,6 +233,22 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path, busy_host_disk):
     a user class with a QEMU IOPS cap of 200 does at most 200 write+flush cycles per second. All of it
     while fio keeps the host's disk busy with sync writes: every emulated medium lives in memory, so
     no class's speed may depend on the host's disk."""
+    orders_the_classes(tmp_path, busy_host_disk)
+
+
+# the full tier (docs/testing.md): issue #39's "the talk's class order on both versions" — the 2.4 guest's kernel
+# carries the 2.4 module and userland, the devices and the sweep are the same; ~70 s of a lane
+@pytest.mark.full
+@pytest.mark.zfs24
+def test_sweep_in_the_2_4_lab_orders_the_classes(tmp_path, busy_host_disk):
+    """The class order of the test above, in a guest booted with OpenZFS 2.4 (`--zfs 2.4`)."""
+    need_lab(zfs="2.4")
+    orders_the_classes(tmp_path, busy_host_disk, zfs="2.4")
+
+
+def orders_the_classes(tmp_path, busy_host_disk, zfs=None):
+    """The class order and each class's added latency (test_sweep_in_the_lab_orders_the_classes), in a guest of
+    the OpenZFS lab ``zfs`` (None: the default)."""
     from slogqual.lab import devices as _devices
 
     classes = ["hdd", "sata-ssd", "sas-ssd", "nvme", "nvdimm"]
@@ -241,7 +257,7 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path, busy_host_disk):
     # two transports' floors.
     extra = tmp_path / "extra.toml"
     extra.write_text(_FLOOR_CLASSES)
-    args = ["lab", "run", "-q", "-o", str(out), "--devices-file", str(extra)]
+    args = ["lab", "run", "-q", "-o", str(out), "--devices-file", str(extra), *(["--zfs", zfs] if zfs else [])]
     for c in classes + ["capped", "sata-floor", "sas-floor"]:
         args += ["--device", c]
     # Slowed on purpose, the classes are swept twice, the second round in reverse order, and each class keeps
@@ -252,12 +268,16 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path, busy_host_disk):
              "--format table")
     targets = ['$SLOGQUAL_LAB_DEVICES', '$(printf "%s\\n" $SLOGQUAL_LAB_DEVICES | tac)']
     job = " && ".join(f"mkdir -p sweep{n} && " + sweep.format(targets=targets[n], n=n) for n in range(rounds))
+    job += " && zfs version > zfs-version.txt" if zfs else ""
     args += ["--", "sh", "-c", job]
     proc = slogqual(*args)
     busy = busy_host_disk.stop()
     assert proc.returncode == 0, (out / "lab-console.log").read_text()[-3000:] if out.exists() else proc.stderr
     assert disk_was_busy(busy), busy  # the host disk really was busy with sync writes meanwhile
     devs = json.loads((out / "lab-devices.json").read_text())
+    if zfs:  # the guest ran the version asked for, module and userland (`zfs version` in it, after the sweeps)
+        lines = (out / "zfs-version.txt").read_text().split()
+        assert len(lines) == 2 and all(re.search(r"-(\d+\.\d+)\.\d+", x).group(1) == zfs for x in lines), lines
     by_round = []
     for n in range(rounds):
         by_path = {}
