@@ -209,6 +209,33 @@ def test_a_window_that_saw_no_log_write_takes_the_zil_kstats_count_over_the_step
     assert all(d.records_per_lwb and d.lwb_bytes for d in derived)  # figures the copy is taken out by
 
 
+def test_the_txg_writes_of_the_window_are_kept_whichever_the_data_vdevs():
+    """The data vdevs' writes in a step's window are the txg syncs it held: kept as evidence on the pool's own disks
+    too (txg_*_s), where data_*_s — the RAM copies to take out — are None by design (a session read that None as
+    "no txg in the probe", docs/advisor.md). Recorded in the lab (tests/fixtures/host/README.md)."""
+    from slogqual.host.door import _step
+    from slogqual.report import host as host_words
+    from slogqual.results.scenario import ScenarioResult
+
+    doc = ScenarioResult.load(os.path.join(FIXTURES, "lab-iscsi-4k-slowed-stalled-window.scenario.json"))
+    for raw in doc.steps:
+        disks = [v for v in raw.extra["vdevs"] if v["section"] == "data" and v["depth"] == 1]
+        on_disks, in_ram = _step(raw, ram_data=False, ramp_s=1.0), _step(raw, ram_data=True, ramp_s=1.0)
+        assert on_disks.data_bytes_s is None and in_ram.data_bytes_s == sum(v["write_bytes_s"] for v in disks)
+        for s in (on_disks, in_ram):
+            assert s.txg_bytes_s == sum(v["write_bytes_s"] for v in disks)
+            assert s.txg_writes_s == sum(v["write_ops_s"] for v in disks)
+    steps = [_step(raw, ram_data=False, ramp_s=1.0) for raw in doc.steps]
+    assert any(s.txg_bytes_s for s in steps)  # this recording's windows held txg writes
+    probe = load(HOST)
+    probe.steps = host_analysis.steps_from(steps, probe.copy)
+    table = host_words.table(probe)
+    head = next(i for i, line in enumerate(table) if line.lstrip().startswith("writers"))
+    at = table[head].index("txg MB/s")  # the columns are fixed-width, right-aligned under their heads
+    for s, row in zip(probe.steps, table[head + 1:]):
+        assert row[at:at + len("txg MB/s")].strip() == f"{s.txg_bytes_s / 1e6:.1f}"
+
+
 SIX = os.path.join(FIXTURES, "lab-iscsi-4k-six-probes")
 
 

@@ -42,6 +42,9 @@ def test_the_host_probe_measures_the_zfs_of_the_guest_and_the_advice_is_bounded_
             assert raw["zil"]["slog_bytes"] > 0 and raw["zil"]["normal_bytes"] == 0  # every ZIL block to the RAM log
             assert raw["cpu"]["basis"] == "window"  # the CPU over the measured window, not fio's whole run
             assert s["ios"] == raw["ios"] > 0 and s["log_writes_s"] > 0 and s["data_writes_s"] is None  # DMA disks
+            # ... whose writes in the window (the txg syncs it held) are kept as evidence all the same
+            assert s["txg_bytes_s"] == sum(v["write_bytes_s"] for v in raw["vdevs"]
+                                           if v["section"] == "data" and v["depth"] == 1) >= 0
             assert 0 < s["zfs_cpu_s_per_io"] < s["cpu_s_per_io"]
             assert s["ceiling_iops"] > s["iops"]  # with the log's copies out, above what the RAM-log pool did
     for s in doc["steps"]:

@@ -193,7 +193,8 @@ def _step(s, ram_data: bool = True, ramp_s: float = 0.0) -> HostStep:
     (as copies to take out) only where they were RAM files; the pool's own disks write by DMA."""
     vdevs = s.extra.get("vdevs") or []
     logs = [v for v in vdevs if v.get("section") == "logs" and v.get("depth") == 1]
-    data = [v for v in vdevs if v.get("section") == "data" and v.get("depth") == 1] if ram_data else []
+    disks = [v for v in vdevs if v.get("section") == "data" and v.get("depth") == 1]
+    data = disks if ram_data else []
     cpu = s.extra.get("cpu") or {}
     log_writes_s, log_bytes_s, log_basis = _log_rates(s, logs, ramp_s)
     return HostStep(threads=s.threads, ios=s.ios, iops=s.iops, lat_us=float(s.lat_us.mean or 0.0),
@@ -201,6 +202,8 @@ def _step(s, ram_data: bool = True, ramp_s: float = 0.0) -> HostStep:
                     log_writes_s=log_writes_s, log_bytes_s=log_bytes_s, log_basis=log_basis,
                     data_writes_s=float(sum(v["write_ops_s"] for v in data)) if data else None,
                     data_bytes_s=float(sum(v["write_bytes_s"] for v in data)) if data else None,
+                    txg_writes_s=float(sum(v["write_ops_s"] for v in disks)) if disks else None,
+                    txg_bytes_s=float(sum(v["write_bytes_s"] for v in disks)) if disks else None,
                     itx=s.zil.itx_count, lwbs=s.zil.slog_count, commits=s.zil.commit_writer_count,
                     commit_calls=s.zil.commit_count)
 

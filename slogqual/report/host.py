@@ -28,14 +28,17 @@ def table(doc: HostProbeResult) -> List[str]:
         out.append(f"{len(doc.passes)} passes over the writer counts, each its own pool; each count shows its best "
                    "pass (the ceilings of all passes at the right)")
     out.append(f"{'writers':>7} {'IOPS':>7} {'IOs':>6} {'lat us':>7} {'CPU':>5} {'us/IO':>6} {'copy':>6} "
-               f"{'ZFS':>6} {'rec/commit':>10} {'path us':>7} {'ceiling':>8}" + ("  pass  all passes" if doc.passes else ""))
+               f"{'ZFS':>6} {'txg MB/s':>8} {'rec/commit':>10} {'path us':>7} {'ceiling':>8}" + ("  pass  all passes" if doc.passes else ""))
     for s in doc.steps:
         out.append(f"{s.threads:>7} {s.iops:>7.0f} {s.ios:>6} {s.lat_us:>7.0f} {_f(s.cpu_busy, '{:.0%}'):>5} "
                    f"{_f(s.cpu_s_per_io and s.cpu_s_per_io * 1e6):>6} {_f(s.copy_s_per_io and s.copy_s_per_io * 1e6):>6} "
-                   f"{_f(s.zfs_cpu_s_per_io and s.zfs_cpu_s_per_io * 1e6):>6} {_f(s.records_per_commit, '{:.2f}'):>10} "
+                   f"{_f(s.zfs_cpu_s_per_io and s.zfs_cpu_s_per_io * 1e6):>6} "
+                   f"{_f(None if s.txg_bytes_s is None else s.txg_bytes_s / 1e6, '{:.1f}'):>8} "
+                   f"{_f(s.records_per_commit, '{:.2f}'):>10} "
                    f"{_f(s.path_us):>7} {_f(s.ceiling_iops, '<= {:.0f}'):>8}"
                    + (f"  {_f(s.probe_pass):>4}  {' / '.join(_f(c) for c in s.pass_ceilings_iops or [])}"
                       if doc.passes else ""))
     out.append("ceiling: the least of the CPUs over ZFS's own CPU per write and the writers over the software "
-               "path, the RAM copies taken out — an upper bound for any log on this host at this load")
+               "path, the RAM copies taken out — an upper bound for any log on this host at this load; txg MB/s: "
+               "the data vdevs' writes in the window (its txg syncs, their CPU in ZFS's)")
     return out

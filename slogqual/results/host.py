@@ -64,13 +64,17 @@ class HostStep:
     cpus: Optional[int]
     log_writes_s: Optional[float]  # the log vdev's writes a second (zpool iostat over the window)
     log_bytes_s: Optional[float]
-    data_writes_s: Optional[float]  # the data vdevs' (txg sync)
+    data_writes_s: Optional[float]  # the data vdevs' (txg sync), where they are RAM files (copies to take out)
     data_bytes_s: Optional[float]
     itx: Optional[int]  # ZIL kstats over the step: records, log blocks written to the log, commits
     lwbs: Optional[int]
     commits: Optional[int]
     commit_calls: Optional[int] = None  # zil_commit calls (one a sync write)
     log_basis: Optional[str] = None  # where log_writes_s came from: "iostat" (the window) or "zil-kstats" (the step)
+    # the data vdevs' writes over the window whichever they are (the pool's own disks too): the txg syncs the
+    # window held, evidence beside data_*_s, which are None on real disks (their DMA is no copy to take out)
+    txg_writes_s: Optional[float] = None
+    txg_bytes_s: Optional[float] = None
     # derived (slogqual.analysis.host)
     cpu_s_per_io: Optional[float] = None  # all the CPU the step used, per write
     copy_s_per_io: Optional[float] = None  # of which the RAM vdevs' copies
