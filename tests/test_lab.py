@@ -237,7 +237,7 @@ def test_sweep_in_the_lab_orders_the_classes(tmp_path, busy_host_disk):
 
 
 # the full tier (docs/testing.md): issue #39's "the talk's class order on both versions" — the 2.4 guest's kernel
-# carries the 2.4 module and userland, the devices and the sweep are the same; ~70 s of a lane
+# carries the 2.4 module and userland, the devices and the sweep are the same; 56 s of a lane (149 s slowed)
 @pytest.mark.full
 @pytest.mark.zfs24
 def test_sweep_in_the_2_4_lab_orders_the_classes(tmp_path, busy_host_disk):
