@@ -41,7 +41,11 @@ HELD = {"test-2026": (14, 17, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k"}),
         # the second draw of model 2 (--first 4, the first seed drawn; a new machine, its guest faster), nobody fitted
         # it: the HDD logs' six held (-1 .. +17 %, the NFS 64K's 4 and 16 as bounds); the NVMe's 16-writer host bound
         # 1.75x the pool and the NVDIMM's 16-writer pool-bound prediction +51 % missed; every one-writer figure held
-        "test-14593-first4": (10, 10, set())}
+        "test-14593-first4": (10, 10, set()),
+        # the third draw of model 2 and its first slowed (--first 4 --slowed, the first seed drawn): the HDD's three held
+        # (+1, -5, -6 %) and the NVMe's host bounds (1.05x, 1.13x); the NVMe's one writer +21 %, the NVDIMM NFS's -22 %
+        # (its pool above the slowed probe's ceiling), and four data-side (pool-bound) predictions 21-74 % high missed
+        "test-8882-first4-slowed": (6, 6, {"nvme-iscsi-4k", "nvdimm-nfs-64k"})}
 DRAWS = [os.path.join(CHECK, name) for name in HELD]
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "contrib", "advisor_check"))
 
