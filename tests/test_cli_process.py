@@ -129,6 +129,34 @@ def test_signal_early_in_a_sweep_is_exit_130_and_the_result_is_json(tmp_path, si
             assert json.loads(out.read_text())["status"] == "interrupted", seed
 
 
+@pytest.mark.parametrize("moment", ["target-watch", "progress"])
+def test_an_interrupt_right_after_the_first_running_save_leaves_interrupted(tmp_path, monkeypatch, moment):
+    """The window the test above hit once, by chance (a cold CI run, 2026-11-30, seed 3264462: exit 130 and a
+    document saying "running"): the interrupt lands after the sweep first wrote "running" and before its first
+    size — in the target watch's reads or the progress line. The document on disk says "interrupted"."""
+    from slogqual.progress import Progress
+    from slogqual.sweep import engine, target
+
+    img = tmp_path / "t.img"
+    img.write_bytes(b"\0" * (8 << 20))
+    out = tmp_path / "r.json"
+    sweep = engine.SyncWriteSweep(target.resolve(str(img), 4096), engine.SweepParams(sizes=[4096], settle_s=0),
+                                  str(out), engine_version="not run")
+
+    def interrupt(*args, **kwargs):
+        assert json.loads(out.read_text())["status"] == "running"  # after the first save, as the signal was
+        raise KeyboardInterrupt
+
+    if moment == "target-watch":
+        monkeypatch.setattr(engine, "TargetWatch", interrupt)
+    else:
+        monkeypatch.setattr(Progress, "reset", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.run()
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "interrupted" and doc["points"] == [], doc["status"]
+
+
 @need("fio")
 def test_bad_paths_are_one_line_and_exit_2(tmp_path):
     """'F/' on a file, a symlink loop, a 5,000-character name, a FIFO: each a traceback (or a hang, for

@@ -74,3 +74,23 @@ def test_a_result_file_that_cannot_be_written_mid_run_is_not_written_again(tmp_p
     with pytest.raises(ResultWriteError):
         run.run()
     assert saves == ["running"] and _saved(tmp_path) == ("running", None)  # the run's first save, and no other
+
+
+@pytest.mark.parametrize("where", ["skipped", "variants", "reset"])
+def test_an_interrupt_between_the_first_save_and_the_first_pool_is_saved_as_interrupted(tmp_path, monkeypatch, where):
+    """The window a sweep was caught in once (a cold CI run, 2026-11-30: exit 130, its document "running"): after the
+    run first wrote "running", before any block that measures — the plan and the progress line. The file says
+    "interrupted"."""
+    run = _run(tmp_path, sweep_logs=False)
+
+    def interrupt(*_args, **_kw):
+        assert _saved(tmp_path) == ("running", None)  # after the first save, as the signal was
+        raise KeyboardInterrupt
+
+    if where == "reset":
+        monkeypatch.setattr(Progress, "reset", interrupt)
+    else:
+        monkeypatch.setattr(run, where, interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run.run()
+    assert _saved(tmp_path) == ("interrupted", None)

@@ -176,15 +176,24 @@ class PoolScenarioRun:
     def run(self) -> ScenarioResult:
         sc, r = self.scenario, self.result
         r.status, r.error = STATUS_RUNNING, None
-        self.save()
-        with self._saved_as_it_ends(MeasurementError, said="log candidate sweep: "):
-            if r.sweep_logs:
-                self.measure_log_sweeps()
-        r.skipped = [SkippedConfig.made(k, "skipped") for k in self.skipped()]
-        plan = [(v, [t for t in sc.threads if not self._done(v.config.name, v.candidate, t)]) for v in self.variants()]
-        total = sum(len(ts) for _, ts in plan)
-        estimate = sc.runtime_s + sc.ramp_s + STEP_OVERHEAD_S
-        self.progress.reset()
+        # from the first "running" on disk, an interrupt leaves "interrupted" there, not only inside the blocks that
+        # measure: a sweep's SIGTERM between its first save and its loop left "running" after exit 130 (a cold CI
+        # run, 2026-11-30; slogqual.sweep.engine), and this run had the same window
+        try:
+            self.save()
+            with self._saved_as_it_ends(MeasurementError, said="log candidate sweep: "):
+                if r.sweep_logs:
+                    self.measure_log_sweeps()
+            r.skipped = [SkippedConfig.made(k, "skipped") for k in self.skipped()]
+            plan = [(v, [t for t in sc.threads if not self._done(v.config.name, v.candidate, t)])
+                    for v in self.variants()]
+            total = sum(len(ts) for _, ts in plan)
+            estimate = sc.runtime_s + sc.ramp_s + STEP_OVERHEAD_S
+            self.progress.reset()
+        except KeyboardInterrupt:
+            r.status = STATUS_INTERRUPTED
+            self.save()
+            raise
         index = 0
         # a tool failing, or missing, mid-run: the steps so far stand; a result file that cannot be written
         # has nowhere to be saved (the document goes with the error)

@@ -597,18 +597,21 @@ class SyncWriteSweep:
         if self.engine == ENGINE_PAIR and not result.environment.get("pairbench_version"):
             result.environment["pairbench_version"] = self.engine_version
         self._tell_fallback(result)
-        result.status, result.error = STATUS_RUNNING, None
-        self._save(result)
         todo = [s for s in self.params.sizes if result.point(s) is None]
         estimate = self.params.runtime_s + self.params.settle_s + 0.3
         if self.params.sustain_s is not None:
             estimate = self.params.sustain_s + self.params.settle_s
-        if self.params.sustain_bytes is not None:
-            self.progress.say(f"sustained run: until {self.params.sustain_bytes} bytes are written "
-                              f"(at most {SUSTAIN_CAP_S / 3600:g} h); no ETA before it ends")
-        self.progress.reset()
-        watch = TargetWatch(self.target)
+        # from the first "running" on disk, an interrupt leaves "interrupted" there: a SIGTERM between that save and
+        # the loop (TargetWatch's reads, under a loaded host) left a document saying "running" after exit 130
+        # (tests/test_cli_process.py, a cold CI run, seed 3264462)
         try:
+            result.status, result.error = STATUS_RUNNING, None
+            self._save(result)
+            if self.params.sustain_bytes is not None:
+                self.progress.say(f"sustained run: until {self.params.sustain_bytes} bytes are written "
+                                  f"(at most {SUSTAIN_CAP_S / 3600:g} h); no ETA before it ends")
+            self.progress.reset()
+            watch = TargetWatch(self.target)
             for i, size in enumerate(todo, 1):
                 if self.stop is not None and self.stop.is_set():
                     raise KeyboardInterrupt
