@@ -145,10 +145,10 @@ class PoolScenarioRun:
             raise ResultWriteError(r.error, r.to_dict()) from None
 
     @contextlib.contextmanager
-    def _saved_as_it_ends(self, failure: Type[BaseException], said: str = "",
+    def _saved_as_it_ends(self, failure: Tuple[Type[BaseException], ...] = (), said: str = "",
                           unsaved: Tuple[Type[BaseException], ...] = ()) -> Iterator[None]:
-        """A part of the run whose end is saved: ``failure`` (an exception of that kind) marks the result
-        failed with its message (after ``said``), Ctrl-C or SIGTERM marks it interrupted, and either way the
+        """A part of the run whose end is saved: ``failure`` (exceptions of those kinds; none by default) marks the
+        result failed with its message (after ``said``), Ctrl-C or SIGTERM marks it interrupted, and either way the
         result file is rewritten before the exception goes on; one of ``unsaved`` goes on as it is."""
         r = self.result
         try:
@@ -179,9 +179,9 @@ class PoolScenarioRun:
         # from the first "running" on disk, an interrupt leaves "interrupted" there, not only inside the blocks that
         # measure: a sweep's SIGTERM between its first save and its loop left "running" after exit 130 (a cold CI
         # run, 2026-11-30; slogqual.sweep.engine), and this run had the same window
-        try:
+        with self._saved_as_it_ends():
             self.save()
-            with self._saved_as_it_ends(MeasurementError, said="log candidate sweep: "):
+            with self._saved_as_it_ends((MeasurementError,), said="log candidate sweep: "):
                 if r.sweep_logs:
                     self.measure_log_sweeps()
             r.skipped = [SkippedConfig.made(k, "skipped") for k in self.skipped()]
@@ -190,14 +190,10 @@ class PoolScenarioRun:
             total = sum(len(ts) for _, ts in plan)
             estimate = sc.runtime_s + sc.ramp_s + STEP_OVERHEAD_S
             self.progress.reset()
-        except KeyboardInterrupt:
-            r.status = STATUS_INTERRUPTED
-            self.save()
-            raise
         index = 0
         # a tool failing, or missing, mid-run: the steps so far stand; a result file that cannot be written
         # has nowhere to be saved (the document goes with the error)
-        with self._saved_as_it_ends(SlogqualError, unsaved=(ResultWriteError,)):
+        with self._saved_as_it_ends((SlogqualError,), unsaved=(ResultWriteError,)):
             for variant, steps in plan:
                 if not steps:
                     continue
