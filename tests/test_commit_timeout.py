@@ -5,6 +5,7 @@ zfs_commit_timeout_pct). The relations the derivation gives, and the recorded la
 not a test of it — docs/advisor.md has the unfitted draw)."""
 
 import json
+import math
 import os
 
 import pytest
@@ -30,21 +31,25 @@ def _inputs(d):
 def test_the_batch_grows_with_the_writers_the_timeout_and_a_cheaper_write_and_never_passes_the_writers():
     sweep, _, _, shape = _inputs(HDD_ISCSI[0])
     t = advisor.Tunables()
-    b = {n: advisor._timeout_batch(sweep, shape, t, n, 800.0)[0] for n in (2, 4, 16, 64)}
+    b = {n: advisor._timeout_batch(sweep, shape, t, n, 800.0) for n in (2, 4, 16, 64)}
     assert all(1.0 < b[n] <= n for n in b) and b[2] < b[4] < b[16] < b[64], b
     longer = advisor.Tunables(zfs_commit_timeout_pct=40)
-    assert advisor._timeout_batch(sweep, shape, longer, 16, 800.0)[0] > b[16]
-    assert advisor._timeout_batch(sweep, shape, t, 16, 400.0)[0] > b[16]  # half the CPU a write: more join
+    assert advisor._timeout_batch(sweep, shape, longer, 16, 800.0) > b[16]
+    assert advisor._timeout_batch(sweep, shape, t, 16, 400.0) > b[16]  # half the CPU a write: more join
     # a timeout of 0 is the kernel's 1 % (MAX(pct, 1)): a few records still
-    assert 1.0 < advisor._timeout_batch(sweep, shape, advisor.Tunables(zfs_commit_timeout_pct=0), 16, 800.0)[0] < b[16]
+    assert 1.0 < advisor._timeout_batch(sweep, shape, advisor.Tunables(zfs_commit_timeout_pct=0), 16, 800.0) < b[16]
 
 
-def test_the_device_time_is_the_sweeps_write_flush_at_the_commits_own_lwb():
+def test_the_batch_rests_on_the_sweeps_write_flush_at_the_commits_own_lwb():
+    """The batch is the fixed point: the timeout's formula at the device time of the lwb that batch fills."""
     sweep, _, _, shape = _inputs(HDD_ISCSI[0])
     t = advisor.Tunables()
-    b, device_us = advisor._timeout_batch(sweep, shape, t, 16, 800.0)
+    b = advisor._timeout_batch(sweep, shape, t, 16, 800.0)
     writes = advisor.lwb_writes(int(-(-b * shape.bytes_per_io // 1)), t)
-    assert device_us == max(advisor.sweep_at(sweep.points, x).mean_us for x in writes)
+    device_us = max(advisor.sweep_at(sweep.points, x).mean_us for x in writes)
+    pct = t.zfs_commit_timeout_pct / 100.0
+    assert b == pytest.approx(min(16.0, (1.0 + math.sqrt(1.0 + 4.0 * pct * 16 * device_us / 800.0)) / 2.0), abs=2e-3)
+    assert 1.0 < b < 16.0
 
 
 @pytest.mark.parametrize("d", HDD_ISCSI, ids=lambda d: d.split(os.sep)[-3])

@@ -650,8 +650,8 @@ def _host_commits(sweep: SweepResult, n: int, zils: int) -> Tuple[float, str, Op
     return max(1.0, per_zil), "all-the-writers", max(1, zils)
 
 
-def _timeout_batch(sweep: SweepResult, shape: LogShape, t: Tunables, n: int, cpu_us: float) -> Tuple[float, float]:
-    """(records per commit, the commit's device time in µs) where one commit at a time is on a serial-flush log
+def _timeout_batch(sweep: SweepResult, shape: LogShape, t: Tunables, n: int, cpu_us: float) -> float:
+    """Records per commit where one commit at a time is on a serial-flush log
     and the open log block closes on the commit timeout, not full (small copied records): zil.c keeps the block
     open for zfs_commit_timeout_pct of the last block's latency (issue to flush done, its wait on the device
     included). The writers a finished block wakes come back one after another, each after its CPU work (cpu_us:
@@ -660,7 +660,7 @@ def _timeout_batch(sweep: SweepResult, shape: LogShape, t: Tunables, n: int, cpu
     b = (1 + sqrt(1 + 4 pct n D / cpu_us)) / 2, at most n. D is the sweep's write+flush at the commit's own lwb
     size, so the two are solved together (a fixed point: b grows the lwb, the lwb's D grows b)."""
     pct = max(t.zfs_commit_timeout_pct, 1) / 100.0
-    b, device_us = 1.0, 0.0
+    b = 1.0
     for _ in range(32):
         writes = lwb_writes(int(math.ceil(b * shape.bytes_per_io)), t)
         device_us = max(sweep_at(sweep.points, x).mean_us for x in writes)
@@ -669,7 +669,7 @@ def _timeout_batch(sweep: SweepResult, shape: LogShape, t: Tunables, n: int, cpu
             b = nxt
             break
         b = nxt
-    return b, device_us
+    return b
 
 
 def _host_latency_limit(sweep: SweepResult, shape: LogShape, t: Tunables, n: int, b: float, path: float,
@@ -717,7 +717,7 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
             # prediction for small (copied) records, whose block closes on the timeout; large (need-copy) ones fill
             # their block before it, so there it is the upper end; several ZILs sharing one such log were never
             # measured and keep model 1's upper end (all the writers)
-            b, _ = _timeout_batch(sweep, shape, t, n, cpu_us)
+            b = _timeout_batch(sweep, shape, t, n, cpu_us)
             batch_basis = "commit-timeout" if shape.state == "copied" else "commit-timeout-full"
     writes = lwb_writes(int(math.ceil(b * shape.bytes_per_io)), t)
     at = {s: sweep_at(sweep.points, s) for s in set(writes)}  # a long commit is many lwbs of one size
