@@ -72,6 +72,8 @@ def test_the_zil_goes_to_the_special_vdev_on_2_4_counted_as_normal(tmp_path):
             special = [v for v in s["vdevs"] if v["section"] == "special" and v["depth"] == 1]
             assert len(special) == 1 and special[0]["write_bytes_s"] > 0, s["vdevs"]
             assert not [v for v in s["vdevs"] if v["section"] == "logs"]
+    for s in doc["steps"]:  # the write throttle's counts over every step, read as 2.4 names them
+        assert s["write_throttle"]["assigned"] > 0 and s["write_throttle"]["dirty_delay"] is not None, s
     for s in steps[SLOG]:
         assert s["zil"]["slog_bytes"] > 0 and not [v for v in s["vdevs"] if v["section"] == "special"]
     (e,) = [x for x in doc["analysis"]["special"] if x["config"] == SPECIAL]

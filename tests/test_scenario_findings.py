@@ -46,7 +46,7 @@ def test_version_6_analyses_are_written_again_word_for_word_with_the_facts_besid
     stored = ScenarioResult.load(path).analysis
     assert stored["version"] == 6
     now = analysed(path)
-    assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 10
+    assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 11  # 11 reads an unthrottled step as 10 did
     renamed = (Kind.HOST_LIMIT.value, Kind.UNATTRIBUTED.value)
 
     def host_named(entry):  # version 9 names the host where a SLOG peak ran its CPU saturated (issue #37); version
@@ -173,7 +173,7 @@ def test_findings_are_stored_as_json_and_read_back():
 
 
 def test_every_kind_is_worded_and_belongs_to_one_group():
-    groups = [LIMITS, EFFECTS, (Kind.SATURATED_AT, Kind.KNEE), PROBLEMS, CANDIDATES]
+    groups = [LIMITS, EFFECTS, (Kind.SATURATED_AT, Kind.KNEE, Kind.WRITE_THROTTLE), PROBLEMS, CANDIDATES]
     for kind in Kind:
         assert sum(kind in g for g in groups) == (2 if kind is Kind.NOTHING_TO_JUDGE else 1), kind
         assert kind is Kind.NOTHING_TO_JUDGE or kind in wording.WORDS, kind

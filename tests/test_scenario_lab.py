@@ -461,6 +461,9 @@ def test_a_bandwidth_capped_log_flattens_at_its_cap_and_a_wide_pool_passes_it(tm
     # every step is recorded (/proc/stat in the guest) and carried in a failure: the guest is CPU-busy from
     # the first step (98.7 % at the NVDIMM's, 2026-11-26) and its throughput still rises.
     assert all((s.get("cpu") or {}).get("busy_share") is not None for s in doc["steps"]), doc["steps"]
+    # ... and the write throttle's counts over it (the dmu_tx kstat, pool.evidence.ThrottleWitness)
+    assert all(s["write_throttle"]["source"] == "global" and s["write_throttle"]["assigned"] > 0
+               for s in doc["steps"]), [s.get("write_throttle") for s in doc["steps"]]
     p_best = max((s for s in doc["steps"] if (s["config"], s.get("candidate")) == ("sync=always + SLOG", pmem)),
                  key=lambda s: s["mbps"])
     # Or the host set the pace from the first step and the verdict says so (issue #37): slowed run 16, two CPU hogs,

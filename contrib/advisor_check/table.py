@@ -1,6 +1,8 @@
 """The table of an advisor check (contrib/advisor_check/run.py): per configuration and writer count the
 advice's figure (≤ where it is a bound), what the pool measured, and whether the figure held — a prediction
-within ±20 %, or a bound the measurement did not pass that is no more than 1.5x it.
+within ±20 %, or a bound the measurement did not pass that is no more than 1.5x it. Beside them, the step's
+guest CPU and the share of its transactions the write throttle sent to wait ("-" where a run before the
+throttle's evidence did not record it).
 
     python3 contrib/advisor_check/table.py OUTDIR [--markdown]
 """
@@ -44,14 +46,20 @@ def rows(outdir, advice_of=None):
             measured = next((x for x in run.steps if x.threads == r["threads"]), None)
             yield c, dict(r, binding=s.binding if s else None, batch=s.batch if s else None,
                           host=host.get(r["threads"], {}).get("ceiling_iops"),
-                          cpu=measured.cpu_busy if measured else None), None
+                          cpu=measured.cpu_busy if measured else None,
+                          throttle=_throttled(measured)), None
+
+
+def _throttled(step):
+    t = step.write_throttle if step is not None else None
+    return t.waited_share if t is not None else None
 
 
 def main(argv):
     outdir = argv[0]
     md = "--markdown" in argv
     head = ["configuration", "layout", "writers", "advice IOPS", "measured IOPS", "IOs", "error", "binding",
-            "host ceiling", "guest CPU", "held"]
+            "host ceiling", "guest CPU", "throttled", "held"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] if md else ["\t".join(head)]
     total = ok = 0
     for c, r, why in rows(outdir):
@@ -65,7 +73,8 @@ def main(argv):
         cells = [c["name"], c["layout"], str(r["threads"]), f"{mark}{r['predicted_iops']:.0f}",
                  f"{r['measured_iops']:.0f}", str(r.get("measured_ios") or ""), f"{r['error'] * 100:+.0f} %",
                  str(r["binding"]), f"{r['host']:.0f}" if r.get("host") else "-",
-                 f"{r['cpu'] * 100:.0f} %" if r.get("cpu") is not None else "-", "yes" if good else "NO"]
+                 f"{r['cpu'] * 100:.0f} %" if r.get("cpu") is not None else "-",
+                 f"{r['throttle'] * 100:.0f} %" if r.get("throttle") is not None else "-", "yes" if good else "NO"]
         lines.append(("| " + " | ".join(cells) + " |") if md else "\t".join(cells))
     lines.append(f"held: {ok} of {total} figures")
     print("\n".join(lines))

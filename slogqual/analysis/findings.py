@@ -37,6 +37,7 @@ class Kind(str, Enum):
     # context (the "details")
     SATURATED_AT = "saturated-at"  # a curve (sync=standard) stopped scaling from a step
     KNEE = "knee"  # the first step after which doubling threads buys < 10 % (or still scaling)
+    WRITE_THROTTLE = "write-throttle"  # a curve's steps where the write throttle sent transactions to wait
     # evidence contradicting the configuration (the "problems")
     SLOG_UNUSED = "slog-unused"  # a SLOG configuration's log vdev got no ZIL bytes
     SPILL = "spill"  # more than SPILL_SHARE of the ZIL's bytes went to the main pool: a log too small
@@ -57,7 +58,7 @@ class Kind(str, Enum):
 LIMITS = (Kind.NOTHING_TO_JUDGE, Kind.POOL_BOUND, Kind.HOST_BOUND, Kind.RISING_ON_PLATEAU, Kind.LOG_BANDWIDTH,
           Kind.LOG_BOUND, Kind.NOT_REACHED, Kind.HOST_LIMIT, Kind.UNATTRIBUTED)
 EFFECTS = (Kind.NOTHING_TO_JUDGE, Kind.FASTER_WITHOUT_SLOG, Kind.BUYS_NOTHING, Kind.SPEEDUP, Kind.NO_COMPARISON)
-DETAILS = (Kind.SATURATED_AT, Kind.KNEE)
+DETAILS = (Kind.SATURATED_AT, Kind.KNEE, Kind.WRITE_THROTTLE)
 PROBLEMS = (Kind.SLOG_UNUSED, Kind.SPILL, Kind.LOG_WITHOUT_SLOG)
 CANDIDATES = (Kind.CROSSES, Kind.ALIKE, Kind.SLOWER, Kind.SLOWER_IS_BOTTLENECK, Kind.PAIR_VERSUS_SINGLE,
               Kind.PAIR_CEILING)

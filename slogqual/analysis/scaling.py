@@ -55,6 +55,15 @@ class Step:
     log_write_ops_s: Optional[float] = None
     ios: Optional[int] = None  # IOs fio completed in the step (the count its IOPS come from)
     cpu_busy: Optional[float] = None  # the host's CPU busy share over the step (/proc/stat)
+    throttle_waited: Optional[int] = None  # transactions the write throttle sent to wait (dmu_tx kstat)
+    throttle_assigned: Optional[int] = None  # transactions assigned over the step
+
+    @property
+    def throttled_share(self) -> Optional[float]:
+        """The share of the step's transactions the write throttle sent to wait; None where unrecorded."""
+        if self.throttle_waited is None or not self.throttle_assigned:
+            return None
+        return self.throttle_waited / self.throttle_assigned
 
     @property
     def log_write_size(self) -> Optional[float]:
@@ -384,6 +393,7 @@ def verdict(curves: Sequence[Curve], metric: str, log_sweep_mbps: Optional[float
     found.insert(0, _effect(m, slog, ps, noslog, pn, base, pb, benefit, of_std,
                             flat.threads if host_bound and of_std is not None else None))
     found += [p for c in curves for p in usage_findings(c)]
+    found += [t for c in curves for t in throttle_findings(c, metric)]
     return Verdict(found, benefit_at_peak=benefit, of_standard_at_peak=of_std)
 
 
@@ -400,6 +410,20 @@ def _host_limit(m: Dict[str, Any], sized: Dict[str, Any], slog: Curve, ps: Step,
                                          observed_mbps=observed, sweep_mbps=sweep_mbps,
                                          log_share=_log_share(observed, sweep_mbps)),
                    (_ref(slog, ps),))
+
+
+def throttle_findings(curve: Curve, metric: str) -> List[Finding]:
+    """The write throttle's evidence on one curve: where any of its steps had transactions the throttle sent to
+    wait (the pool's dirty data past zfs_delay_min_dirty_percent of its maximum: its txg sync behind the
+    writers), each step's share and how many found the dirty data at its maximum. Evidence beside the verdict,
+    never the bottleneck by itself: the counts say the sync fell behind, not how long the writers waited."""
+    steps = [s for s in curve.steps if s.throttled_share is not None]
+    if not any(s.throttle_waited for s in steps):
+        return []
+    return [Finding(Kind.WRITE_THROTTLE, {"metric": metric, "config": curve.config, "candidate": curve.candidate,
+                                          "steps": [[s.threads, s.throttle_waited, s.throttle_assigned,
+                                                     s.throttled_share] for s in steps]},
+                    tuple(_ref(curve, s) for s in steps if s.throttle_waited))]
 
 
 def _log_limit(m: Dict[str, Any], sized: Dict[str, Any], slog: Curve, ps: Step, k: Optional[Knee],

@@ -44,7 +44,10 @@ from slogqual.results.scenario import ScenarioResult, ScenarioStep
 # elimination (sync=standard, no ZIL, still scaling past that step and the host's CPU below 75 % busy; said so in
 # the words) — else ``unattributed``: "not told apart", with what was missing. Version 9 named the log device
 # of a run with neither (an NVDIMM NFS-like run at 84-88 % CPU, advisor draw 5203).
-ANALYSIS_VERSION = 10
+# 11 (issue #37): a ``write-throttle`` detail where a curve's steps recorded transactions the write throttle sent
+# to wait (the step's ``write_throttle``, the dmu_tx kstat); every other key and sentence is version 10's (results
+# recorded before it have no such counts).
+ANALYSIS_VERSION = 11
 
 
 def metric_for(bs: int) -> str:
@@ -64,10 +67,13 @@ def curves(result: ScenarioResult) -> List[scaling.Curve]:
         key = (s.config, s.candidate)
         if key not in by:
             by[key] = scaling.Curve(s.config, s.sync, s.log, candidate=s.candidate)
+        throttle = s.write_throttle
         by[key].steps.append(scaling.Step(threads=s.threads, iops=s.iops, mbps=s.mbps, lat_p99_us=s.p99_us,
                                           slog_bytes=s.slog_bytes, normal_bytes=s.normal_bytes,
                                           log_write_bytes_s=s.log_write_bytes_s, log_write_ops_s=s.log_write_ops_s,
-                                          ios=s.ios, cpu_busy=s.cpu_busy))
+                                          ios=s.ios, cpu_busy=s.cpu_busy,
+                                          throttle_waited=throttle.waited if throttle else None,
+                                          throttle_assigned=throttle.assigned if throttle else None))
     return list(by.values())
 
 

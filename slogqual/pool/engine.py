@@ -292,6 +292,8 @@ class PoolScenarioRun:
         sc = self.scenario
         started = environment.now_iso()
         before = witness.read()
+        throttle = evidence.ThrottleWitness()
+        tx_before = throttle.read()
         cpu_before = procfs.cpu_times()
         sampler = procfs.CpuSampler().start()
         window = evidence.IostatWindow(pool.name).start()
@@ -312,6 +314,7 @@ class PoolScenarioRun:
         cpu_after = procfs.cpu_times()
         cpu_window = sampler.between(*measured)
         zil = witness.read() - before
+        tx = throttle.delta(tx_before, throttle.read())
         vdevs = evidence.vdev_summary(io.rows) if io.rows else {"vdevs": [], "log_write_bytes_s": None,
                                                                   "log_write_ops_s": None}
         return {
@@ -322,6 +325,7 @@ class PoolScenarioRun:
             "zil_slog_share": zil.slog_share, **vdevs,
             "iostat": {"reports": io.reports, "span": io.span, "inside_window": io.inside},
             **({"cpu": _cpu(cpu_before, cpu_after, cpu_window)} if cpu_before and cpu_after else {}),
+            **({"write_throttle": tx} if tx is not None else {}),
             **({"clients": [{"endpoint": c.endpoint, "ios": c.result.ios, "iops": c.result.iops,
                              "mbps": c.result.bw_bytes / MiB, "runtime_ms": c.result.runtime_ms,
                              "lat_us": _lat(c.result.write_lat, c.result.sync_lat)} for c in report.clients]}

@@ -7,6 +7,10 @@ Two independent witnesses, both recorded with every step:
   kstat can be read (then other pools' traffic counts too, and the result says so);
 - ``zpool iostat -vHp -y POOL T 1``, running during the step: per-vdev write ops/s and bytes/s
   averaged over the measured window, so the log vdev's own writes are visible.
+
+Beside them, the write throttle (``ThrottleWitness``: the global dmu_tx kstat's deltas over the step): how many
+of the step's transactions waited because the pool's dirty data was past the throttle's threshold — the pool's
+txg sync, not the log, setting the writers' pace.
 """
 
 from __future__ import annotations
@@ -44,6 +48,27 @@ class ZilWitness:
                 total = s if total is None else total + s  # an unknown counter of one makes the sum unknown
             return total
         return _kstat.zil_stats()
+
+
+class ThrottleWitness:
+    """Reads the write throttle's counters (tools.kstat.TxStats: the global dmu_tx kstat, every pool's
+    transactions together; the only form OpenZFS keeps). None where no such kstat can be read: the step is
+    measured without that evidence, never refused for it."""
+
+    source = "global"
+
+    def read(self) -> Optional[_kstat.TxStats]:
+        try:
+            return _kstat.tx_stats()
+        except (MeasurementError, OSError, ValueError):
+            return None
+
+    @staticmethod
+    def delta(before: Optional[_kstat.TxStats], after: Optional[_kstat.TxStats]) -> Optional[Dict[str, object]]:
+        """The step's counts, as a step records them (``write_throttle``); None where either read failed."""
+        if before is None or after is None:
+            return None
+        return dict((after - before).as_dict(), source=ThrottleWitness.source)
 
 
 class IostatWindow:

@@ -132,6 +132,15 @@ def _host_limit(f: Finding) -> str:
             f"{unit}{busy}) " + " and ".join(why) + "; the software path between a write and the log set the pace")
 
 
+def _write_throttle(f: Finding) -> str:
+    x = f.figures
+    held = [(t, w, a, sh) for t, w, a, sh in x["steps"] if w]
+    said = ", ".join(f"{sh:.0%} at {t} threads ({w} of {a})" for t, w, a, sh in held)
+    return (f"the write throttle held back transactions of {x['config']}: {said} — the pool's dirty data passed "
+            "zfs_delay_min_dirty_percent of zfs_dirty_data_max, its txg sync behind the writers (the dmu_tx kstat, "
+            "every pool's transactions)")
+
+
 # --- what the SLOG bought -------------------------------------------------------------------------------
 
 def _nothing_sentence(f: Finding) -> str:
@@ -328,7 +337,7 @@ def _pair_ceiling(f: Finding) -> str:
 WORDS: Dict[Kind, Callable[[Finding], str]] = {
     Kind.POOL_BOUND: _pool_bound, Kind.HOST_BOUND: _host_bound, Kind.RISING_ON_PLATEAU: _rising_on_plateau,
     Kind.LOG_BANDWIDTH: _log_bandwidth, Kind.LOG_BOUND: _log_bound, Kind.NOT_REACHED: _not_reached, Kind.HOST_LIMIT: _host_limit,
-    Kind.UNATTRIBUTED: _unattributed,
+    Kind.UNATTRIBUTED: _unattributed, Kind.WRITE_THROTTLE: _write_throttle,
     Kind.FASTER_WITHOUT_SLOG: _faster_without, Kind.BUYS_NOTHING: _buys_nothing, Kind.SPEEDUP: _speedup,
     Kind.NO_COMPARISON: _no_comparison, Kind.SATURATED_AT: _saturated_at, Kind.KNEE: _knee,
     Kind.SLOG_UNUSED: _slog_unused, Kind.SPILL: _spill, Kind.LOG_WITHOUT_SLOG: _log_without_slog,

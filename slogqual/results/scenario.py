@@ -79,6 +79,41 @@ class ZilDelta(Table):
 
 
 @dataclass
+class WriteThrottle(Table):
+    """A step's ``write_throttle``: the write throttle's counts over the step (tools.kstat.TxStats, the global
+    dmu_tx kstat: every pool's transactions; ``source`` says so). None where the kstat lacked the row."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ("assigned", "dirty_delay", "delay", "dirty_over_max", "wrlog_delay", "source")
+
+    assigned: Optional[int] = None  # transactions assigned to a txg
+    dirty_delay: Optional[int] = None  # sent to wait: the pool's dirty data past zfs_delay_min_dirty_percent
+    delay: Optional[int] = None
+    dirty_over_max: Optional[int] = None  # blocked until a txg synced: dirty data at zfs_dirty_data_max
+    wrlog_delay: Optional[int] = None  # sent to wait: unsynced sync writes past zfs_wrlog_data_max
+    source: Optional[str] = None  # "global": every pool's transactions count
+
+    @classmethod
+    def _typed(cls, d: Dict[str, Any], check: S.Checker, where: str) -> Dict[str, Any]:
+        out = {k: check.integer(d, k, where, required=False, minimum=0) for k in cls.KEYS[:-1]}
+        out["source"] = check.text(d, "source", where, required=False)
+        return out
+
+    @property
+    def waited(self) -> Optional[int]:
+        """Transactions the throttle sent to wait, for dirty data or for unsynced sync writes."""
+        if self.dirty_delay is None:
+            return None
+        return self.dirty_delay + (self.wrlog_delay or 0)
+
+    @property
+    def waited_share(self) -> Optional[float]:
+        """Of the step's transactions, the share the throttle sent to wait; None where unknown or none ran."""
+        if self.waited is None or not self.assigned:
+            return None
+        return self.waited / self.assigned
+
+
+@dataclass
 class SkippedConfig(Table):
     """One of ``skipped``: a pair configuration a run with fewer than two log candidates could not build
     (pool.variants.plan)."""
@@ -364,6 +399,11 @@ class ScenarioStep:
         return cpu.get("busy_share") if isinstance(cpu, dict) else None
 
     @property
+    def write_throttle(self) -> Optional["WriteThrottle"]:
+        """The write throttle's counts over the step (pool.evidence.ThrottleWitness); None where unrecorded."""
+        return WriteThrottle.optional(self.extra, "write_throttle", S.Checker("<step>"), "step")
+
+    @property
     def slog_bytes(self) -> Optional[int]:
         """ZIL bytes to the log vdevs over the step (kstat delta); None where the kstat lacked the row."""
         return self.zil.slog_bytes
@@ -395,6 +435,7 @@ class ScenarioStep:
         lat = StepLatency.from_dict(check.obj(d, "lat_us", where), check, f"{where}.lat_us")
         check.text(d, "candidate", where, required=False)
         zil = ZilDelta.from_dict(check.obj(d, "zil", where), check, f"{where}.zil")
+        WriteThrottle.optional(d, "write_throttle", check, where)  # checked here; kept as the file has it
         return cls(config=check.text(d, "config", where), sync=check.text(d, "sync", where, choices=SYNCS),
                    log=check.text(d, "log", where, choices=LOGS),
                    threads_per_lun=check.integer(d, "threads_per_lun", where, minimum=1),

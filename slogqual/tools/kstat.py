@@ -1,5 +1,13 @@
 """OpenZFS kstats, parsed into typed values: Linux ``/proc/spl/kstat/zfs`` files, FreeBSD sysctls.
 
+The write throttle's evidence is the global ``dmu_tx`` kstat (``/proc/spl/kstat/zfs/dmu_tx``, FreeBSD
+``kstat.zfs.misc.dmu_tx``), counted in module/zfs/dmu_tx.c: ``dmu_tx_assigned`` every transaction assigned to a
+txg, ``dmu_tx_dirty_delay`` those sent to wait because the pool's dirty data was past
+``zfs_delay_min_dirty_percent`` of ``zfs_dirty_data_max`` (``dsl_pool_need_dirty_delay``), ``dmu_tx_delay``
+those then put to sleep by ``dmu_tx_delay``, ``dmu_tx_dirty_over_max`` those that found the dirty data at its
+maximum and waited for a txg to sync, ``dmu_tx_wrlog_delay`` (2.2 on) those that waited because the sync writes
+not yet synced passed ``zfs_wrlog_data_max``. Every pool's transactions count there: no per-pool row exists.
+
 Linux: a kstat file is a header line of numbers, a ``name type data`` column line, then one row per
 statistic. Types 0-6 are integers (KSTAT_DATA_CHAR … UINT64), 7 is a string (e.g. ``dataset_name``
 of an objset kstat). The ZIL's evidence lives in ``/proc/spl/kstat/zfs/zil`` (all pools) and
@@ -28,6 +36,7 @@ from slogqual.tools import spawn as _run
 
 KSTAT_ROOT = "/proc/spl/kstat/zfs"
 ZIL_GLOBAL = os.path.join(KSTAT_ROOT, "zil")
+DMU_TX = os.path.join(KSTAT_ROOT, "dmu_tx")
 KSTAT_DATA_STRING = 7
 
 Value = Union[int, str]
@@ -77,6 +86,7 @@ def objset_path(pool: str, objsetid: int) -> str:
 
 
 SYSCTL_ZIL_GLOBAL = "kstat.zfs.misc.zil"
+SYSCTL_DMU_TX = "kstat.zfs.misc.dmu_tx"
 
 
 def objset_oid(pool: str, objsetid: int) -> str:
@@ -182,3 +192,41 @@ def zil_stats(pool: Optional[str] = None, objsetid: Optional[int] = None,
     if (platform or sys.platform).startswith("freebsd"):
         return ZilStats.from_kstat(read_sysctl_kstat(objset_oid(pool, objsetid) if one else SYSCTL_ZIL_GLOBAL))
     return ZilStats.from_kstat(read_kstat(objset_path(pool, objsetid) if one else ZIL_GLOBAL))
+
+
+@dataclass(frozen=True)
+class TxStats:
+    """The write throttle's counters (the global ``dmu_tx`` kstat, module doc). A row the kstat lacks is None,
+    unknown (``dmu_tx_wrlog_delay`` before 2.2); arithmetic with an unknown side is unknown."""
+
+    assigned: Optional[int]
+    dirty_delay: Optional[int]  # sent to wait: dirty data past zfs_delay_min_dirty_percent
+    delay: Optional[int]  # put to sleep by the delay
+    dirty_over_max: Optional[int]  # blocked until a txg synced: dirty data at zfs_dirty_data_max
+    wrlog_delay: Optional[int]  # sent to wait: unsynced sync writes past zfs_wrlog_data_max
+
+    NAMES = ("assigned", "dirty_delay", "delay", "dirty_over_max", "wrlog_delay")
+
+    @classmethod
+    def from_kstat(cls, ks: Dict[str, Value]) -> "TxStats":
+        def g(name: str) -> Optional[int]:
+            v = ks.get("dmu_tx_" + name)
+            return v if isinstance(v, int) else None
+
+        return cls(*(g(n) for n in cls.NAMES))
+
+    def astuple(self):
+        return (self.assigned, self.dirty_delay, self.delay, self.dirty_over_max, self.wrlog_delay)
+
+    def __sub__(self, other: "TxStats") -> "TxStats":
+        return TxStats(*(None if a is None or b is None else a - b for a, b in zip(self.astuple(), other.astuple())))
+
+    def as_dict(self) -> Dict[str, Optional[int]]:
+        return dict(zip(self.NAMES, self.astuple()))
+
+
+def tx_stats(platform: Optional[str] = None) -> TxStats:
+    """The write throttle's counters now, every pool's together."""
+    if (platform or sys.platform).startswith("freebsd"):
+        return TxStats.from_kstat(read_sysctl_kstat(SYSCTL_DMU_TX))
+    return TxStats.from_kstat(read_kstat(DMU_TX))
