@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from slogqual.errors import MeasurementError, UsageError
+from slogqual.errors import MeasurementError, SlogqualError, UsageError
 from slogqual.lab import devices
 from slogqual.lab.runner import parse_marks
 from slogqual.tools import kstat, qemu, zfs, zpool
@@ -585,3 +585,22 @@ def test_a_path_no_device_sits_behind_is_refused_before_anything_starts():
 
     with pytest.raises(UsageError, match="no --device sits behind it"):
         lab.prepare(["sas-ssd@hba0"], ["true"], paths={"hba0": 1 << 20, "hba1": 1 << 20}, cache="/nonexistent")
+
+
+def test_a_guest_whose_clock_ran_fast_is_refused_and_a_sound_one_is_not():
+    """The host's wall time of a guest's life bounds its uptime: a guest that ends far past it ran a fast clock,
+    and every time it measured is void (runner.check_guest_clock). marks-fast-clock.txt is the guest's /lab/marks of
+    the class-order test in slowed lab tier run 27 (2026-11-30, docs/testing.md): 3,780 s of uptime at its end, its
+    stage2 at 58 s where other guests of that run had theirs at 5-6 s; the whole test, QEMU's life within it, took
+    148.1 s of the host's wall (pytest's durations). marks.txt is `lab check`'s, 35.66 s in 40.1 s."""
+    from slogqual.lab.runner import check_guest_clock, guest_clock_ratio
+
+    sound = parse_marks(fixture("lab", "marks.txt"))
+    check_guest_clock(sound, 40.1)
+    assert guest_clock_ratio(sound, 40.1) < 1
+    fast = parse_marks(fixture("lab", "marks-fast-clock.txt"))
+    assert fast["end"] == 3780.10 and fast["stage2"] > 50
+    with pytest.raises(SlogqualError, match=r"clock ran 25\.5x the host's \(3780 s of uptime in 148 s\).*void.*kept in OUT"):
+        check_guest_clock(fast, 148.1, "OUT")
+    check_guest_clock({"stage2": 1.0}, 10.0)  # no end mark (a guest that never ended): nothing to judge by
+    check_guest_clock({"end": 45.0}, 40.0)  # a guest's clock a little ahead of a short run's wall: not void

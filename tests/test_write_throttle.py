@@ -111,3 +111,15 @@ def test_a_step_written_again_keeps_its_counts_byte_for_byte():
     assert r.to_dict()["steps"] == doc["steps"]
     t = WriteThrottle.made(doc["steps"][0]["write_throttle"])
     assert t.to_dict() == doc["steps"][0]["write_throttle"]
+
+
+def test_counters_that_restarted_during_a_step_give_no_count():
+    from slogqual.pool.evidence import ThrottleWitness
+
+    text = read_fixture("zfs", "2.3", "dmu_tx-after.txt")
+    later = kstat.TxStats.from_kstat(kstat.parse_kstat(text))
+    restarted = kstat.TxStats(1, 0, 0, 0, 0)  # the module reloaded: its counters begin again
+    assert ThrottleWitness.delta(later, restarted) is None
+    d = ThrottleWitness.delta(restarted, later)
+    assert d["source"] == "global" and d["assigned"] == later.assigned - 1
+    assert ThrottleWitness.delta(None, later) is None

@@ -415,7 +415,7 @@ def _host_limit(m: Dict[str, Any], sized: Dict[str, Any], slog: Curve, ps: Step,
 def throttle_findings(curve: Curve, metric: str) -> List[Finding]:
     """The write throttle's evidence on one curve: where any of its steps had transactions the throttle sent to
     wait (the pool's dirty data past zfs_delay_min_dirty_percent of its maximum: its txg sync behind the
-    writers), each step's share and how many found the dirty data at its maximum. Evidence beside the verdict,
+    writers), each step's count and share of its transactions. Evidence beside the verdict,
     never the bottleneck by itself: the counts say the sync fell behind, not how long the writers waited."""
     steps = [s for s in curve.steps if s.throttled_share is not None]
     if not any(s.throttle_waited for s in steps):

@@ -104,6 +104,29 @@ class RunResult:
 
 QBOOT = "/usr/share/qemu/qboot.rom"
 
+# The guest's uptime at its end can only pass the host's wall time of QEMU's life (start to exit) if the guest's
+# clock ran fast: a slowed lab tier of 2026-11-30 saw a guest end at 3,780 s of uptime within at most 148 s of the
+# host's (its kernel's TSC calibration at boot on a starved host; tsc=reliable keeps the watchdog from mending
+# it), every time it measured 25x too long. Past this ratio (and a few seconds) the run's times are void.
+GUEST_CLOCK_RATIO = 1.5
+GUEST_CLOCK_SLACK_S = 5.0
+
+
+def guest_clock_ratio(marks: Dict[str, float], wall_s: float) -> Optional[float]:
+    """The guest's uptime at its end over the host's wall time of the run; None without an end mark."""
+    end = marks.get("end")
+    return end / wall_s if end is not None and wall_s > 0 else None
+
+
+def check_guest_clock(marks: Dict[str, float], wall_s: float, where: str = "") -> None:
+    """SlogqualError where the guest's clock ran fast (GUEST_CLOCK_RATIO): its measurements are void."""
+    end = marks.get("end")
+    if end is None or end <= GUEST_CLOCK_RATIO * wall_s + GUEST_CLOCK_SLACK_S:
+        return
+    raise SlogqualError(f"the lab guest's clock ran {end / wall_s:.1f}x the host's ({end:.0f} s of uptime in "
+                        f"{wall_s:.0f} s): every time it measured is void (its kernel's TSC calibration on a "
+                        f"starved host); run it again" + (f" — its results are kept in {where}" if where else ""))
+
 
 def _bios() -> Optional[str]:
     """qboot (faster than SeaBIOS at a direct kernel boot, and quiet) when installed;
@@ -320,6 +343,8 @@ class LabRun:
         out = None
         if self.output_dir:
             out = self._collect(console)
+        if self.cut_at is None:
+            check_guest_clock(marks, wall, out or "")
         return RunResult(status=status, marks=marks, devices=devices, wall_s=wall, console=console, output_dir=out,
                          calibration=calibration)
 

@@ -10,7 +10,7 @@ Two independent witnesses, both recorded with every step:
 
 Beside them, the write throttle (``ThrottleWitness``: the global dmu_tx kstat's deltas over the step): how many
 of the step's transactions waited because the pool's dirty data was past the throttle's threshold — the pool's
-txg sync, not the log, setting the writers' pace.
+txg sync behind the writers (how long they waited, OpenZFS does not count).
 """
 
 from __future__ import annotations
@@ -68,7 +68,10 @@ class ThrottleWitness:
         """The step's counts, as a step records them (``write_throttle``); None where either read failed."""
         if before is None or after is None:
             return None
-        return dict((after - before).as_dict(), source=ThrottleWitness.source)
+        d = (after - before).as_dict()
+        if any(v is not None and v < 0 for v in d.values()):
+            return None  # the counters restarted (the module reloaded during the step): no count of the step
+        return dict(d, source=ThrottleWitness.source)
 
 
 class IostatWindow:

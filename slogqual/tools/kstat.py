@@ -3,8 +3,9 @@
 The write throttle's evidence is the global ``dmu_tx`` kstat (``/proc/spl/kstat/zfs/dmu_tx``, FreeBSD
 ``kstat.zfs.misc.dmu_tx``), counted in module/zfs/dmu_tx.c: ``dmu_tx_assigned`` every transaction assigned to a
 txg, ``dmu_tx_dirty_delay`` those sent to wait because the pool's dirty data was past
-``zfs_delay_min_dirty_percent`` of ``zfs_dirty_data_max`` (``dsl_pool_need_dirty_delay``), ``dmu_tx_delay``
-those then put to sleep by ``dmu_tx_delay``, ``dmu_tx_dirty_over_max`` those that found the dirty data at its
+``zfs_delay_min_dirty_percent`` of ``zfs_dirty_data_max`` (``dsl_pool_need_dirty_delay``; each then sleeps by
+the throttle's curve, uncounted), ``dmu_tx_delay`` a row 2.3 and 2.4 keep but never bump (0 in every recording
+here), ``dmu_tx_dirty_over_max`` those that found the dirty data at its
 maximum and waited for a txg to sync, ``dmu_tx_wrlog_delay`` (2.2 on) those that waited because the sync writes
 not yet synced passed ``zfs_wrlog_data_max``. Every pool's transactions count there: no per-pool row exists.
 
@@ -201,7 +202,7 @@ class TxStats:
 
     assigned: Optional[int]
     dirty_delay: Optional[int]  # sent to wait: dirty data past zfs_delay_min_dirty_percent
-    delay: Optional[int]  # put to sleep by the delay
+    delay: Optional[int]  # kept by 2.3 and 2.4, never bumped
     dirty_over_max: Optional[int]  # blocked until a txg synced: dirty data at zfs_dirty_data_max
     wrlog_delay: Optional[int]  # sent to wait: unsynced sync writes past zfs_wrlog_data_max
 
