@@ -112,12 +112,6 @@ GUEST_CLOCK_RATIO = 1.5
 GUEST_CLOCK_SLACK_S = 5.0
 
 
-def guest_clock_ratio(marks: Dict[str, float], wall_s: float) -> Optional[float]:
-    """The guest's uptime at its end over the host's wall time of the run; None without an end mark."""
-    end = marks.get("end")
-    return end / wall_s if end is not None and wall_s > 0 else None
-
-
 def check_guest_clock(marks: Dict[str, float], wall_s: float, where: str = "") -> None:
     """SlogqualError where the guest's clock ran fast (GUEST_CLOCK_RATIO): its measurements are void."""
     end = marks.get("end")
