@@ -69,7 +69,8 @@ from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 
 # Bump when the model changes what it predicts for the same inputs.
-MODEL_VERSION = 2  # 2: an ATA log's records per commit from the commit timeout (issue #37)
+MODEL_VERSION = 3  # 2: an ATA log's records per commit from the commit timeout; 3: a figure the data sweeps
+#                    bind is their upper bound with a host probe too (issue #37)
 
 PROTOCOLS = ("iscsi", "nfs")
 LAYOUTS = ("stripe", "mirror", "raidz1", "raidz2", "raidz3")
@@ -849,10 +850,12 @@ def _upper_bound(binding: Kind, saturated: bool, ceiling: Optional[Ceiling], sha
         return "host-cpu"
     if ceiling is None and binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH):
         return "log-only"
-    if ceiling is not None and ceiling.basis.source == "sweeps" and not host:
+    if ceiling is not None and ceiling.basis.source == "sweeps" and (not host or binding == Kind.POOL):
         # the data devices' QD1 sweeps measure neither the pool's aggregated writes nor the host between a
         # write and its log (issue #37: a --data advice 3-4x above what the pool ran, the guest 94-99 % busy):
-        # whichever limit binds, the figure is the least of those known, an upper bound
+        # whichever limit binds, the figure is the least of those known, an upper bound. A host probe measures
+        # the host, not the data side at the txg's queue depth: where the sweeps' figure binds, the figure rests
+        # on it and is the same bound (model 3; docs/advisor.md)
         return "data-sweeps"
     return None
 
