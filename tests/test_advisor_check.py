@@ -53,7 +53,12 @@ HELD = {"test-2026": (14, 14, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k", "nvdimm-nfs
         # HDD NFS's three held, the SAS SSD's 1 and 4, the NVDIMM NFS's one writer; the NVMe's one writer +24 % at 94 %
         # guest CPU and its host bounds 1.50x and 1.60x, the SAS SSD's 16-writer host bound passed by 0.5 %, the NVDIMM
         # NFS's pool-bound 4 and 16 +22 and +34 % (their steps 12-13 % throttled) missed
-        "test-58855-first4": (6, 8, {"nvme-iscsi-4k"})}
+        "test-58855-first4": (6, 8, {"nvme-iscsi-4k"}),
+        # the first draw of model 3 (the whole draw, the first seed drawn), nobody fitted it: 19 of 24, seven of the
+        # eight figures the data sweeps bound among them (model 2 would have printed them as predictions: 3 held); the
+        # NVDIMM's and the NVMe's iSCSI host bounds at 16 (and the NVMe's at 4) 1.58-1.60x, the SAS SSD iSCSI's
+        # 4-writer upper end 1.77x and its NFS's 16-writer data-sweeps bound 1.58x missed
+        "test-55612": (19, 19, set())}
 DRAWS = [os.path.join(CHECK, name) for name in HELD]
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "contrib", "advisor_check"))
 
