@@ -109,7 +109,7 @@ def test_run_passes_status_devices_and_results(tmp_path):
     out = tmp_path / "out"
     script = ('echo "$SLOGQUAL_LAB_DEVICES" > devices.txt; cp "$SLOGQUAL_LAB_DEVICES_JSON" devices.json; '
               'for d in $SLOGQUAL_LAB_DEVICES; do echo "$d $(cat /sys/block/${d#/dev/}/queue/rotational)"; done > rota.txt; '
-              'exit 7')
+              'dmesg | grep -i "tsc" > tsc.txt; exit 7')
     proc = slogqual("lab", "run", "-q", "--device", "hdd", "--device", "sas-ssd", "--device", "nvme", "--device", "nvdimm",
                     "-o", str(out), "--", "sh", "-c", script)
     assert proc.returncode == 7, proc.stderr[-2000:]
@@ -122,6 +122,18 @@ def test_run_passes_status_devices_and_results(tmp_path):
     rota = dict(line.split() for line in (out / "rota.txt").read_text().splitlines())
     assert rota[paths[0]] == "1" and rota[paths[1]] == "0"  # rotation_rate reaches the guest
     assert (out / "lab-console.log").exists() and (out / "lab-marks").exists()
+    # the guest's TSC rate is the host's, measured (slogqual.lab.tsc), and its kernel's own refinement against the
+    # HPET, which keeps only a figure within 1 % of the early one, agreed with it
+    from slogqual.lab import tsc
+    host = tsc.host_tsc_khz()
+    dmesg = (out / "tsc.txt").read_text()
+    if host is None:
+        pytest.skip(f"this host's TSC rate was not measured (not x86-64, or no executable page): {dmesg}")
+    given = re.search(r"tsc_early_khz=(\d+)", dmesg)
+    refined = re.search(r"Refined TSC clocksource calibration: ([\d.]+) MHz", dmesg)
+    assert given and refined, dmesg
+    assert abs(int(given.group(1)) - host) <= 0.005 * host, (given.group(1), host)
+    assert abs(float(refined.group(1)) * 1000 - int(given.group(1))) <= 0.01 * int(given.group(1)), dmesg
 
 
 # A job that hangs for good: a writer blocked (uninterruptible, D) on an ext4 the job froze, then the job sleeps

@@ -37,6 +37,7 @@ from slogqual.errors import SlogqualError, UsageError
 from slogqual.lab import calibrate as _calibrate
 from slogqual.lab.devices import DeviceInstance
 from slogqual.lab.image import LabImage
+from slogqual.lab import tsc as _tsc
 from slogqual import owned as _owned
 from slogqual.tools import qemu as _qemu
 from slogqual.tools import spawn
@@ -49,6 +50,14 @@ STAGE2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stage2.sh")
 # seen once in the slowed lab tier run in lanes (two guests, a hog per core). VMs' kernels are booted with it.
 KERNEL_APPEND = ("console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init 8250.nr_uarts=1 mitigations=off tsc=reliable "
                  "no_timer_check")
+
+
+def kernel_append(tsc_khz: Optional[int]) -> str:
+    """The guest kernel's command line: with the host's TSC rate where it was measured (slogqual.lab.tsc: the
+    early calibration a starved host can spoil is skipped; the refinement against the HPET still checks it)."""
+    return KERNEL_APPEND + (f" tsc_early_khz={tsc_khz}" if tsc_khz else "")
+
+
 UDEV_MATCH = " ".join(f"--subsystem-match={s}" for s in ("pci", "virtio", "acpi", "nd", "scsi", "block", "nvme", "ata_port", "ata_device", "ata_link", "misc"))
 SBIN = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -276,7 +285,7 @@ class LabRun:
 
     def argv(self, disks: List[_qemu.Disk]) -> List[str]:
         m = _qemu.Machine(
-            kernel=self.image.kernel, initrd=self.image.initrd, append=KERNEL_APPEND,
+            kernel=self.image.kernel, initrd=self.image.initrd, append=kernel_append(_tsc.host_tsc_khz()),
             memory_mb=self.memory_mb, cpus=self.cpus,
             shares=[_qemu.Share9p("root", "/", readonly=True), _qemu.Share9p("lab", self.job_dir)],
             disks=disks, interactive=(self.mode == "shell"), bios=_bios(),
