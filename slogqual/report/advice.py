@@ -473,8 +473,10 @@ BOUND_WORDS = {
                 "copies every write into the log and checksums it (host-cpu-saturated)",
     "log-only": "no data-side figure at this thread count: only the log device's limits are in it, the pool and "
                 "the host can hold it lower",
-    "data-sweeps": "the data side is its devices' QD1 sweeps: no figure of the pool or of the host's software path "
-                   "between a write and the log, which can hold it lower (give --scenario, a measured pool)",
+    "data-sweeps": "the data side is its devices' QD1 sweeps (their bandwidth over the bytes each write dirties): "
+                   "no figure of the pool's own writes at the txg's queue depth nor, without a host probe, of the "
+                   "host's path between a write and the log, which can hold it lower (give --scenario, a measured "
+                   "pool)",
     "log-concurrency": "more writers than one per intent log: the model's upper end of how many commits the log "
                        "takes at once and how full (every writer its own log block where flushes queue; where a "
                        "flush stops the queue, one commit at a time of all the ZIL's writers, or for large records "
