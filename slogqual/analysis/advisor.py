@@ -841,7 +841,8 @@ def _upper_bound(binding: Kind, saturated: bool, ceiling: Optional[Ceiling], sha
     """Why a step's figure is an upper bound rather than a prediction, or None: ``host-cpu`` (sync=standard
     saturated the host's CPU, and a log adds the copy of every write to it), ``log-only`` (no data-side figure
     at all: the pool and the host could hold it lower; only the log device's limits are in it), ``data-sweeps``
-    (the data side is its devices' sweeps: no figure of the pool or the host, which can hold it lower)."""
+    (the data side is its devices' sweeps: no figure of the pool's writes at the txg's queue depth, nor without a
+    host probe of the host, which can hold it lower)."""
     if shape.state == "indirect":
         return None
     if binding == Kind.HOST:
