@@ -11,6 +11,7 @@ import pytest
 from dataclasses import replace
 
 from slogqual.analysis import host as host_analysis
+from slogqual.report import host as host_words
 from slogqual.results.host import HostProbeResult
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "host")
@@ -316,3 +317,86 @@ def test_the_passes_progress_says_which_pass_and_counts_the_passes_to_come_in_it
     q = PassProgress(Progress(quiet, quiet=True), passes=3)
     q.begin("x", 1, 1, 1.0)
     assert quiet.getvalue() == ""
+
+
+# the log pass (host-probe --log), recorded in the fitting draw of model 4 (contrib/advisor_check/run.py 1129 --fit):
+# the same load with the candidate as the log on RAM data files, after the RAM log's passes
+LOG_PASS_DRAW = os.path.join(ADVISOR, "check", "fit-1129-model4", "lab")
+
+
+def log_pass_configs():
+    return sorted(os.listdir(LOG_PASS_DRAW))
+
+
+@pytest.mark.parametrize("name", log_pass_configs())
+def test_the_log_pass_takes_out_the_data_files_copies_alone_and_its_ceiling_is_its_cpu_ceiling(name):
+    """The log pass's log is a device: its writes are no copy and its time is the device's, so only the RAM data
+    files' writes are taken out and no software path is made from it; the same steps read as a RAM log's would take
+    the log's bytes out as copies too."""
+    d = os.path.join(LOG_PASS_DRAW, name)
+    doc = load(os.path.join(d, "host.json"))
+    lp = doc.log_pass
+    assert lp is not None and lp.device
+    assert lp.identity.get("serial") or name.startswith("nvdimm")  # a QEMU NVDIMM has no serial to read
+    assert [os.path.basename(p) for p in lp.pass_scenarios][0] == "host.json.log.scenario.json"
+    for s in lp.steps:
+        again = host_analysis.derive(replace(s, copy_s_per_io=None, zfs_cpu_s_per_io=None, path_us=None), doc.copy,
+                                     log_in_ram=False)
+        assert again.copy_s_per_io == pytest.approx(doc.copy.of(s.data_writes_s, s.data_bytes_s) / s.iops)
+        assert again.path_us is None and s.path_us is None and s.ceiling_iops == s.cpu_ceiling_iops
+        as_ram = host_analysis.derive(s, doc.copy)  # the same step as if its log were RAM
+        assert as_ram.copy_s_per_io > again.copy_s_per_io and as_ram.path_us is not None
+    assert HostProbeResult.from_dict(doc.to_dict()).to_dict() == doc.to_dict()  # the document round-trips
+    table = "\n".join(host_words.table(doc))
+    line = next(x for x in table.splitlines() if x.startswith(f"log pass: the same load with {lp.device} "))
+    assert (f"serial {lp.identity['serial']})" in line) if lp.identity.get("serial") else "serial" not in line
+
+
+@pytest.mark.parametrize("name", log_pass_configs())
+def test_the_host_ceiling_is_the_lower_of_the_ram_log_s_and_the_log_pass_s(tmp_path, name):
+    """Model 4: where the probe ran a pass with this log (its serial the sweep's), each step's host ceiling is the
+    lower of the RAM-log probe's (the log's swept CPU added) and that pass's; a probe whose pass ran with another
+    device's serial is not taken for it, and the advice says why."""
+    d = os.path.join(LOG_PASS_DRAW, name)
+    doc = load(os.path.join(d, "host.json"))
+    with open(os.path.join(os.path.dirname(LOG_PASS_DRAW), "plan.json")) as fh:
+        layout = next(c["layout"] for c in json.load(fh)["configs"] if c["name"] == name)
+    p, advice = advise(tmp_path, "--log", os.path.join(d, "log.sweep.json"), "--layout", layout, "--data",
+                       os.path.join(d, "data.sweep.json"), os.path.join(d, "data.sweep.json"),
+                       "--protocol", name.split("-")[-2], "--bs", name.split("-")[-1], "--threads", "2,8",
+                       "--host", os.path.join(d, "host.json"))
+    assert p.returncode == 0, p.stderr
+    c = advice["candidates"][0]
+    assert c["host_log_pass"]["used"] is True and c["host_log_pass"]["device"] == doc.log_pass.device
+    at = {s.threads: s for s in doc.log_pass.steps}
+    for s in c["steps"]:
+        lim = s["limits"]
+        assert lim["host_log_pass_iops"] == pytest.approx(at[s["threads"]].cpu_ceiling_iops, abs=0.1)
+        assert lim["host_iops"] <= lim["host_log_pass_iops"] + 0.1 and s["iops"] <= lim["host_iops"] + 0.1
+    words = slogqual("advise", "--advice", str(tmp_path / "advice.json"), cwd=tmp_path).stdout.splitlines()
+    assert words[0].startswith("host figure: the host probe (")
+    assert words[1].startswith(f"host probe's log pass with {doc.log_pass.device}: ") and "also that pass's" in words[1]
+    # the same probe with its log pass's serial another device's: not taken, the RAM-log ceiling alone
+    other = doc.to_dict()
+    if doc.log_pass.identity.get("serial"):
+        other["log_pass"]["identity"]["serial"] = "NOT-THIS-ONE"
+    else:  # a device without a serial (a QEMU NVDIMM): told apart by its path
+        other["log_pass"]["device"] = "/dev/NOT-THIS-ONE"
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    p2, again = advise(tmp_path, "--log", os.path.join(d, "log.sweep.json"), "--layout", layout, "--data",
+                       os.path.join(d, "data.sweep.json"), os.path.join(d, "data.sweep.json"),
+                       "--protocol", name.split("-")[-2], "--bs", name.split("-")[-1], "--threads", "2,8",
+                       "--host", str(tmp_path / "other.json"))
+    assert p2.returncode == 0, p2.stderr
+    c2 = again["candidates"][0]
+    assert c2["host_log_pass"]["used"] is False and "NOT-THIS-ONE" in c2["host_log_pass"]["other_device"]["pass"]
+    for s, s2 in zip(c["steps"], c2["steps"]):
+        assert s2["limits"]["host_log_pass_iops"] is None and s2["limits"]["host_iops"] >= s["limits"]["host_iops"] - 0.1
+    text = slogqual("advise", "--advice", str(tmp_path / "advice.json"), cwd=tmp_path).stdout
+    assert "not taken" in text and "NOT-THIS-ONE" in text
+
+
+def test_a_log_among_the_data_disks_is_refused_in_one_line_before_anything(tmp_path):
+    p = slogqual("host-probe", "--data", "/dev/null", "--log", "/dev/null", "-o", str(tmp_path / "h.json"), cwd=tmp_path)
+    assert p.returncode == 2 and "--log /dev/null: also among --data" in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and not (tmp_path / "h.json").exists()

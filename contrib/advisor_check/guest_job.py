@@ -6,7 +6,8 @@ advisor's prediction made and written BEFORE the pool runs, then the pool measur
 PLAN (JSON text: the host's files are not the guest's): {"configs": [{"name", "log": guest index, "data": [indices], "layout", "protocol", "bs",
 "threads": [..]}], "runtime": s, "ramp": s[, "probe_runtime": s]}. Each configuration's files go to $SLOGQUAL_LAB_OUT/NAME/:
 log.sweep.json, data.sweep.json (one data disk: the slowest speaks for all; they are one class),
-host.json (slogqual host-probe, the same load on the same data disks with a RAM log), advice.json + advice.txt (written before the pool exists,
+host.json (slogqual host-probe, the same load on the same data disks with a RAM log, then its log pass: the
+candidate as the log on RAM data files), advice.json + advice.txt (written before the pool exists,
 with the time), run.json (slogqual scenario run: sync=always + the log, at each writer count), verify.txt.
 """
 
@@ -49,7 +50,7 @@ for c in plan["configs"]:
                  os.path.join(d, f"{name}.sweep.json")], log)
         probe_runtime = ["--runtime", str(plan["probe_runtime"])] if plan.get("probe_runtime") else []
         run(["slogqual", "host-probe", "--protocol", c["protocol"], "--bs", c["bs"], "--threads", threads,
-             *probe_runtime, "--data", *data, "--layout", c["layout"], "--destroy-data", "--quiet",
+             *probe_runtime, "--data", *data, "--layout", c["layout"], "--log", log_dev, "--destroy-data", "--quiet",
              "-o", os.path.join(d, "host.json")], log)
         with open(os.path.join(d, "advice.txt"), "w") as fh:
             fh.write(f"written {time.strftime('%Y-%m-%dT%H:%M:%S')} before the pool\n")

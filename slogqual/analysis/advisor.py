@@ -69,8 +69,9 @@ from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 
 # Bump when the model changes what it predicts for the same inputs.
-MODEL_VERSION = 3  # 2: an ATA log's records per commit from the commit timeout; 3: a figure the data sweeps
-#                    bind is their upper bound with a host probe too (issue #37)
+MODEL_VERSION = 4  # 2: an ATA log's records per commit from the commit timeout; 3: a figure the data sweeps
+#                    bind is their upper bound with a host probe too (issue #37); 4: the host's ceiling is
+#                    also the probe's log pass's, where it ran with this log (host-probe --log)
 
 PROTOCOLS = ("iscsi", "nfs")
 LAYOUTS = ("stripe", "mirror", "raidz1", "raidz2", "raidz3")
@@ -686,12 +687,40 @@ def _host_latency_limit(sweep: SweepResult, shape: LogShape, t: Tunables, n: int
     return limit, (alone if concurrency is None else commit)
 
 
+def log_pass_of(host: Optional[HostProbeResult], sweep: SweepResult) -> Tuple[Optional[Any], Optional[Dict[str, str]]]:
+    """(the probe's log pass, None) where it ran with this sweep's device; (None, the mismatch) where it ran with
+    another: their serials differ (``{"by": "serial", "pass": …, "sweep": …}``), or where neither has one (a QEMU
+    NVDIMM) their paths (``"by": "path"``); (None, None) where there is none."""
+    lp = host.log_pass if host is not None else None
+    if lp is None or not lp.steps:
+        return None, None
+    ours, theirs = (sweep.device or {}).get("serial"), lp.identity.get("serial")
+    if ours and theirs and str(ours) != str(theirs):
+        return None, {"by": "serial", "pass": str(theirs), "sweep": str(ours)}
+    path = (sweep.target or {}).get("path")
+    if not ours and not theirs and path and lp.device and path != lp.device:
+        return None, {"by": "path", "pass": lp.device, "sweep": path}
+    return lp, None
+
+
 def _host_ceiling(hs: Optional[HostStep], sweep: SweepResult, figs: Sequence[Fig], write_flush_us: float,
-                  b: float) -> Optional[float]:
+                  b: float, lps: Optional[HostStep] = None) -> Optional[float]:
     """The host probe's ceiling at this step, with the CPU the log device itself takes per IO added to ZFS's
     own: the probe's log was RAM, a real log's driver and interrupts (in the lab: the device's emulation on the
     guest's vCPU) cost CPU per write+flush, which the sweep measured (``point.cpu``). Where the sweep has no
-    CPU figure, a pmem log's write+flush time counts as CPU (its writes are the CPU's own stores)."""
+    CPU figure, a pmem log's write+flush time counts as CPU (its writes are the CPU's own stores). Where the
+    probe's log pass ran with this log (``lps``, its step here), its ceiling too, the lower of the two: that
+    pass measured the log's CPU at the pool's concurrency in ZFS's own, which a QD1 sweep does not see
+    (model 4, docs/advisor.md)."""
+    ram = _ram_log_ceiling(hs, sweep, figs, write_flush_us, b)
+    with_log = lps.cpu_ceiling_iops if lps is not None else None
+    limits = [c for c in (ram, with_log) if c]
+    return min(limits) if limits else None
+
+
+def _ram_log_ceiling(hs: Optional[HostStep], sweep: SweepResult, figs: Sequence[Fig], write_flush_us: float,
+                     b: float) -> Optional[float]:
+    """The RAM-log probe's ceiling at this step with the log's swept CPU added (_host_ceiling)."""
     if hs is None or not hs.ceiling_iops:
         return None
     cpus = hs.cpus or 1
@@ -747,7 +776,9 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
     # at AT_BANDWIDTH of its best MiB/s (its QD1 write+flush at that size)
     at_bw_bytes = sum(s for s, f in zip(writes, figs)
                       if bw and not f.extrapolated and s / (f.mean_us / 1e6) / (1 << 20) >= AT_BANDWIDTH * bw[0])
-    host_ceiling = _host_ceiling(hs, sweep, figs, last.mean_us, b)
+    lp = log_pass_of(host, sweep)[0]
+    lps = host_analysis.at_threads(lp.steps, n) if lp is not None else None
+    host_ceiling = _host_ceiling(hs, sweep, figs, last.mean_us, b, lps)
     value, binding = _binding(shape, ceiling, without, lat_limit, bw_limit, at_bw_bytes >= 0.5 * sum(writes),
                               host_ceiling)
     log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH)
@@ -775,7 +806,8 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
                    "pool_iops": round(ceiling.iops, 1) if ceiling else None,
                    "pool_basis": ceiling.basis if ceiling else None,
                    "pool_ios": ceiling.ios if ceiling else None,
-                   "host_iops": round(host_ceiling, 1) if host_ceiling else None},
+                   "host_iops": round(host_ceiling, 1) if host_ceiling else None,
+                   "host_log_pass_iops": round(lps.cpu_ceiling_iops, 1) if lps and lps.cpu_ceiling_iops else None},
         "iops": round(value, 1), "iops_range": [round(x, 1) for x in rng] if rng else None,
         "iops_if_p99_bound": round(min(lat_at(commit_p99), value), 1) if commit_p99 and log_bound else None,
         "mbps": round(value * w.io_size / (1 << 20), 3), "binding": binding.value,
@@ -824,7 +856,11 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
     if life and life.get("finding"):
         findings.append(life.pop("finding"))
     dev = sweep.device or {}
+    lp, lp_why = log_pass_of(host, sweep)
+    lp_given = host.log_pass if host is not None and host.log_pass is not None else None
     return {
+        "host_log_pass": {"device": lp_given.device, "identity": dict(lp_given.identity), "used": lp is not None,
+                          "other_device": lp_why} if lp_given else None,
         "path": (sweep.target or {}).get("path"), "sweep": name, "model": dev.get("model") or dev.get("product"),
         "class": dev.get("class"), "capacity": capacity_of(sweep),
         "sweep_sizes": [p.size for p in sweep.points],

@@ -13,6 +13,13 @@ host's ceiling: every write into RAM is a CPU copy, which a real log device's DM
 
 The ceiling is the least of the two: an upper bound for any log on this host, at this load's shape.
 Batching is measured too: ``records_per_lwb``, the writes per log write at each thread count.
+
+The log pass (``host-probe --log DEVICE``): the same load on a pool of RAM data files with the candidate as
+its log. A real log's driver, interrupts and completions cost CPU per log write that a QD1 sweep does not
+see at the pool's concurrency (the recorded lab draws: 99-756 µs an IO above the RAM-log probe's ZFS CPU at
+≥ 90 % busy, where the log's sweeps measured 1-400 µs a write+flush; contrib/advisor_check/cpu.py). There
+only the data files' writes are copies; what is left, ``zfs_cpu_s_per_io``, is ZFS's and this log's own, and
+``cpus / zfs_cpu_s_per_io`` the host's ceiling with this log. Its time is the device's: no path from it.
 """
 
 from __future__ import annotations
@@ -27,8 +34,10 @@ LOG_SECTION = "logs"
 MIN_BASELINE_TICKS = 50  # a settle shorter than half a second a CPU gives no baseline worth subtracting
 
 
-def derive(step: HostStep, copy: Optional[CopyCost]) -> HostStep:
-    """``step`` with its derived figures (module doc); a figure whose inputs are unknown stays None."""
+def derive(step: HostStep, copy: Optional[CopyCost], log_in_ram: bool = True) -> HostStep:
+    """``step`` with its derived figures (module doc); a figure whose inputs are unknown stays None.
+    ``log_in_ram`` False: the log pass's step (its log the candidate device: module doc): the log's
+    writes are no copy to take out, and its time is the device's, so no software path is derived from it."""
     out = replace(step)
     if step.iops <= 0:
         return out
@@ -42,12 +51,12 @@ def derive(step: HostStep, copy: Optional[CopyCost]) -> HostStep:
     if step.commit_calls and step.commits:
         out.records_per_commit = step.commit_calls / step.commits
     if copy is not None and out.cpu_s_per_io is not None and step.log_writes_s is not None:
-        copies = copy.of((step.log_writes_s or 0) + (step.data_writes_s or 0),
-                         (step.log_bytes_s or 0) + (step.data_bytes_s or 0))
+        ram_log = (step.log_writes_s or 0, step.log_bytes_s or 0) if log_in_ram else (0, 0)
+        copies = copy.of(ram_log[0] + (step.data_writes_s or 0), ram_log[1] + (step.data_bytes_s or 0))
         out.copy_s_per_io = copies / step.iops
         out.zfs_cpu_s_per_io = max(out.cpu_s_per_io - out.copy_s_per_io, 1e-9)
         out.cpu_ceiling_iops = step.cpus / out.zfs_cpu_s_per_io
-    if copy is not None and out.lwb_bytes is not None:
+    if copy is not None and out.lwb_bytes is not None and log_in_ram:
         # a write waits for its own lwb's copy, and — as far as the CPUs were busy — behind the other copies
         # (the data vdevs' txg writes, other lwbs) that a real device's DMA would not put on a CPU
         own = copy.one(out.lwb_bytes)
@@ -126,8 +135,8 @@ def at_threads(steps: Sequence[HostStep], threads: int) -> Optional[HostStep]:
     return None
 
 
-def steps_from(steps: List[HostStep], copy: Optional[CopyCost]) -> List[HostStep]:
-    return ceilings([derive(s, copy) for s in steps])
+def steps_from(steps: List[HostStep], copy: Optional[CopyCost], log_in_ram: bool = True) -> List[HostStep]:
+    return ceilings([derive(s, copy, log_in_ram) for s in steps])
 
 
 def best_of(passes: Sequence[Sequence[HostStep]]) -> List[HostStep]:

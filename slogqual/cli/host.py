@@ -38,7 +38,12 @@ def register(sub) -> None:
                    help="the pool's own data disks (written destructively: --destroy-data; else files in RAM)")
     p.add_argument("--layout", choices=("stripe", "mirror", "raidz1", "raidz2"), default="stripe",
                    help="with --data: their layout")
-    p.add_argument("--destroy-data", action="store_true", help="confirm that the --data devices may be overwritten")
+    p.add_argument("--log", metavar="DEVICE",
+                   help="the candidate log: after the RAM log's passes, the same passes with it as the log and RAM "
+                        "data files — the host's ceiling with this log, its driver's CPU at the pool's concurrency "
+                        "counted (written destructively: --destroy-data)")
+    p.add_argument("--destroy-data", action="store_true",
+                   help="confirm that the --data and --log devices may be overwritten")
     p.add_argument("--ram-dir", default="/dev/shm", help="a RAM file system (tmpfs) for the vdevs (default /dev/shm)")
     p.add_argument("-o", "--output", required=True, help="the host document to write (slogqual.host/1)")
     p.add_argument("--json", action="store_true", help="print the document, not the table")
@@ -51,7 +56,7 @@ def _run(args) -> int:
                            zils=args.zils, runtime_s=args.runtime, ramp_s=args.ramp, repeats=args.repeats,
                            ram_dir=args.ram_dir,
                            output=args.output, argv=["slogqual", *sys.argv[1:]], data=list(args.data),
-                           layout=args.layout, destroy_data=args.destroy_data)
+                           layout=args.layout, destroy_data=args.destroy_data, log=args.log)
     doc = run_probe(req, Progress(quiet=args.quiet))
     if args.json:
         print(json.dumps(doc.to_dict(), indent=2))

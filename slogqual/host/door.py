@@ -7,6 +7,11 @@ iostat, /proc/stat); then the copy into that RAM alone (fio on a file there, at 
 analysis (slogqual.analysis.host) can take the RAM devices' copies out of the CPU and of the time. Seconds,
 not minutes: short steps, no log sweep, no identification of devices that are only files.
 
+With ``log`` (``--log DEVICE``, the candidate): the log pass after them, the same load and passes on a pool
+of RAM data files with the candidate as its log, so its driver's and interrupts' CPU at the pool's concurrency
+is measured in ZFS's own (slogqual.analysis.host, "the log pass"); the data are RAM files there whatever
+``data`` says, so that the pass is the host with this log, never the pool itself.
+
 The steps run ``repeats`` times over (each pass its own pool), and each thread count keeps its best pass: a
 ceiling is what the host can do, and one pass in a fresh lab guest ran low — six probes one after another
 in one guest gave 1,159 / 1,289 / 1,420 / 1,389 / 1,347 / 1,347 IOPS at one writer, and at four writers
@@ -18,6 +23,7 @@ Bad input and a host without ZFS are one line before anything is written (UsageE
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -32,7 +38,7 @@ from slogqual.pool.engine import PoolScenarioRun, new_result
 from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import PassProgress, Progress
 from slogqual.results import schema, write_json_atomic
-from slogqual.results.host import CopyCost, HostProbeResult, HostStep, HostWorkload
+from slogqual.results.host import CopyCost, HostProbeResult, HostStep, HostWorkload, LogPass
 from slogqual.results.scenario import ScenarioResult
 from slogqual.kernel import procfs
 from slogqual.tools import fio, findmnt
@@ -69,6 +75,7 @@ class HostProbeRequest:
     data: List[str] = field(default_factory=list)  # the pool's own data disks (else files in RAM)
     layout: str = "stripe"
     destroy_data: bool = False
+    log: Optional[str] = None  # the candidate log: the log pass (module doc); None: the RAM log alone
     record_in_store: bool = True  # as every run: `advise --host store:ID` reads it back
 
 
@@ -91,10 +98,13 @@ def check(req: HostProbeRequest) -> HostProbeRequest:
     write_sync = req.write_sync or ("none" if req.protocol == "iscsi" else "dsync")
     if req.layout not in LAYOUTS:
         raise UsageError(f"--layout {req.layout!r}: use one of {', '.join(LAYOUTS)}")
+    if req.log and os.path.realpath(req.log) in {os.path.realpath(d) for d in req.data}:
+        raise UsageError(f"--log {req.log}: also among --data; the candidate log is a device of its own")
     return HostProbeRequest(protocol=req.protocol, bs=req.bs, block_size=block, threads=sorted(set(req.threads)),
                             zils=req.zils, write_sync=write_sync, runtime_s=req.runtime_s, ramp_s=req.ramp_s,
                             repeats=req.repeats, ram_dir=req.ram_dir, output=req.output, argv=req.argv, data=list(req.data),
-                            layout=req.layout, destroy_data=req.destroy_data, record_in_store=req.record_in_store)
+                            layout=req.layout, destroy_data=req.destroy_data, record_in_store=req.record_in_store,
+                            log=req.log)
 
 
 def ram_filesystem(directory: str) -> Optional[str]:
@@ -216,24 +226,29 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
         raise UsageError(f"--ram-dir {req.ram_dir} is on {fstype}, not in RAM (tmpfs): the probe's vdevs must "
                          "cost no device time")
     for n in range(1, req.repeats + 1):  # every pass's document passes the guard before anything is written
-        check_output(scenario_path(output, n), "the host probe's scenario result",
-                     json_document(schema.prefix(schema.SCENARIO)))
+        for name in [scenario_path(output, n)] + ([log_scenario_path(output, n)] if req.log else []):
+            check_output(name, "the host probe's scenario result", json_document(schema.prefix(schema.SCENARIO)))
     userland = require_zfs()
     progress = progress or Progress(quiet=True)
     fio_version = fio.check_version().text
     owned.remove_stale(req.ram_dir, DIR_PREFIX)  # what a killed probe left (its pool went with its files)
     work = owned.make_dir(DIR_PREFIX, req.ram_dir)
     passes: List[ScenarioResult] = []
+    log_passes: List[ScenarioResult] = []
     with contextlib.ExitStack() as claims:
         from slogqual import device as _device
 
-        for dev in req.data:  # the interlocks, before anything is written (as a scenario's)
+        for dev in req.data + ([req.log] if req.log else []):  # the interlocks, before anything is written
             claims.enter_context(_device.claim_for_writing(dev, req.destroy_data, exclusive=False))
-        each = PassProgress(progress, req.repeats)
-        for n in range(1, req.repeats + 1):
-            each.n = n
+        identity = _identity(req.log) if req.log else {}
+        each = PassProgress(progress, req.repeats * (2 if req.log else 1))
+        runs = [(n, None) for n in range(1, req.repeats + 1)] + [(n, req.log) for n in range(1, req.repeats + 1)
+                                                                   if req.log]
+        for i, (n, log) in enumerate(runs, 1):
+            each.n = i
             try:
-                passes.append(_measure(req, work, fstype, fio_version, scenario_path(output, n), each))
+                out = log_scenario_path(output, n) if log else scenario_path(output, n)
+                (log_passes if log else passes).append(_measure(req, work, fstype, fio_version, out, each, log))
             finally:
                 shutil.rmtree(work, ignore_errors=True)
             work = owned.make_dir(DIR_PREFIX, req.ram_dir)  # the next pass's files, or the copy's
@@ -243,6 +258,12 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
         shutil.rmtree(work, ignore_errors=True)
     derived = [host_analysis.steps_from([_step(s, ram_data=not req.data, ramp_s=req.ramp_s) for s in r.steps], copy)
                for r in passes]
+    with_log = [host_analysis.steps_from([_step(s, ram_data=True, ramp_s=req.ramp_s) for s in r.steps], copy,
+                                         log_in_ram=False) for r in log_passes]
+    log_pass = LogPass(device=req.log, identity=identity, steps=host_analysis.best_of(with_log),
+                       passes=with_log if len(with_log) > 1 else [],
+                       pass_scenarios=[log_scenario_path(output, n) for n in range(1, len(with_log) + 1)]) \
+        if req.log else None
     doc = HostProbeResult(
         workload=HostWorkload(protocol=req.protocol, bs=req.bs, block_size=req.block_size, write_sync=req.write_sync,
                               zils=req.zils, threads=list(req.threads)),
@@ -252,7 +273,8 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
         environment=dict(environment.collect(fio_version, req.argv), openzfs_userland=userland),
         runtime_s=req.runtime_s, ramp_s=req.ramp_s, scenario=scenario_path(output, 1),
         passes=derived if len(derived) > 1 else [],
-        pass_scenarios=[scenario_path(output, n) for n in range(1, len(derived) + 1)] if len(derived) > 1 else [])
+        pass_scenarios=[scenario_path(output, n) for n in range(1, len(derived) + 1)] if len(derived) > 1 else [],
+        log_pass=log_pass)
     write_json_atomic(output, doc.to_dict())
     if req.record_in_store:
         from slogqual import store
@@ -265,15 +287,36 @@ def scenario_path(output: str, n: int) -> str:
     return output + (".scenario.json" if n == 1 else f".scenario.pass{n}.json")
 
 
+def log_scenario_path(output: str, n: int) -> str:
+    """The log pass ``n``'s scenario document beside the host document."""
+    return output + (".log.scenario.json" if n == 1 else f".log.scenario.pass{n}.json")
+
+
+def _identity(path: str) -> dict:
+    """Which device the log pass wrote (model, serial), as far as slogqual.device tells."""
+    from slogqual import device as _device
+
+    try:
+        rec = _device.identify(path)
+    except SlogqualError:
+        return {}
+    return {k: getattr(rec, k, None) for k in ("model", "serial") if getattr(rec, k, None)}
+
+
 def _measure(req: HostProbeRequest, work: str, fstype: Optional[str], fio_version: str, scenario_out: str,
-             progress: Progress) -> ScenarioResult:
-    """The probe's pool and its steps: the data disks given (else files in RAM), a log file in RAM."""
-    data = list(req.data) or [_sparse(os.path.join(work, f"data{i}"), VDEV_BYTES) for i in range(DATA_FILES)]
-    log = _sparse(os.path.join(work, "log"), LOG_BYTES)
+             progress: Progress, log_device: Optional[str] = None) -> ScenarioResult:
+    """The probe's pool and its steps: the data disks given (else files in RAM), a log file in RAM; or, with
+    ``log_device`` (the log pass), data files in RAM whatever was given and that device as the log."""
+    ram_data = not req.data or log_device is not None
+    data = [_sparse(os.path.join(work, f"data{i}"), VDEV_BYTES) for i in range(DATA_FILES)] if ram_data \
+        else list(req.data)
+    log = log_device or _sparse(os.path.join(work, "log"), LOG_BYTES)
     sc = scenario_for(req)
-    files = ([] if req.data else data) + [log]
+    if log_device:
+        sc = dataclasses.replace(sc, description="the host probe's log pass: data files in RAM, the candidate log")
+    files = (data if ram_data else []) + ([] if log_device else [log])
     ident = {p: {"path": p, "kind": "file", "filesystem": fstype} if p in files else {"path": p} for p in data + [log]}
-    result: ScenarioResult = new_result(sc, False, req.layout if req.data else "stripe", data, [log],
+    result: ScenarioResult = new_result(sc, False, "stripe" if ram_data else req.layout, data, [log],
                                         fio_version, req.argv, ident)
     result.origin = "slogqual host-probe"
     PoolScenarioRun(sc, result, scenario_out, progress, f"{POOL_PREFIX}host-{os.getpid()}").run()

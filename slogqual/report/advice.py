@@ -378,9 +378,13 @@ def _extrapolated(f: Dict[str, Any]) -> str:
 
 def _host_bound(f: Dict[str, Any]) -> str:
     x = f["figures"][-1]
-    return (f"host-bound at {_threads(f)} threads: this host's own ceiling (the host probe: its ZFS with a perfect "
-            f"log, the RAM copies taken out) is below what the log could take — ≤ {x['iops']:.0f} IOPS at "
-            f"{x['threads']} threads, where the log alone would give {x['log_latency_iops']:.0f}")
+    lp = x.get("host_log_pass_iops")
+    which = ("the host probe's pass with this log: its ZFS and this log's driver at the writers' concurrency, the "
+             "RAM data's copies taken out" if lp is not None and lp <= x["iops"] * 1.0005 else
+             "the host probe: its ZFS with a perfect log, the RAM copies taken out")
+    return (f"host-bound at {_threads(f)} threads: this host's own ceiling ({which}) is below what the log could "
+            f"take — ≤ {x['iops']:.0f} IOPS at {x['threads']} threads, where the log alone would give "
+            f"{x['log_latency_iops']:.0f}")
 
 
 FINDING_WORDS: Dict[str, Callable[[Dict[str, Any]], str]] = {
@@ -482,7 +486,8 @@ BOUND_WORDS = {
                        "flush stops the queue, one commit at a time of all the ZIL's writers, or for large records "
                        "of as many as the commit timeout gathers)",
     "host-ceiling": "the host probe's ceiling binds: this host's ZFS with a perfect log, the RAM copies taken out "
-                    "(slogqual host-probe), which no log device can pass",
+                    "(slogqual host-probe), which no log device can pass — or, where the probe ran a pass with this "
+                    "log (--log), the lower ceiling of that pass, this log's own CPU at the writers' concurrency in it",
 }
 
 # Where the host probe was given: its ceiling and measured batching are in every figure.
@@ -495,13 +500,30 @@ NO_HOST_FIGURE = ("no host figure: this host's ZFS was not measured with this lo
                   "between a write and the log can hold the pool 3-4x lower")
 
 
+def _other_device(x: Optional[Dict[str, Any]]) -> str:
+    """Why the probe's log pass is not a candidate's: it ran with another device (the facts of log_pass_of)."""
+    if not x:
+        return "another device"
+    if x.get("by") == "serial":
+        return f"the pass ran with serial {x.get('pass')}, this sweep's device is serial {x.get('sweep')}"
+    return f"the pass ran with {x.get('pass')}, this sweep's device is {x.get('sweep')}, neither with a serial"
+
+
 def first_lines(advice: AdviceResult) -> List[str]:
     """What the advice's figures rest on for the host: the probe, a measured pool, or nothing (said first)."""
     host = advice.extra.get("host")
     if host:
         paths = [s["path_us"] for s in host.get("steps") or [] if s.get("path_us")]
-        return [HOST_FIGURE.format(source=host.get("source") or "given",
-                                   path=f"{paths[0]:.0f} µs at its fewest writers" if paths else "unknown")]
+        lines = [HOST_FIGURE.format(source=host.get("source") or "given",
+                                    path=f"{paths[0]:.0f} µs at its fewest writers" if paths else "unknown")]
+        for c in advice.candidates:
+            lp = c.host_log_pass
+            if lp is None:
+                continue
+            lines.append(f"host probe's log pass with {lp.device}: " + (
+                f"{c.path}'s host ceiling is also that pass's (this log's CPU at the writers' concurrency)" if lp.used
+                else f"not taken for {c.path} ({_other_device(lp.other_device)})"))
+        return lines
     return [NO_HOST_FIGURE] if advice.data.get("source") != "scenario" else []
 
 

@@ -41,4 +41,20 @@ def table(doc: HostProbeResult) -> List[str]:
     out.append("ceiling: the least of the CPUs over ZFS's own CPU per write and the writers over the software "
                "path, the RAM copies taken out — an upper bound for any log on this host at this load; txg MB/s: "
                "the data vdevs' writes in the window (its txg syncs, their CPU in ZFS's)")
+    lp = doc.log_pass
+    if lp is not None:
+        who = ", ".join(f"{k} {v}" for k, v in lp.identity.items())
+        out.append(f"log pass: the same load with {lp.device}{f' ({who})' if who else ''} as the log and data files "
+                   "in RAM" + (f", {len(lp.passes)} passes, each count its best" if lp.passes else ""))
+        out.append(f"{'writers':>7} {'IOPS':>7} {'IOs':>6} {'lat us':>7} {'CPU':>5} {'us/IO':>6} {'copy':>6} "
+                   f"{'ZFS+log':>7} {'log w/IO':>8} {'ceiling':>8}")
+        for s in lp.steps:
+            per = None if not s.records_per_lwb else 1.0 / s.records_per_lwb
+            out.append(f"{s.threads:>7} {s.iops:>7.0f} {s.ios:>6} {s.lat_us:>7.0f} {_f(s.cpu_busy, '{:.0%}'):>5} "
+                       f"{_f(s.cpu_s_per_io and s.cpu_s_per_io * 1e6):>6} "
+                       f"{_f(s.copy_s_per_io and s.copy_s_per_io * 1e6):>6} "
+                       f"{_f(s.zfs_cpu_s_per_io and s.zfs_cpu_s_per_io * 1e6):>7} {_f(per, '{:.2f}'):>8} "
+                       f"{_f(s.cpu_ceiling_iops, '<= {:.0f}'):>8}")
+        out.append("log pass ceiling: the CPUs over ZFS's and this log's CPU per write (the data files' copies "
+                   "taken out) — this host's ceiling with this log; `advise --host` takes the lower of the two")
     return out

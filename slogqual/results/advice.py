@@ -107,6 +107,8 @@ class StepLimits(Part):
     pool_basis: Optional[str] = key("pool_basis", "text")
     pool_ios: Optional[int] = key("pool_ios", "integer")
     host_iops: Optional[float] = key("host_iops", "number")  # the host probe's ceiling (advise --host)
+    # the probe's log pass's ceiling with this log (host-probe --log), where it ran with it: in host_iops already
+    host_log_pass_iops: Optional[float] = key("host_log_pass_iops", "number")
 
 
 @dataclass
@@ -165,6 +167,18 @@ class Bandwidth(Part):
     mbps: Optional[float] = key("mbps", "number")
     size: Optional[int] = key("size", "integer")
     ios: Optional[int] = key("ios", "integer")
+
+
+@dataclass
+class HostLogPass(Part):
+    """The host probe's log pass (host-probe --log): the device it ran with, and whether this candidate's
+    figures took its ceiling (not where it ran with another device: ``other_device``, how they differ)."""
+
+    device: Optional[str] = key("device", "text")
+    identity: Optional[Dict[str, Any]] = key("identity", "object")
+    used: Optional[bool] = key("used", "flag")
+    # {"by": "serial" | "path", "pass": the pass's, "sweep": the sweep's} where they differ
+    other_device: Optional[Dict[str, Any]] = key("other_device", "object")
 
 
 @dataclass
@@ -240,6 +254,7 @@ class CandidateAdvice(Part):
     capacity: Optional[int] = key("capacity", "integer")
     sweep_sizes: Optional[List[int]] = key("sweep_sizes", "list")
     bandwidth: Optional[Bandwidth] = key("bandwidth", Bandwidth)
+    host_log_pass: Optional[HostLogPass] = key("host_log_pass", HostLogPass)
     log_write_state: Optional[str] = key("log_write_state", "text")
     log_record_bytes_per_io: Optional[int] = key("log_record_bytes_per_io", "integer")
     steps: List[StepPrediction] = key("steps", [StepPrediction], required=True)

@@ -121,6 +121,31 @@ class HostWorkload:
 
 
 @dataclass
+class LogPass:
+    """The probe's passes with the candidate as the log and RAM files as the data (``host-probe --log``): the
+    host's ceiling with this log, its driver's and interrupts' CPU at the pool's concurrency in ZFS's own
+    (slogqual.analysis.host, "the log pass"). Steps as ``HostProbeResult.steps``: each count's best pass."""
+
+    device: str  # the path the probe wrote
+    identity: Dict[str, Any] = field(default_factory=dict)  # model, serial (slogqual.device): which log it was
+    steps: List[HostStep] = field(default_factory=list)
+    passes: List[List[HostStep]] = field(default_factory=list)  # [] in a one-pass probe
+    pass_scenarios: List[str] = field(default_factory=list)  # each pass's scenario document
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"device": self.device, "identity": dict(self.identity), "steps": [s.to_dict() for s in self.steps],
+                "passes": [[s.to_dict() for s in p] for p in self.passes],
+                "pass_scenarios": list(self.pass_scenarios)}
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "LogPass":
+        return cls(device=str(d["device"]), identity=dict(d.get("identity") or {}),
+                   steps=[HostStep.from_dict(s) for s in d.get("steps") or []],
+                   passes=[[HostStep.from_dict(s) for s in p] for p in d.get("passes") or []],
+                   pass_scenarios=[str(x) for x in d.get("pass_scenarios") or []])
+
+
+@dataclass
 class HostProbeResult:
     workload: HostWorkload
     ram: Dict[str, Any]  # where the vdevs lived: directory, file system, data files, their size
@@ -135,6 +160,7 @@ class HostProbeResult:
     # ``steps`` keeps each thread count's best pass (slogqual.analysis.host.best_of); [] in a one-pass document
     passes: List[List[HostStep]] = field(default_factory=list)
     pass_scenarios: List[str] = field(default_factory=list)  # each pass's scenario document (the first: ``scenario``)
+    log_pass: Optional[LogPass] = None  # ``--log``: the same load with the candidate as the log; None: not run
     schema: str = schema.HOST
 
     def to_dict(self) -> Dict[str, Any]:
@@ -142,7 +168,8 @@ class HostProbeResult:
                 "runtime_s": self.runtime_s, "ramp_s": self.ramp_s, "ram": dict(self.ram),
                 "copy": self.copy.to_dict() if self.copy else None, "steps": [s.to_dict() for s in self.steps],
                 "scenario": self.scenario, "environment": dict(self.environment),
-                "passes": [[s.to_dict() for s in p] for p in self.passes], "pass_scenarios": list(self.pass_scenarios)}
+                "passes": [[s.to_dict() for s in p] for p in self.passes], "pass_scenarios": list(self.pass_scenarios),
+                "log_pass": self.log_pass.to_dict() if self.log_pass else None}
 
     @classmethod
     def from_dict(cls, d: Any, source: str = "<document>") -> "HostProbeResult":
@@ -155,7 +182,8 @@ class HostProbeResult:
                        ramp_s=float(d.get("ramp_s") or 0), scenario=d.get("scenario"),
                        status=d.get("status", "complete"), schema=d["schema"],
                        passes=[[HostStep.from_dict(s) for s in p] for p in d.get("passes") or []],
-                       pass_scenarios=[str(x) for x in d.get("pass_scenarios") or []])
+                       pass_scenarios=[str(x) for x in d.get("pass_scenarios") or []],
+                       log_pass=LogPass.from_dict(d["log_pass"]) if d.get("log_pass") else None)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise schema.DocumentError(f"{source}: not a host probe document ({type(exc).__name__}: {exc})") from None
 
