@@ -58,7 +58,16 @@ HELD = {"test-2026": (14, 14, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k", "nvdimm-nfs
         # eight figures the data sweeps bound among them (model 2 would have printed them as predictions: 3 held); the
         # NVDIMM's and the NVMe's iSCSI host bounds at 16 (and the NVMe's at 4) 1.58-1.60x, the SAS SSD iSCSI's
         # 4-writer upper end 1.77x and its NFS's 16-writer data-sweeps bound 1.58x missed
-        "test-55612": (19, 19, set())}
+        "test-55612": (19, 19, set()),
+        # the first draw of model 4 (the whole draw, the first seed drawn; the host probe's log pass), nobody fitted
+        # it: 16 of the 21 figures measured; the NVMe NFS's three never ran (its NVMe gone from the guest after the
+        # probe: MISSING). The NVMe iSCSI's host bounds 1.28-1.31x and the NVDIMM iSCSI's 16 (1.05x) held on the log
+        # pass; missed: the NVDIMM NFS's 1 and 4 (its pools 0.3-5 % past the data sweeps' bound), the SAS SSD iSCSI's
+        # one writer (+23 %) and 4-writer host bound (1.60x), the HDD NFS's 4-writer upper end (1.74x)
+        "test-50152": (16, 16, {"sas-ssd-iscsi-4k", "nvdimm-nfs-64k"})}
+# configurations of a draw that the guest could not finish, and why (their advice stands, no pool to judge it by)
+MISSING = {"test-50152": {"nvme-nfs-64k": "/dev/nvme1n1 gone from the guest after the host probe's log pass "
+                                          "(`slogqual: /dev/nvme1n1: no such file or device`, its log.txt)"}}
 DRAWS = [os.path.join(CHECK, name) for name in HELD]
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "contrib", "advisor_check"))
 
@@ -94,7 +103,12 @@ def advise_now(draw, name, out):
     return json.loads(open(out).read())
 
 
-@pytest.mark.parametrize("draw,name", [(d, c["name"]) for d in DRAWS for c in configs(d)],
+def ran(draw):
+    """The configurations of a draw whose pool ran (all but MISSING's)."""
+    return [c for c in configs(draw) if c["name"] not in MISSING.get(os.path.basename(draw), {})]
+
+
+@pytest.mark.parametrize("draw,name", [(d, c["name"]) for d in DRAWS for c in ran(d)],
                          ids=lambda x: os.path.basename(x) if os.sep in str(x) else x)
 def test_each_prediction_was_written_before_its_pool_ran_and_a_later_model_is_said(tmp_path, draw, name):
     """The advice in a recording is the one the guest wrote before the pool ran; where the model that wrote it is
@@ -125,7 +139,11 @@ def test_what_the_test_draw_held_is_not_lost(tmp_path, draw):
     those that failed."""
     floor, now_floor, missed = HELD[os.path.basename(draw)]
     recorded = [(c["name"], r) for c, r, why in table.rows(draw) if r is not None]
-    assert len(recorded) == 3 * len(configs(draw))  # 1, 4 and 16 writers each
+    assert len(recorded) == 3 * len(ran(draw))  # 1, 4 and 16 writers each
+    missing = {c["name"] for c, r, why in table.rows(draw) if r is None}
+    assert missing == set(MISSING.get(os.path.basename(draw), {}))  # no other configuration lost
+    for name in missing:  # its advice was written all the same, before a pool that never ran
+        assert os.path.exists(os.path.join(draw, "lab", name, "advice.json"))
     assert len([1 for n, r in recorded if table.held(r)]) == floor
 
     def current(c):

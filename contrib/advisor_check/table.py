@@ -46,6 +46,7 @@ def rows(outdir, advice_of=None):
             measured = next((x for x in run.steps if x.threads == r["threads"]), None)
             yield c, dict(r, binding=s.binding if s else None, batch=s.batch if s else None,
                           host=host.get(r["threads"], {}).get("ceiling_iops"),
+                          log_pass=s.limits.host_log_pass_iops if s and s.limits else None,
                           cpu=measured.cpu_busy if measured else None,
                           throttle=_throttled(measured)), None
 
@@ -59,7 +60,7 @@ def main(argv):
     outdir = argv[0]
     md = "--markdown" in argv
     head = ["configuration", "layout", "writers", "advice IOPS", "measured IOPS", "IOs", "error", "binding",
-            "host ceiling", "guest CPU", "throttled", "held"]
+            "host ceiling", "log pass", "guest CPU", "throttled", "held"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] if md else ["\t".join(head)]
     total = ok = 0
     for c, r, why in rows(outdir):
@@ -73,6 +74,7 @@ def main(argv):
         cells = [c["name"], c["layout"], str(r["threads"]), f"{mark}{r['predicted_iops']:.0f}",
                  f"{r['measured_iops']:.0f}", str(r.get("measured_ios") or ""), f"{r['error'] * 100:+.0f} %",
                  str(r["binding"]), f"{r['host']:.0f}" if r.get("host") else "-",
+                 f"{r['log_pass']:.0f}" if r.get("log_pass") else "-",
                  f"{r['cpu'] * 100:.0f} %" if r.get("cpu") is not None else "-",
                  f"{r['throttle'] * 100:.0f} %" if r.get("throttle") is not None else "-", "yes" if good else "NO"]
         lines.append(("| " + " | ".join(cells) + " |") if md else "\t".join(cells))
