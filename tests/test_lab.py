@@ -127,9 +127,13 @@ def test_run_passes_status_devices_and_results(tmp_path):
     from slogqual.lab import tsc
     host = tsc.host_tsc_khz()
     dmesg = (out / "tsc.txt").read_text()
+    # the run's record of the machine: QEMU's command line with the guest's kernel line, and the rate it gave
+    machine = json.loads((out / "lab-machine.json").read_text())
+    assert os.path.basename(machine["qemu"][0]).startswith("qemu-system") and machine["kernel_append"] in machine["qemu"]
+    given = re.search(r"tsc_early_khz=(\d+)", dmesg)
+    assert machine["tsc_early_khz"] == (int(given.group(1)) if given else None)
     if host is None:
         pytest.skip(f"this host's TSC rate was not measured (not x86-64, or no executable page): {dmesg}")
-    given = re.search(r"tsc_early_khz=(\d+)", dmesg)
     refined = re.search(r"Refined TSC clocksource calibration: ([\d.]+) MHz", dmesg)
     assert given and refined, dmesg
     assert abs(int(given.group(1)) - host) <= 0.005 * host, (given.group(1), host)

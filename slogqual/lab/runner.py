@@ -284,14 +284,22 @@ class LabRun:
         return disks
 
     def argv(self, disks: List[_qemu.Disk]) -> List[str]:
+        """QEMU's command line; what it was, with the guest's kernel line and the TSC rate given, is kept beside
+        the run's results (lab-machine.json: a guest's clock rests on that rate, slogqual.lab.tsc)."""
+        tsc_khz = _tsc.host_tsc_khz()
+        append = kernel_append(tsc_khz)
         m = _qemu.Machine(
-            kernel=self.image.kernel, initrd=self.image.initrd, append=kernel_append(_tsc.host_tsc_khz()),
+            kernel=self.image.kernel, initrd=self.image.initrd, append=append,
             memory_mb=self.memory_mb, cpus=self.cpus,
             shares=[_qemu.Share9p("root", "/", readonly=True), _qemu.Share9p("lab", self.job_dir)],
             disks=disks, interactive=(self.mode == "shell"), bios=_bios(),
             cpu=os.environ.get("SLOGQUAL_LAB_CPU") or "max", throttle_groups=dict(self.paths),
         )
-        return _qemu.machine_argv(m)
+        argv = _qemu.machine_argv(m)
+        if self.job_dir:
+            self._write("machine.json", json.dumps({"tsc_early_khz": tsc_khz, "kernel_append": append, "qemu": argv},
+                                                   indent=1) + "\n")
+        return argv
 
     # -- the run -------------------------------------------------------------------------------
     def run(self) -> RunResult:
@@ -448,8 +456,9 @@ class LabRun:
         return dest
 
     def _lab_files(self, dest: str, console: str) -> None:
-        """The run's own record beside the job's results: its marks, devices, calibration, topology, console."""
-        for name in ("marks", "devices.json", "calibration.json", "topology.json"):
+        """The run's own record beside the job's results: its marks, devices, calibration, topology, machine
+        (QEMU's command line, the guest's kernel line and TSC rate), console."""
+        for name in ("marks", "devices.json", "calibration.json", "topology.json", "machine.json"):
             if os.path.exists(os.path.join(self.job_dir, name)):
                 shutil.copyfile(os.path.join(self.job_dir, name), os.path.join(dest, f"lab-{name}"))
         with open(os.path.join(dest, "lab-console.log"), "w", encoding="utf-8") as fh:
