@@ -368,6 +368,8 @@ def test_the_host_ceiling_is_the_lower_of_the_ram_log_s_and_the_log_pass_s(tmp_p
     assert p.returncode == 0, p.stderr
     c = advice["candidates"][0]
     assert c["host_log_pass"]["used"] is True and c["host_log_pass"]["device"] == doc.log_pass.device
+    kept = advice["host"]["log_pass"]  # what the advice took from the pass, in its own document
+    assert kept["device"] == doc.log_pass.device and [s["threads"] for s in kept["steps"]] == [2, 8]
     at = {s.threads: s for s in doc.log_pass.steps}
     for s in c["steps"]:
         lim = s["limits"]

@@ -1165,7 +1165,14 @@ def host_summary(host: HostProbeResult, source: Optional[str]) -> Dict[str, Any]
                        "records_per_commit": round(s.records_per_commit, 3) if s.records_per_commit else None,
                        "path_us": round(s.path_us, 1) if s.path_us else None,
                        "zfs_cpu_us_per_io": round(s.zfs_cpu_s_per_io * 1e6, 1) if s.zfs_cpu_s_per_io else None}
-                      for s in host.steps]}
+                      for s in host.steps],
+            # the log pass (host-probe --log): its device and, per writer count, ZFS's and that log's CPU a write
+            "log_pass": {"device": host.log_pass.device, "identity": dict(host.log_pass.identity),
+                         "steps": [{"threads": s.threads, "iops": round(s.iops, 1), "ios": s.ios,
+                                    "ceiling_iops": round(s.ceiling_iops, 1) if s.ceiling_iops else None,
+                                    "zfs_cpu_us_per_io": round(s.zfs_cpu_s_per_io * 1e6, 1)
+                                    if s.zfs_cpu_s_per_io else None} for s in host.log_pass.steps]}
+            if host.log_pass is not None else None}
 
 
 def check_workload(w: Workload, t: Tunables) -> None:
