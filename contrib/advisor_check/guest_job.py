@@ -8,7 +8,8 @@ PLAN (JSON text: the host's files are not the guest's): {"configs": [{"name", "l
 log.sweep.json, data.sweep.json (one data disk: the slowest speaks for all; they are one class),
 host.json (slogqual host-probe, the same load on the same data disks with a RAM log, then its log pass: the
 candidate as the log on RAM data files), advice.json + advice.txt (written before the pool exists,
-with the time), run.json (slogqual scenario run: sync=always + the log, at each writer count), verify.txt.
+with the time), run.json (slogqual scenario run: sync=always + the log, at each writer count), verify.txt; where the
+pool's run failed, dmesg.txt (the kernel log's last 300 lines).
 """
 
 import json
@@ -61,8 +62,12 @@ for c in plan["configs"]:
                             "--host", os.path.join(d, "host.json"), "-o", os.path.join(d, "advice.json")],
                            stdout=fh, stderr=subprocess.STDOUT)
         toml(c, os.path.join(d, "check.toml"))
-        run(["slogqual", "scenario", "run", os.path.join(d, "check.toml"), "--data", *data, "--log", log_dev,
-             "--layout", c["layout"], "--destroy-data", "--quiet", "-o", os.path.join(d, "run.json")], log)
+        rc = run(["slogqual", "scenario", "run", os.path.join(d, "check.toml"), "--data", *data, "--log", log_dev,
+                  "--layout", c["layout"], "--destroy-data", "--quiet", "-o", os.path.join(d, "run.json")], log)
+        if rc != 0:  # the guest's kernel log's last lines: draw 50152's NVMe vanished and nothing said why
+            with open(os.path.join(d, "dmesg.txt"), "w") as fh:
+                dmesg = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()
+                fh.write("\n".join(dmesg[-300:]) + "\n")
         with open(os.path.join(d, "verify.txt"), "w") as fh:
             subprocess.run(["slogqual", "advise", "--advice", os.path.join(d, "advice.json"), "--verify",
                             os.path.join(d, "run.json")], stdout=fh, stderr=subprocess.STDOUT)
