@@ -64,11 +64,14 @@ HELD = {"test-2026": (14, 14, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k", "nvdimm-nfs
         # probe: MISSING). The NVMe iSCSI's host bounds 1.28-1.31x and the NVDIMM iSCSI's 16 (1.05x) held on the log
         # pass; missed: the NVDIMM NFS's 1 and 4 (its pools 0.3-5 % past the data sweeps' bound), the SAS SSD iSCSI's
         # one writer (+23 %) and 4-writer host bound (1.60x), the HDD NFS's 4-writer upper end (1.74x)
-        "test-50152": (16, 16, {"sas-ssd-iscsi-4k", "nvdimm-nfs-64k"}),
+        # model 5 on the same recordings: 18 (the SAS SSD iSCSI's 1 and 4 writers log-pass-bound, +13 and +6 %); the
+        # rule was made after these figures were seen, so this is no evidence for it, only what it must keep
+        "test-50152": (16, 18, {"sas-ssd-iscsi-4k", "nvdimm-nfs-64k"}),
         # the second draw of model 4 (the whole draw, the first seed drawn), nobody fitted it: 15 of 24; the host bounds
         # held in 3 of 7 (the NVMe iSCSI's 4 at 1.66x, the NVMe NFS's 4 at 1.50x, the SAS SSD iSCSI's 16 at 1.56x
         # missed; the NVDIMM iSCSI's 16 passed by 4 % on the log pass), the NVMe NFS's one writer +25 %
-        "test-58594": (15, 15, {"nvme-nfs-64k"})}
+        # model 5 on them: 16 (the SAS SSD iSCSI's 4 writers log-pass-bound, +13 %), made after they were seen
+        "test-58594": (15, 16, {"nvme-nfs-64k"})}
 # configurations of a draw that the guest could not finish, and why (their advice stands, no pool to judge it by)
 MISSING = {"test-50152": {"nvme-nfs-64k": "/dev/nvme1n1 gone from the guest after the host probe's log pass "
                                           "(`slogqual: /dev/nvme1n1: no such file or device`, its log.txt)"}}

@@ -402,3 +402,47 @@ def test_a_log_among_the_data_disks_is_refused_in_one_line_before_anything(tmp_p
     p = slogqual("host-probe", "--data", "/dev/null", "--log", "/dev/null", "-o", str(tmp_path / "h.json"), cwd=tmp_path)
     assert p.returncode == 2 and "--log /dev/null: also among --data" in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and not (tmp_path / "h.json").exists()
+
+
+def test_where_the_log_pass_s_cpu_had_room_what_it_measured_with_this_log_is_a_limit_and_a_prediction(tmp_path):
+    """Model 5: the log pass ran this load with this log at these writers; where its CPU had room (median busy
+    below 90 %) the log set its pace, and the median of its passes' IOPS is a limit beside the sweep's — a
+    prediction (the pool runs at it unless its data side is slower), stored with each pass's figure, its IOs and
+    busy share, and said in words. Where the pass's CPU was saturated its rate is the RAM copies' too: not taken.
+    On the fitting draw (fit-1129-model4): the SATA SSD logs' 2 writers are log-pass-bound (its pools 548 and 378
+    against 579 and 401 measured by the pass); the NVDIMM's passes, and the SATA SSD NFS's at 8, ran saturated."""
+    bound, saturated = [], []
+    for name in log_pass_configs():
+        d = os.path.join(LOG_PASS_DRAW, name)
+        doc = load(os.path.join(d, "host.json"))
+        with open(os.path.join(os.path.dirname(LOG_PASS_DRAW), "plan.json")) as fh:
+            layout = next(c["layout"] for c in json.load(fh)["configs"] if c["name"] == name)
+        out = tmp_path / name
+        out.mkdir()
+        p, advice = advise(out, "--log", os.path.join(d, "log.sweep.json"), "--layout", layout, "--data",
+                           os.path.join(d, "data.sweep.json"), os.path.join(d, "data.sweep.json"),
+                           "--protocol", name.split("-")[-2], "--bs", name.split("-")[-1], "--threads", "2,8",
+                           "--host", os.path.join(d, "host.json"))
+        assert p.returncode == 0, p.stderr
+        assert advice["model_version"] >= 5
+        for s in advice["candidates"][0]["steps"]:
+            lim, n = s["limits"], s["threads"]
+            each = [next(x for x in ps if x.threads == n) for ps in doc.log_pass.passes]
+            assert lim["log_pass_each_iops"] == pytest.approx([x.iops for x in each], abs=0.1)
+            iops, busy = sorted(x.iops for x in each), sorted(x.cpu_busy for x in each)
+            assert lim["log_pass_measured_iops"] == pytest.approx(iops[1], abs=0.1)  # three passes: the middle one
+            assert lim["log_pass_busy"] == pytest.approx(busy[1], abs=1e-4) and lim["log_pass_ios"] == min(x.ios for x in each)
+            if lim["log_pass_busy"] >= 0.9:
+                saturated.append((name, n))
+                assert s["binding"] != "log-pass-bound"
+                continue
+            assert s["iops"] <= lim["log_pass_measured_iops"] + 0.1  # a limit: the figure never above it
+            if s["binding"] == "log-pass-bound":
+                bound.append((name, n))
+                assert s["iops"] == pytest.approx(lim["log_pass_measured_iops"], abs=0.1)
+                assert s["iops"] < lim["log_latency_iops"] and not s["upper_bound"]  # a prediction
+                text = slogqual("advise", "--advice", str(out / "advice.json"), cwd=out).stdout
+                assert f"log-pass-bound at {n} threads: the host probe's pass with this log ran this load at " \
+                       f"{lim['log_pass_measured_iops']:,.0f} IOPS" in text
+    assert {("sata-ssd-nfs-64k", 2), ("sata-ssd-iscsi-4k", 2)} <= set(bound)
+    assert {("nvdimm-iscsi-4k", 2), ("nvdimm-iscsi-4k", 8), ("sata-ssd-nfs-64k", 8)} <= set(saturated)

@@ -69,9 +69,10 @@ from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 
 # Bump when the model changes what it predicts for the same inputs.
-MODEL_VERSION = 4  # 2: an ATA log's records per commit from the commit timeout; 3: a figure the data sweeps
+MODEL_VERSION = 5  # 2: an ATA log's records per commit from the commit timeout; 3: a figure the data sweeps
 #                    bind is their upper bound with a host probe too (issue #37); 4: the host's ceiling is
-#                    also the probe's log pass's, where it ran with this log (host-probe --log)
+#                    also the probe's log pass's, where it ran with this log (host-probe --log); 5: where that
+#                    pass's CPU had room, what it measured with this log is a limit too (log-pass-bound)
 
 PROTOCOLS = ("iscsi", "nfs")
 LAYOUTS = ("stripe", "mirror", "raidz1", "raidz2", "raidz3")
@@ -94,6 +95,7 @@ class Kind(str, Enum):
 
     LOG_LATENCY = "log-latency-bound"  # each commit waits for the log's write+flush at its lwb size
     HOST = "host-bound"  # the host probe's ceiling: this host's ZFS with a perfect log (advise --host)
+    LOG_PASS = "log-pass-bound"  # the probe's log pass measured this log at these writers, its CPU with room
     LOG_BANDWIDTH = "log-bandwidth-bound"  # the lwb writes run at >= 90 % of the log's best MiB/s
     POOL = "pool-bound"  # the data side's ceiling (sync=standard measured, or the data vdevs' bandwidth)
     INDIRECT = "indirect-bypass"  # logbias=throughput: the data goes to the data vdevs, the log gets pointers
@@ -595,17 +597,47 @@ def _iops(b: float, us: Optional[float]) -> Optional[float]:
 
 
 def _binding(shape: LogShape, ceiling: Optional[Ceiling], without: Optional[Ceiling], lat_limit: float,
-             bw_limit: Optional[float], at_bw: bool, host: Optional[float] = None) -> Tuple[float, Kind]:
-    """(the figure, the limit that sets it) of one step: the least of the limits, named."""
+             bw_limit: Optional[float], at_bw: bool, host: Optional[float] = None,
+             log_pass: Optional[float] = None) -> Tuple[float, Kind]:
+    """(the figure, the limit that sets it) of one step: the least of the limits, named. ``log_pass``: what the
+    host probe's log pass measured with this log where its CPU had room (_log_pass_rate): the log's own limit on
+    this host, measured, where it is below the sweep's."""
     log_limit = min(x for x in (lat_limit, bw_limit) if x is not None)
     if shape.state == "indirect":
         return (without.iops if without else (ceiling.iops if ceiling else log_limit)), Kind.INDIRECT
+    measured = log_pass is not None and log_pass < log_limit
+    if measured:
+        log_limit = log_pass
     if host is not None and host < log_limit and (ceiling is None or host < ceiling.iops):
         return host, Kind.HOST
     if ceiling is not None and ceiling.iops < log_limit:
         return ceiling.iops, Kind.POOL
+    if measured:
+        return log_limit, Kind.LOG_PASS
     bandwidth_bound = at_bw or (bw_limit is not None and bw_limit <= lat_limit)
     return log_limit, (Kind.LOG_BANDWIDTH if bandwidth_bound else Kind.LOG_LATENCY)
+
+
+def _log_pass_rate(lp: Optional[Any], n: int) -> Optional[Dict[str, Any]]:
+    """What the probe's log pass measured at ``n`` writers (model 5): the median of its passes' IOPS, each pass's,
+    the fewest IOs of a pass and the median busy share of the CPU; None without a log pass at n. Its data were RAM
+    files and its log this device, so where its CPU had room (``usable``: busy below HOST_SATURATED) the log set
+    its pace: that rate is what this log does on this host at this load, measured at the pool's concurrency,
+    which the sweep's QD1 write+flush and the model's batching only estimate; the pool runs at it unless its data
+    side is slower. Where the CPU was saturated its rate is the RAM copies' as much as the log's (the pass's CPU
+    ceiling, copies out, stands for it: _host_ceiling)."""
+    if lp is None:
+        return None
+    passes = [p for p in (lp.passes or [lp.steps]) if p]
+    at = [s for s in (host_analysis.at_threads(p, n) for p in passes) if s is not None and s.iops and s.threads == n]
+    if not at:
+        return None
+    iops = sorted(s.iops for s in at)
+    busy = sorted(s.cpu_busy for s in at if s.cpu_busy is not None)
+    mid = (iops[(len(iops) - 1) // 2] + iops[len(iops) // 2]) / 2
+    busy_mid = (busy[(len(busy) - 1) // 2] + busy[len(busy) // 2]) / 2 if busy else None
+    return {"iops": mid, "each": [s.iops for s in at], "ios": min(s.ios for s in at), "busy": busy_mid,
+            "usable": busy_mid is not None and busy_mid < HOST_SATURATED}
 
 
 def _host_batch(host: Optional[HostProbeResult], n: int, zils: int) -> Tuple[float, str, Optional[HostStep]]:
@@ -779,8 +811,9 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
     lp = log_pass_of(host, sweep)[0]
     lps = host_analysis.at_threads(lp.steps, n) if lp is not None else None
     host_ceiling = _host_ceiling(hs, sweep, figs, last.mean_us, b, lps)
+    measured = _log_pass_rate(lp, n)
     value, binding = _binding(shape, ceiling, without, lat_limit, bw_limit, at_bw_bytes >= 0.5 * sum(writes),
-                              host_ceiling)
+                              host_ceiling, measured["iops"] if measured and measured["usable"] else None)
     log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH)
     saturated = ceiling is not None and ceiling.host_saturated
     rng = None
@@ -807,7 +840,11 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
                    "pool_basis": ceiling.basis if ceiling else None,
                    "pool_ios": ceiling.ios if ceiling else None,
                    "host_iops": round(host_ceiling, 1) if host_ceiling else None,
-                   "host_log_pass_iops": round(lps.cpu_ceiling_iops, 1) if lps and lps.cpu_ceiling_iops else None},
+                   "host_log_pass_iops": round(lps.cpu_ceiling_iops, 1) if lps and lps.cpu_ceiling_iops else None,
+                   **({"log_pass_measured_iops": round(measured["iops"], 1),
+                       "log_pass_each_iops": [round(x, 1) for x in measured["each"]], "log_pass_ios": measured["ios"],
+                       "log_pass_busy": round(measured["busy"], 4) if measured["busy"] is not None else None}
+                      if measured else {})},
         "iops": round(value, 1), "iops_range": [round(x, 1) for x in rng] if rng else None,
         "iops_if_p99_bound": round(min(lat_at(commit_p99), value), 1) if commit_p99 and log_bound else None,
         "mbps": round(value * w.io_size / (1 << 20), 3), "binding": binding.value,

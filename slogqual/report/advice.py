@@ -387,8 +387,20 @@ def _host_bound(f: Dict[str, Any]) -> str:
             f"{x['log_latency_iops']:.0f}")
 
 
+def _log_pass_bound(f: Dict[str, Any]) -> str:
+    x = f["figures"][-1]
+    each = "/".join(f"{v:,.0f}" for v in x.get("log_pass_each_iops") or [])
+    busy = x.get("log_pass_busy")
+    return (f"log-pass-bound at {_threads(f)} threads: the host probe's pass with this log ran this load at "
+            f"{x['log_pass_measured_iops']:,.0f} IOPS at {x['threads']} threads (the median of {each}, at least "
+            f"{x['log_pass_ios']:,} IOs a pass"
+            + (f"; its CPU {busy * 100:.0f} % busy: the log, not the host, set its pace" if busy is not None else "")
+            + f"), below the {x['log_latency_iops']:,.0f} its sweep and the model's batching give; the pool runs "
+            "at it unless its data side is slower (the pass's data were files in RAM)")
+
+
 FINDING_WORDS: Dict[str, Callable[[Dict[str, Any]], str]] = {
-    A.Kind.HOST.value: _host_bound,
+    A.Kind.HOST.value: _host_bound, A.Kind.LOG_PASS.value: _log_pass_bound,
     A.Kind.LOG_LATENCY.value: _log_latency, A.Kind.LOG_BANDWIDTH.value: _log_bandwidth, A.Kind.POOL.value: _pool,
     A.Kind.INDIRECT.value: _indirect, A.Kind.NO_BENEFIT.value: _no_benefit, A.Kind.LOG_TOO_SMALL.value: _too_small,
     A.Kind.SHORT_LIFE.value: _short_life, A.Kind.POWER_LOSS_UNSAFE.value: _unsafe,

@@ -24,7 +24,8 @@ from slogqual.results import schema as S
 from slogqual.results.scenario import _ordered, _written
 
 PROTOCOLS = ("iscsi", "nfs")
-BINDINGS = ("log-latency-bound", "log-bandwidth-bound", "pool-bound", "indirect-bypass", "host-bound")
+BINDINGS = ("log-latency-bound", "log-bandwidth-bound", "pool-bound", "indirect-bypass", "host-bound",
+            "log-pass-bound")
 KINDS = BINDINGS + ("no-benefit", "log-too-small", "short-life", "extrapolated", "power-loss-unsafe",
                     "unmirrored-exposure", "no-power-loss-evidence", "host-cpu-saturated")
 UPPER_BOUNDS = ("host-cpu", "log-only", "data-sweeps", "host-ceiling", "log-concurrency")
@@ -109,6 +110,12 @@ class StepLimits(Part):
     host_iops: Optional[float] = key("host_iops", "number")  # the host probe's ceiling (advise --host)
     # the probe's log pass's ceiling with this log (host-probe --log), where it ran with it: in host_iops already
     host_log_pass_iops: Optional[float] = key("host_log_pass_iops", "number")
+    # what that pass measured with this log at these writers (model 5): the median of its passes' IOPS, each pass's,
+    # their IOs and the CPU's median busy share; a figure where the CPU had room (the log set its pace)
+    log_pass_measured_iops: Optional[float] = key("log_pass_measured_iops", "number")
+    log_pass_each_iops: Optional[List[float]] = key("log_pass_each_iops", "list")
+    log_pass_ios: Optional[int] = key("log_pass_ios", "integer")
+    log_pass_busy: Optional[float] = key("log_pass_busy", "number")
 
 
 @dataclass
