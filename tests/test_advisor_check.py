@@ -71,10 +71,20 @@ HELD = {"test-2026": (14, 14, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k", "nvdimm-nfs
         # held in 3 of 7 (the NVMe iSCSI's 4 at 1.66x, the NVMe NFS's 4 at 1.50x, the SAS SSD iSCSI's 16 at 1.56x
         # missed; the NVDIMM iSCSI's 16 passed by 4 % on the log pass), the NVMe NFS's one writer +25 %
         # model 5 on them: 16 (the SAS SSD iSCSI's 4 writers log-pass-bound, +13 %), made after they were seen
-        "test-58594": (15, 16, {"nvme-nfs-64k"})}
+        "test-58594": (15, 16, {"nvme-nfs-64k"}),
+        # the first draw of model 5 (the whole draw, the first seed drawn), nobody fitted it: 16 of the 18 figures
+        # measured; both NVMe configurations lost (MISSING). The SAS SSD iSCSI's 4 writers held log-pass-bound (+14 %),
+        # the HDD iSCSI's three (-4, -3, -10 %); missed: the HDD NFS's 4 writers log-pass-bound (+22 %), the NVDIMM
+        # NFS's 16-writer data-sweeps bound (1.60x)
+        "test-47166": (16, 16, set())}
 # configurations of a draw that the guest could not finish, and why (their advice stands, no pool to judge it by)
 MISSING = {"test-50152": {"nvme-nfs-64k": "/dev/nvme1n1 gone from the guest after the host probe's log pass "
-                                          "(`slogqual: /dev/nvme1n1: no such file or device`, its log.txt)"}}
+                                          "(`slogqual: /dev/nvme1n1: no such file or device`, its log.txt)"},
+           "test-47166": {name: f"the emulated NVMe stopped answering at the log pass's 16 writers, the controller "
+                                f"reset and disabled, the namespace removed (its dmesg.txt): no host document, so no "
+                                f"advice ({name}/log.txt) and no pool" for name in ("nvme-iscsi-4k", "nvme-nfs-64k")}}
+# of those, the ones whose advice could not be written either (no host document to advise with)
+NO_ADVICE = {("test-47166", "nvme-iscsi-4k"), ("test-47166", "nvme-nfs-64k")}
 DRAWS = [os.path.join(CHECK, name) for name in HELD]
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "contrib", "advisor_check"))
 
@@ -149,13 +159,16 @@ def test_what_the_test_draw_held_is_not_lost(tmp_path, draw):
     assert len(recorded) == 3 * len(ran(draw))  # 1, 4 and 16 writers each
     missing = {c["name"] for c, r, why in table.rows(draw) if r is None}
     assert missing == set(MISSING.get(os.path.basename(draw), {}))  # no other configuration lost
-    for name in missing:  # its advice was written all the same, before a pool that never ran
-        assert os.path.exists(os.path.join(draw, "lab", name, "advice.json"))
+    for name in missing:  # its advice was written all the same, before a pool that never ran; or its probe failed
+        advice = os.path.exists(os.path.join(draw, "lab", name, "advice.json"))
+        assert advice != ((os.path.basename(draw), name) in NO_ADVICE)
+        assert advice or "no such" in open(os.path.join(draw, "lab", name, "log.txt")).read()
     assert len([1 for n, r in recorded if table.held(r)]) == floor
 
     def current(c):
         out = tmp_path / f"{c['name']}.advice.json"
-        advise_now(draw, c["name"], out)
+        if (os.path.basename(draw), c["name"]) not in NO_ADVICE:  # else no host document: nothing to advise with
+            advise_now(draw, c["name"], out)
         return str(out)
 
     rows = [(c["name"], r) for c, r, why in table.rows(draw, advice_of=current) if r is not None]
