@@ -53,6 +53,7 @@ measured: it fitted one slowed lab run and made two others worse (docs/advisor.m
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -632,11 +633,10 @@ def _log_pass_rate(lp: Optional[Any], n: int) -> Optional[Dict[str, Any]]:
     at = [s for s in (host_analysis.at_threads(p, n) for p in passes) if s is not None and s.iops and s.threads == n]
     if not at:
         return None
-    iops = sorted(s.iops for s in at)
-    busy = sorted(s.cpu_busy for s in at if s.cpu_busy is not None)
-    mid = (iops[(len(iops) - 1) // 2] + iops[len(iops) // 2]) / 2
-    busy_mid = (busy[(len(busy) - 1) // 2] + busy[len(busy) // 2]) / 2 if busy else None
-    return {"iops": mid, "each": [s.iops for s in at], "ios": min(s.ios for s in at), "busy": busy_mid,
+    busy = [s.cpu_busy for s in at if s.cpu_busy is not None]
+    busy_mid = statistics.median(busy) if busy else None
+    return {"iops": statistics.median(s.iops for s in at), "each": [s.iops for s in at], "ios": min(s.ios for s in at),
+            "busy": busy_mid,
             "usable": busy_mid is not None and busy_mid < HOST_SATURATED}
 
 
