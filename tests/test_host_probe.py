@@ -446,3 +446,97 @@ def test_where_the_log_pass_s_cpu_had_room_what_it_measured_with_this_log_is_a_l
                        f"{lim['log_pass_measured_iops']:,.0f} IOPS" in text
     assert {("sata-ssd-nfs-64k", 2), ("sata-ssd-iscsi-4k", 2)} <= set(bound)
     assert {("nvdimm-iscsi-4k", 2), ("nvdimm-iscsi-4k", 8), ("sata-ssd-nfs-64k", 8)} <= set(saturated)
+
+
+STALLED_DRAW = os.path.join(ADVISOR, "check", "test-47166", "lab")
+
+
+def _probe_of(lab, name, template):
+    """The host document the probe of ``name`` would have written from its recorded passes (the probe failed after
+    them: its log was gone): its own host and log passes, the copy cost measured in the same guest by ``template``'s
+    probe (same boot, same data disks and load), the log's identity from its sweep. A failed pass is no pass."""
+    from slogqual.host.door import _step
+    from slogqual.results.host import LogPass
+    from slogqual.results.scenario import ScenarioResult
+
+    d = os.path.join(lab, name)
+    doc = load(os.path.join(lab, template, "host.json"))
+
+    def passes(stem, ram_data, log_in_ram):
+        out = []
+        for suffix in ("", ".pass2", ".pass3"):
+            r = ScenarioResult.load(os.path.join(d, f"{stem}{suffix}.json"))
+            if r.status == "complete":
+                out.append(host_analysis.steps_from([_step(s, ram_data=ram_data, ramp_s=doc.ramp_s) for s in r.steps],
+                                                    doc.copy, log_in_ram=log_in_ram))
+        return out
+
+    main, logs = passes("host.json.scenario", False, True), passes("host.json.log.scenario", True, False)
+    with open(os.path.join(d, "log.sweep.json")) as fh:
+        sweep = json.load(fh)
+    doc.steps, doc.passes = host_analysis.best_of(main), main
+    doc.log_pass = LogPass(device=sweep["target"]["path"], identity={"model": sweep["device"]["model"],
+                                                                   "serial": sweep["device"]["serial"]},
+                           steps=host_analysis.best_of(logs), passes=logs)
+    return doc
+
+
+def test_a_write_past_the_kernel_s_io_timeout_is_a_stall_no_ceiling_no_rate_and_a_finding(tmp_path):
+    """Recorded (draw 47166, the NVMe iSCSI's probe): in the log pass's second pass at 16 writers the emulated NVMe
+    stopped answering — a write took 93 s, the kernel log kept (command timeout at 30 s, abort, controller reset,
+    disabled), the step written as complete at 19 IOPS. A step with a write past the kernel's I/O timeout measured
+    the device's error handling: it is flagged, gives no ceiling and no log-pass rate, each pass's best is another
+    pass's, and the advice says log-stalled with the figures. The first pass's 16 writers (slowest write 1.5 s) and
+    every other step of the draw's probes are no stall."""
+    doc = _probe_of(STALLED_DRAW, "nvme-iscsi-4k", "sas-ssd-iscsi-4k")
+    first, second = doc.log_pass.passes
+    assert [s.stalled for s in second] == [False, False, True] and not any(s.stalled for s in first)
+    stall = second[-1]
+    assert stall.longest_write_us / 1e6 > host_analysis.STALLED_WRITE_S > first[-1].longest_write_us / 1e6
+    assert stall.ceiling_iops is None and stall.cpu_ceiling_iops is None and stall.path_ceiling_iops is None
+    assert first[-1].ceiling_iops and doc.log_pass.steps[-1].probe_pass == 1  # the count's best: the pass that ran
+    with open(os.path.join(tmp_path, "host.json"), "w") as fh:
+        json.dump(doc.to_dict(), fh)
+    d = os.path.join(STALLED_DRAW, "nvme-iscsi-4k")
+    p, advice = advise(tmp_path, "--log", os.path.join(d, "log.sweep.json"), "--layout", "mirror", "--data",
+                       os.path.join(d, "data.sweep.json"), os.path.join(d, "data.sweep.json"), "--protocol", "iscsi",
+                       "--bs", "4k", "--threads", "1,4,16", "--host", str(tmp_path / "host.json"))
+    assert p.returncode == 0, p.stderr
+    c = advice["candidates"][0]
+    by = {s["threads"]: s["limits"] for s in c["steps"]}
+    assert by[16]["log_pass_each_iops"] == [pytest.approx(first[-1].iops, abs=0.1)]  # the stalled pass left out
+    assert len(by[4]["log_pass_each_iops"]) == 2  # at 4 writers both passes ran
+    f = next(f for f in c["findings"] if f["kind"] == "log-stalled")
+    assert f["threads"] == [16] and [(x["pass"], x["passes"]) for x in f["figures"]] == [(2, 2)]
+    assert f["figures"][0]["longest_write_s"] == pytest.approx(stall.longest_write_us / 1e6, abs=1e-3)
+    text = slogqual("advise", "--advice", str(tmp_path / "advice.json"), cwd=tmp_path).stdout
+    assert f"log-stalled: in the host probe's pass with this log a write took {stall.longest_write_us / 1e6:,.1f} s" in text
+    assert "16 writers in pass 2 of 2" in text
+    lines = [x for x in host_words.table(doc) if x.startswith("stalled:")]
+    assert len(lines) == 1 and "pass 2 of 2, 16 writers" in lines[0] and f"{stall.longest_write_us / 1e6:,.1f} s" in lines[0]
+    for name in sorted(os.listdir(STALLED_DRAW)):  # every other probe of the draw: no stall
+        if os.path.exists(os.path.join(STALLED_DRAW, name, "host.json")):
+            other = _probe_of(STALLED_DRAW, name, name)
+            assert not any(s.stalled for p in other.passes + other.log_pass.passes for s in p), name
+
+
+def test_a_log_pass_that_failed_after_others_keeps_what_was_measured_and_the_advice_says_so(tmp_path):
+    """Draw 47166's NVMe iSCSI probe: its log vanished in pass 2 and pass 3 failed ("cannot resolve path"); the probe
+    lost everything it had measured. Now it writes the document with the passes before (status failed, the failed
+    pass and its line kept) and exits non-zero; the document reads back the same, and an advice made from it says
+    in its first lines which pass failed and that its figures are from the passes before."""
+    doc = _probe_of(STALLED_DRAW, "nvme-iscsi-4k", "sas-ssd-iscsi-4k")
+    doc.status = "failed"
+    doc.log_pass.failed = {"pass": 3, "error": "zpool create -f… failed: cannot resolve path '/dev/nvme0n1'"}
+    with open(os.path.join(tmp_path, "host.json"), "w") as fh:
+        json.dump(doc.to_dict(), fh)
+    again = load(os.path.join(tmp_path, "host.json"))
+    assert again.to_dict() == doc.to_dict() and again.log_pass.failed["pass"] == 3
+    d = os.path.join(STALLED_DRAW, "nvme-iscsi-4k")
+    p, advice = advise(tmp_path, "--log", os.path.join(d, "log.sweep.json"), "--protocol", "iscsi", "--bs", "4k",
+                       "--threads", "1,4", "--host", str(tmp_path / "host.json"))
+    assert p.returncode == 0, p.stderr
+    assert advice["host"]["status"] == "failed" and advice["host"]["log_pass"]["failed"] == doc.log_pass.failed
+    text = slogqual("advise", "--advice", str(tmp_path / "advice.json"), cwd=tmp_path).stdout.splitlines()
+    assert "the host probe's log pass 3 failed (zpool create -f… failed: cannot resolve path '/dev/nvme0n1'): its " \
+           "figures are from the passes before it" in text[:3]

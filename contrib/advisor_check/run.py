@@ -1,13 +1,14 @@
 """The advisor against configurations nobody fitted (issue #37): draw them by a seed, boot one lab guest with
 every device they need, and in it make each prediction before its pool runs (guest_job.py).
 
-    python3 contrib/advisor_check/run.py SEED OUTDIR [--fit] [--slowed] [--first N] [--runtime S]
+    python3 contrib/advisor_check/run.py SEED OUTDIR [--fit] [--slowed] [--first N] [--only NAME,...] [--runtime S]
 
 The draw: each log class of LOG_CLASSES x each load of LOADS, in a seeded order, each with a seeded layout
 (stripe or mirror) of DATA hdd data disks; writers 1, 4 and 16. --fit draws FIT_COUNT configurations of
 FIT_CLASSES at FIT_THREADS writers instead: the recordings a model may be fitted on, never a test point. The plan is written to
 OUTDIR/plan.json before the guest boots; `python3 contrib/advisor_check/table.py OUTDIR` makes the table.
---first N keeps the first N configurations of the seeded order (a short draw: each costs the guest ~3 minutes).
+--first N keeps the first N configurations of the seeded order (a short draw: each costs the guest ~3 minutes);
+--only NAME[,NAME] the named ones.
 --runtime S: the pools' steps and the host probe's that long (default 5 s and the probe's own 3 s): a 5-second step
 is one txg period, and whether a txg sync falls inside it is chance (docs/advisor.md, draw 9413).
 --slowed runs the whole draw on a host slowed as the lab tier's proof is (tests/conftest.SlowHost: a busy-looping
@@ -49,14 +50,23 @@ def draw(seed: int, fit: bool):
 def main(argv):
     seed, out = int(argv[0]), os.path.abspath(argv[1])
     plan = draw(seed, "--fit" in argv)
-    if "--first" in argv:
-        plan["configs"] = plan["configs"][:int(argv[argv.index("--first") + 1])]
+    if "--first" in argv or "--only" in argv:
+        if "--first" in argv:
+            plan["configs"] = plan["configs"][:int(argv[argv.index("--first") + 1])]
+            plan["first"] = len(plan["configs"])
+        if "--only" in argv:  # named configurations of the draw, e.g. to run again one a draw lost
+            names = argv[argv.index("--only") + 1].split(",")
+            unknown = sorted(set(names) - {c["name"] for c in plan["configs"]})
+            if unknown:
+                print(f"run.py: --only: not in this draw: {', '.join(unknown)}", file=sys.stderr)
+                return 2
+            plan["configs"] = [c for c in plan["configs"] if c["name"] in names]
+            plan["only"] = names
         used = sorted({i for c in plan["configs"] for i in c["data"] + [c["log"]]})
         keep = {old: new for new, old in enumerate(used)}  # only the devices the kept configurations use
         plan["devices"] = [plan["devices"][i] for i in used]
         for c in plan["configs"]:
             c["log"], c["data"] = keep[c["log"]], [keep[i] for i in c["data"]]
-        plan["first"] = len(plan["configs"])
     if "--runtime" in argv:  # longer steps, for the pools and the host probe alike (several txg periods)
         plan["runtime"] = plan["probe_runtime"] = float(argv[argv.index("--runtime") + 1])
     os.makedirs(out, exist_ok=True)

@@ -108,6 +108,7 @@ class Kind(str, Enum):
     POWER_LOSS_UNSAFE = "power-loss-unsafe"  # a real cut lost acknowledged writes: a mirror of two loses them too
     UNMIRRORED_EXPOSURE = "unmirrored-exposure"  # what an unmirrored log can lose, and only when
     NO_POWER_LOSS_EVIDENCE = "no-power-loss-evidence"  # no real cut of this device: the first question is open
+    LOG_STALLED = "log-stalled"  # in the probe's log pass a write to this log outlasted the kernel's I/O timeout
 
 
 @dataclass
@@ -630,14 +631,18 @@ def _log_pass_rate(lp: Optional[Any], n: int) -> Optional[Dict[str, Any]]:
     if lp is None:
         return None
     passes = [p for p in (lp.passes or [lp.steps]) if p]
-    at = [s for s in (host_analysis.at_threads(p, n) for p in passes) if s is not None and s.iops and s.threads == n]
+    # a pass whose own step at n stalled (a write past the kernel's I/O timeout) measured the device's error
+    # handling: left out, and counted
+    stalled = [p for p in passes if any(s.threads == n and s.stalled for s in p)]
+    at = [s for s in (host_analysis.at_threads(p, n) for p in passes if p not in stalled)
+          if s is not None and s.iops and s.threads == n]
     if not at:
         return None
     busy = [s.cpu_busy for s in at if s.cpu_busy is not None]
     busy_mid = statistics.median(busy) if busy else None
     return {"iops": statistics.median(s.iops for s in at), "each": [s.iops for s in at], "ios": min(s.ios for s in at),
             "busy": busy_mid,
-            "usable": busy_mid is not None and busy_mid < HOST_SATURATED}
+            "usable": busy_mid is not None and busy_mid < HOST_SATURATED, "stalled_passes": len(stalled)}
 
 
 def _host_batch(host: Optional[HostProbeResult], n: int, zils: int) -> Tuple[float, str, Optional[HostStep]]:
@@ -894,6 +899,9 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
         findings.append(life.pop("finding"))
     dev = sweep.device or {}
     lp, lp_why = log_pass_of(host, sweep)
+    stall = _log_stalled(lp)
+    if stall:
+        findings.append(stall)
     lp_given = host.log_pass if host is not None and host.log_pass is not None else None
     return {
         "host_log_pass": {"device": lp_given.device, "identity": dict(lp_given.identity), "used": lp is not None,
@@ -907,6 +915,22 @@ def predict_candidate(name: str, sweep: SweepResult, w: Workload, t: Tunables, d
         "peak": {"threads": peak["threads"], "iops": peak["iops"], "mbps": peak["mbps"]},
         "findings": findings, "size": size, "life": life,
     }
+
+
+def _log_stalled(lp: Optional[Any]) -> Optional[Dict[str, Any]]:
+    """The log-stalled finding: each step of the probe's log pass (every pass) in which a write to this log outlasted
+    the kernel's I/O timeout — the device stopped answering under the pool's own load, which a QD1 sweep does not
+    see and which stops every sync write of a pool for as long; None where none did."""
+    if lp is None:
+        return None
+    passes = lp.passes or [lp.steps]
+    stalled = [(n, s) for n, p in enumerate(passes, 1) for s in p if s.stalled]
+    if not stalled:
+        return None
+    return {"kind": Kind.LOG_STALLED.value, "threads": sorted({s.threads for _, s in stalled}),
+            "figures": [{"threads": s.threads, "pass": n, "passes": len(passes), "longest_write_s":
+                         round(s.longest_write_us / 1e6, 3), "iops": round(s.iops, 1), "ios": s.ios,
+                         "timeout_s": host_analysis.STALLED_WRITE_S} for n, s in stalled]}
 
 
 def _upper_bound(binding: Kind, saturated: bool, ceiling: Optional[Ceiling], shape: LogShape,
@@ -1196,7 +1220,7 @@ def check_host(host: HostProbeResult, w: Workload) -> None:
 
 def host_summary(host: HostProbeResult, source: Optional[str]) -> Dict[str, Any]:
     """What the advice took from the host probe, for its document."""
-    return {"source": source, "workload": host.workload.to_dict(),
+    return {"source": source, "status": host.status, "workload": host.workload.to_dict(),
             "steps": [{"threads": s.threads, "iops": round(s.iops, 1), "ios": s.ios,
                        "ceiling_iops": round(s.ceiling_iops, 1) if s.ceiling_iops else None,
                        "records_per_commit": round(s.records_per_commit, 3) if s.records_per_commit else None,
@@ -1208,7 +1232,8 @@ def host_summary(host: HostProbeResult, source: Optional[str]) -> Dict[str, Any]
                          "steps": [{"threads": s.threads, "iops": round(s.iops, 1), "ios": s.ios,
                                     "ceiling_iops": round(s.ceiling_iops, 1) if s.ceiling_iops else None,
                                     "zfs_cpu_us_per_io": round(s.zfs_cpu_s_per_io * 1e6, 1)
-                                    if s.zfs_cpu_s_per_io else None} for s in host.log_pass.steps]}
+                                    if s.zfs_cpu_s_per_io else None} for s in host.log_pass.steps],
+                         "failed": dict(host.log_pass.failed) if host.log_pass.failed else None}
             if host.log_pass is not None else None}
 
 

@@ -32,6 +32,16 @@ from slogqual.results.host import CopyCost, HostStep
 
 LOG_SECTION = "logs"
 MIN_BASELINE_TICKS = 50  # a settle shorter than half a second a CPU gives no baseline worth subtracting
+# A write that took longer than this met the kernel's I/O timeout (Linux's block layer and FreeBSD's nvme(4)
+# both time a command out at 30 s, then abort it and reset the controller): the step measured the device's
+# error handling, not the host. The recorded lab draws: legitimate steps' slowest writes ≤ 6.8 s, a slowed host
+# included; the emulated NVMe's stalls 92-93 s (three log passes at 16 writers, the kernel log kept).
+STALLED_WRITE_S = 30.0
+
+
+def is_stalled(step: HostStep) -> bool:
+    """A write of the step outlasted the kernel's I/O timeout (STALLED_WRITE_S)."""
+    return step.longest_write_us is not None and step.longest_write_us >= STALLED_WRITE_S * 1e6
 
 
 def derive(step: HostStep, copy: Optional[CopyCost], log_in_ram: bool = True) -> HostStep:
@@ -39,7 +49,8 @@ def derive(step: HostStep, copy: Optional[CopyCost], log_in_ram: bool = True) ->
     ``log_in_ram`` False: the log pass's step (its log the candidate device: module doc): the log's
     writes are no copy to take out, and its time is the device's, so no software path is derived from it."""
     out = replace(step)
-    if step.iops <= 0:
+    out.stalled = is_stalled(step) if step.longest_write_us is not None else None
+    if step.iops <= 0 or out.stalled:  # a stalled step is the device's timeout, no figure of the host's
         return out
     if step.cpu_busy is not None and step.cpus:
         out.cpu_s_per_io = step.cpu_busy * step.cpus / step.iops
@@ -88,6 +99,9 @@ def ceilings(steps: List[HostStep]) -> List[HostStep]:
     out = []
     for s in steps:
         s = replace(s)
+        if s.stalled:
+            out.append(s)
+            continue
         if path:
             s.path_ceiling_iops = s.threads / (path / 1e6)
         limits = [c for c in (s.cpu_ceiling_iops, s.path_ceiling_iops) if c]
@@ -143,7 +157,8 @@ def best_of(passes: Sequence[Sequence[HostStep]]) -> List[HostStep]:
     """Each thread count's step from the pass whose ceiling there is highest (a ceiling is what the host can
     do; a pass that ran lower met a host not yet warm or busy with something else: three probes in one lab
     guest ran 1,159 / 1,289 / 1,420 IOPS at one writer, the first pass lowest), with the pass's number and
-    every pass's ceiling. One pass: its steps as they are."""
+    every pass's ceiling. A stalled step has no ceiling: another pass's is kept where one has. One pass: its steps
+    as they are."""
     if len(passes) <= 1:
         return [replace(s) for s in (passes[0] if passes else [])]
     counts = sorted({s.threads for p in passes for s in p})

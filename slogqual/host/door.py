@@ -208,6 +208,7 @@ def _step(s, ram_data: bool = True, ramp_s: float = 0.0) -> HostStep:
     cpu = s.extra.get("cpu") or {}
     log_writes_s, log_bytes_s, log_basis = _log_rates(s, logs, ramp_s)
     return HostStep(threads=s.threads, ios=s.ios, iops=s.iops, lat_us=float(s.lat_us.mean or 0.0),
+                    longest_write_us=s.lat_us.max,
                     cpu_busy=cpu.get("busy_share"), cpus=cpu.get("cpus"),
                     log_writes_s=log_writes_s, log_bytes_s=log_bytes_s, log_basis=log_basis,
                     data_writes_s=float(sum(v["write_ops_s"] for v in data)) if data else None,
@@ -244,14 +245,23 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
         each = PassProgress(progress, req.repeats * (2 if req.log else 1))
         runs = [(n, None) for n in range(1, req.repeats + 1)] + [(n, req.log) for n in range(1, req.repeats + 1)
                                                                    if req.log]
+        failed = None  # a log pass that failed after another had run: what was measured is kept, the failure said
         for i, (n, log) in enumerate(runs, 1):
             each.n = i
             try:
                 out = log_scenario_path(output, n) if log else scenario_path(output, n)
                 (log_passes if log else passes).append(_measure(req, work, fstype, fio_version, out, each, log))
+            except SlogqualError as exc:
+                if not log or not log_passes:
+                    raise
+                # the log device failed under the load (draw 47166: the emulated NVMe timed out, was reset and
+                # removed in pass 2; pass 3 could not create its pool, and the probe lost all it had measured)
+                failed = {"pass": n, "error": str(exc)}
             finally:
                 shutil.rmtree(work, ignore_errors=True)
             work = owned.make_dir(DIR_PREFIX, req.ram_dir)  # the next pass's files, or the copy's
+            if failed:
+                break
     try:
         copy = measure_copy(work)
     finally:
@@ -262,7 +272,8 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
                                          log_in_ram=False) for r in log_passes]
     log_pass = LogPass(device=req.log, identity=identity, steps=host_analysis.best_of(with_log),
                        passes=with_log if len(with_log) > 1 else [],
-                       pass_scenarios=[log_scenario_path(output, n) for n in range(1, len(with_log) + 1)]) \
+                       pass_scenarios=[log_scenario_path(output, n) for n in range(1, len(with_log) + 1)],
+                       failed=failed) \
         if req.log else None
     doc = HostProbeResult(
         workload=HostWorkload(protocol=req.protocol, bs=req.bs, block_size=req.block_size, write_sync=req.write_sync,
@@ -274,11 +285,14 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
         runtime_s=req.runtime_s, ramp_s=req.ramp_s, scenario=scenario_path(output, 1),
         passes=derived if len(derived) > 1 else [],
         pass_scenarios=[scenario_path(output, n) for n in range(1, len(derived) + 1)] if len(derived) > 1 else [],
-        log_pass=log_pass)
+        log_pass=log_pass, status="failed" if failed else "complete")
     write_json_atomic(output, doc.to_dict())
     if req.record_in_store:
         from slogqual import store
         store.record_or_warn(doc, output)
+    if failed:
+        raise SlogqualError(f"the log pass {failed['pass']} failed: {failed['error']} — the {len(log_passes)} log "
+                            f"pass(es) before it and the host's passes are in {output}")
     return doc
 
 

@@ -399,6 +399,16 @@ def _log_pass_bound(f: Dict[str, Any]) -> str:
             "at it unless its data side is slower (the pass's data were files in RAM)")
 
 
+def _log_stalled(f: Dict[str, Any]) -> str:
+    figs = f["figures"]
+    x = max(figs, key=lambda y: y["longest_write_s"])
+    where = "; ".join(f"{y['threads']} writers in pass {y['pass']} of {y['passes']}" for y in figs)
+    return (f"log-stalled: in the host probe's pass with this log a write took {x['longest_write_s']:,.1f} s — past "
+            f"the kernel's {x['timeout_s']:.0f}-s I/O timeout, which aborts the command and resets the device "
+            f"({where}); for as long, every sync write of a pool with this log waits. Those steps are no figure "
+            "of the host's or the log's pace and are left out; the kernel log says what the device did")
+
+
 FINDING_WORDS: Dict[str, Callable[[Dict[str, Any]], str]] = {
     A.Kind.HOST.value: _host_bound, A.Kind.LOG_PASS.value: _log_pass_bound,
     A.Kind.LOG_LATENCY.value: _log_latency, A.Kind.LOG_BANDWIDTH.value: _log_bandwidth, A.Kind.POOL.value: _pool,
@@ -406,6 +416,7 @@ FINDING_WORDS: Dict[str, Callable[[Dict[str, Any]], str]] = {
     A.Kind.SHORT_LIFE.value: _short_life, A.Kind.POWER_LOSS_UNSAFE.value: _unsafe,
     A.Kind.UNMIRRORED_EXPOSURE.value: _exposure, A.Kind.NO_POWER_LOSS_EVIDENCE.value: _no_evidence,
     A.Kind.HOST_SATURATED.value: _host_saturated, A.Kind.EXTRAPOLATED.value: _extrapolated,
+    A.Kind.LOG_STALLED.value: _log_stalled,
 }
 
 
@@ -528,6 +539,10 @@ def first_lines(advice: AdviceResult) -> List[str]:
         paths = [s["path_us"] for s in host.get("steps") or [] if s.get("path_us")]
         lines = [HOST_FIGURE.format(source=host.get("source") or "given",
                                     path=f"{paths[0]:.0f} µs at its fewest writers" if paths else "unknown")]
+        failed = (host.get("log_pass") or {}).get("failed")
+        if failed:
+            lines.append(f"the host probe's log pass {failed.get('pass')} failed ({failed.get('error')}): its figures "
+                         "are from the passes before it")
         for c in advice.candidates:
             lp = c.host_log_pass
             if lp is None:

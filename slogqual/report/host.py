@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Sequence
 
-from slogqual.results.host import HostProbeResult
+from slogqual.analysis import host as host_analysis
+from slogqual.results.host import HostProbeResult, HostStep
 from slogqual.units import size_label
 
 
 def _f(x, fmt="{:.0f}", none="-"):
     return none if x is None else fmt.format(x)
+
+
+def _stalls(passes: Sequence[Sequence[HostStep]], what: str) -> List[str]:
+    """One line for each step in which a write outlasted the kernel's I/O timeout (slogqual.analysis.host)."""
+    return [f"stalled: {what}, pass {n} of {len(passes)}, {s.threads} writers: its longest write took "
+            f"{s.longest_write_us / 1e6:,.1f} s, past the kernel's {host_analysis.STALLED_WRITE_S:.0f}-s I/O timeout "
+            f"(the device's error handling, not the host's pace): no ceiling from it"
+            for n, p in enumerate(passes, 1) for s in p if s.stalled]
 
 
 def table(doc: HostProbeResult) -> List[str]:
@@ -41,6 +50,7 @@ def table(doc: HostProbeResult) -> List[str]:
     out.append("ceiling: the least of the CPUs over ZFS's own CPU per write and the writers over the software "
                "path, the RAM copies taken out — an upper bound for any log on this host at this load; txg MB/s: "
                "the data vdevs' writes in the window (its txg syncs, their CPU in ZFS's)")
+    out += _stalls(doc.passes or [doc.steps], "the probe")
     lp = doc.log_pass
     if lp is not None:
         who = ", ".join(f"{k} {v}" for k, v in lp.identity.items())
@@ -57,4 +67,5 @@ def table(doc: HostProbeResult) -> List[str]:
                        f"{_f(s.cpu_ceiling_iops, '<= {:.0f}'):>8}")
         out.append("log pass ceiling: the CPUs over ZFS's and this log's CPU per write (the data files' copies "
                    "taken out) — this host's ceiling with this log; `advise --host` takes the lower of the two")
+        out += _stalls(lp.passes or [lp.steps], f"the log pass with {lp.device}")
     return out

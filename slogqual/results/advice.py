@@ -27,7 +27,8 @@ PROTOCOLS = ("iscsi", "nfs")
 BINDINGS = ("log-latency-bound", "log-bandwidth-bound", "pool-bound", "indirect-bypass", "host-bound",
             "log-pass-bound")
 KINDS = BINDINGS + ("no-benefit", "log-too-small", "short-life", "extrapolated", "power-loss-unsafe",
-                    "unmirrored-exposure", "no-power-loss-evidence", "host-cpu-saturated")
+                    "unmirrored-exposure", "no-power-loss-evidence", "host-cpu-saturated",
+                    "log-stalled")
 UPPER_BOUNDS = ("host-cpu", "log-only", "data-sweeps", "host-ceiling", "log-concurrency")
 
 

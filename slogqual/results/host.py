@@ -75,7 +75,9 @@ class HostStep:
     # window held, evidence beside data_*_s, which are None on real disks (their DMA is no copy to take out)
     txg_writes_s: Optional[float] = None
     txg_bytes_s: Optional[float] = None
+    longest_write_us: Optional[float] = None  # the step's slowest write (fio's completion latency, max)
     # derived (slogqual.analysis.host)
+    stalled: Optional[bool] = None  # a write outlasted the kernel's I/O timeout: the device stalled (no ceiling)
     cpu_s_per_io: Optional[float] = None  # all the CPU the step used, per write
     copy_s_per_io: Optional[float] = None  # of which the RAM vdevs' copies
     zfs_cpu_s_per_io: Optional[float] = None  # the rest: ZFS, the load, the kernel — what a real log leaves
@@ -131,18 +133,21 @@ class LogPass:
     steps: List[HostStep] = field(default_factory=list)
     passes: List[List[HostStep]] = field(default_factory=list)  # [] in a one-pass probe
     pass_scenarios: List[str] = field(default_factory=list)  # each pass's scenario document
+    # a pass that failed after others had run (the device gone under the load): {"pass": n, "error": the line}
+    failed: Optional[Dict[str, Any]] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return {"device": self.device, "identity": dict(self.identity), "steps": [s.to_dict() for s in self.steps],
                 "passes": [[s.to_dict() for s in p] for p in self.passes],
-                "pass_scenarios": list(self.pass_scenarios)}
+                "pass_scenarios": list(self.pass_scenarios), "failed": dict(self.failed) if self.failed else None}
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "LogPass":
         return cls(device=str(d["device"]), identity=dict(d.get("identity") or {}),
                    steps=[HostStep.from_dict(s) for s in d.get("steps") or []],
                    passes=[[HostStep.from_dict(s) for s in p] for p in d.get("passes") or []],
-                   pass_scenarios=[str(x) for x in d.get("pass_scenarios") or []])
+                   pass_scenarios=[str(x) for x in d.get("pass_scenarios") or []],
+                   failed=dict(d["failed"]) if d.get("failed") else None)
 
 
 @dataclass
