@@ -20,27 +20,33 @@ TEST_DRAW = os.path.join(CHECK, "test-2026")
 # Model 3 (a figure the data disks' sweeps bind is their upper bound with a host probe too, as without one: the
 # issue's rule that a figure resting on a bound is printed as one) holds 8 more of these figures and 3 fewer: draw
 # 2026's nvdimm-nfs-64k, whose mirror's pools ran 3-17 % above the sweeps' figure — its floor the one lowered.
-HELD = {"test-2026": (14, 14, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k", "nvdimm-nfs-64k"}),
-        "test-3107": (17, 19, {"nvme-iscsi-4k", "nvme-nfs-64k"}),
+# Model 6 (a log the CPU writes: the probe's own pool on these data disks, its CPU saturated, is this pool) on these
+# recordings: 186 figures held where model 5 held 183 — 42 of the 53 figures it changed (all NVDIMM logs') against
+# 39; 9 figures newly held, 5 lost (3107's NVDIMM NFS one writer -22 %, the slowed 4111's NVDIMM iSCSI one writer
+# +30 %, 58855's NVDIMM NFS 16 +21 %, 9413's NVDIMM NFS 1 and 16 -34 and -26 %). It was made after these recordings
+# were seen (the fitting draw fit-1129-model4 held its two), so this is no evidence for it, only what it must keep.
+HELD = {"test-2026": (14, 15, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k", "nvdimm-nfs-64k"}),
+        "test-3107": (17, 19, {"nvme-iscsi-4k", "nvme-nfs-64k", "nvdimm-nfs-64k"}),
         # on the slowed host (a busy-looping process per core and the busy disk, as the lab tier's proof)
-        "test-4111-slowed": (12, 15, {"sas-ssd-nfs-64k", "sas-ssd-iscsi-4k", "nvme-iscsi-4k", "nvdimm-nfs-64k"}),
+        "test-4111-slowed": (12, 14, {"sas-ssd-nfs-64k", "sas-ssd-iscsi-4k", "nvme-iscsi-4k", "nvdimm-nfs-64k",
+                                       "nvdimm-iscsi-4k"}),
         # a short draw (run.py --first 2: the seeded order's first two configurations), the model unchanged
         "test-5203-first2": (3, 5, set()),
         # another short draw (--first 3), the advisor model unchanged; run with the scenario analysis version 10
         "test-6917-first3": (5, 8, set()),
         # a third short draw (--first 3), the model unchanged: two NVDIMM logs whose host ceiling the pool passed
         # by 3-15 % (a bound, not held), so both one-writer figures missed
-        "test-8231-first3": (2, 4, {"nvdimm-nfs-64k", "nvdimm-iscsi-4k"}),
+        "test-8231-first3": (2, 5, {"nvdimm-nfs-64k", "nvdimm-iscsi-4k"}),
         # a fourth short draw (--first 4), the model unchanged, the host probe's three passes (each writer count its
         # best): the two NVDIMM logs' one-writer bounds held; an HDD's and an NVDIMM's 16 and a SAS SSD's 4 too loose
-        "test-9413-first4": (9, 10, set()),
+        "test-9413-first4": (9, 9, {"nvdimm-nfs-64k"}),
         # a fifth (--first 3) with 15-second steps for the pools and the probe (run.py --runtime 15): the NVDIMM's three
         # held with no dip; the SAS SSD's one-writer prediction 21 % above the pool (a txg's writes in every step)
         "test-7707-first3-15s": (6, 7, {"sas-ssd-iscsi-4k"}),
         # the first draw of model 2 (--first 4, seed chosen as the first whose first four held an HDD log), nobody
         # fitted it: the HDD's three held (+3, -7, -9 %); the NVMe's and SAS SSD's host bounds 1.5-1.9x the pools and
         # the SAS SSD's and the NVDIMM's one-writer figures missed, the guest 93-100 % busy far below the probe
-        "test-28037-first4": (5, 5, {"sas-ssd-iscsi-4k", "nvdimm-nfs-64k"}),
+        "test-28037-first4": (5, 7, {"sas-ssd-iscsi-4k", "nvdimm-nfs-64k"}),
         # the second draw of model 2 (--first 4, the first seed drawn; a new machine, its guest faster), nobody fitted
         # it: the HDD logs' six held (-1 .. +17 %, the NFS 64K's 4 and 16 as bounds); the NVMe's 16-writer host bound
         # 1.75x the pool and the NVDIMM's 16-writer pool-bound prediction +51 % missed; every one-writer figure held
@@ -53,7 +59,7 @@ HELD = {"test-2026": (14, 14, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k", "nvdimm-nfs
         # HDD NFS's three held, the SAS SSD's 1 and 4, the NVDIMM NFS's one writer; the NVMe's one writer +24 % at 94 %
         # guest CPU and its host bounds 1.50x and 1.60x, the SAS SSD's 16-writer host bound passed by 0.5 %, the NVDIMM
         # NFS's pool-bound 4 and 16 +22 and +34 % (their steps 12-13 % throttled) missed
-        "test-58855-first4": (6, 8, {"nvme-iscsi-4k"}),
+        "test-58855-first4": (6, 7, {"nvme-iscsi-4k"}),
         # the first draw of model 3 (the whole draw, the first seed drawn), nobody fitted it: 19 of 24, seven of the
         # eight figures the data sweeps bound among them (model 2 would have printed them as predictions: 3 held); the
         # NVDIMM's and the NVMe's iSCSI host bounds at 16 (and the NVMe's at 4) 1.58-1.60x, the SAS SSD iSCSI's
@@ -71,12 +77,12 @@ HELD = {"test-2026": (14, 14, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k", "nvdimm-nfs
         # held in 3 of 7 (the NVMe iSCSI's 4 at 1.66x, the NVMe NFS's 4 at 1.50x, the SAS SSD iSCSI's 16 at 1.56x
         # missed; the NVDIMM iSCSI's 16 passed by 4 % on the log pass), the NVMe NFS's one writer +25 %
         # model 5 on them: 16 (the SAS SSD iSCSI's 4 writers log-pass-bound, +13 %), made after they were seen
-        "test-58594": (15, 16, {"nvme-nfs-64k"}),
+        "test-58594": (15, 17, {"nvme-nfs-64k"}),
         # the first draw of model 5 (the whole draw, the first seed drawn), nobody fitted it: 16 of the 18 figures
         # measured; both NVMe configurations lost (MISSING). The SAS SSD iSCSI's 4 writers held log-pass-bound (+14 %),
         # the HDD iSCSI's three (-4, -3, -10 %); missed: the HDD NFS's 4 writers log-pass-bound (+22 %), the NVDIMM
         # NFS's 16-writer data-sweeps bound (1.60x)
-        "test-47166": (16, 16, set())}
+        "test-47166": (16, 17, set())}
 # configurations of a draw that the guest could not finish, and why (their advice stands, no pool to judge it by)
 MISSING = {"test-50152": {"nvme-nfs-64k": "/dev/nvme1n1 gone from the guest after the host probe's log pass "
                                           "(`slogqual: /dev/nvme1n1: no such file or device`, its log.txt)"},
@@ -182,19 +188,22 @@ def test_what_the_test_draw_held_is_not_lost(tmp_path, draw):
 def test_a_figure_the_data_sweeps_bind_is_their_bound_with_a_host_probe_too(tmp_path):
     """Model 3: the data disks' QD1 sweeps say nothing of the pool's writes at the txg's queue depth, and a host
     probe measures the host, not that; so where their figure binds, the advice prints and stores it as their upper
-    bound with --host as without it (draw 58855's NVDIMM NFS: pool-bound at 749, its pools 560-718), while a figure
-    the log binds stays a prediction (its NVMe's one writer)."""
-    draw = os.path.join(CHECK, "test-58855-first4")
-    pool = advise_now(draw, "nvdimm-nfs-64k", tmp_path / "nvdimm.json")["candidates"][0]["steps"]
-    assert [s["binding"] for s in pool] == ["pool-bound"] * 3
-    assert [s["upper_bound"] for s in pool] == ["data-sweeps"] * 3
+    bound with --host as without it (draw 47166's SAS SSD NFS: pool-bound at 425 at 4 and 16 writers, its pools
+    383-391), while a figure the log binds stays a prediction (its one writer; draw 58855's NVMe's one writer)."""
+    draw = os.path.join(CHECK, "test-47166")
+    steps = advise_now(draw, "sas-ssd-nfs-64k", tmp_path / "sas.json")["candidates"][0]["steps"]
+    pool = steps[1:]
+    assert [s["binding"] for s in pool] == ["pool-bound"] * 2
+    assert [s["upper_bound"] for s in pool] == ["data-sweeps"] * 2
     assert all(s["iops"] == s["limits"]["pool_iops"] for s in pool)
-    log = advise_now(draw, "nvme-iscsi-4k", tmp_path / "nvme.json")["candidates"][0]["steps"]
+    assert (steps[0]["binding"], steps[0]["upper_bound"]) == ("log-latency-bound", None)
+    log = advise_now(os.path.join(CHECK, "test-58855-first4"), "nvme-iscsi-4k", tmp_path / "nvme.json")
+    log = log["candidates"][0]["steps"]
     assert (log[0]["binding"], log[0]["upper_bound"]) == ("log-latency-bound", None)
     assert {s["upper_bound"] for s in log[1:]} == {"host-ceiling"}
-    d = os.path.join(draw, "lab", "nvdimm-nfs-64k")
-    c = next(c for c in configs(draw) if c["name"] == "nvdimm-nfs-64k")
+    d = os.path.join(draw, "lab", "sas-ssd-nfs-64k")
+    c = next(c for c in configs(draw) if c["name"] == "sas-ssd-nfs-64k")
     p = subprocess.run(readvise.advise_argv(d, c, tmp_path / "again.json"), capture_output=True, text=True,
                        cwd=str(tmp_path))
     rows = [line.split() for line in p.stdout.splitlines() if line.split()[:1] in (["1"], ["4"], ["16"])]
-    assert len(rows) == 3 and all("≤" in r and r[-1] == "pool-bound" for r in rows), p.stdout  # printed as a bound
+    assert len(rows) == 3 and all("≤" in r and r[-1] == "pool-bound" for r in rows[1:]), p.stdout  # printed as a bound

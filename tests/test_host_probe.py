@@ -540,3 +540,50 @@ def test_a_log_pass_that_failed_after_others_keeps_what_was_measured_and_the_adv
     text = slogqual("advise", "--advice", str(tmp_path / "advice.json"), cwd=tmp_path).stdout.splitlines()
     assert "the host probe's log pass 3 failed (zpool create -f… failed: cannot resolve path '/dev/nvme0n1'): its " \
            "figures are from the passes before it" in text[:3]
+
+
+def test_a_log_the_cpu_writes_takes_the_probe_s_own_pool_on_these_data_disks_where_its_cpu_was_saturated(tmp_path):
+    """Model 6: a pmem log's writes are the CPU's stores, as the probe's RAM log's are copies; so where the probe ran
+    on the data disks themselves in this layout, its own pool is this pool with this log, and where its CPU was
+    saturated its rate (the median of its passes) is the prediction (probe-pool-bound), stored with each pass's figure,
+    IOs and busy share, and said in words. Fitting draw fit-1129-model4: its NVDIMM iSCSI's pools 1,677 and 1,894 at 2
+    and 8 writers against the probe's 1,440 and 1,811. Not taken: a DMA log's (its SATA SSDs), a probe in another
+    layout, a probe of RAM files."""
+    name = "nvdimm-iscsi-4k"
+    d = os.path.join(LOG_PASS_DRAW, name)
+    doc = load(os.path.join(d, "host.json"))
+    assert doc.ram["data_devices"] and doc.ram["layout"] == "mirror"
+    args = ("--log", os.path.join(d, "log.sweep.json"), "--data", os.path.join(d, "data.sweep.json"),
+            os.path.join(d, "data.sweep.json"), "--protocol", "iscsi", "--bs", "4k", "--threads", "2,8",
+            "--host", os.path.join(d, "host.json"))
+    p, advice = advise(tmp_path, *args, "--layout", "mirror")
+    assert p.returncode == 0, p.stderr
+    assert advice["model_version"] >= 6
+    text = slogqual("advise", "--advice", str(tmp_path / "advice.json"), cwd=tmp_path).stdout
+    for s in advice["candidates"][0]["steps"]:
+        n, lim = s["threads"], s["limits"]
+        each = [next(x for x in ps if x.threads == n) for ps in doc.passes]
+        assert lim["probe_pool_each_iops"] == pytest.approx([x.iops for x in each], abs=0.1)
+        assert lim["probe_pool_measured_iops"] == pytest.approx(sorted(x.iops for x in each)[1], abs=0.1)
+        assert lim["probe_pool_busy"] >= 0.9 and lim["probe_pool_ios"] == min(x.ios for x in each)
+        assert s["binding"] == "probe-pool-bound" and not s["upper_bound"]  # a prediction
+        assert s["iops"] == pytest.approx(lim["probe_pool_measured_iops"], abs=0.1)
+        assert s["iops"] < lim["log_latency_iops"]
+        assert s["iops"] < lim["host_iops"]  # the probe's ceiling of the same host, copies out, is above it
+    assert "probe-pool-bound at 2, 8 threads: the host probe's own pool — these data disks, a log in RAM — ran " \
+           "this load at" in text
+    out = tmp_path / "stripe"
+    out.mkdir()
+    p, other = advise(out, *args, "--layout", "stripe")  # the probe ran a mirror: its pool is not this one
+    assert p.returncode == 0, p.stderr
+    assert all(s["binding"] != "probe-pool-bound" and "probe_pool_measured_iops" not in s["limits"]
+               for s in other["candidates"][0]["steps"])
+    for i, (sweep, host, load_) in enumerate((  # a DMA log; a probe of RAM files
+            (os.path.join(LOG_PASS_DRAW, "sata-ssd-iscsi-4k", "log.sweep.json"), os.path.join(d, "host.json"), "iscsi 4k"),
+            (PMEM, RAM_HOST, "nfs 64k"))):
+        out = tmp_path / f"other{i}"
+        out.mkdir()
+        protocol, bs = load_.split()
+        p, other = advise(out, "--log", sweep, "--protocol", protocol, "--bs", bs, "--threads", "2,8", "--host", host)
+        assert p.returncode == 0, p.stderr
+        assert all("probe_pool_measured_iops" not in s["limits"] for s in other["candidates"][0]["steps"])

@@ -70,10 +70,12 @@ from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 
 # Bump when the model changes what it predicts for the same inputs.
-MODEL_VERSION = 5  # 2: an ATA log's records per commit from the commit timeout; 3: a figure the data sweeps
+MODEL_VERSION = 6  # 2: an ATA log's records per commit from the commit timeout; 3: a figure the data sweeps
 #                    bind is their upper bound with a host probe too (issue #37); 4: the host's ceiling is
 #                    also the probe's log pass's, where it ran with this log (host-probe --log); 5: where that
-#                    pass's CPU had room, what it measured with this log is a limit too (log-pass-bound)
+#                    pass's CPU had room, what it measured with this log is a limit too (log-pass-bound); 6: a
+#                    log the CPU writes (pmem), the probe's own pool on these data disks with its RAM log measured
+#                    this pool (probe-pool-bound)
 
 PROTOCOLS = ("iscsi", "nfs")
 LAYOUTS = ("stripe", "mirror", "raidz1", "raidz2", "raidz3")
@@ -97,6 +99,7 @@ class Kind(str, Enum):
     LOG_LATENCY = "log-latency-bound"  # each commit waits for the log's write+flush at its lwb size
     HOST = "host-bound"  # the host probe's ceiling: this host's ZFS with a perfect log (advise --host)
     LOG_PASS = "log-pass-bound"  # the probe's log pass measured this log at these writers, its CPU with room
+    PROBE_POOL = "probe-pool-bound"  # a pmem log: the probe's pool on these data disks, its log in RAM, is this pool
     LOG_BANDWIDTH = "log-bandwidth-bound"  # the lwb writes run at >= 90 % of the log's best MiB/s
     POOL = "pool-bound"  # the data side's ceiling (sync=standard measured, or the data vdevs' bandwidth)
     INDIRECT = "indirect-bypass"  # logbias=throughput: the data goes to the data vdevs, the log gets pointers
@@ -600,37 +603,63 @@ def _iops(b: float, us: Optional[float]) -> Optional[float]:
 
 def _binding(shape: LogShape, ceiling: Optional[Ceiling], without: Optional[Ceiling], lat_limit: float,
              bw_limit: Optional[float], at_bw: bool, host: Optional[float] = None,
-             log_pass: Optional[float] = None) -> Tuple[float, Kind]:
+             log_pass: Optional[float] = None, probe_pool: Optional[float] = None) -> Tuple[float, Kind]:
     """(the figure, the limit that sets it) of one step: the least of the limits, named. ``log_pass``: what the
     host probe's log pass measured with this log where its CPU had room (_log_pass_rate): the log's own limit on
-    this host, measured, where it is below the sweep's."""
+    this host, measured, where it is below the sweep's. ``probe_pool``: what the probe's own pool measured where it
+    is this pool (_probe_pool_rate): the host's and the log's pace measured together, so the host's ceiling, which
+    the same probe gives with the copies taken out, is not put beneath it."""
     log_limit = min(x for x in (lat_limit, bw_limit) if x is not None)
     if shape.state == "indirect":
         return (without.iops if without else (ceiling.iops if ceiling else log_limit)), Kind.INDIRECT
-    measured = log_pass is not None and log_pass < log_limit
-    if measured:
-        log_limit = log_pass
-    if host is not None and host < log_limit and (ceiling is None or host < ceiling.iops):
+    kind = None
+    for rate, k in ((log_pass, Kind.LOG_PASS), (probe_pool, Kind.PROBE_POOL)):
+        if rate is not None and rate < log_limit:
+            log_limit, kind = rate, k
+    if host is not None and host < log_limit and kind != Kind.PROBE_POOL and (ceiling is None or host < ceiling.iops):
         return host, Kind.HOST
     if ceiling is not None and ceiling.iops < log_limit:
         return ceiling.iops, Kind.POOL
-    if measured:
-        return log_limit, Kind.LOG_PASS
+    if kind is not None:
+        return log_limit, kind
     bandwidth_bound = at_bw or (bw_limit is not None and bw_limit <= lat_limit)
     return log_limit, (Kind.LOG_BANDWIDTH if bandwidth_bound else Kind.LOG_LATENCY)
 
 
 def _log_pass_rate(lp: Optional[Any], n: int) -> Optional[Dict[str, Any]]:
-    """What the probe's log pass measured at ``n`` writers (model 5): the median of its passes' IOPS, each pass's,
-    the fewest IOs of a pass and the median busy share of the CPU; None without a log pass at n. Its data were RAM
-    files and its log this device, so where its CPU had room (``usable``: busy below HOST_SATURATED) the log set
-    its pace: that rate is what this log does on this host at this load, measured at the pool's concurrency,
-    which the sweep's QD1 write+flush and the model's batching only estimate; the pool runs at it unless its data
-    side is slower. Where the CPU was saturated its rate is the RAM copies' as much as the log's (the pass's CPU
-    ceiling, copies out, stands for it: _host_ceiling)."""
-    if lp is None:
+    """What the probe's log pass measured at ``n`` writers (model 5; _pass_rate's facts); None without a log pass
+    at n. Its data were RAM files and its log this device, so where its CPU had room (``usable``: busy below
+    HOST_SATURATED) the log set its pace: that rate is what this log does on this host at this load, measured at
+    the pool's concurrency, which the sweep's QD1 write+flush and the model's batching only estimate; the pool runs
+    at it unless its data side is slower. Where the CPU was saturated its rate is the RAM copies' as much as the
+    log's (the pass's CPU ceiling, copies out, stands for it: _host_ceiling)."""
+    return _pass_rate(lp.passes or [lp.steps], n) if lp is not None else None
+
+
+def _probe_pool_rate(host: Optional[HostProbeResult], sweep: SweepResult, data: "DataSide",
+                     n: int) -> Optional[Dict[str, Any]]:
+    """What the probe's own pool measured at ``n`` writers (model 6; _pass_rate's facts), where that pool is this
+    one: the log is one the CPU writes (pmem: its writes are stores and cache-line flushes, as the probe's RAM log's
+    are copies), and the probe ran on the data disks themselves (``host-probe --data``) in this layout. Where its
+    CPU was saturated (``usable``: median busy at least HOST_SATURATED) its rate is this pool's CPU cost with this
+    log, copies, checksums and the data disks' writes all in it: the pool runs at it. Where the CPU had room the
+    data disks set the pace, and a probe step of seconds holds their txg syncs by chance (a pool's step of more
+    seconds holds more): not usable. None otherwise: a DMA log's writes cost the CPU no copy, so the RAM log's pool
+    is not its pool."""
+    if host is None or not _cpu_writes(sweep):
         return None
-    passes = [p for p in (lp.passes or [lp.steps]) if p]
+    disks = host.ram.get("data_devices") or []
+    if not disks or (data.layout and host.ram.get("layout") != data.layout) or (data.disks and len(disks) != data.disks):
+        return None
+    rate = _pass_rate(host.passes or [host.steps], n)
+    return dict(rate, usable=rate["busy"] is not None and rate["busy"] >= HOST_SATURATED) if rate else None
+
+
+def _pass_rate(passes: Sequence[Sequence[HostStep]], n: int) -> Optional[Dict[str, Any]]:
+    """What a probe's passes measured at ``n`` writers: the median of their IOPS, each pass's, the fewest IOs of a
+    pass and the median busy share of the CPU (``usable``: below HOST_SATURATED), and how many passes stalled there;
+    None where none ran n."""
+    passes = [p for p in passes if p]
     # a pass whose own step at n stalled (a write past the kernel's I/O timeout) measured the device's error
     # handling: left out, and counted
     stalled = [p for p in passes if any(s.threads == n and s.stalled for s in p)]
@@ -817,8 +846,10 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
     lps = host_analysis.at_threads(lp.steps, n) if lp is not None else None
     host_ceiling = _host_ceiling(hs, sweep, figs, last.mean_us, b, lps)
     measured = _log_pass_rate(lp, n)
+    probe_pool = _probe_pool_rate(host, sweep, data, n)
     value, binding = _binding(shape, ceiling, without, lat_limit, bw_limit, at_bw_bytes >= 0.5 * sum(writes),
-                              host_ceiling, measured["iops"] if measured and measured["usable"] else None)
+                              host_ceiling, measured["iops"] if measured and measured["usable"] else None,
+                              probe_pool["iops"] if probe_pool and probe_pool["usable"] else None)
     log_bound = binding in (Kind.LOG_LATENCY, Kind.LOG_BANDWIDTH)
     saturated = ceiling is not None and ceiling.host_saturated
     rng = None
@@ -849,7 +880,12 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
                    **({"log_pass_measured_iops": round(measured["iops"], 1),
                        "log_pass_each_iops": [round(x, 1) for x in measured["each"]], "log_pass_ios": measured["ios"],
                        "log_pass_busy": round(measured["busy"], 4) if measured["busy"] is not None else None}
-                      if measured else {})},
+                      if measured else {}),
+                   **({"probe_pool_measured_iops": round(probe_pool["iops"], 1),
+                       "probe_pool_each_iops": [round(x, 1) for x in probe_pool["each"]],
+                       "probe_pool_ios": probe_pool["ios"],
+                       "probe_pool_busy": round(probe_pool["busy"], 4) if probe_pool["busy"] is not None else None}
+                      if probe_pool else {})},
         "iops": round(value, 1), "iops_range": [round(x, 1) for x in rng] if rng else None,
         "iops_if_p99_bound": round(min(lat_at(commit_p99), value), 1) if commit_p99 and log_bound else None,
         "mbps": round(value * w.io_size / (1 << 20), 3), "binding": binding.value,

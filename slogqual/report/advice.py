@@ -409,8 +409,21 @@ def _log_stalled(f: Dict[str, Any]) -> str:
             "of the host's or the log's pace and are left out; the kernel log says what the device did")
 
 
+def _probe_pool_bound(f: Dict[str, Any]) -> str:
+    x = f["figures"][-1]
+    each = "/".join(f"{v:,.0f}" for v in x.get("probe_pool_each_iops") or [])
+    busy = x.get("probe_pool_busy")
+    return (f"probe-pool-bound at {_threads(f)} threads: the host probe's own pool — these data disks, a log in "
+            f"RAM — ran this load at {x['probe_pool_measured_iops']:,.0f} IOPS at {x['threads']} threads (the median "
+            f"of {each}, at least {x['probe_pool_ios']:,} IOs a pass"
+            + (f", its CPU {busy * 100:.0f} % busy" if busy is not None else "")
+            + "). This log is written by the CPU, as the probe's RAM log is, so that pool is this pool: its figure "
+            f"is the prediction, below the {x['log_latency_iops']:,.0f} the log's sweep gives")
+
+
 FINDING_WORDS: Dict[str, Callable[[Dict[str, Any]], str]] = {
     A.Kind.HOST.value: _host_bound, A.Kind.LOG_PASS.value: _log_pass_bound,
+    A.Kind.PROBE_POOL.value: _probe_pool_bound,
     A.Kind.LOG_LATENCY.value: _log_latency, A.Kind.LOG_BANDWIDTH.value: _log_bandwidth, A.Kind.POOL.value: _pool,
     A.Kind.INDIRECT.value: _indirect, A.Kind.NO_BENEFIT.value: _no_benefit, A.Kind.LOG_TOO_SMALL.value: _too_small,
     A.Kind.SHORT_LIFE.value: _short_life, A.Kind.POWER_LOSS_UNSAFE.value: _unsafe,

@@ -25,7 +25,7 @@ from slogqual.results.scenario import _ordered, _written
 
 PROTOCOLS = ("iscsi", "nfs")
 BINDINGS = ("log-latency-bound", "log-bandwidth-bound", "pool-bound", "indirect-bypass", "host-bound",
-            "log-pass-bound")
+            "log-pass-bound", "probe-pool-bound")
 KINDS = BINDINGS + ("no-benefit", "log-too-small", "short-life", "extrapolated", "power-loss-unsafe",
                     "unmirrored-exposure", "no-power-loss-evidence", "host-cpu-saturated",
                     "log-stalled")
@@ -117,6 +117,12 @@ class StepLimits(Part):
     log_pass_each_iops: Optional[List[float]] = key("log_pass_each_iops", "list")
     log_pass_ios: Optional[int] = key("log_pass_ios", "integer")
     log_pass_busy: Optional[float] = key("log_pass_busy", "number")
+    # what the probe's own pool measured at these writers where it is this pool (model 6: a pmem log, the probe on
+    # these data disks in this layout): the median of its passes' IOPS, each pass's, their IOs, the CPU's busy share
+    probe_pool_measured_iops: Optional[float] = key("probe_pool_measured_iops", "number")
+    probe_pool_each_iops: Optional[List[float]] = key("probe_pool_each_iops", "list")
+    probe_pool_ios: Optional[int] = key("probe_pool_ios", "integer")
+    probe_pool_busy: Optional[float] = key("probe_pool_busy", "number")
 
 
 @dataclass
