@@ -387,15 +387,21 @@ def _host_bound(f: Dict[str, Any]) -> str:
             f"{x['log_latency_iops']:.0f}")
 
 
+def _measured_pass(x: Dict[str, Any], key: str, busy_words: str) -> str:
+    """'N IOPS at T threads (the median of a/b/c, at least K IOs a pass; its CPU B % busy…)' of a probe's passes
+    stored under ``key`` (log_pass, probe_pool)."""
+    each = "/".join(f"{v:,.0f}" for v in x.get(f"{key}_each_iops") or [])
+    busy = x.get(f"{key}_busy")
+    return (f"{x[f'{key}_measured_iops']:,.0f} IOPS at {x['threads']} threads (the median of {each}, at least "
+            f"{x[f'{key}_ios']:,} IOs a pass"
+            + (f"; its CPU {busy * 100:.0f} % busy{busy_words}" if busy is not None else "") + ")")
+
+
 def _log_pass_bound(f: Dict[str, Any]) -> str:
     x = f["figures"][-1]
-    each = "/".join(f"{v:,.0f}" for v in x.get("log_pass_each_iops") or [])
-    busy = x.get("log_pass_busy")
     return (f"log-pass-bound at {_threads(f)} threads: the host probe's pass with this log ran this load at "
-            f"{x['log_pass_measured_iops']:,.0f} IOPS at {x['threads']} threads (the median of {each}, at least "
-            f"{x['log_pass_ios']:,} IOs a pass"
-            + (f"; its CPU {busy * 100:.0f} % busy: the log, not the host, set its pace" if busy is not None else "")
-            + f"), below the {x['log_latency_iops']:,.0f} its sweep and the model's batching give; the pool runs "
+            + _measured_pass(x, "log_pass", ": the log, not the host, set its pace")
+            + f", below the {x['log_latency_iops']:,.0f} its sweep and the model's batching give; the pool runs "
             "at it unless its data side is slower (the pass's data were files in RAM)")
 
 
@@ -411,13 +417,9 @@ def _log_stalled(f: Dict[str, Any]) -> str:
 
 def _probe_pool_bound(f: Dict[str, Any]) -> str:
     x = f["figures"][-1]
-    each = "/".join(f"{v:,.0f}" for v in x.get("probe_pool_each_iops") or [])
-    busy = x.get("probe_pool_busy")
     return (f"probe-pool-bound at {_threads(f)} threads: the host probe's own pool — these data disks, a log in "
-            f"RAM — ran this load at {x['probe_pool_measured_iops']:,.0f} IOPS at {x['threads']} threads (the median "
-            f"of {each}, at least {x['probe_pool_ios']:,} IOs a pass"
-            + (f", its CPU {busy * 100:.0f} % busy" if busy is not None else "")
-            + "). This log is written by the CPU, as the probe's RAM log is, so that pool is this pool: its figure "
+            "RAM — ran this load at " + _measured_pass(x, "probe_pool", ": the CPU set its pace")
+            + ". This log is written by the CPU, as the probe's RAM log is, so that pool is this pool: its figure "
             f"is the prediction, below the {x['log_latency_iops']:,.0f} the log's sweep gives")
 
 
