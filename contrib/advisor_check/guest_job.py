@@ -68,8 +68,8 @@ for c in plan["configs"]:
         probe_runtime = ["--runtime", str(plan["probe_runtime"])] if plan.get("probe_runtime") else []
         if run(["slogqual", "host-probe", "--protocol", c["protocol"], "--bs", c["bs"], "--threads", threads,
                 *probe_runtime, "--data", *data, "--layout", c["layout"], "--log", log_dev, "--destroy-data", "--quiet",
-                "-o", os.path.join(d, "host.json")], log, timeout=PROBE_TIMEOUT_S) == 124:
-            keep_dmesg(d)
+                "-o", os.path.join(d, "host.json")], log, timeout=PROBE_TIMEOUT_S) != 0:
+            keep_dmesg(d)  # a hang (124) or a failure: a log device gone under the load says why only there
         with open(os.path.join(d, "advice.txt"), "w") as fh:
             fh.write(f"written {time.strftime('%Y-%m-%dT%H:%M:%S')} before the pool\n")
             fh.flush()
