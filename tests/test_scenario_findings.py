@@ -46,7 +46,7 @@ def test_version_6_analyses_are_written_again_word_for_word_with_the_facts_besid
     stored = ScenarioResult.load(path).analysis
     assert stored["version"] == 6
     now = analysed(path)
-    assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 11  # 11 reads an unthrottled step as 10 did
+    assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 12  # 11 reads an unthrottled step as 10 did, 12 an unstalled one as 11
     renamed = (Kind.HOST_LIMIT.value, Kind.UNATTRIBUTED.value)
 
     def host_named(entry):  # version 9 names the host where a SLOG peak ran its CPU saturated (issue #37); version
@@ -177,3 +177,31 @@ def test_every_kind_is_worded_and_belongs_to_one_group():
     for kind in Kind:
         assert sum(kind in g for g in groups) == (2 if kind is Kind.NOTHING_TO_JUDGE else 1), kind
         assert kind is Kind.NOTHING_TO_JUDGE or kind in wording.WORDS, kind
+
+
+STALLED = fixture_path("advisor", "check", "test-47166", "lab", "nvme-iscsi-4k", "host.json.log.scenario.pass2.json")
+
+
+def test_a_step_whose_write_outlasted_the_kernel_s_io_timeout_is_a_stalled_problem_and_no_other_step_is():
+    """Recorded (draw 47166, the NVMe iSCSI's host probe, its log pass's second pass): at 16 writers the emulated NVMe
+    stopped answering — a write took 93 s, the kernel log kept beside it (command timeout at 30 s, abort, reset,
+    disabled). The analysis finds it as a problem (``stalled``: the step measured the device's error handling, not the
+    pool) with its figures and step, in words; its 1 and 4 writers' steps (slowest 9 and 34 ms) and every recorded
+    scenario of the draw's pools are no stall."""
+    r = ScenarioResult.load(STALLED)
+    a = scenario_words.worded(scenario_analysis.analyse(r))
+    (f,) = [f for f in facts(a) if f.kind is Kind.STALLED]
+    assert Kind.STALLED in PROBLEMS
+    step = next(s for s in r.steps if s.threads == 16)
+    assert f.figures["threads"] == 16 and f.figures["longest_write_s"] == pytest.approx(step.lat_us.max / 1e6, abs=1e-3)
+    assert f.figures["longest_write_s"] > f.figures["timeout_s"] == 30.0
+    assert f.steps == (StepRef(step.config, step.candidate, 16),)
+    assert wording.word(f).startswith(f"{step.config} [{step.candidate}]: a write at 16 threads took {step.lat_us.max / 1e6:,.1f} s — past "
+                                      "the kernel's 30-s I/O timeout")
+    assert any("took 93.2 s" in p for p in a["problems"])
+    import glob
+    import os
+    runs = glob.glob(os.path.join(os.path.dirname(STALLED), "..", "*", "run.json"))
+    assert len(runs) == 6  # the draw's pools that ran
+    for path in runs:
+        assert not [f for f in facts(scenario_analysis.analyse(ScenarioResult.load(path))) if f.kind is Kind.STALLED]

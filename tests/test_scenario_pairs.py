@@ -241,7 +241,7 @@ def test_older_stored_analyses_still_load_and_are_recomputed_with_today_s_rules(
         r = ScenarioResult.load(path)
         assert scenario_analysis.stored_version(r) == stored
         now = scenario_words.current(r)
-        assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 11 and now["pairs"] == []
+        assert now["version"] == scenario_analysis.ANALYSIS_VERSION == 12 and now["pairs"] == []
         assert [c["device"] for c in now["candidates"]] == [c["device"] for c in r.analysis["candidates"]]
 
 

@@ -56,7 +56,7 @@ def test_a_saturated_sync_standard_makes_the_lab_run_pool_host_bound_never_the_l
     assert a["slower_log"].startswith("The log device /dev/sdc (SLOGQUAL LAB SATA SSD) is the slower one")
     assert "Not named the bottleneck: pool/host-bound" in a["slower_log"] and "at 8 threads 920 vs 907 IOPS" \
         in a["slower_log"]
-    assert a["version"] == 11  # 3: pool/host-bound; 4: SLOG curves judged against the no-log curves only; 5: ZIL spill; 6: crossing; 7: findings; 8: pair ceilings; 9: the host named; 10: the log device named only on evidence; 11: the write throttle
+    assert a["version"] == 12  # 3: pool/host-bound; 4: SLOG curves judged against the no-log curves only; 5: ZIL spill; 6: crossing; 7: findings; 8: pair ceilings; 9: the host named; 10: the log device named only on evidence; 11: the write throttle; 12: a stalled step
 
 
 def test_scaling_plot_script_has_one_series_per_configuration_and_candidate():

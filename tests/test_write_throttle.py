@@ -70,7 +70,7 @@ def test_with_the_log_the_throttle_held_writes_back_and_without_it_none(version)
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_analysis_says_it_for_the_curve_that_had_it_and_no_other(version):
     a = scenario_analysis.current(recorded(version))
-    assert a["version"] == scenario_analysis.ANALYSIS_VERSION == 11
+    assert a["version"] == scenario_analysis.ANALYSIS_VERSION == 12
     found = [Finding.from_dict(f) for f in a["findings"] if f["kind"] == Kind.WRITE_THROTTLE.value]
     assert [f.figures["config"] for f in found] == [SLOG]
     (f,) = found

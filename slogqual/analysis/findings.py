@@ -42,6 +42,7 @@ class Kind(str, Enum):
     SLOG_UNUSED = "slog-unused"  # a SLOG configuration's log vdev got no ZIL bytes
     SPILL = "spill"  # more than SPILL_SHARE of the ZIL's bytes went to the main pool: a log too small
     LOG_WITHOUT_SLOG = "log-without-slog"  # ZIL bytes to a log vdev in a configuration without one
+    STALLED = "stalled"  # a write of the step outlasted the kernel's I/O timeout: a device stopped answering
     # several log candidates of one sync=always configuration
     CROSSES = "crosses"  # each candidate more than SAME ahead at some step
     ALIKE = "alike"  # within SAME (geometric mean of the ratios)
@@ -59,7 +60,7 @@ LIMITS = (Kind.NOTHING_TO_JUDGE, Kind.POOL_BOUND, Kind.HOST_BOUND, Kind.RISING_O
           Kind.LOG_BOUND, Kind.NOT_REACHED, Kind.HOST_LIMIT, Kind.UNATTRIBUTED)
 EFFECTS = (Kind.NOTHING_TO_JUDGE, Kind.FASTER_WITHOUT_SLOG, Kind.BUYS_NOTHING, Kind.SPEEDUP, Kind.NO_COMPARISON)
 DETAILS = (Kind.SATURATED_AT, Kind.KNEE, Kind.WRITE_THROTTLE)
-PROBLEMS = (Kind.SLOG_UNUSED, Kind.SPILL, Kind.LOG_WITHOUT_SLOG)
+PROBLEMS = (Kind.SLOG_UNUSED, Kind.SPILL, Kind.LOG_WITHOUT_SLOG, Kind.STALLED)
 CANDIDATES = (Kind.CROSSES, Kind.ALIKE, Kind.SLOWER, Kind.SLOWER_IS_BOTTLENECK, Kind.PAIR_VERSUS_SINGLE,
               Kind.PAIR_CEILING)
 

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slogqual.analysis import findings as F
 from slogqual.analysis.findings import Finding, Kind, StepRef
+from slogqual.analysis.host import STALLED_WRITE_S
 
 # A doubling of threads that buys less than this much throughput is past the knee.
 KNEE_GAIN_PER_DOUBLING = 0.10
@@ -57,6 +58,7 @@ class Step:
     cpu_busy: Optional[float] = None  # the host's CPU busy share over the step (/proc/stat)
     throttle_waited: Optional[int] = None  # transactions the write throttle sent to wait (dmu_tx kstat)
     throttle_assigned: Optional[int] = None  # transactions assigned over the step
+    longest_write_us: Optional[float] = None  # the step's slowest write (fio's completion latency, max)
 
     @property
     def throttled_share(self) -> Optional[float]:
@@ -187,13 +189,18 @@ def roles(curves: Sequence[Curve], sync: str = "always") -> Dict[str, Curve]:
 
 def usage_findings(curve: Curve) -> List[Finding]:
     """Where the kstats contradict the configuration: a SLOG that got no ZIL bytes, a ZIL that spilled to
-    the main pool (a log too small for the load), ZIL bytes to a log vdev a configuration lacks."""
+    the main pool (a log too small for the load), ZIL bytes to a log vdev a configuration lacks; and a step in
+    which a write outlasted the kernel's I/O timeout (a device stalled)."""
     found = []
     for s in curve.steps:
-        if s.slog_bytes is None:
-            continue
         ref = (_ref(curve, s),)
         who = {"config": curve.config, "candidate": curve.candidate, "threads": s.threads}
+        if s.longest_write_us is not None and s.longest_write_us >= STALLED_WRITE_S * 1e6:
+            # a device stopped answering: the step measured its error handling (analysis.host.STALLED_WRITE_S)
+            found.append(Finding(Kind.STALLED, dict(who, longest_write_s=round(s.longest_write_us / 1e6, 3),
+                                                    timeout_s=STALLED_WRITE_S, iops=s.iops, ios=s.ios), ref))
+        if s.slog_bytes is None:
+            continue
         if curve.uses_slog and curve.sync == "always" and s.slog_bytes == 0:
             found.append(Finding(Kind.SLOG_UNUSED, dict(who, normal_bytes=s.normal_bytes), ref))
         spilled = _spill_share(s)

@@ -47,7 +47,10 @@ from slogqual.results.scenario import ScenarioResult, ScenarioStep
 # 11 (issue #37): a ``write-throttle`` detail where a curve's steps recorded transactions the write throttle sent
 # to wait (the step's ``write_throttle``, the dmu_tx kstat); every other key and sentence is version 10's (results
 # recorded before it have no such counts).
-ANALYSIS_VERSION = 11
+# 12: a ``stalled`` problem where a step's slowest write outlasted the kernel's I/O timeout (30 s: a device stopped
+# answering and was aborted or reset; the step measured that, not the pool); every other key and sentence is version
+# 11's.
+ANALYSIS_VERSION = 12
 
 
 def metric_for(bs: int) -> str:
@@ -73,7 +76,8 @@ def curves(result: ScenarioResult) -> List[scaling.Curve]:
                                           log_write_bytes_s=s.log_write_bytes_s, log_write_ops_s=s.log_write_ops_s,
                                           ios=s.ios, cpu_busy=s.cpu_busy,
                                           throttle_waited=throttle.waited if throttle else None,
-                                          throttle_assigned=throttle.assigned if throttle else None))
+                                          throttle_assigned=throttle.assigned if throttle else None,
+                                          longest_write_us=s.lat_us.max))
     return list(by.values())
 
 

@@ -56,6 +56,7 @@ LUN_BYTES = 256 * MiB
 COPY_SIZES = (4096, 131072)  # the smallest and largest log block
 COPY_BYTES = 256 * MiB
 CONFIG = PoolConfig("sync=always + perfect log", sync="always", log="single")
+LOG_PASS_CONFIG = PoolConfig("sync=always + the candidate log", sync="always", log="single")  # the log pass's
 
 
 @dataclass
@@ -139,7 +140,8 @@ def scenario_for(req: HostProbeRequest) -> Scenario:
     return Scenario(name=f"host-probe-{req.protocol}", kind=kind, luns=req.zils, lun_size=LUN_BYTES,
                     rw="randwrite", bs=req.bs, write_sync=req.write_sync, threads=per_zil,
                     runtime_s=req.runtime_s, ramp_s=req.ramp_s, configs=[CONFIG],
-                    description="the host probe: every vdev a file in RAM",
+                    description="the host probe: the data disks given, a log file in RAM" if req.data else
+                    "the host probe: every vdev a file in RAM",
                     volblocksize=req.block_size if kind == "zvol" else None,
                     recordsize=req.block_size if kind == "dataset" else None, source="slogqual host-probe")
 
@@ -327,7 +329,8 @@ def _measure(req: HostProbeRequest, work: str, fstype: Optional[str], fio_versio
     log = log_device or _sparse(os.path.join(work, "log"), LOG_BYTES)
     sc = scenario_for(req)
     if log_device:
-        sc = dataclasses.replace(sc, description="the host probe's log pass: data files in RAM, the candidate log")
+        sc = dataclasses.replace(sc, description="the host probe's log pass: data files in RAM, the candidate log",
+                                 configs=[LOG_PASS_CONFIG])
     files = (data if ram_data else []) + ([] if log_device else [log])
     ident = {p: {"path": p, "kind": "file", "filesystem": fstype} if p in files else {"path": p} for p in data + [log]}
     result: ScenarioResult = new_result(sc, False, "stripe" if ram_data else req.layout, data, [log],

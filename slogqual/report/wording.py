@@ -213,6 +213,15 @@ def _spill(f: Finding) -> str:
             "so this step partly measures the data vdevs; a larger log device for this load")
 
 
+def _stalled(f: Finding) -> str:
+    x = f.figures
+    who = x["config"] + (f" [{x['candidate']}]" if x.get("candidate") else "")
+    return (f"{who}: a write at {x['threads']} threads took {x['longest_write_s']:,.1f} s — past the kernel's "
+            f"{x['timeout_s']:.0f}-s I/O timeout, which aborts the command and resets the device: a device of the "
+            "pool stopped answering, and for as long every sync write waited; this step measured that, not the "
+            "pool (the kernel log says which device and what it did)")
+
+
 def _log_without_slog(f: Finding) -> str:
     x = f.figures
     return (f"{x['config']}: {x['slog_bytes']} ZIL bytes went to a log vdev in a configuration "
@@ -341,6 +350,7 @@ WORDS: Dict[Kind, Callable[[Finding], str]] = {
     Kind.FASTER_WITHOUT_SLOG: _faster_without, Kind.BUYS_NOTHING: _buys_nothing, Kind.SPEEDUP: _speedup,
     Kind.NO_COMPARISON: _no_comparison, Kind.SATURATED_AT: _saturated_at, Kind.KNEE: _knee,
     Kind.SLOG_UNUSED: _slog_unused, Kind.SPILL: _spill, Kind.LOG_WITHOUT_SLOG: _log_without_slog,
+    Kind.STALLED: _stalled,
     Kind.CROSSES: _crosses, Kind.ALIKE: _alike, Kind.SLOWER: _slower, Kind.SLOWER_IS_BOTTLENECK: _slower_is_bottleneck,
     Kind.PAIR_VERSUS_SINGLE: _pair_versus_single, Kind.PAIR_CEILING: _pair_ceiling,
 }
