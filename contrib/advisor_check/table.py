@@ -1,7 +1,8 @@
 """The table of an advisor check (contrib/advisor_check/run.py): per configuration and writer count the
 advice's figure (≤ where it is a bound), what the pool measured, and whether the figure held — a prediction
 within ±20 %, or a bound the measurement did not pass that is no more than 1.5x it. Beside them, the host
-probe's ceiling (RAM log), its log pass's ceiling and measured IOPS with the pass's CPU busy share (model 5), the step's
+probe's ceiling (RAM log), its log pass's ceiling and measured IOPS with the pass's CPU busy share (model 5), the
+probe's own pool's measured IOPS and busy share where the log is one the CPU writes (model 6), the step's
 guest CPU and the share of its transactions the write throttle sent to wait ("-" where a run before the
 throttle's evidence did not record it).
 
@@ -50,6 +51,8 @@ def rows(outdir, advice_of=None):
                           log_pass=s.limits.host_log_pass_iops if s and s.limits else None,
                           log_pass_measured=s.limits.log_pass_measured_iops if s and s.limits else None,
                           log_pass_busy=s.limits.log_pass_busy if s and s.limits else None,
+                          probe_pool=s.limits.probe_pool_measured_iops if s and s.limits else None,
+                          probe_pool_busy=s.limits.probe_pool_busy if s and s.limits else None,
                           cpu=measured.cpu_busy if measured else None,
                           throttle=_throttled(measured)), None
 
@@ -59,11 +62,18 @@ def _throttled(step):
     return t.waited_share if t is not None else None
 
 
+def _measured(iops, busy):
+    """'1272 (83 %)': a probe's measured IOPS with its CPU's busy share; '-' where it has none."""
+    if not iops:
+        return "-"
+    return f"{iops:.0f} ({busy * 100:.0f} %)" if busy is not None else f"{iops:.0f}"
+
+
 def main(argv):
     outdir = argv[0]
     md = "--markdown" in argv
     head = ["configuration", "layout", "writers", "advice IOPS", "measured IOPS", "IOs", "error", "binding",
-            "host ceiling", "log pass", "pass IOPS", "guest CPU", "throttled", "held"]
+            "host ceiling", "log pass", "pass IOPS", "probe IOPS", "guest CPU", "throttled", "held"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] if md else ["\t".join(head)]
     total = ok = 0
     for c, r, why in rows(outdir):
@@ -78,8 +88,8 @@ def main(argv):
                  f"{r['measured_iops']:.0f}", str(r.get("measured_ios") or ""), f"{r['error'] * 100:+.0f} %",
                  str(r["binding"]), f"{r['host']:.0f}" if r.get("host") else "-",
                  f"{r['log_pass']:.0f}" if r.get("log_pass") else "-",
-                 (f"{r['log_pass_measured']:.0f} ({r['log_pass_busy'] * 100:.0f} %)" if r.get("log_pass_busy") is not None
-                  else f"{r['log_pass_measured']:.0f}") if r.get("log_pass_measured") else "-",
+                 _measured(r.get("log_pass_measured"), r.get("log_pass_busy")),
+                 _measured(r.get("probe_pool"), r.get("probe_pool_busy")),
                  f"{r['cpu'] * 100:.0f} %" if r.get("cpu") is not None else "-",
                  f"{r['throttle'] * 100:.0f} %" if r.get("throttle") is not None else "-", "yes" if good else "NO"]
         lines.append(("| " + " | ".join(cells) + " |") if md else "\t".join(cells))
