@@ -657,11 +657,11 @@ def _probe_pool_rate(host: Optional[HostProbeResult], sweep: SweepResult, data: 
 
 def _pass_rate(passes: Sequence[Sequence[HostStep]], n: int) -> Optional[Dict[str, Any]]:
     """What a probe's passes measured at ``n`` writers: the median of their IOPS, each pass's, the fewest IOs of a
-    pass and the median busy share of the CPU (``usable``: below HOST_SATURATED), and how many passes stalled there;
-    None where none ran n."""
+    pass and the median busy share of the CPU (``usable``: below HOST_SATURATED); a pass whose step at n stalled
+    is left out (the log-stalled finding says it). None where none ran n."""
     passes = [p for p in passes if p]
     # a pass whose own step at n stalled (a write past the kernel's I/O timeout) measured the device's error
-    # handling: left out, and counted
+    # handling
     stalled = [p for p in passes if any(s.threads == n and s.stalled for s in p)]
     at = [s for s in (host_analysis.at_threads(p, n) for p in passes if p not in stalled)
           if s is not None and s.iops and s.threads == n]
@@ -671,7 +671,7 @@ def _pass_rate(passes: Sequence[Sequence[HostStep]], n: int) -> Optional[Dict[st
     busy_mid = statistics.median(busy) if busy else None
     return {"iops": statistics.median(s.iops for s in at), "each": [s.iops for s in at], "ios": min(s.ios for s in at),
             "busy": busy_mid,
-            "usable": busy_mid is not None and busy_mid < HOST_SATURATED, "stalled_passes": len(stalled)}
+            "usable": busy_mid is not None and busy_mid < HOST_SATURATED}
 
 
 def _host_batch(host: Optional[HostProbeResult], n: int, zils: int) -> Tuple[float, str, Optional[HostStep]]:
