@@ -82,13 +82,26 @@ HELD = {"test-2026": (14, 15, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k", "nvdimm-nfs
         # measured; both NVMe configurations lost (MISSING). The SAS SSD iSCSI's 4 writers held log-pass-bound (+14 %),
         # the HDD iSCSI's three (-4, -3, -10 %); missed: the HDD NFS's 4 writers log-pass-bound (+22 %), the NVDIMM
         # NFS's 16-writer data-sweeps bound (1.60x)
-        "test-47166": (16, 17, set())}
+        "test-47166": (16, 17, set()),
+        # the first draw of model 6 (the whole draw, the first seed drawn), nobody fitted it: 13 of the 18 figures
+        # measured; both NVMe configurations lost again (MISSING: their logs stalled at the log pass's 16 writers and
+        # left the guest; the probe kept what it had measured and the advice says log-stalled). Model 6's own figures
+        # held in 4 of 6: the NVDIMM NFS's three (-10, -1, +7 %) and the NVDIMM iSCSI's 16; its 1 and 4 writers missed
+        # at -26 and -34 % (the draw's first configuration: its probe's passes spread 1,290-1,725 and 1,360-2,163).
+        # The HDD iSCSI's three and the SAS SSD iSCSI's 1 and 4 held log-pass-bound (-4 .. +7 %), the SAS SSD NFS's
+        # one writer too (-3 %); missed: the SAS SSD NFS's data-sweeps bounds on its stripe (1.56x, 1.78x) and the
+        # HDD NFS's 4 writers (an upper end 1.86x)
+        "test-63740": (13, 13, {"nvdimm-iscsi-4k"})}
 # configurations of a draw that the guest could not finish, and why (their advice stands, no pool to judge it by)
 MISSING = {"test-50152": {"nvme-nfs-64k": "/dev/nvme1n1 gone from the guest after the host probe's log pass "
                                           "(`slogqual: /dev/nvme1n1: no such file or device`, its log.txt)"},
            "test-47166": {name: f"the emulated NVMe stopped answering at the log pass's 16 writers, the controller "
                                 f"reset and disabled, the namespace removed (its dmesg.txt): no host document, so no "
                                 f"advice ({name}/log.txt) and no pool" for name in ("nvme-iscsi-4k", "nvme-nfs-64k")}}
+MISSING["test-63740"] = {name: f"the emulated NVMe stopped answering at the log pass's 16 writers (a write of 31-93 s), "
+                               f"the controller reset, disabled and the namespace removed (its dmesg.txt): the probe kept "
+                               f"what it had measured and the advice was written, the pool could not run ({name}/log.txt)"
+                         for name in ("nvme-nfs-64k", "nvme-iscsi-4k")}
 # of those, the ones whose advice could not be written either (no host document to advise with)
 NO_ADVICE = {("test-47166", "nvme-iscsi-4k"), ("test-47166", "nvme-nfs-64k")}
 DRAWS = [os.path.join(CHECK, name) for name in HELD]
