@@ -203,10 +203,14 @@ def _slog_unused(f: Finding) -> str:
             "this step does not measure the SLOG")
 
 
+def _curve(x: Dict[str, Any]) -> str:
+    """A curve by its configuration, and its log candidate where the figures name one."""
+    return x["config"] + (f" [{x['candidate']}]" if x.get("candidate") else "")
+
+
 def _spill(f: Finding) -> str:
     x = f.figures
-    who = x["config"] + (f" [{x['candidate']}]" if x.get("candidate") else "")
-    return (f"{who}: {x['share']:.0%} of the ZIL's bytes at {x['threads']} threads went to the main pool "
+    return (f"{_curve(x)}: {x['share']:.0%} of the ZIL's bytes at {x['threads']} threads went to the main pool "
             f"({x['normal_bytes']} of {x['normal_bytes'] + x['slog_bytes']}): the log vdev had no room for "
             "them — the ZIL holds its blocks until their transaction group is synced and the space "
             "is reusable two groups later, several groups' writes (~15 s at the default zfs_txg_timeout) — "
@@ -215,8 +219,7 @@ def _spill(f: Finding) -> str:
 
 def _stalled(f: Finding) -> str:
     x = f.figures
-    who = x["config"] + (f" [{x['candidate']}]" if x.get("candidate") else "")
-    return (f"{who}: a write at {x['threads']} threads took {x['longest_write_s']:,.1f} s — past the kernel's "
+    return (f"{_curve(x)}: a write at {x['threads']} threads took {x['longest_write_s']:,.1f} s — past the kernel's "
             f"{x['timeout_s']:.0f}-s I/O timeout, which aborts the command and resets the device: a device of the "
             "pool stopped answering, and for as long every sync write waited; this step measured that, not the "
             "pool (the kernel log says which device and what it did)")
