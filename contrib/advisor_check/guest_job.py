@@ -9,7 +9,7 @@ log.sweep.json, data.sweep.json (one data disk: the slowest speaks for all; they
 host.json (slogqual host-probe, the same load on the same data disks with a RAM log, then its log pass: the
 candidate as the log on RAM data files), advice.json + advice.txt (written before the pool exists,
 with the time), run.json (slogqual scenario run: sync=always + the log, at each writer count), verify.txt; where the
-pool's run failed or a step hung (killed after its timeout), dmesg.txt (the kernel log's last 300 lines).
+probe or the pool's run failed or hung (killed after its timeout), dmesg.txt (the kernel log's last 300 lines).
 """
 
 import json

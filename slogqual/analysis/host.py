@@ -40,9 +40,15 @@ MIN_BASELINE_TICKS = 50  # a settle shorter than half a second a CPU gives no ba
 STALLED_WRITE_S = 30.0
 
 
+def stalled_write(longest_write_us: Optional[float]) -> bool:
+    """A step's slowest write outlasted the kernel's I/O timeout (STALLED_WRITE_S): the one rule, for the host
+    probe's steps and the scenario analysis's alike."""
+    return longest_write_us is not None and longest_write_us >= STALLED_WRITE_S * 1e6
+
+
 def is_stalled(step: HostStep) -> bool:
-    """A write of the step outlasted the kernel's I/O timeout (STALLED_WRITE_S)."""
-    return step.longest_write_us is not None and step.longest_write_us >= STALLED_WRITE_S * 1e6
+    """A write of the step outlasted the kernel's I/O timeout (stalled_write)."""
+    return stalled_write(step.longest_write_us)
 
 
 def derive(step: HostStep, copy: Optional[CopyCost], log_in_ram: bool = True) -> HostStep:

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slogqual.analysis import findings as F
 from slogqual.analysis.findings import Finding, Kind, StepRef
-from slogqual.analysis.host import STALLED_WRITE_S
+from slogqual.analysis.host import STALLED_WRITE_S, stalled_write
 
 # A doubling of threads that buys less than this much throughput is past the knee.
 KNEE_GAIN_PER_DOUBLING = 0.10
@@ -195,7 +195,7 @@ def usage_findings(curve: Curve) -> List[Finding]:
     for s in curve.steps:
         ref = (_ref(curve, s),)
         who = {"config": curve.config, "candidate": curve.candidate, "threads": s.threads}
-        if s.longest_write_us is not None and s.longest_write_us >= STALLED_WRITE_S * 1e6:
+        if stalled_write(s.longest_write_us):
             # a device stopped answering: the step measured its error handling (analysis.host.STALLED_WRITE_S)
             found.append(Finding(Kind.STALLED, dict(who, longest_write_s=round(s.longest_write_us / 1e6, 3),
                                                     timeout_s=STALLED_WRITE_S, iops=s.iops, ios=s.ios), ref))
