@@ -221,6 +221,15 @@ def _step(s, ram_data: bool = True, ramp_s: float = 0.0) -> HostStep:
                     commit_calls=s.zil.commit_count)
 
 
+def pass_steps(results: List[ScenarioResult], copy: Optional[CopyCost], ramp_s: float, ram_data: bool = True,
+               log_pass: bool = False) -> List[List[HostStep]]:
+    """Each measured pass's steps with their figures (slogqual.analysis.host): the one composition, for the probe
+    and for anything that re-reads its recorded passes. ``ram_data``: the data vdevs were RAM files (their writes
+    are copies); ``log_pass``: the log was the candidate device (its data files always RAM, its log no copy)."""
+    return [host_analysis.steps_from([_step(s, ram_data=ram_data or log_pass, ramp_s=ramp_s) for s in r.steps], copy,
+                                     log_in_ram=not log_pass) for r in results]
+
+
 def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> HostProbeResult:
     req = check(req)
     output = check_output(req.output, "host document", json_document(schema.prefix(schema.HOST)))
@@ -268,10 +277,8 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
         copy = measure_copy(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    derived = [host_analysis.steps_from([_step(s, ram_data=not req.data, ramp_s=req.ramp_s) for s in r.steps], copy)
-               for r in passes]
-    with_log = [host_analysis.steps_from([_step(s, ram_data=True, ramp_s=req.ramp_s) for s in r.steps], copy,
-                                         log_in_ram=False) for r in log_passes]
+    derived = pass_steps(passes, copy, req.ramp_s, ram_data=not req.data)
+    with_log = pass_steps(log_passes, copy, req.ramp_s, log_pass=True)
     log_pass = LogPass(device=req.log, identity=identity, steps=host_analysis.best_of(with_log),
                        passes=with_log if len(with_log) > 1 else [],
                        pass_scenarios=[log_scenario_path(output, n) for n in range(1, len(with_log) + 1)],
