@@ -97,7 +97,6 @@ SETTLE_S = Range(0, 3600.0, "seconds")  # --settle: an hour (beyond it time.slee
 SCENARIO_RUNTIME_S = Range(1, MAX_SUSTAIN_S, "seconds")  # a scenario step: fio's runtime is whole seconds
 RAMP_S = Range(0, 3600.0, "seconds")  # a scenario step's ramp before fio measures
 PROBE_REPEATS = Range(1, 20, "passes", integer=True)  # host-probe --repeats: passes over the thread counts
-PROBE_WARMUP_S = Range(0, 3600.0, "seconds")  # host-probe --warmup: the uncounted load before the first pass
 INTERVAL_MS = Range(1.0, 3600 * 1000.0, "ms")  # --interval (slogqual.analysis.overtime)
 TIMEOUT_S = Range(0, 7 * 24 * 3600.0, "seconds", above=True)  # lab --timeout: a week, time.sleep takes it
 

@@ -49,26 +49,11 @@ def test_a_ram_dir_that_is_not_in_ram_is_refused_before_anything(tmp_path):
     (["--ram-dir", "/nonexistent-slogqual"], "no such directory"),
     (["--bs", "4q"], "--bs"),
     (["--repeats", "0"], "--repeats"),
-    (["--warmup", "0.5"], "--warmup"),
-    (["--warmup", "-1"], "--warmup"),
 ])
 def test_bad_input_is_one_line(tmp_path, args, words):
     p = slogqual("host-probe", *args, "-o", str(tmp_path / "h.json"), cwd=tmp_path)
     assert p.returncode == 2 and words in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert not (tmp_path / "h.json").exists()
-
-
-def test_the_warm_up_s_document_passes_the_output_guard_before_anything(tmp_path):
-    """The warm-up writes a scenario document of its own beside the host document: a file there that is not one of
-    slogqual's is refused in one line before anything is written, as every pass's is; --warmup 0 writes none."""
-    theirs = tmp_path / "h.json.warmup.scenario.json"
-    theirs.write_text("someone's notes\n")
-    p = slogqual("host-probe", "-o", str(tmp_path / "h.json"), cwd=tmp_path)
-    assert p.returncode == 2 and "h.json.warmup.scenario.json exists and is not a slogqual" in p.stderr, p.stderr
-    assert len(p.stderr.strip().splitlines()) == 1 and theirs.read_text() == "someone's notes\n"
-    assert sorted(os.listdir(tmp_path)) == ["h.json.warmup.scenario.json"]
-    p = slogqual("host-probe", "--warmup", "0", "-o", str(tmp_path / "h.json"), cwd=tmp_path)
-    assert "warmup" not in p.stderr  # no warm-up, no document to guard: it goes on (to this host's missing ZFS)
 
 
 def test_the_copy_cost_fit_takes_the_per_write_and_per_byte_parts_apart():
@@ -631,19 +616,3 @@ def test_every_recorded_step_is_either_far_below_the_kernel_s_timeout_or_past_it
                     assert slowest <= host_analysis.STALLED_WRITE_S / 4, (path, s.threads, slowest)
     assert steps > 1000
     assert stalls and all("/nvme-" in p and ".log.scenario" in p and t == 16 for p, t in stalls), stalls
-
-
-def test_the_warm_up_is_kept_in_the_document_said_in_the_table_and_counts_in_no_figure():
-    """A probe's warm-up (the fewest writers on a pool of its own before the first pass): the document keeps what it
-    ran and where its scenario is, reads back the same, the table says it was not counted, and no step, pass or
-    ceiling changes with it."""
-    from slogqual.results.host import Warmup
-
-    doc = load(HOST)
-    before = [s.to_dict() for s in doc.steps]
-    doc.warmup = Warmup(threads=1, runtime_s=5.0, ios=2204, iops=440.8, scenario=HOST + ".warmup.scenario.json")
-    again = HostProbeResult.from_dict(json.loads(json.dumps(doc.to_dict())))
-    assert again.warmup == doc.warmup and [s.to_dict() for s in again.steps] == before
-    lines = host_words.table(again)
-    assert "warm-up, not counted: 1 writer(s) for 5 s on a pool of its own, 441 IOPS (2204 IOs)" in lines
-    assert load(HOST).warmup is None and not any(x.startswith("warm-up") for x in host_words.table(load(HOST)))

@@ -34,9 +34,6 @@ def register(sub) -> None:
     p.add_argument("--repeats", type=in_range(limits.PROBE_REPEATS), default=3,
                    help="passes over the thread counts, each its own pool; each count keeps its best pass (default 3: "
                         "a first pass in a fresh host ran low)")
-    p.add_argument("--warmup", type=in_range(limits.PROBE_WARMUP_S), default=5.0, metavar="SECONDS",
-                   help="the load at the fewest writers for this long on a pool of its own before the first pass, "
-                        "not counted (default 5; 0: none): a first pass in a fresh host ran low")
     p.add_argument("--data", nargs="+", default=[], metavar="DEVICE",
                    help="the pool's own data disks (written destructively: --destroy-data; else files in RAM)")
     p.add_argument("--layout", choices=("stripe", "mirror", "raidz1", "raidz2"), default="stripe",
@@ -57,7 +54,7 @@ def register(sub) -> None:
 def _run(args) -> int:
     req = HostProbeRequest(protocol=args.protocol, bs=args.bs, block_size=args.block_size, threads=list(args.threads),
                            zils=args.zils, runtime_s=args.runtime, ramp_s=args.ramp, repeats=args.repeats,
-                           warmup_s=args.warmup, ram_dir=args.ram_dir,
+                           ram_dir=args.ram_dir,
                            output=args.output, argv=["slogqual", *sys.argv[1:]], data=list(args.data),
                            layout=args.layout, destroy_data=args.destroy_data, log=args.log)
     doc = run_probe(req, Progress(quiet=args.quiet))

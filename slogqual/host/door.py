@@ -15,9 +15,7 @@ is measured in ZFS's own (slogqual.analysis.host, "the log pass"); the data are 
 The steps run ``repeats`` times over (each pass its own pool), and each thread count keeps its best pass: a
 ceiling is what the host can do, and one pass in a fresh lab guest ran low — six probes one after another
 in one guest gave 1,159 / 1,289 / 1,420 / 1,389 / 1,347 / 1,347 IOPS at one writer, and at four writers
-1,190–1,911 with no order (docs/advisor.md). Before the first pass a warm-up (``warmup_s``, the fewest writers
-on a pool of its own, not counted): the first step of a draw's first probe ran 12-30 % below the same step of
-the passes after it in five recorded draws, and the median of the passes (model 6) takes that low pass in.
+1,190–1,911 with no order (docs/advisor.md).
 
 Bad input and a host without ZFS are one line before anything is written (UsageError, exit 2).
 """
@@ -40,7 +38,7 @@ from slogqual.pool.engine import PoolScenarioRun, new_result
 from slogqual.pool.scenario import PoolConfig, Scenario
 from slogqual.progress import PassProgress, Progress
 from slogqual.results import schema, write_json_atomic
-from slogqual.results.host import CopyCost, HostProbeResult, HostStep, HostWorkload, LogPass, Warmup
+from slogqual.results.host import CopyCost, HostProbeResult, HostStep, HostWorkload, LogPass
 from slogqual.results.scenario import ScenarioResult
 from slogqual.kernel import procfs
 from slogqual.tools import fio, findmnt
@@ -72,7 +70,6 @@ class HostProbeRequest:
     runtime_s: float = 3.0
     ramp_s: float = 1.0
     repeats: int = 3  # passes over the thread counts, each its own pool; each count keeps its best (module doc)
-    warmup_s: float = 5.0  # the load at the fewest writers before the first pass, not counted; 0: none (module doc)
     ram_dir: str = "/dev/shm"
     output: str = ""
     argv: Optional[List[str]] = None
@@ -94,8 +91,6 @@ def check(req: HostProbeRequest) -> HostProbeRequest:
                          "(the writers spread evenly over the intent logs)")
     if req.repeats < 1:
         raise UsageError("--repeats: one pass over the thread counts at least")
-    if req.warmup_s < 0 or 0 < req.warmup_s < 1:
-        raise UsageError(f"--warmup {req.warmup_s:g}: 0 (none) or at least 1 second (fio runs whole seconds)")
     if not req.output:
         raise UsageError("-o/--output: where to write the host document")
     if not os.path.isdir(req.ram_dir):
@@ -108,7 +103,7 @@ def check(req: HostProbeRequest) -> HostProbeRequest:
         raise UsageError(f"--log {req.log}: also among --data; the candidate log is a device of its own")
     return HostProbeRequest(protocol=req.protocol, bs=req.bs, block_size=block, threads=sorted(set(req.threads)),
                             zils=req.zils, write_sync=write_sync, runtime_s=req.runtime_s, ramp_s=req.ramp_s,
-                            repeats=req.repeats, warmup_s=req.warmup_s, ram_dir=req.ram_dir, output=req.output, argv=req.argv, data=list(req.data),
+                            repeats=req.repeats, ram_dir=req.ram_dir, output=req.output, argv=req.argv, data=list(req.data),
                             layout=req.layout, destroy_data=req.destroy_data, record_in_store=req.record_in_store,
                             log=req.log)
 
@@ -242,11 +237,9 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
     if fstype is not None and fstype not in RAM_FILESYSTEMS:
         raise UsageError(f"--ram-dir {req.ram_dir} is on {fstype}, not in RAM (tmpfs): the probe's vdevs must "
                          "cost no device time")
-    names = [warmup_scenario_path(output)] if req.warmup_s else []
     for n in range(1, req.repeats + 1):  # every pass's document passes the guard before anything is written
-        names += [scenario_path(output, n)] + ([log_scenario_path(output, n)] if req.log else [])
-    for name in names:
-        check_output(name, "the host probe's scenario result", json_document(schema.prefix(schema.SCENARIO)))
+        for name in [scenario_path(output, n)] + ([log_scenario_path(output, n)] if req.log else []):
+            check_output(name, "the host probe's scenario result", json_document(schema.prefix(schema.SCENARIO)))
     userland = require_zfs()
     progress = progress or Progress(quiet=True)
     fio_version = fio.check_version().text
@@ -260,16 +253,6 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
         for dev in req.data + ([req.log] if req.log else []):  # the interlocks, before anything is written
             claims.enter_context(_device.claim_for_writing(dev, req.destroy_data, exclusive=False))
         identity = _identity(req.log) if req.log else {}
-        warmup = None
-        if req.warmup_s:
-            try:
-                warm = _measure(req, work, fstype, fio_version, warmup_scenario_path(output), progress, warmup=True)
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
-            work = owned.make_dir(DIR_PREFIX, req.ram_dir)
-            step = warm.steps[0]
-            warmup = Warmup(threads=step.threads, runtime_s=req.warmup_s, ios=step.ios, iops=step.iops,
-                            scenario=warmup_scenario_path(output))
         each = PassProgress(progress, req.repeats * (2 if req.log else 1))
         runs = [(n, None) for n in range(1, req.repeats + 1)] + [(n, req.log) for n in range(1, req.repeats + 1)
                                                                    if req.log]
@@ -311,7 +294,7 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
         runtime_s=req.runtime_s, ramp_s=req.ramp_s, scenario=scenario_path(output, 1),
         passes=derived if len(derived) > 1 else [],
         pass_scenarios=[scenario_path(output, n) for n in range(1, len(derived) + 1)] if len(derived) > 1 else [],
-        log_pass=log_pass, warmup=warmup, status="failed" if failed else "complete")
+        log_pass=log_pass, status="failed" if failed else "complete")
     write_json_atomic(output, doc.to_dict())
     if req.record_in_store:
         from slogqual import store
@@ -325,11 +308,6 @@ def run_probe(req: HostProbeRequest, progress: Optional[Progress] = None) -> Hos
 def scenario_path(output: str, n: int) -> str:
     """Pass ``n``'s scenario document beside the host document (the first keeps the one-pass name)."""
     return output + (".scenario.json" if n == 1 else f".scenario.pass{n}.json")
-
-
-def warmup_scenario_path(output: str) -> str:
-    """The warm-up's scenario document beside the host document."""
-    return output + ".warmup.scenario.json"
 
 
 def log_scenario_path(output: str, n: int) -> str:
@@ -349,10 +327,9 @@ def _identity(path: str) -> dict:
 
 
 def _measure(req: HostProbeRequest, work: str, fstype: Optional[str], fio_version: str, scenario_out: str,
-             progress: Progress, log_device: Optional[str] = None, warmup: bool = False) -> ScenarioResult:
+             progress: Progress, log_device: Optional[str] = None) -> ScenarioResult:
     """The probe's pool and its steps: the data disks given (else files in RAM), a log file in RAM; or, with
-    ``log_device`` (the log pass), data files in RAM whatever was given and that device as the log. ``warmup``:
-    the first pass's pool with one step, the fewest writers for ``warmup_s``, no ramp (all of it warms)."""
+    ``log_device`` (the log pass), data files in RAM whatever was given and that device as the log."""
     ram_data = not req.data or log_device is not None
     data = [_sparse(os.path.join(work, f"data{i}"), VDEV_BYTES) for i in range(DATA_FILES)] if ram_data \
         else list(req.data)
@@ -361,9 +338,6 @@ def _measure(req: HostProbeRequest, work: str, fstype: Optional[str], fio_versio
     if log_device:
         sc = dataclasses.replace(sc, description="the host probe's log pass: data files in RAM, the candidate log",
                                  configs=[LOG_PASS_CONFIG])
-    if warmup:
-        sc = dataclasses.replace(sc, name=f"{sc.name}-warmup", threads=sc.threads[:1], runtime_s=req.warmup_s,
-                                 ramp_s=0.0, description=f"the host probe's warm-up, not counted: {sc.description}")
     files = (data if ram_data else []) + ([] if log_device else [log])
     ident = {p: {"path": p, "kind": "file", "filesystem": fstype} if p in files else {"path": p} for p in data + [log]}
     result: ScenarioResult = new_result(sc, False, "stripe" if ram_data else req.layout, data, [log],

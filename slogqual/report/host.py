@@ -33,10 +33,6 @@ def table(doc: HostProbeResult) -> List[str]:
     if c is not None:
         out.append(f"copy into RAM alone: {c.per_write_s * 1e6:.1f} us a write + {c.per_byte_s * 1e9:.2f} ns a byte "
                    f"(fio at {', '.join(size_label(s) for s in c.sizes)}: {', '.join(map(str, c.ios))} IOs)")
-    if doc.warmup is not None:
-        wu = doc.warmup
-        out.append(f"warm-up, not counted: {wu.threads} writer(s) for {wu.runtime_s:g} s on a pool of its own, "
-                   f"{wu.iops:,.0f} IOPS ({wu.ios} IOs)")
     if doc.passes:
         out.append(f"{len(doc.passes)} passes over the writer counts, each its own pool; each count shows its best "
                    "pass (the ceilings of all passes at the right)")

@@ -151,28 +151,6 @@ class LogPass:
 
 
 @dataclass
-class Warmup:
-    """The load the probe ran before its first pass and did not count (``host-probe --warmup``): the fewest
-    writers, on a pool of its own like the first pass's. A first pass in a fresh host ran low — the first step
-    of a lab draw's first probe 12-30 % below the passes after it in five of the recorded draws (the code not
-    yet translated by the emulator, caches cold; docs/advisor.md "The probe's warm-up")."""
-
-    threads: int
-    runtime_s: float
-    ios: int
-    iops: float
-    scenario: str  # its scenario document, beside the host document
-
-    def to_dict(self) -> Dict[str, Any]:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_dict(cls, d: Dict[str, Any]) -> "Warmup":
-        return cls(threads=int(d["threads"]), runtime_s=float(d["runtime_s"]), ios=int(d["ios"]),
-                   iops=float(d["iops"]), scenario=str(d["scenario"]))
-
-
-@dataclass
 class HostProbeResult:
     workload: HostWorkload
     ram: Dict[str, Any]  # where the vdevs lived: directory, file system, data files, their size
@@ -188,7 +166,6 @@ class HostProbeResult:
     passes: List[List[HostStep]] = field(default_factory=list)
     pass_scenarios: List[str] = field(default_factory=list)  # each pass's scenario document (the first: ``scenario``)
     log_pass: Optional[LogPass] = None  # ``--log``: the same load with the candidate as the log; None: not run
-    warmup: Optional[Warmup] = None  # what ran before the first pass, not counted; None: no warm-up
     schema: str = schema.HOST
 
     def to_dict(self) -> Dict[str, Any]:
@@ -197,8 +174,7 @@ class HostProbeResult:
                 "copy": self.copy.to_dict() if self.copy else None, "steps": [s.to_dict() for s in self.steps],
                 "scenario": self.scenario, "environment": dict(self.environment),
                 "passes": [[s.to_dict() for s in p] for p in self.passes], "pass_scenarios": list(self.pass_scenarios),
-                "log_pass": self.log_pass.to_dict() if self.log_pass else None,
-                "warmup": self.warmup.to_dict() if self.warmup else None}
+                "log_pass": self.log_pass.to_dict() if self.log_pass else None}
 
     @classmethod
     def from_dict(cls, d: Any, source: str = "<document>") -> "HostProbeResult":
@@ -212,8 +188,7 @@ class HostProbeResult:
                        status=d.get("status", "complete"), schema=d["schema"],
                        passes=[[HostStep.from_dict(s) for s in p] for p in d.get("passes") or []],
                        pass_scenarios=[str(x) for x in d.get("pass_scenarios") or []],
-                       log_pass=LogPass.from_dict(d["log_pass"]) if d.get("log_pass") else None,
-                       warmup=Warmup.from_dict(d["warmup"]) if d.get("warmup") else None)
+                       log_pass=LogPass.from_dict(d["log_pass"]) if d.get("log_pass") else None)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise schema.DocumentError(f"{source}: not a host probe document ({type(exc).__name__}: {exc})") from None
 
