@@ -5,6 +5,7 @@ tests/fixtures/advisor/check/README.md says how they were made; docs/advisor.md 
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -227,3 +228,33 @@ def test_a_figure_the_data_sweeps_bind_is_their_bound_with_a_host_probe_too(tmp_
                        cwd=str(tmp_path))
     rows = [line.split() for line in p.stdout.splitlines() if line.split()[:1] in (["1"], ["4"], ["16"])]
     assert len(rows) == 3 and all("≤" in r and r[-1] == "pool-bound" for r in rows[1:]), p.stdout  # printed as a bound
+
+
+def test_one_writer_alone_takes_what_the_log_pass_measured_whatever_its_cpu(tmp_path):
+    """Model 7: with one writer the log pass's measured rate is a limit even where its CPU was saturated — a writer
+    alone shares the CPU with no other writer; its own path (ZFS's work, this log's driver and device, in a row) is
+    its pace, and the log pass ran that path. Draw 28045's NVMe iSCSI (recorded; model 7 was made after it was
+    seen): the one writer's log pass ran at 97 % busy, the figure is its median (log-pass-bound, marked alone, the
+    words say so) and holds where the sweep's latency (model 6: 1,558, +38 %) did not; at 4 and 16 writers, whose
+    passes were just as busy, it is no figure (the writers shared the CPU with the RAM data's copies)."""
+    draw = os.path.join(CHECK, "test-28045")
+    out = tmp_path / "advice.json"
+    advice = advise_now(draw, "nvme-iscsi-4k", out)
+    by = {s["threads"]: s for s in advice["candidates"][0]["steps"]}
+    one = by[1]
+    assert one["binding"] == "log-pass-bound" and one["limits"]["log_pass_alone"] is True
+    assert one["limits"]["log_pass_busy"] >= 0.9  # saturated: model 5 alone would not have taken it
+    assert one["iops"] == pytest.approx(statistics.median(one["limits"]["log_pass_each_iops"]), abs=0.1)
+    assert one["iops"] < one["limits"]["log_latency_iops"] and not one["upper_bound"]  # a prediction, below the sweep's
+    for n in (4, 16):
+        assert by[n]["limits"]["log_pass_busy"] >= 0.9 and by[n]["binding"] != "log-pass-bound"
+        assert "log_pass_alone" not in by[n]["limits"]
+    rows = {r["threads"]: r for c, r, why in table.rows(draw, advice_of=lambda c: str(out)) if c["name"] == "nvme-iscsi-4k"}
+    assert table.held(rows[1]) and abs(rows[1]["predicted_iops"] / rows[1]["measured_iops"] - 1) < 0.2
+    text = subprocess.run([sys.executable, "-m", "slogqual", "advise", "--advice", str(out)], capture_output=True,
+                          text=True, cwd=tmp_path).stdout
+    assert "one writer alone, whose own path (ZFS's work and this log's, in a row) set its pace, busy or not" in text
+    # where the CPU had room at one writer (the HDD iSCSI of the same draw) it is model 5's rule, not marked alone
+    hdd = advise_now(draw, "hdd-iscsi-4k", tmp_path / "hdd.json")["candidates"][0]["steps"][0]
+    assert hdd["binding"] == "log-pass-bound" and hdd["limits"]["log_pass_busy"] < 0.9
+    assert "log_pass_alone" not in hdd["limits"]

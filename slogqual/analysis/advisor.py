@@ -70,12 +70,13 @@ from slogqual.results.scenario import ScenarioResult
 from slogqual.units import size_label
 
 # Bump when the model changes what it predicts for the same inputs.
-MODEL_VERSION = 6  # 2: an ATA log's records per commit from the commit timeout; 3: a figure the data sweeps
+MODEL_VERSION = 7  # 2: an ATA log's records per commit from the commit timeout; 3: a figure the data sweeps
 #                    bind is their upper bound with a host probe too (issue #37); 4: the host's ceiling is
 #                    also the probe's log pass's, where it ran with this log (host-probe --log); 5: where that
 #                    pass's CPU had room, what it measured with this log is a limit too (log-pass-bound); 6: a
 #                    log the CPU writes (pmem), the probe's own pool on these data disks with its RAM log measured
-#                    this pool (probe-pool-bound)
+#                    this pool (probe-pool-bound); 7: one writer alone, what the log pass measured is a limit
+#                    whatever its CPU (log-pass-bound)
 
 PROTOCOLS = ("iscsi", "nfs")
 LAYOUTS = ("stripe", "mirror", "raidz1", "raidz2", "raidz3")
@@ -632,8 +633,14 @@ def _log_pass_rate(lp: Optional[Any], n: int) -> Optional[Dict[str, Any]]:
     HOST_SATURATED) the log set its pace: that rate is what this log does on this host at this load, measured at
     the pool's concurrency, which the sweep's QD1 write+flush and the model's batching only estimate; the pool runs
     at it unless its data side is slower. Where the CPU was saturated its rate is the RAM copies' as much as the
-    log's (the pass's CPU ceiling, copies out, stands for it: _host_ceiling)."""
-    return _pass_rate(lp.passes or [lp.steps], n) if lp is not None else None
+    log's (the pass's CPU ceiling, copies out, stands for it: _host_ceiling) — but not with one writer (model 7,
+    ``alone``): a writer alone shares no CPU with another; each write waits for its own commit, so its path (ZFS's
+    work, this log's driver and device, in a row) sets its pace, busy or not, and the log pass ran that very path;
+    the RAM data's copies are its txg's, in the background. Usable whatever its CPU there."""
+    rate = _pass_rate(lp.passes or [lp.steps], n) if lp is not None else None
+    if rate is not None and n == 1 and not rate["usable"]:
+        return dict(rate, usable=True, alone=True)
+    return rate
 
 
 def _probe_pool_rate(host: Optional[HostProbeResult], sweep: SweepResult, data: "DataSide",
@@ -879,7 +886,8 @@ def _predict_step(n: int, sweep: SweepResult, bw: Optional[Tuple[float, int, int
                    "host_log_pass_iops": round(lps.cpu_ceiling_iops, 1) if lps and lps.cpu_ceiling_iops else None,
                    **({"log_pass_measured_iops": round(measured["iops"], 1),
                        "log_pass_each_iops": [round(x, 1) for x in measured["each"]], "log_pass_ios": measured["ios"],
-                       "log_pass_busy": round(measured["busy"], 4) if measured["busy"] is not None else None}
+                       "log_pass_busy": round(measured["busy"], 4) if measured["busy"] is not None else None,
+                       **({"log_pass_alone": True} if measured.get("alone") else {})}
                       if measured else {}),
                    **({"probe_pool_measured_iops": round(probe_pool["iops"], 1),
                        "probe_pool_each_iops": [round(x, 1) for x in probe_pool["each"]],

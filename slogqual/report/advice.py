@@ -399,8 +399,10 @@ def _measured_pass(x: Dict[str, Any], key: str, busy_words: str) -> str:
 
 def _log_pass_bound(f: Dict[str, Any]) -> str:
     x = f["figures"][-1]
+    why = (": one writer alone, whose own path (ZFS's work and this log's, in a row) set its pace, busy or not"
+           if x.get("log_pass_alone") else ": the log, not the host, set its pace")
     return (f"log-pass-bound at {_threads(f)} threads: the host probe's pass with this log ran this load at "
-            + _measured_pass(x, "log_pass", ": the log, not the host, set its pace")
+            + _measured_pass(x, "log_pass", why)
             + f", below the {x['log_latency_iops']:,.0f} its sweep and the model's batching give; the pool runs "
             "at it unless its data side is slower (the pass's data were files in RAM)")
 

@@ -117,6 +117,8 @@ class StepLimits(Part):
     log_pass_each_iops: Optional[List[float]] = key("log_pass_each_iops", "list")
     log_pass_ios: Optional[int] = key("log_pass_ios", "integer")
     log_pass_busy: Optional[float] = key("log_pass_busy", "number")
+    # one writer alone (model 7): the measured rate is a figure whatever the CPU (its own path set its pace)
+    log_pass_alone: Optional[bool] = key("log_pass_alone", "flag")
     # what the probe's own pool measured at these writers where it is this pool (model 6: a pmem log, the probe on
     # these data disks in this layout): the median of its passes' IOPS, each pass's, their IOs, the CPU's busy share
     probe_pool_measured_iops: Optional[float] = key("probe_pool_measured_iops", "number")
