@@ -99,7 +99,13 @@ HELD = {"test-2026": (14, 15, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k", "nvdimm-nfs
         # host bound 1.18x); missed: both NVMe one-writer figures (log-latency-bound +38 and +28 %), the NVMe iSCSI's
         # 4-writer host bound (1.62x), the SAS SSD NFS's 16-writer data-sweeps bound on its stripe (1.62x), the HDD
         # NFS's 4 writers (log-pass-bound +41 %)
-        "test-28045": (18, 18, {"nvme-iscsi-4k", "nvme-nfs-64k"})}
+        "test-28045": (18, 18, {"nvme-iscsi-4k", "nvme-nfs-64k"}),
+        # the first draw of model 7 (the whole draw, the first seed drawn), nobody fitted it, every configuration ran:
+        # 19 of 24 (16 written before it ran, 13-19). Model 7's own 2 of 2 (the NVMe one writer log-pass-bound, -10 and
+        # -0 %); all 10 predictions held; 9 of 14 bounds: missed the SAS SSD NFS's data-sweeps bounds on its stripe
+        # (1.62x, 1.67x), the NVMe iSCSI's 16-writer host bound (1.58x), the HDD NFS's 4-writer upper end (1.70x) and
+        # the NVDIMM NFS's one writer on a mirror, its pool 8 % past the data sweeps' bound
+        "test-7470": (19, 19, {"nvdimm-nfs-64k"})}
 # configurations of a draw that the guest could not finish, and why (their advice stands, no pool to judge it by)
 MISSING = {"test-50152": {"nvme-nfs-64k": "/dev/nvme1n1 gone from the guest after the host probe's log pass "
                                           "(`slogqual: /dev/nvme1n1: no such file or device`, its log.txt)"},

@@ -53,9 +53,10 @@ def test_the_batch_rests_on_the_sweeps_write_flush_at_the_commits_own_lwb():
 
 
 # recorded draws whose 16-writer batch is off the pool's records per log write by more than 20 %, each by name with
-# what it measured (never absorbed into a wider tolerance): draw 28045 (unfitted, 2026-12-01) put 5.22 records in a
-# log write where the timeout's batch is 6.61 (+27 %); the other test draws after model 2 within -12 … +16 %
-BATCH_OFF = {"test-28045": 0.27}
+# what it measured (never absorbed into a wider tolerance): draws 28045 and 7470 (unfitted, 2026-12-01) put 5.22 and
+# 5.88 records in a log write where the timeout's batch is 6.61 and 7.16 (+27, +22 %); the other test draws after
+# model 2 within -12 … +16 %. Their figures at 16 writers held all the same (log-pass-bound: model 5 measures it)
+BATCH_OFF = {"test-28045": 0.27, "test-7470": 0.22}
 
 
 @pytest.mark.parametrize("d", HDD_ISCSI, ids=lambda d: d.split(os.sep)[-3])
