@@ -40,6 +40,7 @@ PROGRAM = fio.PROGRAM
 DEFAULT_PORT = 8765  # fio's own default (fio(1), CLIENT / SERVER)
 SERVER_MARK_ENV = "SLOGQUAL_FIO_SERVER"  # in a server's environment: 'slogqual-fio-server-<our pid>-<port>'
 ALL_CLIENTS = "All clients"
+KILLED_GONE_S = 2.0  # after a server group's SIGKILL, how long stop waits for its members to be gone (FioServer.stop)
 
 
 def version() -> _run.ToolVersion:
@@ -209,6 +210,13 @@ class FioServer:
             while not _exited_unreaped(pgid) and time.monotonic() < deadline:
                 time.sleep(0.02)
             _killpg(pgid, signal.SIGKILL)
+            # a killed member goes when the kernel next runs it: one inside a write (uninterruptible) only once the
+            # write returns. Wait (bounded) until none of the group is left but the unreaped leader, so that what
+            # runs next never meets this server's job still writing (a cold CI run under load, 2026-12-01: a member
+            # still alive when stop returned)
+            deadline = time.monotonic() + KILLED_GONE_S
+            while _group_alive(pgid) and time.monotonic() < deadline:
+                time.sleep(0.02)
         return bg.stop()
 
     def __enter__(self) -> "FioServer":
@@ -225,6 +233,25 @@ def _killpg(pgid: int, sig: int) -> None:
         pass
     except PermissionError:  # a group that is no longer ours: leave it
         pass
+
+
+def _group_alive(pgid: int) -> List[int]:
+    """PIDs of live (not zombie) processes in process group ``pgid``, the leader included (Linux /proc; [] where
+    there is none)."""
+    alive = []
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if len(fields) > 2 and fields[0] not in (b"Z", b"X") and int(fields[2]) == pgid:
+            alive.append(int(pid))
+    return alive
 
 
 def _exited_unreaped(pid: int) -> bool:
