@@ -4,9 +4,10 @@ tests/test_host_probe.py read, nothing of the guest's console or the lab's own r
     python3 contrib/advisor_check/keep.py OUT tests/fixtures/advisor/check/test-SEED
 
 OUT is run.py's output folder. From it: plan.json and prediction.txt (written before the run), and for each
-configuration of the plan its sweeps, the host probe's document and every pass's scenario (the warm-up's too), the
-advice written before the pool, the pool's run and the verification. A configuration whose pool did not run (no
-run.json: the probe or the pool failed) keeps its job's log and the guest's kernel log as well, which say why.
+configuration of the plan its sweeps, the host probe's document and every pass's scenario (a warm-up's too, where
+one ran: draw 28045), the advice written before the pool, the pool's run and the verification. A configuration
+whose pool did not run (no run.json: the probe or the pool failed) keeps its job's log and the guest's kernel log as
+well, which say why.
 Refuses a destination that exists: a fixture is recorded once.
 """
 
@@ -21,7 +22,7 @@ import sys
 TOP = ("plan.json", "prediction.txt")
 EACH = ("advice.json", "advice.txt", "check.toml", "data.sweep.json", "host.json", "log.sweep.json", "run.json",
         "verify.txt")
-PROBE_DOCUMENTS = "host.json.*scenario*.json"  # every pass's, the log passes', the warm-up's
+PROBE_DOCUMENTS = "host.json.*scenario*.json"  # every pass's, the log passes', a warm-up's (draw 28045)
 LOST = ("log.txt", "dmesg.txt")  # where the pool did not run: why
 
 
@@ -46,7 +47,8 @@ def main(argv) -> int:
         return 2
     out, dest = argv
     if not os.path.exists(os.path.join(out, "prediction.txt")):
-        print(f"keep.py: {out}: no prediction.txt — a draw is kept with what was written before it ran", file=sys.stderr)
+        print(f"keep.py: {out}: no prediction.txt — a draw is kept with what was written before it ran",
+              file=sys.stderr)
         return 2
     if os.path.exists(dest):
         print(f"keep.py: {dest} exists: a fixture is recorded once", file=sys.stderr)
