@@ -235,23 +235,26 @@ def _killpg(pgid: int, sig: int) -> None:
         pass
 
 
-def _group_alive(pgid: int) -> List[int]:
-    """PIDs of live (not zombie) processes in process group ``pgid``, the leader included (Linux /proc; [] where
-    there is none)."""
-    alive = []
+def _live_processes():
+    """(pid, its /proc/PID/stat fields after the command name) of every live (not zombie) process (Linux /proc;
+    none where there is no /proc); a process gone meanwhile is skipped."""
     try:
         pids = [p for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
-        return []
+        return
     for pid in pids:
         try:
             with open(f"/proc/{pid}/stat", "rb") as fh:
                 fields = fh.read().rsplit(b")", 1)[1].split()
         except (OSError, IndexError):
             continue  # gone meanwhile
-        if len(fields) > 2 and fields[0] not in (b"Z", b"X") and int(fields[2]) == pgid:
-            alive.append(int(pid))
-    return alive
+        if len(fields) > 2 and fields[0] not in (b"Z", b"X"):
+            yield int(pid), fields
+
+
+def _group_alive(pgid: int) -> List[int]:
+    """PIDs of live (not zombie) processes in process group ``pgid``, the leader included."""
+    return [pid for pid, fields in _live_processes() if int(fields[2]) == pgid]
 
 
 def _exited_unreaped(pid: int) -> bool:
@@ -266,23 +269,15 @@ def running_servers(mark_prefix: str = "slogqual-fio-server-") -> List[int]:
     """PIDs of live (not zombie) processes whose environment carries our server mark (Linux /proc;
     an empty list where there is none)."""
     found = []
-    try:
-        pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return []
-    for pid in pids:
+    prefix = f"{SERVER_MARK_ENV}={mark_prefix}".encode()
+    for pid, _ in _live_processes():
         try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                state = fh.read().rsplit(b")", 1)[1].split()[0]
-            if state in (b"Z", b"X"):
-                continue
             with open(f"/proc/{pid}/environ", "rb") as fh:
                 env = fh.read().split(b"\0")
-        except (OSError, IndexError):
+        except OSError:
             continue  # gone meanwhile, or not ours to read
-        prefix = f"{SERVER_MARK_ENV}={mark_prefix}".encode()
         if any(e.startswith(prefix) for e in env):
-            found.append(int(pid))
+            found.append(pid)
     return sorted(found)
 
 
