@@ -2,6 +2,7 @@
 every device they need, and in it make each prediction before its pool runs (guest_job.py).
 
     python3 contrib/advisor_check/run.py SEED OUTDIR [--fit] [--slowed] [--first N] [--only NAME,...] [--runtime S]
+    python3 contrib/advisor_check/run.py --plan PLAN.json OUTDIR [--slowed] [--only NAME,...] [--runtime S]
 
 The draw: each log class of LOG_CLASSES x each load of LOADS, in a seeded order, each with a seeded layout
 (stripe or mirror) of DATA hdd data disks; writers 1, 4 and 16. --fit draws FIT_COUNT configurations of
@@ -11,6 +12,8 @@ OUTDIR/plan.json before the guest boots; `python3 contrib/advisor_check/table.py
 --only NAME[,NAME] the named ones.
 --runtime S: the pools' steps and the host probe's that long (default 5 s and the probe's own 3 s): a 5-second step
 is one txg period, and whether a txg sync falls inside it is chance (docs/advisor.md, draw 9413).
+--plan PLAN.json runs a plan written by hand instead of a draw (an experiment: its own devices and configurations,
+in draw()'s form; contrib/advisor_check/plans/): never a test point of the model, since nobody drew it.
 --slowed runs the whole draw on a host slowed as the lab tier's proof is (tests/conftest.SlowHost: a busy-looping
 process per host core and fio's sync writes on the host's disk); what they got is written to OUTDIR/slowed.json.
 """
@@ -48,8 +51,14 @@ def draw(seed: int, fit: bool):
 
 
 def main(argv):
-    seed, out = int(argv[0]), os.path.abspath(argv[1])
-    plan = draw(seed, "--fit" in argv)
+    if argv[0] == "--plan":  # an experiment's plan, written by hand
+        with open(argv[1]) as fh:
+            plan = dict(json.load(fh), plan_file=os.path.abspath(argv[1]))
+        out = os.path.abspath(argv[2])
+        argv = argv[3:]
+    else:
+        seed, out = int(argv[0]), os.path.abspath(argv[1])
+        plan = draw(seed, "--fit" in argv)
     if "--first" in argv or "--only" in argv:
         if "--first" in argv:
             plan["configs"] = plan["configs"][:int(argv[argv.index("--first") + 1])]
