@@ -105,7 +105,14 @@ HELD = {"test-2026": (14, 15, {"nvdimm-iscsi-4k", "sas-ssd-nfs-64k", "nvdimm-nfs
         # -0 %); all 10 predictions held; 9 of 14 bounds: missed the SAS SSD NFS's data-sweeps bounds on its stripe
         # (1.62x, 1.67x), the NVMe iSCSI's 16-writer host bound (1.58x), the HDD NFS's 4-writer upper end (1.70x) and
         # the NVDIMM NFS's one writer on a mirror, its pool 8 % past the data sweeps' bound
-        "test-7470": (19, 19, {"nvdimm-nfs-64k"})}
+        "test-7470": (19, 19, {"nvdimm-nfs-64k"}),
+        # the second draw of model 7 (the whole draw, the first seed drawn; seven of eight on a mirror), nobody fitted
+        # it, every configuration ran: 19 of 24 (16 written before it ran, 13-19). 9 of 11 predictions held: missed
+        # the NVDIMM iSCSI's one writer (model 6's probe-pool-bound, -24 %) and the HDD NFS's 4 writers (log-pass-bound
+        # +20 %, as in every draw); 10 of 13 bounds: missed the NVMe NFS's one writer on a mirror, its pool 19 % past
+        # the data sweeps' bound (as the NVDIMM NFS's on a mirror before), the SAS SSD NFS's 4-writer host bound on
+        # its stripe (1.57x) and the SAS SSD iSCSI's 16-writer host bound (1.79x)
+        "test-3861": (19, 19, {"nvme-nfs-64k", "nvdimm-iscsi-4k"})}
 # configurations of a draw that the guest could not finish, and why (their advice stands, no pool to judge it by)
 MISSING = {"test-50152": {"nvme-nfs-64k": "/dev/nvme1n1 gone from the guest after the host probe's log pass "
                                           "(`slogqual: /dev/nvme1n1: no such file or device`, its log.txt)"},
