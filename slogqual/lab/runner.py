@@ -50,8 +50,8 @@ STAGE2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stage2.sh")
 # seen once in the slowed lab tier run in lanes (two guests, a hog per core). VMs' kernels are booted with it.
 # nvme.io_queue_depth=16: at most 15 NVMe commands in flight, below the 16 requests QEMU's nbd client carries at once;
 # with the driver's default (1,023) the emulated NVMe stopped answering under 16 ZFS writers in about half the advisor
-# draws' NVMe configurations (commands timed out, the controller reset, disabled, removed); with it, none of eight
-# (two reruns and draws 28045 and 7470; docs/lab.md, "The emulated NVMe's queue").
+# draws' NVMe configurations (commands timed out, the controller reset, disabled, removed); with it, none of ten
+# (two reruns and draws 28045, 7470 and 3861; docs/lab.md, "The emulated NVMe's queue").
 KERNEL_APPEND = ("console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init 8250.nr_uarts=1 mitigations=off tsc=reliable "
                  "no_timer_check nvme.io_queue_depth=16")
 
