@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from slogqual.errors import ToolOutputError
 
@@ -40,6 +40,41 @@ def pids_named(comm: str, proc: str = PROC) -> List[int]:
 def running(comm: str, proc: str = PROC) -> bool:
     """Is a process named ``comm`` alive?"""
     return bool(pids_named(comm, proc))
+
+
+def _stat_fields(pid: int, proc: str = PROC) -> Optional[List[bytes]]:
+    """/proc/PID/stat's fields after the command name (state, ppid, pgrp, …); None where the process is gone or the
+    file cannot be read. The name is in parentheses and may hold spaces or ')': the fields start after the last."""
+    try:
+        with open(os.path.join(proc, str(pid), "stat"), "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields if len(fields) > 2 else None
+
+
+def process_state(pid: int, proc: str = PROC) -> Optional[str]:
+    """The one-letter state of process ``pid`` (``R``, ``S``, ``D``, ``Z`` …), None where it is gone or unreadable."""
+    fields = _stat_fields(pid, proc)
+    return fields[0].decode("ascii", "replace") if fields else None
+
+
+def live_processes(proc: str = PROC) -> Iterator[Tuple[int, List[bytes]]]:
+    """(pid, its stat fields after the command name) of every live (not zombie) process; none where there is no
+    /proc (FreeBSD); a process gone meanwhile is skipped."""
+    try:
+        pids = [int(p) for p in os.listdir(proc) if p.isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        fields = _stat_fields(pid, proc)
+        if fields is not None and fields[0] not in (b"Z", b"X"):
+            yield pid, fields
+
+
+def group_members(pgid: int, proc: str = PROC) -> List[int]:
+    """PIDs of the live (not zombie) processes of process group ``pgid``, its leader included."""
+    return [pid for pid, fields in live_processes(proc) if int(fields[2]) == pgid]
 
 
 @dataclass

@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass
 
 from slogqual.errors import UsageError
+from slogqual.kernel import procfs
 from slogqual.versions import openzfs_series
 
 DEFAULT_CACHE = "/var/cache/slogqual/lab"
@@ -51,14 +52,6 @@ def build_hint(series: str) -> str:
     return f"build it with SLOGQUAL_LAB_ZFS={series} contrib/lab/build.sh (as root)"
 
 
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
-
-
 def background_build(series: str, cache: str = "") -> dict:
     """A background build of ``series`` (contrib/lab/build.sh's default builds 2.4 after 2.3 that way):
     {"pid": N while it runs else None, "log": its output, "rc": its exit status once ended else None}."""
@@ -68,7 +61,7 @@ def background_build(series: str, cache: str = "") -> dict:
         with open(base + ".building", encoding="utf-8") as fh:
             pid = int(fh.read().strip())
         os.kill(pid, 0)  # there (signal 0 sends nothing)
-        if not _zombie(pid):  # ended, only not reaped yet: no build
+        if procfs.process_state(pid) != "Z":  # a zombie has ended, only not reaped yet: no build
             out["pid"] = pid
     except (OSError, ValueError):
         pass

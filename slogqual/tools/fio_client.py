@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 from slogqual.errors import MeasurementError, ToolTimeoutError, UsageError
+from slogqual.kernel import procfs
 from slogqual.tools import fio
 from slogqual.tools import spawn as _run
 
@@ -215,7 +216,7 @@ class FioServer:
             # runs next never meets this server's job still writing (a cold CI run under load, 2026-12-01: a member
             # still alive when stop returned)
             deadline = time.monotonic() + KILLED_GONE_S
-            while _group_alive(pgid) and time.monotonic() < deadline:
+            while procfs.group_members(pgid) and time.monotonic() < deadline:
                 time.sleep(0.02)
         return bg.stop()
 
@@ -235,28 +236,6 @@ def _killpg(pgid: int, sig: int) -> None:
         pass
 
 
-def _live_processes():
-    """(pid, its /proc/PID/stat fields after the command name) of every live (not zombie) process (Linux /proc;
-    none where there is no /proc); a process gone meanwhile is skipped."""
-    try:
-        pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # gone meanwhile
-        if len(fields) > 2 and fields[0] not in (b"Z", b"X"):
-            yield int(pid), fields
-
-
-def _group_alive(pgid: int) -> List[int]:
-    """PIDs of live (not zombie) processes in process group ``pgid``, the leader included."""
-    return [pid for pid, fields in _live_processes() if int(fields[2]) == pgid]
-
-
 def _exited_unreaped(pid: int) -> bool:
     """Has our child ``pid`` exited? Asked without reaping it (WNOWAIT), so its PID stays taken."""
     try:
@@ -270,7 +249,7 @@ def running_servers(mark_prefix: str = "slogqual-fio-server-") -> List[int]:
     an empty list where there is none)."""
     found = []
     prefix = f"{SERVER_MARK_ENV}={mark_prefix}".encode()
-    for pid, _ in _live_processes():
+    for pid, _ in procfs.live_processes():
         try:
             with open(f"/proc/{pid}/environ", "rb") as fh:
                 env = fh.read().split(b"\0")
