@@ -130,6 +130,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "contrib", "advisor_check
 
 import readvise  # noqa: E402  contrib/advisor_check/readvise.py: the advise command line of a recorded configuration
 import table  # noqa: E402  contrib/advisor_check/table.py: the rule a figure is held to
+import check_toml  # noqa: E402  contrib/advisor_check/check_toml.py: the pool every configuration ran
 
 
 def configs(draw):
@@ -271,3 +272,22 @@ def test_one_writer_alone_takes_what_the_log_pass_measured_whatever_its_cpu(tmp_
     hdd = advise_now(draw, "hdd-iscsi-4k", tmp_path / "hdd.json")["candidates"][0]["steps"][0]
     assert hdd["binding"] == "log-pass-bound" and hdd["limits"]["log_pass_busy"] < 0.9
     assert "log_pass_alone" not in hdd["limits"]
+
+
+def test_every_recorded_pool_is_the_one_check_toml_writes():
+    """The pool each recorded configuration ran (its check.toml, written in the guest) is byte for byte what
+    contrib/advisor_check/check_toml.py writes from its plan: guest_job.py and cpu_parts.py share that one text."""
+    seen = 0
+    for name in sorted(os.listdir(CHECK)):
+        plan_file = os.path.join(CHECK, name, "plan.json")
+        if not os.path.exists(plan_file):
+            continue
+        with open(plan_file) as fh:
+            plan = json.load(fh)
+        for c in plan["configs"]:
+            path = os.path.join(CHECK, name, "lab", c["name"], "check.toml")
+            if os.path.exists(path):
+                with open(path) as fh:
+                    assert check_toml.text(c, plan["runtime"], plan["ramp"]) == fh.read(), (name, c["name"])
+                seen += 1
+    assert seen >= 100

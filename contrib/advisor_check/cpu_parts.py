@@ -23,6 +23,8 @@ import subprocess
 import sys
 import time
 
+import check_toml  # contrib/advisor_check/check_toml.py, beside this file
+
 
 def guest(plan):
     devs = os.environ["SLOGQUAL_LAB_DEVICES"].split()
@@ -34,12 +36,8 @@ def guest(plan):
         threads = ",".join(map(str, c["threads"]))
         probe = ["slogqual", "host-probe", "--protocol", c["protocol"], "--bs", c["bs"], "--threads", threads,
                  "--destroy-data", "--quiet"]
-        nfs = c["protocol"] == "nfs"
-        with open(os.path.join(d, "check.toml"), "w") as fh:  # the advisor check's own pool (guest_job.toml)
-            fh.write(f'name = "parts-{c["name"]}"\nkind = "{"dataset" if nfs else "zvol"}"\nluns = 1\nlun_size = "256M"\n'
-                     f'{"recordsize" if nfs else "volblocksize"} = "{"128k" if nfs else "16k"}"\nrw = "randwrite"\n'
-                     f'bs = "{c["bs"]}"\nwrite_sync = "{"dsync" if nfs else "none"}"\nthreads = [{threads}]\n'
-                     'runtime = 5\nramp = 1\n\n[[config]]\nname = "sync=always + SLOG"\nsync = "always"\nlog = "single"\n')
+        with open(os.path.join(d, "check.toml"), "w") as fh:  # the advisor check's own pool
+            fh.write(check_toml.text(c, runtime=5, ramp=1, prefix="parts"))
         with open(os.path.join(d, "log.txt"), "w") as log:
             t0 = time.time()
             for argv in (probe + ["--log", log_dev, "-o", os.path.join(d, "rl.json")],

@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+import check_toml  # contrib/advisor_check/check_toml.py, beside this file
+
 devs = os.environ["SLOGQUAL_LAB_DEVICES"].split()
 out = os.environ.get("SLOGQUAL_LAB_OUT", ".")
 plan = json.loads(sys.argv[1])
@@ -46,13 +48,8 @@ def keep_dmesg(d):
 
 
 def toml(c, path):
-    nfs = c["protocol"] == "nfs"
     with open(path, "w") as fh:
-        fh.write(f'name = "check-{c["name"]}"\nkind = "{"dataset" if nfs else "zvol"}"\nluns = 1\nlun_size = "256M"\n'
-                 f'{"recordsize" if nfs else "volblocksize"} = "{"128k" if nfs else "16k"}"\nrw = "randwrite"\n'
-                 f'bs = "{c["bs"]}"\nwrite_sync = "{"dsync" if nfs else "none"}"\n'
-                 f'threads = [{", ".join(map(str, c["threads"]))}]\nruntime = {plan["runtime"]}\nramp = {plan["ramp"]}\n'
-                 '\n[[config]]\nname = "sync=always + SLOG"\nsync = "always"\nlog = "single"\n')
+        fh.write(check_toml.text(c, plan["runtime"], plan["ramp"]))
 
 
 for c in plan["configs"]:
